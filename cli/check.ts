@@ -1,0 +1,22 @@
+/** `tollgate check`: validate a manifest and print every problem with its JSON pointer. */
+import { Command } from 'commander';
+import { ManifestError } from '../core/manifest.ts';
+import { loadManifest } from './manifest-source.ts';
+
+export function checkCommand(): Command {
+  return new Command('check')
+    .description('validate a manifest (every error at once, with JSON pointers)')
+    .option('--config <path>', 'manifest (default: ./tollgate.json if present, else the built-in default)')
+    .option('--json', 'print the effective manifest, defaults filled in')
+    .action((options: { config?: string; json?: boolean }) => {
+      try {
+        const { manifest, source } = loadManifest(options.config);
+        if (options.json) process.stdout.write(JSON.stringify(manifest, null, 2) + '\n');
+        else process.stdout.write(`${source}: OK (plugins: ${manifest.plugins.map((p) => p.name).join(' → ')})\n`);
+      } catch (err) {
+        if (!(err instanceof ManifestError)) throw err;
+        process.stderr.write(err.message + '\n');
+        process.exitCode = 1;
+      }
+    });
+}

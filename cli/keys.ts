@@ -1,0 +1,63 @@
+/** `tollgate keys create|list|revoke` */
+import { Command } from 'commander';
+import { createApiKey, listApiKeys, revokeApiKey } from '../core/api-keys.ts';
+import { addDataDirOption, parsePositiveInt, requireUser, withStore } from './context.ts';
+import { CliError, printJson, printTable } from './output.ts';
+
+interface KeyOptions {
+  user?: string;
+  name?: string;
+  expires?: string;
+  json?: boolean;
+  dataDir?: string;
+}
+
+function parseExpiry(value: string): string {
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw new CliError(`--expires must be an ISO-8601 date or time, got "${value}"`);
+  return new Date(ms).toISOString();
+}
+
+export function keysCommand(): Command {
+  const keys = new Command('keys').description('manage gateway API keys');
+
+  addDataDirOption(keys.command('create').description('create an API key (printed once; only its hash is stored)'))
+    .requiredOption('--user <id|name>', 'the gateway user who owns the key')
+    .option('--name <label>', 'a label to recognise the key by')
+    .option('--expires <iso-8601>', 'expiry time, e.g. 2027-01-01 or 2027-01-01T12:00:00Z', parseExpiry)
+    .option('--json', 'print JSON')
+    .action(async (options: KeyOptions) => {
+      const created = await withStore(options, async (store) => {
+        const user = await requireUser(store, options.user!);
+        return createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null });
+      });
+      if (options.json) {
+        printJson({ id: created.id, key: created.key, user_id: created.gateway_user_id, name: created.name, key_prefix: created.key_prefix, expires_at: created.expires_at, created_at: created.created_at });
+        return;
+      }
+      process.stdout.write(`Created key ${created.id} for user ${created.gateway_user_id}. It is shown only now; store it safely:\n\n  ${created.key}\n\n`);
+    });
+
+  addDataDirOption(keys.command('list').description('list API keys (never the keys themselves)'))
+    .option('--user <id|name>', 'only this user\'s keys')
+    .option('--json', 'print JSON')
+    .action(async (options: KeyOptions) => {
+      const rows = await withStore(options, async (store) => {
+        const userId = options.user === undefined ? undefined : (await requireUser(store, options.user)).id;
+        return listApiKeys(store.db, userId);
+      });
+      if (options.json) printJson(rows.map(({ gateway_user_id, ...rest }) => ({ ...rest, user_id: gateway_user_id })));
+      else printTable(rows as unknown as Record<string, unknown>[], ['id', 'gateway_user_id', 'name', 'key_prefix', 'status', 'created_at', 'last_used_at', 'expires_at']);
+    });
+
+  addDataDirOption(keys.command('revoke').description('revoke an API key now').argument('<key-id>', 'the key\'s id (see `tollgate keys list`)', parsePositiveInt('KEY_ID')))
+    .option('--json', 'print JSON')
+    .action(async (id: number, options: KeyOptions) => {
+      const found = await withStore(options, (store) => revokeApiKey(store.db, id));
+      if (!found) throw new CliError(`no API key with id ${id}`);
+      if (options.json) printJson({ id, revoked: true });
+      else process.stdout.write(`Revoked key ${id}. Requests with it are refused within a second.\n`);
+    });
+
+  return keys;
+}

@@ -1,0 +1,57 @@
+/** `tollgate serve`: start the gateway; SIGTERM/SIGINT drain and exit 0. */
+import { Command } from 'commander';
+import { startGateway } from '../core/gateway.ts';
+import { resolveDataDir } from '../core/data-dir.ts';
+import { pluginRegistry } from '../plugins/index.ts';
+import { loadManifest } from './manifest-source.ts';
+import { addDataDirOption, parsePositiveInt } from './context.ts';
+
+interface ServeOptions {
+  config?: string;
+  host?: string;
+  port?: number;
+  dataDir?: string;
+}
+
+export function serveCommand(): Command {
+  return addDataDirOption(new Command('serve').description('start the gateway'))
+    .option('--config <path>', 'manifest (default: ./tollgate.json if present, else the built-in default)')
+    .option('--host <host>', 'interface to listen on (overrides the manifest)')
+    .option('--port <n>', 'port to listen on, 0 for any free one (overrides the manifest)', (v: string) => (v === '0' ? 0 : parsePositiveInt('--port')(v)))
+    .action(async (options: ServeOptions) => {
+      const { manifest, source } = loadManifest(options.config);
+      const dataDir = resolveDataDir(options.dataDir);
+      const gateway = await startGateway({ manifest, registry: pluginRegistry, dataDir, host: options.host, port: options.port });
+      const out = (line: string) => process.stdout.write(line + '\n');
+      out(`Tollgate is listening on ${gateway.origin}`);
+      out(`  API base URL: ${gateway.origin}/api/v1`);
+      out(`  Health:       ${gateway.origin}/healthz`);
+      out(`  Manifest:     ${source}`);
+      out(`  Data dir:     ${dataDir}`);
+      const admin = gateway.bootstrapAdmin;
+      if (admin?.generated) out(`Created admin "${admin.username}" with password ${admin.password} (shown once; change it or set TOLLGATE_ADMIN_PASSWORD).`);
+      else if (admin) out(`Created admin "${admin.username}" with the password from TOLLGATE_ADMIN_PASSWORD.`);
+
+      let stopping = false;
+      const stop = (signal: NodeJS.Signals) => {
+        if (stopping) {
+          process.stderr.write(`Received ${signal} again: exiting without draining.\n`);
+          process.exit(1);
+        }
+        stopping = true;
+        out(`Received ${signal}: draining in-flight requests, then exiting.`);
+        gateway.close().then(
+          () => {
+            out('Tollgate stopped.');
+            process.exit(0);
+          },
+          (err: unknown) => {
+            process.stderr.write(`shutdown failed: ${(err as Error).stack ?? err}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    });
+}

@@ -1,0 +1,108 @@
+/** `tollgate users create|list|show|update|delete` */
+import { Command, Option } from 'commander';
+import {
+  BUDGET_PERIODS, createGatewayUser, deleteGatewayUser, listGatewayUsers, updateGatewayUser, type UserFields,
+} from '../core/gateway-users.ts';
+import type { BudgetPeriod } from '../core/db-types.ts';
+import { addDataDirOption, parsePositiveInt, parseUsd, requireUser, withStore } from './context.ts';
+import { CliError, printJson, printRecord, printTable } from './output.ts';
+
+const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'created_at'];
+
+interface UserOptions {
+  name?: string;
+  email?: string;
+  budget?: number | null;
+  budgetPeriod?: BudgetPeriod;
+  rpm?: number;
+  tpm?: number;
+  disabled?: boolean;
+  json?: boolean;
+  dataDir?: string;
+}
+
+function addUserFieldOptions(command: Command): Command {
+  return command
+    .option('--email <email>', 'contact email')
+    .option('--budget <usd>', 'budget limit in USD per period ("none" = unlimited)', (v: string) => (v === 'none' ? null : parseUsd(v)))
+    .addOption(new Option('--budget-period <period>', 'when the budget resets').choices(BUDGET_PERIODS))
+    .option('--rpm <n>', 'requests per minute', parsePositiveInt('--rpm'))
+    .option('--tpm <n>', 'tokens per minute', parsePositiveInt('--tpm'));
+}
+
+function fieldsOf(options: UserOptions): UserFields {
+  const fields: UserFields = {};
+  if (options.name !== undefined) fields.name = options.name;
+  if (options.email !== undefined) fields.email = options.email;
+  if (options.budget !== undefined) fields.budgetUsd = options.budget;
+  if (options.budgetPeriod !== undefined) fields.budgetPeriod = options.budgetPeriod;
+  if (options.rpm !== undefined) fields.rpm = options.rpm;
+  if (options.tpm !== undefined) fields.tpm = options.tpm;
+  if (options.disabled !== undefined) fields.disabled = options.disabled;
+  return fields;
+}
+
+function uniqueName<T>(name: string | undefined, run: () => Promise<T>): Promise<T> {
+  return run().catch((err: { code?: string }) => {
+    if (err.code === 'SQLITE_CONSTRAINT_UNIQUE') throw new CliError(`a gateway user named "${name}" already exists`);
+    throw err;
+  });
+}
+
+export function usersCommand(): Command {
+  const users = new Command('users').description('manage gateway users (the holders of API keys)');
+
+  addDataDirOption(addUserFieldOptions(users.command('create').description('create a gateway user')))
+    .requiredOption('--name <name>', 'unique name')
+    .option('--json', 'print JSON')
+    .action(async (options: UserOptions) => {
+      const user = await withStore(options, (store) => uniqueName(options.name, () => createGatewayUser(store.db, { ...fieldsOf(options), name: options.name! })));
+      if (options.json) printJson(user);
+      else process.stdout.write(`Created gateway user ${user.id} ("${user.name}").\n`);
+    });
+
+  addDataDirOption(users.command('list').description('list gateway users'))
+    .option('--json', 'print JSON')
+    .action(async (options: UserOptions) => {
+      const rows = await withStore(options, (store) => listGatewayUsers(store.db));
+      if (options.json) printJson(rows);
+      else printTable(rows as unknown as Record<string, unknown>[], COLUMNS);
+    });
+
+  addDataDirOption(users.command('show').description('show one gateway user').argument('<id|name>'))
+    .option('--json', 'print JSON')
+    .action(async (idOrName: string, options: UserOptions) => {
+      const user = await withStore(options, (store) => requireUser(store, idOrName));
+      if (options.json) printJson(user);
+      else printRecord(user as unknown as Record<string, unknown>);
+    });
+
+  addDataDirOption(addUserFieldOptions(users.command('update').description('change a gateway user').argument('<id|name>')))
+    .option('--name <name>', 'new name')
+    .addOption(new Option('--disabled <bool>', 'disable or enable the user').choices(['true', 'false']).argParser((v) => v === 'true'))
+    .option('--json', 'print JSON')
+    .action(async (idOrName: string, options: UserOptions) => {
+      const fields = fieldsOf(options);
+      if (Object.keys(fields).length === 0) throw new CliError('nothing to update: pass at least one option (see `tollgate users update --help`)');
+      const user = await withStore(options, async (store) => {
+        const { id } = await requireUser(store, idOrName);
+        return uniqueName(options.name, async () => (await updateGatewayUser(store.db, id, fields))!);
+      });
+      if (options.json) printJson(user);
+      else process.stdout.write(`Updated gateway user ${user.id} ("${user.name}").\n`);
+    });
+
+  addDataDirOption(users.command('delete').description('delete a gateway user and its keys (request history is kept)').argument('<id|name>'))
+    .option('--json', 'print JSON')
+    .action(async (idOrName: string, options: UserOptions) => {
+      const user = await withStore(options, async (store) => {
+        const found = await requireUser(store, idOrName);
+        await deleteGatewayUser(store.db, found.id);
+        return found;
+      });
+      if (options.json) printJson({ id: user.id, deleted: true });
+      else process.stdout.write(`Deleted gateway user ${user.id} ("${user.name}") and its keys.\n`);
+    });
+
+  return users;
+}

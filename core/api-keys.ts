@@ -1,0 +1,97 @@
+/**
+ * Gateway API keys: `tg_` + 43 base64url characters (32 random bytes, 256 bits). Only the SHA-256 of
+ * the key and a display prefix are stored; the key is returned once, at creation.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { ApiKey, Database } from './db-types.ts';
+import { nowIso } from './db.ts';
+
+export const API_KEY_PREFIX = 'tg_';
+const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
+
+/** SHA-256 of the key, lowercase hex: what `api_keys.key_hash` holds. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** A fresh random key. */
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** The part of a key safe to show, e.g. `tg_AbCdEfGh`. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, DISPLAY_PREFIX_LENGTH);
+}
+
+export interface CreatedApiKey {
+  id: number;
+  /** The key in clear: shown once, never stored. */
+  key: string;
+  key_prefix: string;
+  gateway_user_id: number;
+  name: string | null;
+  expires_at: string | null;
+  created_at: string;
+}
+
+/** Creates a key for a user. `expiresAt` is ISO-8601 or null. */
+export async function createApiKey(db: Kysely<Database>, input: { gatewayUserId: number; name?: string | null; expiresAt?: string | null }): Promise<CreatedApiKey> {
+  const key = generateApiKey();
+  const createdAt = nowIso();
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      gateway_user_id: input.gatewayUserId,
+      name: input.name ?? null,
+      key_hash: hashApiKey(key),
+      key_prefix: displayPrefix(key),
+      created_at: createdAt,
+      expires_at: input.expiresAt ?? null,
+    })
+    .returning(['id'])
+    .executeTakeFirstOrThrow();
+  return {
+    id: row.id,
+    key,
+    key_prefix: displayPrefix(key),
+    gateway_user_id: input.gatewayUserId,
+    name: input.name ?? null,
+    expires_at: input.expiresAt ?? null,
+    created_at: createdAt,
+  };
+}
+
+/** A key as listed: never its hash. */
+export type ApiKeyView = Omit<ApiKey, 'key_hash'> & { status: 'active' | 'revoked' | 'expired' };
+
+export function keyStatus(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, nowMs = Date.now()): ApiKeyView['status'] {
+  if (key.revoked_at) return 'revoked';
+  if (key.expires_at && Date.parse(key.expires_at) <= nowMs) return 'expired';
+  return 'active';
+}
+
+/** Lists keys, newest first, optionally for one user. */
+export async function listApiKeys(db: Kysely<Database>, gatewayUserId?: number): Promise<ApiKeyView[]> {
+  let query = db
+    .selectFrom('api_keys')
+    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
+    .orderBy('id', 'desc');
+  if (gatewayUserId !== undefined) query = query.where('gateway_user_id', '=', gatewayUserId);
+  const rows = await query.execute();
+  return rows.map((r) => ({ ...r, status: keyStatus(r) }));
+}
+
+/** Revokes a key now. Returns false when no such key exists; revoking twice keeps the first time. */
+export async function revokeApiKey(db: Kysely<Database>, id: number): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: nowIso() })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) > 0) return true;
+  const exists = await db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst();
+  return exists !== undefined;
+}

@@ -1,0 +1,97 @@
+/**
+ * Kysely table types for `schema.sql` (keep the two in step). Timestamps are ISO-8601 UTC strings;
+ * money is integer micro-USD; booleans are 0/1.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type BudgetPeriod = 'daily' | 'weekly' | 'monthly' | 'never';
+
+export interface GatewayUsersTable {
+  id: Generated<number>;
+  name: string;
+  email: string | null;
+  disabled: Generated<number>;
+  budget_limit_micros: number | null;
+  budget_period: Generated<BudgetPeriod>;
+  rpm: number | null;
+  tpm: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  gateway_user_id: number;
+  name: string | null;
+  key_hash: string;
+  key_prefix: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface AdminUsersTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface LlmRequestsTable {
+  id: Generated<number>;
+  request_id: string;
+  gateway_user_id: number | null;
+  api_key_id: number | null;
+  provider: string | null;
+  model_requested: string | null;
+  model_served: string | null;
+  status: number;
+  error_code: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cached_tokens: number | null;
+  latency_ms: number;
+  ttft_ms: number | null;
+  stream: number;
+  created_at: string;
+}
+
+export interface ModelPricingTable {
+  model: string;
+  provider: string | null;
+  input_price_per_million: number;
+  output_price_per_million: number;
+  cached_input_price_per_million: number | null;
+  source: Generated<'manual' | 'import'>;
+  updated_at: string;
+}
+
+export interface ProviderCredentialsTable {
+  id: Generated<number>;
+  gateway_user_id: number | null;
+  provider: string;
+  ciphertext: Buffer;
+  nonce: Buffer;
+  auth_tag: Buffer;
+  key_id: string;
+  hint: string;
+  base_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  gateway_users: GatewayUsersTable;
+  api_keys: ApiKeysTable;
+  admin_users: AdminUsersTable;
+  llm_requests: LlmRequestsTable;
+  model_pricing: ModelPricingTable;
+  provider_credentials: ProviderCredentialsTable;
+}
+
+export type GatewayUser = Selectable<GatewayUsersTable>;
+export type NewGatewayUser = Insertable<GatewayUsersTable>;
+export type GatewayUserUpdate = Updateable<GatewayUsersTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+export type NewLlmRequest = Insertable<LlmRequestsTable>;

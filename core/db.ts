@@ -1,0 +1,128 @@
+/**
+ * The store: one better-sqlite3 connection (WAL, foreign keys on) behind Kysely for typed queries.
+ * `schema.sql` is the only DDL; its `-- version: N` sections are applied in order while
+ * `PRAGMA user_version` is below N, each in its own transaction.
+ *
+ * Other processes (the CLI) write to the same file; `onExternalChange` tells caches when they did,
+ * by polling `PRAGMA data_version`, which changes only for commits made by other connections.
+ */
+import { readFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, type Compilable } from 'kysely';
+import type { Database } from './db-types.ts';
+
+export type Sqlite = BetterSqlite3.Database;
+
+export interface Store {
+  /** The raw connection, for prepared statements on hot paths and transactions. */
+  readonly sqlite: Sqlite;
+  /** Typed queries. */
+  readonly db: Kysely<Database>;
+  /** Schema version after migrations. */
+  readonly schemaVersion: number;
+  /**
+   * Calls `listener` within `pollMs` of another process committing to the database.
+   * Returns an unsubscribe function.
+   */
+  onExternalChange(listener: () => void): () => void;
+  close(): Promise<void>;
+}
+
+const SCHEMA_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'schema.sql');
+
+/** The migrations in `schema.sql`, as `{version, sql}` in ascending order. */
+export function readMigrations(schemaText = readFileSync(SCHEMA_PATH, 'utf8')): Array<{ version: number; sql: string }> {
+  const sections = schemaText.split(/^-- version: (\d+)\s*$/m);
+  const migrations: Array<{ version: number; sql: string }> = [];
+  for (let i = 1; i < sections.length; i += 2) {
+    migrations.push({ version: Number(sections[i]), sql: sections[i + 1] ?? '' });
+  }
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`schema.sql: expected "-- version: ${i + 1}", found version ${m.version}`);
+  });
+  return migrations;
+}
+
+/** Applies pending migrations; returns the resulting `user_version`. */
+export function migrate(sqlite: Sqlite): number {
+  let version = sqlite.pragma('user_version', { simple: true }) as number;
+  for (const migration of readMigrations()) {
+    if (migration.version <= version) continue;
+    sqlite.transaction(() => {
+      sqlite.exec(migration.sql);
+      sqlite.pragma(`user_version = ${migration.version}`);
+    })();
+    version = migration.version;
+  }
+  return version;
+}
+
+export interface OpenStoreOptions {
+  /** How often to poll for other processes' commits, ms. */
+  changePollMs?: number;
+}
+
+/** Opens (creating if needed) the database file and brings its schema up to date. */
+export function openStore(file: string, options: OpenStoreOptions = {}): Store {
+  mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const schemaVersion = migrate(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+
+  const listeners = new Set<() => void>();
+  let timer: NodeJS.Timeout | null = null;
+  let dataVersion = sqlite.pragma('data_version', { simple: true }) as number;
+  const poll = () => {
+    const now = sqlite.pragma('data_version', { simple: true }) as number;
+    if (now === dataVersion) return;
+    dataVersion = now;
+    for (const listener of listeners) listener();
+  };
+
+  return {
+    sqlite,
+    db,
+    schemaVersion,
+    onExternalChange(listener) {
+      listeners.add(listener);
+      if (!timer) {
+        timer = setInterval(poll, options.changePollMs ?? 250);
+        timer.unref();
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && timer) {
+          clearInterval(timer);
+          timer = null;
+        }
+      };
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      listeners.clear();
+      await db.destroy();
+      if (sqlite.open) sqlite.close();
+    },
+  };
+}
+
+/** Current time as stored in the database: ISO-8601 UTC with milliseconds. */
+export function nowIso(nowMs: number = Date.now()): string {
+  return new Date(nowMs).toISOString();
+}
+
+/**
+ * Prepares a Kysely-built query as a better-sqlite3 statement, for hot paths where Kysely's async
+ * executor would cost more than the query. Build the query with placeholder values; pass the real
+ * values to the statement positionally, in the order they appear in the query. The row type is
+ * inferred from the query.
+ */
+export function prepareQuery<O>(sqlite: Sqlite, query: Compilable<O>): BetterSqlite3.Statement<unknown[], O> {
+  return sqlite.prepare<unknown[], O>(query.compile().sql);
+}

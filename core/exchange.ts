@@ -1,0 +1,66 @@
+/**
+ * One request's shared record, built by `core/server.ts` and passed to every hook. Typed slots are
+ * filled by the plugin that owns them (see each field); `states` holds each plugin's private state.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
+
+/** The gateway operations that run through the pipeline. */
+export type Operation = 'chat.completions' | 'models.list';
+
+/** Who is calling: set by auth-guard. */
+export interface Principal {
+  gatewayUserId: number;
+  gatewayUserName: string;
+  apiKeyId: number;
+  /** Requests/tokens per minute for this user; null = the manifest default applies. */
+  rpm: number | null;
+  tpm: number | null;
+}
+
+/** Where the request goes: set by the provider router. */
+export interface Target {
+  /** Provider id as declared in the manifest (`openai`, `groq`, ...). */
+  provider: string;
+  /** The model id sent upstream, without the provider prefix. */
+  model: string;
+}
+
+export interface Exchange {
+  /** `x-request-id` of the response, e.g. `req_6f1c...`. */
+  readonly id: string;
+  readonly operation: Operation;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  /** Wall clock at arrival, ms since the epoch. */
+  readonly startedAtMs: number;
+  /** `performance.now()` at arrival, for latencies. */
+  readonly startedAtPerfMs: number;
+  /** Aborted when the client disconnects before the response finished, or the gateway gives up. */
+  readonly signal: AbortSignal;
+  /** The parsed, validated request body (chat completions only). */
+  body: ChatCompletionRequest | null;
+  /** True when the client asked for `stream: true`. */
+  stream: boolean;
+  /** True when a streaming client asked for `stream_options.include_usage`. */
+  clientWantsUsage: boolean;
+  principal: Principal | null;
+  target: Target | null;
+  /** Model id the upstream reports it served (`model` of the response). */
+  modelServed: string | null;
+  /** Token counts reported by the upstream; null when none were reported. */
+  usage: TokenCounts | null;
+  /** Final HTTP status sent (or being sent) to the client. */
+  status: number;
+  /** `error.code` when the outcome is an error, including an error delivered mid-stream. */
+  errorCode: string | null;
+  /** `performance.now()` when the first chunk (stream) or the body (non-stream) was written. */
+  firstByteAtPerfMs: number | null;
+  /** True when the client left before the response was complete. */
+  clientAborted: boolean;
+  /** Headers plugins add to the response (lowercase names), written with the status line. */
+  readonly responseHeaders: Record<string, string>;
+  /** Private per-plugin state, indexed by manifest position; managed by the pipeline. */
+  readonly states: unknown[];
+}

@@ -1,0 +1,114 @@
+/**
+ * Gateway users: the people or services that hold API keys, with budget and rate-limit settings.
+ * Money crosses this module's boundary in USD (what operators type) and is stored as integer
+ * micro-USD. Deleting a user deletes its keys; its request history stays (user id set to NULL).
+ */
+import type { Kysely } from 'kysely';
+import type { BudgetPeriod, Database, GatewayUser } from './db-types.ts';
+import { nowIso } from './db.ts';
+
+export const BUDGET_PERIODS: readonly BudgetPeriod[] = ['daily', 'weekly', 'monthly', 'never'];
+
+/** USD (e.g. 5, 0.15) → integer micro-USD, rounded to the nearest micro-dollar. */
+export function usdToMicros(usd: number): number {
+  return Math.round(usd * 1_000_000);
+}
+
+/** Integer micro-USD → USD for display. */
+export function microsToUsd(micros: number): number {
+  return micros / 1_000_000;
+}
+
+/** A user as shown by the CLI and APIs. */
+export interface GatewayUserView {
+  id: number;
+  name: string;
+  email: string | null;
+  disabled: boolean;
+  budget_limit_usd: number | null;
+  budget_period: BudgetPeriod;
+  rpm: number | null;
+  tpm: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function toUserView(row: GatewayUser): GatewayUserView {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    disabled: row.disabled === 1,
+    budget_limit_usd: row.budget_limit_micros === null ? null : microsToUsd(row.budget_limit_micros),
+    budget_period: row.budget_period,
+    rpm: row.rpm,
+    tpm: row.tpm,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export interface UserFields {
+  name?: string;
+  email?: string | null;
+  /** USD; null = unlimited. */
+  budgetUsd?: number | null;
+  budgetPeriod?: BudgetPeriod;
+  rpm?: number | null;
+  tpm?: number | null;
+  disabled?: boolean;
+}
+
+export async function createGatewayUser(db: Kysely<Database>, fields: UserFields & { name: string }): Promise<GatewayUserView> {
+  const now = nowIso();
+  const row = await db
+    .insertInto('gateway_users')
+    .values({
+      name: fields.name,
+      email: fields.email ?? null,
+      disabled: fields.disabled ? 1 : 0,
+      budget_limit_micros: fields.budgetUsd == null ? null : usdToMicros(fields.budgetUsd),
+      budget_period: fields.budgetPeriod ?? 'monthly',
+      rpm: fields.rpm ?? null,
+      tpm: fields.tpm ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toUserView(row);
+}
+
+/** Finds a user by numeric id or by exact name. */
+export async function findGatewayUser(db: Kysely<Database>, idOrName: string | number): Promise<GatewayUserView | undefined> {
+  const asId = typeof idOrName === 'number' ? idOrName : /^\d+$/.test(idOrName) ? Number(idOrName) : null;
+  let query = db.selectFrom('gateway_users').selectAll();
+  query = asId !== null ? query.where((eb) => eb.or([eb('id', '=', asId), eb('name', '=', String(idOrName))])) : query.where('name', '=', String(idOrName));
+  const row = await query.orderBy('id').executeTakeFirst();
+  return row ? toUserView(row) : undefined;
+}
+
+export async function listGatewayUsers(db: Kysely<Database>): Promise<GatewayUserView[]> {
+  const rows = await db.selectFrom('gateway_users').selectAll().orderBy('id').execute();
+  return rows.map(toUserView);
+}
+
+/** Applies the given fields; returns the updated user, or undefined when it does not exist. */
+export async function updateGatewayUser(db: Kysely<Database>, id: number, fields: UserFields): Promise<GatewayUserView | undefined> {
+  const set: Record<string, unknown> = { updated_at: nowIso() };
+  if (fields.name !== undefined) set.name = fields.name;
+  if (fields.email !== undefined) set.email = fields.email;
+  if (fields.disabled !== undefined) set.disabled = fields.disabled ? 1 : 0;
+  if (fields.budgetUsd !== undefined) set.budget_limit_micros = fields.budgetUsd === null ? null : usdToMicros(fields.budgetUsd);
+  if (fields.budgetPeriod !== undefined) set.budget_period = fields.budgetPeriod;
+  if (fields.rpm !== undefined) set.rpm = fields.rpm;
+  if (fields.tpm !== undefined) set.tpm = fields.tpm;
+  const row = await db.updateTable('gateway_users').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+  return row ? toUserView(row) : undefined;
+}
+
+/** Deletes a user and its keys; request history is kept. Returns false when it did not exist. */
+export async function deleteGatewayUser(db: Kysely<Database>, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('gateway_users').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -1,0 +1,91 @@
+/**
+ * Boot and shutdown of the whole gateway: data dir (database, master key, bootstrap admin), plugins
+ * in manifest order, the pipeline, the HTTP server. `tollgate serve` and the tests use this.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Manifest } from './manifest.ts';
+import type { Plugin, PluginContext, PluginFactory } from './plugin.ts';
+import { createPipeline } from './pipeline.ts';
+import { createGatewayServer, type GatewayServer } from './server.ts';
+import { createUpstreamClient } from './upstream.ts';
+import { createLog, type Log } from './log.ts';
+import { loadMasterKey, openDataDir } from './data-dir.ts';
+import { countAdmins, createAdmin } from './admin-users.ts';
+import { generatePassword } from './passwords.ts';
+import type { Store } from './db.ts';
+
+export interface StartGatewayOptions {
+  manifest: Manifest;
+  registry: ReadonlyMap<string, PluginFactory>;
+  dataDir: string;
+  /** Override the manifest's `server.host` / `server.port`. */
+  host?: string;
+  port?: number;
+  env?: NodeJS.ProcessEnv;
+  log?: Log;
+}
+
+export interface RunningGateway {
+  /** `http://host:port` */
+  readonly origin: string;
+  readonly address: AddressInfo;
+  readonly store: Store;
+  /** Set when this start created the bootstrap admin; the password is shown once. */
+  readonly bootstrapAdmin: { username: string; password: string; generated: boolean } | null;
+  readonly server: GatewayServer;
+  /** Drains requests, closes plugins (flushing the request log), the upstream pools and the store. */
+  close(): Promise<void>;
+}
+
+async function bootstrapAdmin(store: Store, env: NodeJS.ProcessEnv): Promise<RunningGateway['bootstrapAdmin']> {
+  if ((await countAdmins(store.db)) > 0) return null;
+  const fromEnv = env.TOLLGATE_ADMIN_PASSWORD;
+  const password = fromEnv || generatePassword();
+  await createAdmin(store.db, 'admin', password);
+  return { username: 'admin', password, generated: !fromEnv };
+}
+
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { manifest, registry } = options;
+  const env = options.env ?? process.env;
+  const log = options.log ?? createLog(manifest.server.logLevel);
+  const store = openDataDir(options.dataDir);
+  const upstream = createUpstreamClient(manifest.upstream);
+  const plugins: Plugin<unknown>[] = [];
+  let server: GatewayServer | null = null;
+  try {
+    loadMasterKey(options.dataDir, env);
+    const admin = await bootstrapAdmin(store, env);
+    const ctx: PluginContext = { store, log, dataDir: options.dataDir, upstream };
+    for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
+    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log });
+    server = createGatewayServer({ pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs });
+    const host = options.host ?? manifest.server.host;
+    const address = await server.listen(options.port ?? manifest.server.port, host);
+    const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const running = server;
+    let closing: Promise<void> | null = null;
+    return {
+      origin: `http://${urlHost}:${address.port}`,
+      address,
+      store,
+      bootstrapAdmin: admin,
+      server: running,
+      close() {
+        closing ??= (async () => {
+          await running.shutdown();
+          await pipeline.close();
+          await upstream.close();
+          await store.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await server?.shutdown();
+    for (const plugin of plugins.reverse()) await plugin.close?.();
+    await upstream.close();
+    await store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * The manifest: which plugins run, in which order, with what config. Loaded once at boot from JSON,
+ * `${NAME}` / `${NAME:-default}` replaced from the environment, validated with Ajv (the top-level
+ * schema, then each plugin's own config schema, defaults filled in), every error reported at once
+ * with its JSON pointer, then deep-frozen. Nothing is re-validated per request.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import type { PluginFactory, UpstreamSettings } from './plugin.ts';
+import type { JsonSchema } from './json-schema.ts';
+import type { LogLevel } from './log.ts';
+
+export interface PluginEntry {
+  name: string;
+  config: Record<string, unknown>;
+}
+
+export interface ServerSettings {
+  host: string;
+  port: number;
+  maxBodyBytes: number;
+  drainTimeoutMs: number;
+  logLevel: LogLevel;
+}
+
+export interface Manifest {
+  server: ServerSettings;
+  upstream: UpstreamSettings;
+  plugins: PluginEntry[];
+}
+
+/** One validation problem: where (RFC 6901 JSON pointer into the manifest) and what. */
+export interface ManifestIssue {
+  pointer: string;
+  message: string;
+}
+
+export class ManifestError extends Error {
+  readonly issues: readonly ManifestIssue[];
+  constructor(source: string, issues: ManifestIssue[]) {
+    super(`${source}: ${issues.length} problem${issues.length === 1 ? '' : 's'}\n${issues.map(formatIssue).join('\n')}`);
+    this.name = 'ManifestError';
+    this.issues = issues;
+  }
+}
+
+export function formatIssue(issue: ManifestIssue): string {
+  return `  ${issue.pointer || '/'}: ${issue.message}`;
+}
+
+const manifestSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['plugins'],
+  properties: {
+    $schema: { type: 'string' },
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        host: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Interface to listen on.' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787, description: 'TCP port; 0 picks a free one.' },
+        maxBodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest request body accepted (413 above it).' },
+        drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
+        logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
+      },
+    },
+    upstream: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        connectTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'TCP/TLS connect timeout (504 upstream_timeout).' },
+        headersTimeoutMs: { type: 'integer', minimum: 0, default: 120_000, description: 'Time to the upstream response headers (504).' },
+        bodyTimeoutMs: { type: 'integer', minimum: 0, default: 120_000, description: 'Longest silence between two body chunks (504 before headers, error event after).' },
+        maxResponseBytes: { type: 'integer', minimum: 1024, default: 32 * 1024 * 1024, description: 'Largest non-streamed upstream body read.' },
+        connectionsPerOrigin: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive pool size per upstream origin.' },
+      },
+    },
+    plugins: {
+      type: 'array',
+      minItems: 1,
+      description: 'Plugins in the order their request hooks run (responses run in reverse).',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        properties: {
+          name: { type: 'string', description: 'A registered plugin name (plugins/index.ts).' },
+          config: { type: 'object', default: {}, description: "The plugin's config, validated by its own schema." },
+        },
+      },
+    },
+  },
+};
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Replaces `${NAME}` and `${NAME:-default}` in every string; unset names without a default are issues. */
+export function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, issues: ManifestIssue[], pointer = ''): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
+      const set = env[name];
+      if (set !== undefined && set !== '') return set;
+      if (fallback !== undefined) return fallback;
+      issues.push({ pointer, message: `environment variable ${name} is not set (write "\${${name}:-}" to allow it to be empty)` });
+      return '';
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, issues, `${pointer}/${i}`));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = substituteEnv(v, env, issues, `${pointer}/${escapePointer(k)}`);
+    return out;
+  }
+  return value;
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function ajvIssues(errors: ErrorObject[] | null | undefined, prefix: string): ManifestIssue[] {
+  return (errors ?? []).map((e) => {
+    const pointer = prefix + e.instancePath;
+    switch (e.keyword) {
+      case 'additionalProperties':
+        return { pointer: `${pointer}/${escapePointer(String(e.params.additionalProperty))}`, message: 'unknown field' };
+      case 'required':
+        return { pointer: `${pointer}/${escapePointer(String(e.params.missingProperty))}`, message: 'is required' };
+      case 'enum':
+        return { pointer, message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      default:
+        return { pointer, message: e.message ?? 'is invalid' };
+    }
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+export interface ValidateOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Where the manifest came from, for messages. */
+  source?: string;
+}
+
+/**
+ * Validates a parsed manifest against the registry. Returns the frozen manifest with defaults
+ * filled in; throws `ManifestError` listing every problem.
+ */
+export function validateManifest(input: unknown, registry: ReadonlyMap<string, PluginFactory>, options: ValidateOptions = {}): Manifest {
+  const issues: ManifestIssue[] = [];
+  const substituted = substituteEnv(structuredClone(input), options.env ?? process.env, issues);
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  if (!ajv.validate(manifestSchema, substituted)) issues.push(...ajvIssues(ajv.errors, ''));
+
+  const plugins = (substituted as { plugins?: unknown }).plugins;
+  if (Array.isArray(plugins)) {
+    const seen = new Set<string>();
+    const terminal: number[] = [];
+    plugins.forEach((entry: unknown, i) => {
+      const name = (entry as { name?: unknown } | null)?.name;
+      if (typeof name !== 'string') return;
+      const factory = registry.get(name);
+      if (!factory) {
+        issues.push({ pointer: `/plugins/${i}/name`, message: `unknown plugin "${name}"; known plugins: ${[...registry.keys()].join(', ')}` });
+        return;
+      }
+      if (seen.has(name)) issues.push({ pointer: `/plugins/${i}/name`, message: `plugin "${name}" is listed twice` });
+      seen.add(name);
+      if (factory.terminal) terminal.push(i);
+      const e = entry as { config?: unknown };
+      if (e.config === undefined) e.config = {};
+      if (!ajv.validate(factory.configSchema, e.config)) issues.push(...ajvIssues(ajv.errors, `/plugins/${i}/config`));
+    });
+    const terminalNames = [...registry.values()].filter((f) => f.terminal).map((f) => f.name);
+    if (terminal.length === 0 && plugins.length > 0) {
+      issues.push({ pointer: '/plugins', message: `one routing plugin (${terminalNames.join(' or ')}) must be listed, last` });
+    } else if (terminal.length === 1 && terminal[0] !== plugins.length - 1) {
+      issues.push({ pointer: `/plugins/${terminal[0]}`, message: 'the routing plugin must be the last one (it is terminal)' });
+    } else if (terminal.length > 1) {
+      issues.push({ pointer: `/plugins/${terminal[1]}`, message: 'only one routing plugin may be listed' });
+    }
+  }
+  if (issues.length > 0) throw new ManifestError(options.source ?? 'manifest', issues);
+  return deepFreeze(substituted as Manifest);
+}
+
+/** Reads and validates a manifest file. Throws `ManifestError` (with every problem) or a read error. */
+export function loadManifestFile(path: string, registry: ReadonlyMap<string, PluginFactory>, options: Omit<ValidateOptions, 'source'> = {}): Manifest {
+  const text = readFileSync(path, 'utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ManifestError(path, [{ pointer: '', message: `not valid JSON (${(err as Error).message})` }]);
+  }
+  return validateManifest(parsed, registry, { ...options, source: path });
+}

@@ -1,0 +1,164 @@
+/**
+ * The pipeline runner: runs the plugins' hooks for one exchange following the rules in
+ * `core/plugin.ts`. Hook arrays are computed once at boot, so per request the runner only walks
+ * arrays of the hooks that exist.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Exchange } from './exchange.ts';
+import type { Plugin, Reply } from './plugin.ts';
+import type { ChatCompletionChunk } from './chat-types.ts';
+import type { UpstreamCall } from './upstream-call.ts';
+import { toGatewayError } from './errors.ts';
+import { sendError, sendJson } from './respond.ts';
+import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
+
+export interface Pipeline {
+  /** Runs one exchange to completion: request phases, dispatch, response phases. Never throws. */
+  run(ex: Exchange, res: ServerResponse): Promise<void>;
+  /** Closes every plugin, in reverse manifest order. */
+  close(): Promise<void>;
+  readonly pluginNames: readonly string[];
+}
+
+interface Step<F> {
+  index: number;
+  fn: F;
+}
+
+type AnyPlugin = Plugin<unknown>;
+
+function stepsFor<K extends keyof AnyPlugin>(plugins: readonly AnyPlugin[], phase: K): Step<NonNullable<AnyPlugin[K]>>[] {
+  const steps: Step<NonNullable<AnyPlugin[K]>>[] = [];
+  plugins.forEach((plugin, index) => {
+    const hook = plugin[phase];
+    if (typeof hook === 'function') steps.push({ index, fn: hook.bind(plugin) as NonNullable<AnyPlugin[K]> });
+  });
+  return steps;
+}
+
+function isReply(value: unknown): value is Reply {
+  return typeof value === 'object' && value !== null && (value as Reply).kind === 'reply';
+}
+
+/**
+ * Builds the runner. `plugins` are in manifest order; exactly one implements `route` and it must be
+ * last (the manifest loader enforces both, this re-checks).
+ */
+export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): Pipeline {
+  const routers = stepsFor(plugins, 'route');
+  if (routers.length !== 1 || routers[0]!.index !== plugins.length - 1) {
+    throw new Error('pipeline: exactly one plugin must implement route(), and it must be the last one');
+  }
+  const router = routers[0]!;
+  const onRequest = stepsFor(plugins, 'onRequest');
+  const beforeUpstream = stepsFor(plugins, 'beforeUpstream');
+  const onError = stepsFor(plugins, 'onError').reverse();
+  const onResponseStart = stepsFor(plugins, 'onResponseStart').reverse();
+  const onResponseChunk = stepsFor(plugins, 'onResponseChunk').reverse();
+  const onResponseEnd = stepsFor(plugins, 'onResponseEnd').reverse();
+  const createState = plugins.map((p) => (p.createState ? p.createState.bind(p) : null));
+
+  function stateOf(ex: Exchange, index: number): unknown {
+    let state = ex.states[index];
+    if (state === undefined) {
+      const create = createState[index];
+      if (create) state = ex.states[index] = create(ex);
+    }
+    return state;
+  }
+
+  function responseHooks(entered: number): ResponseHooks {
+    return {
+      start(ex) {
+        for (const step of onResponseStart) if (step.index < entered) step.fn(ex, stateOf(ex, step.index));
+      },
+      chunk(ex, chunk: ChatCompletionChunk) {
+        for (const step of onResponseChunk) if (step.index < entered) step.fn(ex, stateOf(ex, step.index), chunk);
+      },
+    };
+  }
+
+  function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number): void {
+    const error = toGatewayError(err);
+    if (error.code === 'internal_error') deps.log.error('request failed', { requestId: ex.id, err: error.cause ?? err });
+    ex.status = error.status;
+    ex.errorCode = error.code;
+    for (const step of onError) {
+      if (step.index >= entered) continue;
+      try {
+        step.fn(ex, stateOf(ex, step.index), error);
+      } catch (hookErr) {
+        deps.log.error('onError hook failed', { requestId: ex.id, plugin: plugins[step.index]!.name, err: hookErr });
+      }
+    }
+    if (res.headersSent) return;
+    try {
+      responseHooks(entered).start(ex);
+    } catch (hookErr) {
+      deps.log.error('onResponseStart hook failed', { requestId: ex.id, err: hookErr });
+    }
+    sendError(res, error, ex.id, ex.responseHeaders);
+  }
+
+  function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number): void {
+    ex.status = r.status;
+    responseHooks(entered).start(ex);
+    sendJson(res, r.status, r.body, ex.id, ex.responseHeaders, r.headers);
+  }
+
+  async function end(ex: Exchange, entered: number): Promise<void> {
+    if (ex.clientAborted && ex.errorCode === null) {
+      ex.status = 499;
+      ex.errorCode = 'client_disconnected';
+    }
+    for (const step of onResponseEnd) {
+      if (step.index >= entered) continue;
+      try {
+        await step.fn(ex, stateOf(ex, step.index));
+      } catch (err) {
+        deps.log.error('onResponseEnd hook failed', { requestId: ex.id, plugin: plugins[step.index]!.name, err });
+      }
+    }
+  }
+
+  async function run(ex: Exchange, res: ServerResponse): Promise<void> {
+    let entered = 0;
+    try {
+      for (const step of onRequest) {
+        entered = step.index;
+        const result = await step.fn(ex, stateOf(ex, step.index));
+        if (isReply(result)) {
+          entered = step.index + 1;
+          answer(ex, res, result, entered);
+          return;
+        }
+      }
+      entered = router.index;
+      const routed: UpstreamCall | Reply = await router.fn(ex, stateOf(ex, router.index));
+      entered = plugins.length;
+      if (isReply(routed)) {
+        answer(ex, res, routed, entered);
+        return;
+      }
+      for (const step of beforeUpstream) await step.fn(ex, stateOf(ex, step.index), routed);
+      await proxy(ex, routed, res, responseHooks(entered), deps);
+    } catch (err) {
+      if (ex.clientAborted) return;
+      fail(ex, res, err, entered);
+    } finally {
+      await end(ex, entered);
+    }
+  }
+
+  async function close(): Promise<void> {
+    for (const plugin of [...plugins].reverse()) {
+      try {
+        await plugin.close?.();
+      } catch (err) {
+        deps.log.error('plugin close failed', { plugin: plugin.name, err });
+      }
+    }
+  }
+
+  return { run, close, pluginNames: plugins.map((p) => p.name) };
+}

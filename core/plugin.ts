@@ -1,0 +1,97 @@
+/**
+ * The plugin contract. A plugin is a named object whose optional hooks the pipeline calls in a fixed
+ * order; the manifest lists plugins in the order they run. Rules:
+ *
+ * Request phases run in manifest order, each plugin once:
+ * - `onRequest(ex, state)`: authenticate, check limits, reserve. MAY read the parsed request and the
+ *   slots earlier plugins filled, set slots it owns (`principal`, ...), add response headers to
+ *   `ex.responseHeaders`. To deny, throw a `GatewayError` from `core/errors.ts`. To answer locally,
+ *   return a `Reply`. Either way no later request hook runs. MUST NOT write to the HTTP response.
+ * - `route(ex, state)`: exactly one plugin implements it (the provider router, listed last). It picks
+ *   provider, model and credential, sets `ex.target`, and returns the `UpstreamCall` to dispatch, or a
+ *   `Reply` for endpoints it answers itself (model lists).
+ * - `beforeUpstream(ex, state, call)`: last look at the call (headers, body) before dispatch.
+ *
+ * A plugin is *entered* once its request hook returned normally (a plugin without one is entered when
+ * the pipeline passes it). The plugin that denies is not entered. Response phases run in reverse
+ * manifest order, for entered plugins only (the onion rule: the first plugin is outermost and sees the
+ * final outcome, denials included):
+ * - `onError(ex, state, error)`: observational; the error is already decided.
+ * - `onResponseStart(ex, state)`: status known (`ex.status`), headers not sent yet; MAY add headers.
+ * - `onResponseChunk(ex, state, chunk)`: synchronous, once per canonical stream chunk, before the chunk
+ *   is written. MUST NOT block or throw; MAY read `chunk` but MUST NOT mutate it.
+ * - `onResponseEnd(ex, state)`: exactly once, after the last byte was written or the client left.
+ *   Settle, count, log. Errors here are logged, never sent (the response is gone).
+ *
+ * Per-exchange state: `createState(ex)` runs lazily, once per exchange, the first time a hook of that
+ * plugin runs; the value is passed to every later hook of the same plugin for that exchange.
+ */
+import type { ChatCompletionChunk } from './chat-types.ts';
+import type { Exchange } from './exchange.ts';
+import type { UpstreamCall } from './upstream-call.ts';
+import type { GatewayError } from './errors.ts';
+import type { Store } from './db.ts';
+import type { Log } from './log.ts';
+import type { JsonSchema } from './json-schema.ts';
+import type { UpstreamClient } from './upstream.ts';
+
+/** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
+export interface Reply {
+  readonly kind: 'reply';
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Builds a `Reply`; prefer this to object literals so the pipeline can tell replies from calls. */
+export function reply(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return headers === undefined ? { kind: 'reply', status, body } : { kind: 'reply', status, body, headers };
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface Plugin<S = void> {
+  readonly name: string;
+  createState?(ex: Exchange): S;
+  onRequest?(ex: Exchange, state: S): MaybePromise<void | Reply>;
+  route?(ex: Exchange, state: S): MaybePromise<UpstreamCall | Reply>;
+  beforeUpstream?(ex: Exchange, state: S, call: UpstreamCall): MaybePromise<void>;
+  onError?(ex: Exchange, state: S, error: GatewayError): void;
+  onResponseStart?(ex: Exchange, state: S): void;
+  onResponseChunk?(ex: Exchange, state: S, chunk: ChatCompletionChunk): void;
+  onResponseEnd?(ex: Exchange, state: S): MaybePromise<void>;
+  /** Called once at shutdown, in reverse manifest order, after in-flight exchanges drained. */
+  close?(): MaybePromise<void>;
+}
+
+/** What a plugin factory gets at boot. Everything here is ready and frozen. */
+export interface PluginContext {
+  readonly store: Store;
+  readonly log: Log;
+  /** Absolute data directory (holds `tollgate.db`, `secret.key`). */
+  readonly dataDir: string;
+  /** The shared upstream HTTP client (keep-alive pools, timeouts from the manifest). */
+  readonly upstream: UpstreamClient;
+}
+
+export interface UpstreamSettings {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  maxResponseBytes: number;
+  connectionsPerOrigin: number;
+}
+
+/**
+ * A plugin kind as registered in `plugins/index.ts`: its config schema (validated at boot, every field
+ * described) and a factory. `create` may be async (open statements, load caches) and MUST NOT fail
+ * on a config its schema accepted.
+ */
+export interface PluginFactory<C = Record<string, unknown>> {
+  readonly name: string;
+  readonly description: string;
+  readonly configSchema: JsonSchema;
+  /** True for the routing plugin (implements `route`): exactly one is listed, last. */
+  readonly terminal?: boolean;
+  create(config: C, ctx: PluginContext): MaybePromise<Plugin<unknown>>;
+}

@@ -1,0 +1,74 @@
+/**
+ * What the router hands the core: one upstream HTTP call plus the codec that turns the upstream's
+ * answer into canonical OpenAI shapes. Providers build these (plugins/provider-router/providers/);
+ * the core dispatches them without knowing which provider it talks to.
+ */
+import type { ChatCompletion, ChatCompletionChunk } from './chat-types.ts';
+import type { GatewayError } from './errors.ts';
+
+/** How the upstream frames a stream: SSE (`text/event-stream`) or NDJSON (one JSON object per line). */
+export type StreamFraming = 'sse' | 'ndjson';
+
+/** A plain HTTP request to an upstream. */
+export interface UpstreamRequest {
+  /** Provider id, for error messages and metrics. */
+  provider: string;
+  /** `scheme://host[:port]`, e.g. `https://api.openai.com`. */
+  origin: string;
+  /** Path and query, e.g. `/v1/chat/completions`. */
+  path: string;
+  method: 'GET' | 'POST';
+  /** Lowercase header names. Carries the credential: never log it. */
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/** A chat call: the request plus how to read its answer. */
+export interface UpstreamCall extends UpstreamRequest {
+  /** Whether the upstream will stream its answer. */
+  stream: boolean;
+  codec: ResponseCodec;
+}
+
+/** A framed stream event: SSE `event`/`data`, or one NDJSON line as `data`. */
+export interface FramedEvent {
+  event: string | undefined;
+  data: string;
+}
+
+/** A canonical chunk plus, when the upstream's own bytes are already canonical, those bytes. */
+export interface DecodedChunk {
+  chunk: ChatCompletionChunk;
+  /** The upstream's JSON text for this chunk if it can be forwarded unchanged; null to re-serialize. */
+  raw: string | null;
+}
+
+export interface DecodedResponse {
+  completion: ChatCompletion;
+  /** The upstream's body if it can be forwarded unchanged; null to re-serialize `completion`. */
+  raw: string | null;
+}
+
+export interface ResponseCodec {
+  readonly framing: StreamFraming;
+  /** A non-2xx answer as the contract's error. `bodyText` may be empty or not JSON. */
+  decodeError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError;
+  /** A 2xx non-streamed body. Throws `GatewayError` (502) when it is not a valid answer. */
+  decodeResponse(bodyText: string): DecodedResponse;
+  /** A decoder for one stream (decoders keep per-stream state). */
+  createStreamDecoder(): StreamDecoder;
+}
+
+export interface StreamDecoder {
+  /**
+   * Decodes one framed event, appending canonical chunks to `out`. Returns `true` when the upstream
+   * signalled the end of the stream (`[DONE]`, `message_stop`, `done: true`). Throws `GatewayError`
+   * for an in-band error event or an event that is not valid.
+   */
+  decode(event: FramedEvent, out: DecodedChunk[]): boolean;
+  /**
+   * The upstream closed the body. Appends any final chunks; throws `GatewayError` if the stream was
+   * cut short (no terminator and no finish reason).
+   */
+  finish(out: DecodedChunk[]): void;
+}

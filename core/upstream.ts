@@ -1,0 +1,112 @@
+/**
+ * Upstream dispatch over undici: one keep-alive pool per origin (an `Agent`), connect / headers / body
+ * timeouts, abort on the exchange's signal, and transport failures mapped to the contract's errors
+ * (timeout → 504 `upstream_timeout`, refused/reset → 502 `upstream_error`).
+ */
+import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { UpstreamSettings } from './plugin.ts';
+import type { UpstreamRequest } from './upstream-call.ts';
+import { GatewayError, upstreamError, upstreamTimeout } from './errors.ts';
+
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body as a Node Readable: iterate it to consume with backpressure. */
+  body: Dispatcher.ResponseData['body'];
+}
+
+export interface UpstreamClient {
+  /** Sends `call`; resolves once the upstream's status and headers arrived. Throws `GatewayError`. */
+  send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse>;
+  /** GET a JSON document (model lists). Throws `GatewayError` for transport errors and non-2xx. */
+  getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Creates the gateway's upstream client. Timeouts in ms; 0 disables a timeout. */
+export function createUpstreamClient(settings: Readonly<UpstreamSettings>): UpstreamClient {
+  const agent = new Agent({
+    connect: { timeout: settings.connectTimeoutMs },
+    connections: settings.connectionsPerOrigin,
+    keepAliveTimeout: 30_000,
+    headersTimeout: settings.headersTimeoutMs,
+    bodyTimeout: settings.bodyTimeoutMs,
+  });
+
+  async function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+    try {
+      const res = await agent.request({
+        origin: call.origin,
+        path: call.path,
+        method: call.method,
+        headers: call.headers,
+        body: call.body,
+        signal: signal ?? null,
+        headersTimeout: settings.headersTimeoutMs,
+        bodyTimeout: settings.bodyTimeoutMs,
+      });
+      return { statusCode: res.statusCode, headers: res.headers, body: res.body };
+    } catch (err) {
+      throw transportError(call.provider, err);
+    }
+  }
+
+  async function getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
+    const { origin, pathname, search } = new URL(url);
+    const res = await send({ provider, origin, path: pathname + search, method: 'GET', headers, body: null }, signal);
+    const text = await readBodyText(res.body, settings.maxResponseBytes, provider);
+    if (res.statusCode < 200 || res.statusCode > 299) {
+      throw upstreamError({
+        status: res.statusCode >= 500 ? 502 : res.statusCode,
+        message: `Upstream "${provider}" answered ${res.statusCode} to GET ${pathname}.`,
+      });
+    }
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw upstreamError({ status: 502, message: `Upstream "${provider}" sent a model list that is not JSON.`, cause: err });
+    }
+  }
+
+  return { send, getJson, close: () => agent.close() };
+}
+
+/** Reads a whole (bounded) body as UTF-8. Throws 502 when it exceeds `maxBytes`. */
+export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const part of body) {
+      size += part.length;
+      if (size > maxBytes) {
+        throw upstreamError({ status: 502, message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes.` });
+      }
+      parts.push(part);
+    }
+  } catch (err) {
+    throw transportError(provider, err);
+  }
+  return parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts, size).toString('utf8');
+}
+
+/** Maps an undici / socket failure to the contract's error. GatewayErrors pass through. */
+export function transportError(provider: string, err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as { code?: string } | null)?.code;
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return upstreamTimeout(provider, 'connect', err);
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return upstreamTimeout(provider, 'headers', err);
+    case 'UND_ERR_BODY_TIMEOUT':
+      return upstreamTimeout(provider, 'body', err);
+    default:
+      return upstreamError({
+        status: 502,
+        code: 'upstream_unreachable',
+        message: `Could not complete the call to upstream "${provider}" (${code ?? 'connection error'}). Try again; if it persists the provider may be down.`,
+        cause: err,
+      });
+  }
+}

@@ -1,0 +1,21 @@
+import type { JsonSchema } from '../../core/json-schema.ts';
+
+export interface AuthGuardConfig {
+  cacheSize: number;
+  lastUsedFlushMs: number;
+}
+
+export const authGuardSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    cacheSize: {
+      type: 'integer', minimum: 1, default: 10_000,
+      description: 'How many key lookups (hits and misses) to keep in memory. Entries are dropped within ~250 ms of any change made by another process (CLI).',
+    },
+    lastUsedFlushMs: {
+      type: 'integer', minimum: 100, default: 5_000,
+      description: 'How often the keys\' last_used_at timestamps are written back, in ms.',
+    },
+  },
+};

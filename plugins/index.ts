@@ -1,0 +1,12 @@
+/**
+ * The plugin registry: every plugin a manifest may name. Explicit on purpose: no directory scanning,
+ * no side-effect registration.
+ */
+import type { PluginFactory } from '../core/plugin.ts';
+import { authGuard } from './auth-guard/index.ts';
+import { logger } from './logger/index.ts';
+import { providerRouter } from './provider-router/index.ts';
+
+export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
+  [authGuard, logger, providerRouter].map((f) => [f.name, f as unknown as PluginFactory]),
+);

@@ -1,0 +1,52 @@
+/**
+ * logger: records one `llm_requests` row per chat completion that got past authentication, denials
+ * and errors included (it is the outermost plugin after auth-guard, so it sees the final outcome).
+ * Writing happens in the background (`request-log.ts`), never on the response path.
+ */
+import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Exchange } from '../../core/exchange.ts';
+import { nowIso } from '../../core/db.ts';
+import { loggerSchema, type LoggerConfig } from './schema.ts';
+import { createRequestLogWriter, type RequestLogRow } from './request-log.ts';
+
+/** The log row for a finished exchange. Latencies are whole ms from arrival. */
+export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
+  return {
+    request_id: ex.id,
+    gateway_user_id: ex.principal?.gatewayUserId ?? null,
+    api_key_id: ex.principal?.apiKeyId ?? null,
+    provider: ex.target?.provider ?? null,
+    model_requested: ex.body?.model ?? null,
+    model_served: ex.modelServed,
+    status: ex.status,
+    error_code: ex.errorCode,
+    prompt_tokens: ex.usage?.promptTokens ?? null,
+    completion_tokens: ex.usage?.completionTokens ?? null,
+    cached_tokens: ex.usage?.cachedTokens ?? null,
+    latency_ms: Math.round(nowPerfMs - ex.startedAtPerfMs),
+    ttft_ms: ex.firstByteAtPerfMs === null ? null : Math.round(ex.firstByteAtPerfMs - ex.startedAtPerfMs),
+    stream: ex.stream ? 1 : 0,
+    created_at: nowIso(ex.startedAtMs),
+  };
+}
+
+function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
+  const writer = createRequestLogWriter(ctx.store, config, ctx.log);
+  return {
+    name: 'logger',
+    onResponseEnd(ex) {
+      if (ex.operation !== 'chat.completions') return;
+      writer.enqueue(rowFor(ex, performance.now()));
+    },
+    close() {
+      writer.close();
+    },
+  };
+}
+
+export const logger: PluginFactory<LoggerConfig> = {
+  name: 'logger',
+  description: 'Writes one llm_requests row per chat completion, in background batches.',
+  configSchema: loggerSchema,
+  create: createLogger,
+};

@@ -1,0 +1,85 @@
+/**
+ * The one abstract base every provider extends. A provider turns the canonical (OpenAI) request into
+ * its upstream call, reads the upstream's answers, errors and streams back into canonical shapes
+ * (the `ResponseCodec` it attaches to the call), lists its models, and tests a credential.
+ * Provider knowledge lives only in the provider's own file; shared code never compares provider ids.
+ */
+import type { ChatCompletionRequest } from '../../../core/chat-types.ts';
+import type { UpstreamCall } from '../../../core/upstream-call.ts';
+import type { UpstreamClient } from '../../../core/upstream.ts';
+
+/** A provider's entry in the router config (after `${ENV}` substitution). */
+export interface ProviderSettings {
+  /** Implementation, e.g. `openai`. */
+  type: string;
+  /** Upstream base URL including any version path, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** Shared (gateway-wide) API key; empty = none. */
+  apiKey: string;
+}
+
+/** The credential used for one call. */
+export interface Credential {
+  apiKey: string;
+  baseUrl: string;
+  source: 'user' | 'shared';
+}
+
+/** A model as discovered from the provider's list endpoint. */
+export interface CatalogEntry {
+  /** Model id as the provider names it (no `provider/` prefix). */
+  id: string;
+  /** Unix seconds, 0 when the provider does not say. */
+  created: number;
+  owned_by: string;
+  /** The provider's own display name, when it has one. */
+  display_name?: string;
+}
+
+export interface ChatCallOptions {
+  /** Upstream model id. */
+  model: string;
+  credential: Credential;
+}
+
+export abstract class ProviderService {
+  /** Human name, e.g. "OpenAI". */
+  abstract readonly name: string;
+  /** False for providers that run without a key (local servers). */
+  readonly requiresApiKey: boolean = true;
+
+  constructor(
+    /** The id clients use as the model prefix, e.g. `openai`. */
+    readonly id: string,
+    protected readonly settings: ProviderSettings,
+    protected readonly upstream: UpstreamClient,
+  ) {}
+
+  /** The gateway-wide credential, or null when the provider needs a key and none is configured. */
+  sharedCredential(): Credential | null {
+    if (this.requiresApiKey && !this.settings.apiKey) return null;
+    return { apiKey: this.settings.apiKey, baseUrl: this.settings.baseUrl, source: 'shared' };
+  }
+
+  /** Builds the upstream chat call, streamed when `request.stream` is true. */
+  abstract buildChatCall(request: ChatCompletionRequest, options: ChatCallOptions): UpstreamCall;
+
+  /** Fetches the provider's model list. Throws `GatewayError` when the upstream fails. */
+  abstract listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]>;
+
+  /** Checks a credential with the cheapest authenticated call (the model list). */
+  async testCredential(credential: Credential): Promise<{ ok: boolean; message: string }> {
+    try {
+      const models = await this.listModels(credential);
+      return { ok: true, message: `${this.name} accepted the credential (${models.length} models).` };
+    } catch (err) {
+      return { ok: false, message: (err as Error).message };
+    }
+  }
+}
+
+/** Splits a base URL into undici's origin and a path prefix without trailing slash. */
+export function splitBaseUrl(baseUrl: string): { origin: string; basePath: string } {
+  const url = new URL(baseUrl);
+  return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+}

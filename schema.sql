@@ -1,0 +1,91 @@
+-- Tollgate's only DDL. Each "-- version: N" section is a migration applied once, in order,
+-- when PRAGMA user_version < N. Later changes append a new section; shipped sections never change.
+
+-- version: 1
+CREATE TABLE gateway_users (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  email TEXT,
+  disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+  -- Budget limit in micro-USD (1 USD = 1,000,000); NULL means unlimited.
+  budget_limit_micros INTEGER CHECK (budget_limit_micros IS NULL OR budget_limit_micros >= 0),
+  budget_period TEXT NOT NULL DEFAULT 'monthly' CHECK (budget_period IN ('daily', 'weekly', 'monthly', 'never')),
+  -- Requests and tokens per minute; NULL means the manifest default applies.
+  rpm INTEGER CHECK (rpm IS NULL OR rpm > 0),
+  tpm INTEGER CHECK (tpm IS NULL OR tpm > 0),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE api_keys (
+  id INTEGER PRIMARY KEY,
+  gateway_user_id INTEGER NOT NULL REFERENCES gateway_users (id) ON DELETE CASCADE,
+  name TEXT,
+  -- SHA-256 of the whole key, lowercase hex. The key itself is never stored.
+  key_hash TEXT NOT NULL UNIQUE,
+  -- What an operator sees to tell keys apart, e.g. "tg_AbCdEfGh".
+  key_prefix TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT,
+  revoked_at TEXT,
+  last_used_at TEXT
+) STRICT;
+CREATE INDEX api_keys_by_user ON api_keys (gateway_user_id);
+
+CREATE TABLE admin_users (
+  id INTEGER PRIMARY KEY,
+  username TEXT NOT NULL UNIQUE,
+  -- scrypt$N$r$p$salt_b64$hash_b64
+  password_hash TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE llm_requests (
+  id INTEGER PRIMARY KEY,
+  request_id TEXT NOT NULL UNIQUE,
+  -- A request always belongs to a gateway user, never to an admin. SET NULL keeps history when a user is deleted.
+  gateway_user_id INTEGER REFERENCES gateway_users (id) ON DELETE SET NULL,
+  api_key_id INTEGER REFERENCES api_keys (id) ON DELETE SET NULL,
+  provider TEXT,
+  model_requested TEXT,
+  model_served TEXT,
+  status INTEGER NOT NULL,
+  error_code TEXT,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  cached_tokens INTEGER,
+  latency_ms INTEGER NOT NULL,
+  ttft_ms INTEGER,
+  stream INTEGER NOT NULL CHECK (stream IN (0, 1)),
+  created_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX llm_requests_by_time ON llm_requests (created_at, id);
+CREATE INDEX llm_requests_by_user_time ON llm_requests (gateway_user_id, created_at);
+
+CREATE TABLE model_pricing (
+  model TEXT NOT NULL UNIQUE,
+  provider TEXT,
+  -- USD per million tokens. Prices are rates, not sums: costs are computed as integer micro-USD.
+  input_price_per_million REAL NOT NULL CHECK (input_price_per_million >= 0),
+  output_price_per_million REAL NOT NULL CHECK (output_price_per_million >= 0),
+  cached_input_price_per_million REAL CHECK (cached_input_price_per_million >= 0),
+  source TEXT NOT NULL DEFAULT 'manual' CHECK (source IN ('manual', 'import')),
+  updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE provider_credentials (
+  id INTEGER PRIMARY KEY,
+  -- NULL = a shared (gateway-wide) credential.
+  gateway_user_id INTEGER REFERENCES gateway_users (id) ON DELETE CASCADE,
+  provider TEXT NOT NULL,
+  -- AES-256-GCM: ciphertext, 12-byte nonce, 16-byte tag, and which master key encrypted it.
+  ciphertext BLOB NOT NULL,
+  nonce BLOB NOT NULL,
+  auth_tag BLOB NOT NULL,
+  key_id TEXT NOT NULL,
+  hint TEXT NOT NULL,
+  base_url TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (gateway_user_id, provider)
+) STRICT;

@@ -1,0 +1,213 @@
+/**
+ * An OpenAI Chat Completions upstream on 127.0.0.1, speaking the real wire format
+ * (shared/reference/provider-wire-formats.md §1): `chat.completion` bodies, SSE
+ * `chat.completion.chunk`s with `usage: null`, the `choices: []` usage chunk when
+ * `stream_options.include_usage` is set, `data: [DONE]`, and OpenAI error bodies.
+ *
+ * It misbehaves on request, chosen by the request's model:
+ * - `sim-429`: 429 rate limit with `retry-after` / `x-ratelimit-*` headers
+ * - `sim-quota`: 429 `insufficient_quota`
+ * - `sim-500`: 500 server error; `sim-404`: 404 `model_not_found`; `sim-401`: 401 invalid key (echoing it, as OpenAI does)
+ * - `sim-slow`: waits `slowMs` before answering
+ * - `sim-reset`: streams 3 chunks then resets the connection (non-stream: resets at once)
+ * - `sim-malformed`: a body / event that is not JSON
+ * - `sim-mid-error`: streams 2 chunks then an in-band `{"error":...}` event
+ * - `sim-drip`: streams 400 chunks, `dripMs` apart (for client-abort tests)
+ * - `sim-truncated`: streams 2 chunks then ends without finish_reason or `[DONE]`
+ * Every other model answers normally. Bench and tests share this file.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface SimulatorOptions {
+  /** Content chunks in a normal stream (the stream has 1 role chunk + N content + 1 finish [+ usage]). */
+  streamContentChunks?: number;
+  slowMs?: number;
+  dripMs?: number;
+  models?: string[];
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown> | null;
+}
+
+export interface OpenAISimulator {
+  readonly origin: string;
+  /** `origin + '/v1'`: what OPENAI_BASE_URL should be. */
+  readonly baseUrl: string;
+  readonly requests: RecordedRequest[];
+  /** Count of chat responses whose client went away before the response ended. */
+  abortedResponses(): number;
+  /** Resolves when the next chat response is cut by its client (socket closed before the end). */
+  nextAbort(): Promise<void>;
+  /** Open TCP connections right now. */
+  openSockets(): number;
+  close(): Promise<void>;
+}
+
+export const SIM_USAGE = {
+  prompt_tokens: 19,
+  completion_tokens: 24,
+  total_tokens: 43,
+  prompt_tokens_details: { cached_tokens: 3, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+};
+
+export const SIM_REPLY = 'Hello from the OpenAI simulator.';
+
+function chunk(id: string, model: string, delta: Record<string, unknown>, finishReason: string | null, usage?: unknown) {
+  return {
+    id, object: 'chat.completion.chunk', created: 1_700_000_000, model, system_fingerprint: 'fp_sim',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage: usage ?? null,
+  };
+}
+
+const sse = (value: unknown) => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function sendError(res: ServerResponse, status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const body = JSON.stringify({ error: { param: null, code: null, ...error } });
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_sim_error', ...headers });
+  res.end(body);
+}
+
+export async function startOpenAISimulator(options: SimulatorOptions = {}): Promise<OpenAISimulator> {
+  const contentChunks = options.streamContentChunks ?? 8;
+  const slowMs = options.slowMs ?? 2_000;
+  const dripMs = options.dripMs ?? 20;
+  const models = options.models ?? ['gpt-4o-mini', 'gpt-4o', 'sim-429', 'sim-500'];
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  let aborted = 0;
+  const abortWaiters: Array<() => void> = [];
+  const words = SIM_REPLY.split(/(?= )/);
+  const piece = (i: number) => words[i % words.length]!;
+
+  const completionBody = (model: string) =>
+    JSON.stringify({
+      id: 'chatcmpl-sim', object: 'chat.completion', created: 1_700_000_000, model, system_fingerprint: 'fp_sim',
+      choices: [{ index: 0, message: { role: 'assistant', content: SIM_REPLY, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      usage: SIM_USAGE, service_tier: 'default',
+    });
+  const streamEvents = (model: string, includeUsage: boolean): string[] => {
+    const events = [sse(chunk('chatcmpl-sim', model, { role: 'assistant', content: '', refusal: null }, null))];
+    for (let i = 0; i < contentChunks; i++) events.push(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)));
+    events.push(sse(chunk('chatcmpl-sim', model, {}, 'stop')));
+    if (includeUsage) events.push(sse({ ...chunk('chatcmpl-sim', model, {}, null, SIM_USAGE), choices: [] }));
+    events.push('data: [DONE]\n\n');
+    return events;
+  };
+
+  async function chat(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) {
+    const model = String(body.model ?? '');
+    const stream = body.stream === true;
+    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    let finished = false;
+    res.on('close', () => {
+      if (finished || res.writableFinished) return;
+      aborted++;
+      abortWaiters.splice(0).forEach((w) => w());
+    });
+    const finish = (data?: string) => {
+      finished = true;
+      res.end(data);
+    };
+    switch (model) {
+      case 'sim-429':
+        return sendError(res, 429, { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' }, {
+          'retry-after': '2', 'x-ratelimit-limit-requests': '60', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '2s',
+        });
+      case 'sim-quota':
+        return sendError(res, 429, { message: 'You exceeded your current quota.', type: 'insufficient_quota', code: 'insufficient_quota' });
+      case 'sim-500':
+        return sendError(res, 500, { message: 'The server had an error while processing your request.', type: 'server_error' });
+      case 'sim-404':
+        return sendError(res, 404, { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', code: 'model_not_found' });
+      case 'sim-401':
+        return sendError(res, 401, { message: `Incorrect API key provided: ${String(req.headers.authorization).slice(7, 14)}****. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', code: 'invalid_api_key' });
+      case 'sim-slow':
+        await sleep(slowMs);
+        break;
+      case 'sim-reset':
+        if (!stream) return req.socket.destroy();
+        break;
+      case 'sim-malformed':
+        res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
+        return finish(stream ? 'data: {not json}\n\n' : '{"id": "chatcmpl-sim", "choices": [');
+    }
+    if (res.destroyed) return;
+    if (!stream) {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_sim' });
+      return finish(completionBody(model));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': 'req_sim' });
+    const events = streamEvents(model, includeUsage);
+    switch (model) {
+      case 'sim-reset':
+        res.write(events.slice(0, 3).join(''));
+        await sleep(20);
+        return req.socket.destroy();
+      case 'sim-mid-error':
+        res.write(events.slice(0, 2).join(''));
+        return finish(sse({ error: { message: 'The model overloaded mid-stream.', type: 'server_error', param: null, code: 'overloaded' } }));
+      case 'sim-truncated':
+        return finish(events.slice(0, 2).join(''));
+      case 'sim-drip':
+        res.write(events[0]!);
+        for (let i = 0; i < 400 && !res.destroyed; i++) {
+          if (!res.write(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)))) await new Promise((r) => res.once('drain', r));
+          await sleep(dripMs);
+        }
+        return finish(events.slice(-2).join(''));
+    }
+    // One write per event, as a real upstream flushes them.
+    for (const event of events.slice(0, -1)) res.write(event);
+    finish(events[events.length - 1]);
+  }
+
+  const server: Server = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const text = Buffer.concat(parts).toString('utf8');
+    let body: Record<string, unknown> | null = null;
+    try {
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    } catch {
+      body = null;
+    }
+    const path = (req.url ?? '/').split('?')[0]!;
+    requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    if (!req.headers.authorization?.startsWith('Bearer ')) {
+      return sendError(res, 401, { message: 'You didn\'t provide an API key.', type: 'invalid_request_error' });
+    }
+    if (req.method === 'GET' && path === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_715_367_049, owned_by: 'system' })) }));
+    }
+    if (req.method === 'POST' && path === '/v1/chat/completions' && body) return chat(req, res, body);
+    sendError(res, 404, { message: `Unknown path ${path}`, type: 'invalid_request_error' });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    baseUrl: `${origin}/v1`,
+    requests,
+    abortedResponses: () => aborted,
+    nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
+    openSockets: () => sockets.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
