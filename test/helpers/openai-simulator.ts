@@ -14,6 +14,8 @@
  * - `sim-mid-error`: streams 2 chunks then an in-band `{"error":...}` event
  * - `sim-drip`: streams 400 chunks, `dripMs` apart (for client-abort tests)
  * - `sim-truncated`: streams 2 chunks then ends without finish_reason or `[DONE]`
+ * - `sim-flood`: streams 4,000 chunks of ~1 KiB as fast as the socket takes them, counting how often
+ *   the socket pushed back (`backpressureWaits`)
  * Every other model answers normally. Bench and tests share this file.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -43,6 +45,8 @@ export interface OpenAISimulator {
   abortedResponses(): number;
   /** Resolves when the next chat response is cut by its client (socket closed before the end). */
   nextAbort(): Promise<void>;
+  /** How often `sim-flood` had to wait for `drain` (the reader pushed back). */
+  backpressureWaits(): number;
   /** Open TCP connections right now. */
   openSockets(): number;
   close(): Promise<void>;
@@ -57,6 +61,17 @@ export const SIM_USAGE = {
 };
 
 export const SIM_REPLY = 'Hello from the OpenAI simulator.';
+const SIM_WORDS = SIM_REPLY.split(/(?= )/);
+
+/** The content piece of stream chunk `i`: the reply's words, round-robin. */
+export function simStreamPiece(i: number): string {
+  return SIM_WORDS[i % SIM_WORDS.length]!;
+}
+
+/** The text a normal stream with `contentChunks` pieces concatenates to. */
+export function simStreamText(contentChunks = 8): string {
+  return Array.from({ length: contentChunks }, (_, i) => simStreamPiece(i)).join('');
+}
 
 function chunk(id: string, model: string, delta: Record<string, unknown>, finishReason: string | null, usage?: unknown) {
   return {
@@ -66,6 +81,16 @@ function chunk(id: string, model: string, delta: Record<string, unknown>, finish
 }
 
 const sse = (value: unknown) => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`;
+const drainOrClose = (res: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sendError(res: ServerResponse, status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -82,9 +107,9 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let aborted = 0;
+  let backpressureWaits = 0;
   const abortWaiters: Array<() => void> = [];
-  const words = SIM_REPLY.split(/(?= )/);
-  const piece = (i: number) => words[i % words.length]!;
+  const piece = simStreamPiece;
 
   const completionBody = (model: string) =>
     JSON.stringify({
@@ -145,6 +170,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': 'req_sim' });
     const events = streamEvents(model, includeUsage);
+    const tail = events.slice(1 + contentChunks).join(''); // finish chunk, usage chunk if asked, [DONE]
     switch (model) {
       case 'sim-reset':
         res.write(events.slice(0, 3).join(''));
@@ -153,15 +179,26 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       case 'sim-mid-error':
         res.write(events.slice(0, 2).join(''));
         return finish(sse({ error: { message: 'The model overloaded mid-stream.', type: 'server_error', param: null, code: 'overloaded' } }));
+      case 'sim-flood': {
+        const filler = 'x'.repeat(1000);
+        res.write(events[0]!);
+        for (let i = 0; i < 4000 && !res.destroyed; i++) {
+          if (!res.write(sse(chunk('chatcmpl-sim', model, { content: filler }, null)))) {
+            backpressureWaits++;
+            await drainOrClose(res);
+          }
+        }
+        return finish(tail);
+      }
       case 'sim-truncated':
         return finish(events.slice(0, 2).join(''));
       case 'sim-drip':
         res.write(events[0]!);
         for (let i = 0; i < 400 && !res.destroyed; i++) {
-          if (!res.write(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)))) await new Promise((r) => res.once('drain', r));
+          if (!res.write(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)))) await drainOrClose(res);
           await sleep(dripMs);
         }
-        return finish(events.slice(-2).join(''));
+        return finish(tail);
     }
     // One write per event, as a real upstream flushes them.
     for (const event of events.slice(0, -1)) res.write(event);
@@ -202,6 +239,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
     baseUrl: `${origin}/v1`,
     requests,
     abortedResponses: () => aborted,
+    backpressureWaits: () => backpressureWaits,
     nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
     openSockets: () => sockets.size,
     close: () =>

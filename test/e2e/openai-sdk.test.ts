@@ -1,0 +1,236 @@
+/**
+ * End to end: the real `tollgate serve` process, a user and key made with the real CLI, the official
+ * `openai` SDK as the client, the OpenAI simulator as the upstream, and the `llm_requests` rows read
+ * back from the real SQLite file.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import Database from 'better-sqlite3';
+import { startOpenAISimulator, simStreamText, SIM_REPLY, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { cliJson, runCli } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { defaultManifest } from '../../core/default-manifest.ts';
+
+const manifest = structuredClone(defaultManifest) as { plugins: Array<{ name: string; config: Record<string, unknown> }> };
+manifest.plugins.find((p) => p.name === 'logger')!.config = { flushIntervalMs: 20 };
+
+let sim: OpenAISimulator;
+let gateway: GatewayProcess;
+let dataDir: string;
+let apiKey: string;
+let keyId: number;
+let userId: number;
+let client: OpenAI;
+
+interface Row {
+  request_id: string;
+  gateway_user_id: number | null;
+  api_key_id: number | null;
+  provider: string | null;
+  model_requested: string | null;
+  model_served: string | null;
+  status: number;
+  error_code: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cached_tokens: number | null;
+  latency_ms: number;
+  ttft_ms: number | null;
+  stream: number;
+}
+
+/** Waits for the background logger to write the row of `requestId`. */
+async function logRow(requestId: string): Promise<Row> {
+  const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+  try {
+    for (let i = 0; i < 100; i++) {
+      const row = db.prepare('SELECT * FROM llm_requests WHERE request_id = ?').get(requestId) as Row | undefined;
+      if (row) return row;
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  } finally {
+    db.close();
+  }
+  throw new Error(`no llm_requests row for ${requestId}`);
+}
+
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Say hello' }];
+
+before(async () => {
+  sim = await startOpenAISimulator();
+  dataDir = tempDir();
+  const user = await cliJson<{ id: number }>(['users', 'create', '--name', 'e2e-user'], { dataDir });
+  userId = user.id;
+  const key = await cliJson<{ id: number; key: string; user_id: number }>(['keys', 'create', '--user', 'e2e-user', '--name', 'sdk'], { dataDir });
+  apiKey = key.key;
+  keyId = key.id;
+  gateway = await startGatewayProcess({ dataDir, manifest, env: { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-upstream-secret' } });
+  client = new OpenAI({ apiKey, baseURL: gateway.baseURL, maxRetries: 0 });
+});
+
+after(async () => {
+  await gateway?.stop();
+  await sim?.close();
+});
+
+describe('chat completions through the real gateway process with the openai SDK', () => {
+  test('a non-streamed completion returns the upstream answer and usage, and is logged', async () => {
+    const { data, response } = await client.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages })
+      .withResponse();
+    assert.equal(data.choices[0]!.message.content, SIM_REPLY);
+    assert.deepEqual(data.usage, SIM_USAGE);
+    const requestId = response.headers.get('x-request-id')!;
+    assert.match(requestId, /^req_[0-9a-f]{32}$/);
+
+    const upstream = sim.requests.at(-1)!;
+    assert.equal(upstream.headers.authorization, 'Bearer sk-upstream-secret');
+    assert.equal(upstream.body!.model, 'gpt-4o-mini');
+    assert.equal(upstream.body!.stream_options, undefined);
+
+    const row = await logRow(requestId);
+    assert.deepEqual(
+      { ...row, latency_ms: typeof row.latency_ms, ttft_ms: typeof row.ttft_ms },
+      {
+        ...row,
+        request_id: requestId, gateway_user_id: userId, api_key_id: keyId, provider: 'openai',
+        model_requested: 'openai/gpt-4o-mini', model_served: 'gpt-4o-mini', status: 200, error_code: null,
+        prompt_tokens: 19, completion_tokens: 24, cached_tokens: 3, stream: 0, latency_ms: 'number', ttft_ms: 'number',
+      },
+    );
+  });
+
+  test('a stream without include_usage delivers every delta, hides the usage chunk, and is billed from it', async () => {
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages, stream: true })
+      .withResponse();
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    assert.equal(text, simStreamText());
+    assert.equal(chunks.at(-1)!.choices[0]!.finish_reason, 'stop');
+    assert.ok(chunks.every((c) => c.choices.length === 1 && c.usage == null), 'no usage chunk reaches a client that did not ask');
+    assert.equal((sim.requests.at(-1)!.body!.stream_options as { include_usage: boolean }).include_usage, true);
+
+    const row = await logRow(response.headers.get('x-request-id')!);
+    assert.equal(row.stream, 1);
+    assert.equal(row.model_requested, 'gpt-4o-mini');
+    assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.cached_tokens], [19, 24, 3]);
+    assert.equal(typeof row.ttft_ms, 'number');
+    assert.ok(row.ttft_ms! <= row.latency_ms);
+  });
+
+  test('a stream with include_usage ends with the usage chunk the client asked for', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'openai/gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true },
+    });
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const last = chunks.at(-1)!;
+    assert.deepEqual(last.choices, []);
+    assert.deepEqual(last.usage, SIM_USAGE);
+    assert.equal(chunks.filter((c) => c.usage).length, 1);
+  });
+
+  test('the model list has provider-prefixed ids', async () => {
+    const ids: string[] = [];
+    for await (const model of client.models.list()) ids.push(model.id);
+    assert.ok(ids.includes('openai/gpt-4o-mini'), ids.join(','));
+    assert.ok(ids.every((id) => id.startsWith('openai/')));
+  });
+});
+
+describe('errors a client sees', () => {
+  test('an unknown key gets 401 invalid_api_key with WWW-Authenticate', async () => {
+    const bad = new OpenAI({ apiKey: 'tg_not-a-real-key', baseURL: gateway.baseURL, maxRetries: 0 });
+    const err = await bad.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((e: unknown) => e);
+    assert.ok(err instanceof OpenAI.AuthenticationError);
+    assert.equal(err.status, 401);
+    assert.equal(err.code, 'invalid_api_key');
+    assert.equal(err.type, 'authentication_error');
+    assert.equal(err.headers.get('www-authenticate'), 'Bearer');
+    assert.match(err.headers.get('x-request-id') ?? '', /^req_/);
+  });
+
+  test('malformed JSON gets 400 invalid_request in the contract body', async () => {
+    const res = await fetch(`${gateway.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{"model": "openai/gpt-4o-mini", "messages": [',
+    });
+    assert.equal(res.status, 400);
+    assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
+    const body = (await res.json()) as { error: Record<string, unknown> };
+    assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+    assert.equal(body.error.type, 'invalid_request_error');
+    assert.equal(body.error.code, 'invalid_request');
+    assert.match(String(body.error.message), /not valid JSON/);
+  });
+
+  test('an upstream 500 becomes a 502 upstream_error, logged', async () => {
+    const err = await client.chat.completions.create({ model: 'openai/sim-500', messages }).catch((e: unknown) => e);
+    assert.ok(err instanceof OpenAI.APIError);
+    assert.equal(err.status, 502);
+    assert.equal(err.type, 'upstream_error');
+    assert.match(err.message, /answered 500/);
+    const row = await logRow(err.requestID!);
+    assert.equal(row.status, 502);
+    assert.equal(row.error_code, 'upstream_error');
+  });
+
+  test('an upstream 429 keeps its status and Retry-After', async () => {
+    const err = await client.chat.completions.create({ model: 'openai/sim-429', messages }).catch((e: unknown) => e);
+    assert.ok(err instanceof OpenAI.RateLimitError);
+    assert.equal(err.code, 'rate_limit_exceeded');
+    assert.equal(err.headers.get('retry-after'), '2');
+  });
+
+  test('an upstream 401 does not leak the upstream message (which echoes the provider key)', async () => {
+    const err = await client.chat.completions.create({ model: 'openai/sim-401', messages }).catch((e: unknown) => e);
+    assert.ok(err instanceof OpenAI.APIError);
+    assert.equal(err.status, 401);
+    assert.doesNotMatch(err.message, /sk-upst/);
+    assert.match(err.message, /rejected the gateway's credential/);
+  });
+});
+
+describe('client disconnects and revocation', () => {
+  test('a client abort mid-stream closes the upstream connection and is logged as 499', async () => {
+    const upstreamAborted = sim.nextAbort();
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: 'openai/sim-drip', messages, stream: true })
+      .withResponse();
+    let received = 0;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta.content) received++;
+      if (received === 3) break; // breaking out of the SDK's iterator aborts the HTTP request
+    }
+    await upstreamAborted;
+    const row = await logRow(response.headers.get('x-request-id')!);
+    assert.equal(row.status, 499);
+    assert.equal(row.error_code, 'client_disconnected');
+    assert.equal(row.stream, 1);
+  });
+
+  test('a key revoked with the CLI is refused within one second', async () => {
+    const extra = await cliJson<{ id: number; key: string }>(['keys', 'create', '--user', String(userId)], { dataDir });
+    const extraClient = new OpenAI({ apiKey: extra.key, baseURL: gateway.baseURL, maxRetries: 0 });
+    await extraClient.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }); // cached as valid
+    const revoked = await runCli(['keys', 'revoke', String(extra.id)], { dataDir });
+    assert.equal(revoked.code, 0, revoked.stderr);
+    const deadline = Date.now() + 1_000;
+    let status = 200;
+    while (Date.now() < deadline) {
+      const err = await extraClient.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((e: unknown) => e);
+      if (err instanceof OpenAI.AuthenticationError) {
+        status = 401;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(status, 401);
+  });
+});

@@ -1,0 +1,32 @@
+/** Runs the real `tollgate` CLI (bin/tollgate.js) as a child process. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/tollgate.js', import.meta.url));
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], options: { dataDir?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  const fullArgs = options.dataDir ? [...args, '--data-dir', options.dataDir] : args;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...fullArgs], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Runs a command with `--json` and parses its output; throws with stderr when it fails. */
+export async function cliJson<T = Record<string, unknown>>(args: string[], options: Parameters<typeof runCli>[1] = {}): Promise<T> {
+  const result = await runCli([...args, '--json'], options);
+  if (result.code !== 0) throw new Error(`tollgate ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}

@@ -1,0 +1,49 @@
+/** Starts the real `tollgate serve` process on 127.0.0.1, port 0, and reads its address from stdout. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN } from './cli.ts';
+
+export interface GatewayProcess {
+  readonly origin: string;
+  readonly baseURL: string;
+  readonly proc: ChildProcess;
+  output(): string;
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startGatewayProcess(options: { dataDir: string; manifest?: unknown; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
+  const args = [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', options.dataDir];
+  if (options.manifest) {
+    const path = join(options.dataDir, 'tollgate.test.json');
+    writeFileSync(path, JSON.stringify(options.manifest));
+    args.push('--config', path);
+  }
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const origin = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`gateway exited (${code}) before listening:\n${out}`)));
+  });
+  return {
+    origin,
+    baseURL: `${origin}/api/v1`,
+    proc,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}

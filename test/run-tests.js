@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// Runs every test/**/*.test.ts with node:test through tsx. (Node 20's --test does not expand globs.)
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { spawn } from 'node:child_process';
+
+const root = new URL('.', import.meta.url).pathname;
+const files = [];
+(function walk(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) walk(path);
+    else if (entry.name.endsWith('.test.ts')) files.push(relative(process.cwd(), path));
+  }
+})(root);
+const filter = process.argv.slice(2);
+const selected = filter.length ? files.filter((f) => filter.some((x) => f.includes(x))) : files;
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected.sort()], { stdio: 'inherit' });
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
