@@ -28,8 +28,11 @@ export function createSseFramer(): Framer {
       parser.feed(text);
     },
     end(out) {
+      // The spec drops an event cut off before its blank line; upstreams that close right after their
+      // last event (no trailing blank line) are common enough that the gateway delivers it.
       sink = out;
-      parser.reset({ consume: true });
+      parser.feed('\n\n');
+      parser.reset();
     },
   };
 }

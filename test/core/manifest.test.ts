@@ -1,0 +1,99 @@
+/** Manifest validation as accept/reject tables, asserting the exact problems reported. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ManifestError, loadManifestFile, validateManifest, type Manifest } from '../../core/manifest.ts';
+import { defaultManifest } from '../../core/default-manifest.ts';
+import { pluginRegistry } from '../../plugins/index.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const env = { OPENAI_API_KEY: 'sk-env', PORT_FROM_ENV: '9000' };
+const router = (providers: unknown = { openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1' } }) => ({ name: 'provider-router', config: { providers } });
+
+function problems(input: unknown): string[] {
+  try {
+    validateManifest(input, pluginRegistry, { env });
+  } catch (err) {
+    assert.ok(err instanceof ManifestError);
+    return err.issues.map((i) => `${i.pointer}: ${i.message}`);
+  }
+  return [];
+}
+
+describe('manifest validation', () => {
+  const rejected: Array<[string, unknown, string[]]> = [
+    ['no plugins', {}, ['/plugins: is required']],
+    ['an empty plugin list', { plugins: [] }, ['/plugins: must NOT have fewer than 1 items']],
+    ['an unknown top-level field', { plugins: [router()], extra: 1 }, ['/extra: unknown field']],
+    ['an unknown plugin', { plugins: [{ name: 'auth-gaurd' }, router()] }, ['/plugins/0/name: unknown plugin "auth-gaurd"; known plugins: auth-guard, logger, provider-router']],
+    ['a plugin listed twice', { plugins: [{ name: 'logger' }, { name: 'logger' }, router()] }, ['/plugins/1/name: plugin "logger" is listed twice']],
+    ['the router not last', { plugins: [router(), { name: 'logger' }] }, ['/plugins/0: the routing plugin must be the last one (it is terminal)']],
+    ['no router', { plugins: [{ name: 'logger' }] }, ['/plugins: one routing plugin (provider-router) must be listed, last']],
+    [
+      'every bad field at once, with pointers',
+      { server: { port: 70000, logLevel: 'loud' }, plugins: [{ name: 'logger', config: { batchSize: 0, flushEvery: 5 } }, router({ openai: { type: 'openai', baseUrl: 'ftp://x' } })] },
+      [
+        '/server/port: must be <= 65535',
+        '/server/logLevel: must be one of "debug", "info", "warn", "error"',
+        '/plugins/0/config/flushEvery: unknown field',
+        '/plugins/0/config/batchSize: must be >= 1',
+        '/plugins/1/config/providers/openai/baseUrl: must match pattern "^https?://"',
+      ],
+    ],
+    ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai"']],
+    [
+      'an unset environment variable without default',
+      { plugins: [router({ openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '${MISSING_KEY}' } })] },
+      ['/plugins/0/config/providers/openai/apiKey: environment variable MISSING_KEY is not set (write "${MISSING_KEY:-}" to allow it to be empty)'],
+    ],
+  ];
+  for (const [name, input, expected] of rejected) {
+    test(`rejects ${name}`, () => assert.deepEqual(problems(input), expected));
+  }
+
+  test('accepts the built-in default and fills every default', () => {
+    const manifest: Manifest = validateManifest(defaultManifest, pluginRegistry, { env: {} });
+    assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, drainTimeoutMs: 10000, logLevel: 'info' });
+    assert.equal(manifest.upstream.headersTimeoutMs, 120000);
+    assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'provider-router']);
+    assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 500, maxQueueSize: 100000 });
+    const openai = (manifest.plugins[2]!.config as { providers: Record<string, { baseUrl: string; apiKey: string }> }).providers.openai!;
+    assert.deepEqual(openai, { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '' });
+  });
+
+  test('substitutes ${NAME} and ${NAME:-default} from the environment, inside strings too', () => {
+    const manifest = validateManifest(
+      { plugins: [router({ openai: { type: 'openai', baseUrl: 'http://127.0.0.1:${PORT_FROM_ENV}/v1', apiKey: '${OPENAI_API_KEY}' }, local: { type: 'openai', baseUrl: '${LOCAL_URL:-http://localhost:1234/v1}' } })] },
+      pluginRegistry,
+      { env },
+    );
+    const providers = (manifest.plugins[0]!.config as { providers: Record<string, { baseUrl: string; apiKey: string }> }).providers;
+    assert.equal(providers.openai!.baseUrl, 'http://127.0.0.1:9000/v1');
+    assert.equal(providers.openai!.apiKey, 'sk-env');
+    assert.equal(providers.local!.baseUrl, 'http://localhost:1234/v1');
+  });
+
+  test('the validated manifest is frozen', () => {
+    const manifest = validateManifest(defaultManifest, pluginRegistry, { env: {} });
+    assert.throws(() => {
+      (manifest.server as { port: number }).port = 1;
+    }, TypeError);
+  });
+
+  test('tollgate.example.json is the built-in default manifest', () => {
+    const example = JSON.parse(readFileSync(new URL('../../tollgate.example.json', import.meta.url), 'utf8'));
+    assert.deepEqual(example, defaultManifest);
+  });
+
+  test('a file that is not JSON is one problem at the root', () => {
+    const path = join(tempDir(), 'bad.json');
+    writeFileSync(path, '{ "plugins": [ ');
+    assert.throws(() => loadManifestFile(path, pluginRegistry), (err: unknown) => {
+      assert.ok(err instanceof ManifestError);
+      assert.equal(err.issues.length, 1);
+      assert.match(err.message, /bad\.json: 1 problem\n {2}\/: not valid JSON/);
+      return true;
+    });
+  });
+});
