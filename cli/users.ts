@@ -12,7 +12,7 @@ const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_
 interface UserOptions {
   name?: string;
   email?: string;
-  budget?: number | null;
+  budget?: number | 'none';
   budgetPeriod?: BudgetPeriod;
   rpm?: number;
   tpm?: number;
@@ -24,7 +24,7 @@ interface UserOptions {
 function addUserFieldOptions(command: Command): Command {
   return command
     .option('--email <email>', 'contact email')
-    .option('--budget <usd>', 'budget limit in USD per period ("none" = unlimited)', (v: string) => (v === 'none' ? null : parseUsd(v)))
+    .option('--budget <usd>', 'budget limit in USD per period ("none" = unlimited)', (v: string) => (v === 'none' ? v : parseUsd(v)))
     .addOption(new Option('--budget-period <period>', 'when the budget resets').choices(BUDGET_PERIODS))
     .option('--rpm <n>', 'requests per minute', parsePositiveInt('--rpm'))
     .option('--tpm <n>', 'tokens per minute', parsePositiveInt('--tpm'));
@@ -34,7 +34,7 @@ function fieldsOf(options: UserOptions): UserFields {
   const fields: UserFields = {};
   if (options.name !== undefined) fields.name = options.name;
   if (options.email !== undefined) fields.email = options.email;
-  if (options.budget !== undefined) fields.budgetUsd = options.budget;
+  if (options.budget !== undefined) fields.budgetUsd = options.budget === 'none' ? null : options.budget;
   if (options.budgetPeriod !== undefined) fields.budgetPeriod = options.budgetPeriod;
   if (options.rpm !== undefined) fields.rpm = options.rpm;
   if (options.tpm !== undefined) fields.tpm = options.tpm;

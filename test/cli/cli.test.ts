@@ -1,0 +1,139 @@
+/** The real `tollgate` CLI against a real data dir: users, keys, admins, check, --json and errors. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { cliJson, runCli } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { hashApiKey } from '../../core/api-keys.ts';
+import { loadMasterKey } from '../../core/data-dir.ts';
+
+const dataDir = tempDir();
+
+describe('tollgate users', () => {
+  test('create, show, update, list and delete a user, with --json', async () => {
+    const created = await cliJson<Record<string, unknown>>(['users', 'create', '--name', 'ada', '--email', 'ada@example.com', '--budget', '5', '--budget-period', 'weekly', '--rpm', '60'], { dataDir });
+    assert.equal(created.name, 'ada');
+    assert.equal(created.budget_limit_usd, 5);
+    assert.equal(created.budget_period, 'weekly');
+    assert.equal(created.rpm, 60);
+    assert.equal(created.disabled, false);
+    const id = String(created.id);
+
+    assert.deepEqual(await cliJson(['users', 'show', 'ada'], { dataDir }), created);
+    const updated = await cliJson<Record<string, unknown>>(['users', 'update', id, '--budget', 'none', '--disabled', 'true', '--tpm', '1000'], { dataDir });
+    assert.equal(updated.budget_limit_usd, null);
+    assert.equal(updated.disabled, true);
+    assert.equal(updated.tpm, 1000);
+
+    const list = await cliJson<Array<{ name: string }>>(['users', 'list'], { dataDir });
+    assert.deepEqual(list.map((u) => u.name), ['ada']);
+    const human = await runCli(['users', 'list'], { dataDir });
+    assert.match(human.stdout, /^ID\s+NAME\s+EMAIL/);
+    assert.match(human.stdout, /ada@example\.com/);
+
+    assert.deepEqual(await cliJson(['users', 'delete', 'ada'], { dataDir }), { id: Number(id), deleted: true });
+    assert.deepEqual(await cliJson(['users', 'list'], { dataDir }), []);
+  });
+
+  test('refuses a duplicate name, bad numbers and an unknown user with a clear message and exit 1', async () => {
+    await cliJson(['users', 'create', '--name', 'dup'], { dataDir });
+    const dup = await runCli(['users', 'create', '--name', 'dup'], { dataDir });
+    assert.equal(dup.code, 1);
+    assert.equal(dup.stderr, 'error: a gateway user named "dup" already exists\n');
+    const badBudget = await runCli(['users', 'create', '--name', 'x', '--budget', 'lots'], { dataDir });
+    assert.equal(badBudget.code, 1);
+    assert.match(badBudget.stderr, /--budget must be a non-negative number of USD, got "lots"/);
+    const badPeriod = await runCli(['users', 'create', '--name', 'x', '--budget-period', 'hourly'], { dataDir });
+    assert.notEqual(badPeriod.code, 0);
+    assert.match(badPeriod.stderr, /Allowed choices are daily, weekly, monthly, never/);
+    const missing = await runCli(['users', 'show', 'nobody'], { dataDir });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no gateway user "nobody"/);
+  });
+});
+
+describe('tollgate keys', () => {
+  test('create prints the key once; only its SHA-256 and prefix are stored; revoke marks it', async () => {
+    const user = await cliJson<{ id: number }>(['users', 'create', '--name', 'keyholder'], { dataDir });
+    const created = await cliJson<{ id: number; key: string; user_id: number; key_prefix: string }>(['keys', 'create', '--user', 'keyholder', '--name', 'laptop', '--expires', '2030-01-01'], { dataDir });
+    assert.equal(created.user_id, user.id);
+    assert.match(created.key, /^tg_[A-Za-z0-9_-]{43}$/);
+    assert.equal(created.key_prefix, created.key.slice(0, 11));
+
+    const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+    const row = db.prepare('SELECT * FROM api_keys WHERE id = ?').get(created.id) as Record<string, unknown>;
+    db.close();
+    assert.equal(row.key_hash, hashApiKey(created.key));
+    assert.equal(row.expires_at, '2030-01-01T00:00:00.000Z');
+    assert.ok(!Object.values(row).includes(created.key), 'the key itself is not stored');
+
+    const listed = await cliJson<Array<Record<string, unknown>>>(['keys', 'list', '--user', 'keyholder'], { dataDir });
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0]!.status, 'active');
+    assert.equal(listed[0]!.name, 'laptop');
+    assert.ok(!JSON.stringify(listed).includes(created.key) && !('key_hash' in listed[0]!));
+
+    assert.deepEqual(await cliJson(['keys', 'revoke', String(created.id)], { dataDir }), { id: created.id, revoked: true });
+    const after = await cliJson<Array<{ id: number; status: string }>>(['keys', 'list'], { dataDir });
+    assert.equal(after.find((k) => k.id === created.id)!.status, 'revoked');
+    const unknown = await runCli(['keys', 'revoke', '999'], { dataDir });
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no API key with id 999/);
+  });
+
+  test('human output shows the key once with a warning', async () => {
+    await cliJson(['users', 'create', '--name', 'human'], { dataDir });
+    const out = await runCli(['keys', 'create', '--user', 'human'], { dataDir });
+    assert.equal(out.code, 0);
+    assert.match(out.stdout, /shown only now/);
+    assert.match(out.stdout, /\n {2}tg_[A-Za-z0-9_-]{43}\n/);
+  });
+});
+
+describe('tollgate admins', () => {
+  test('create reads the password from stdin and stores a scrypt hash', async () => {
+    const admin = await cliJson<{ username: string }>(['admins', 'create', '--username', 'ops', '--password-stdin'], { dataDir, input: 'a long enough password\n' });
+    assert.equal(admin.username, 'ops');
+    const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+    const hash = db.prepare("SELECT password_hash FROM admin_users WHERE username = 'ops'").pluck().get() as string;
+    db.close();
+    assert.match(hash, /^scrypt\$131072\$8\$1\$/);
+    assert.ok(!hash.includes('a long enough password'));
+    const short = await runCli(['admins', 'create', '--username', 'weak', '--password-stdin'], { dataDir, input: 'short' });
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /at least 12 characters/);
+    assert.deepEqual((await cliJson<Array<{ username: string }>>(['admins', 'list'], { dataDir })).map((a) => a.username), ['ops']);
+    assert.deepEqual(await cliJson(['admins', 'delete', 'ops'], { dataDir }), { username: 'ops', deleted: true });
+  });
+});
+
+describe('tollgate check', () => {
+  test('accepts the default manifest and lists every problem of a bad one with exit 1', async () => {
+    const ok = await runCli(['check']);
+    assert.equal(ok.code, 0);
+    assert.match(ok.stdout, /built-in default manifest: OK \(plugins: auth-guard → logger → provider-router\)/);
+    const path = join(tempDir(), 'bad.json');
+    writeFileSync(path, JSON.stringify({ server: { port: -1 }, plugins: [{ name: 'nope' }, { name: 'provider-router' }] }));
+    const bad = await runCli(['check', '--config', path]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /2 problems/);
+    assert.match(bad.stderr, /\/server\/port: must be >= 0/);
+    assert.match(bad.stderr, /\/plugins\/0\/name: unknown plugin "nope"/);
+  });
+});
+
+describe('data dir', () => {
+  test('the first command creates tollgate.db; the master key is created once with mode 0600', async () => {
+    const dir = tempDir();
+    await cliJson(['users', 'list'], { dataDir: dir });
+    assert.ok(existsSync(join(dir, 'tollgate.db')));
+    const { key, created } = loadMasterKey(dir, {});
+    assert.equal(created, true);
+    assert.equal(key.length, 32);
+    assert.equal(statSync(join(dir, 'secret.key')).mode & 0o777, 0o600);
+    assert.deepEqual(loadMasterKey(dir, {}).key, key, 'the same key is read back');
+    assert.throws(() => loadMasterKey(dir, { TOLLGATE_SECRET: 'dG9vIHNob3J0' }), /exactly 32 bytes/);
+  });
+});
