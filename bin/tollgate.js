@@ -1,6 +1,39 @@
 #!/usr/bin/env node
-// Entry point for `npx tollgate` / `npm start`: loads the TypeScript sources through tsx (no build step).
-import { register } from 'tsx/esm/api';
+// Entry point for `npx tollgate` / `npm start`. Runs the bundle in dist/ (built by `npm install`,
+// `npm start` and `npm test`) when it is newer than every source file; otherwise runs the
+// TypeScript sources through tsx, so an edited checkout never runs stale code.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-register();
-await import('../cli/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bundle = join(root, 'dist', 'tollgate.js');
+
+function newestSourceMs() {
+  let newest = 0;
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  for (const dir of ['core', 'plugins', 'cli']) walk(join(root, dir));
+  return newest;
+}
+
+function bundleIsFresh() {
+  try {
+    return statSync(bundle).mtimeMs >= newestSourceMs();
+  } catch {
+    return false;
+  }
+}
+
+if (bundleIsFresh()) {
+  await import(bundle);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../cli/main.ts');
+}

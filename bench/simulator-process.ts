@@ -1,0 +1,6 @@
+/** The OpenAI simulator in its own process for the benchmark, so it does not share a CPU with the load generator. */
+import { startOpenAISimulator } from '../test/helpers/openai-simulator.ts';
+
+const sim = await startOpenAISimulator({ streamContentChunks: Number(process.env.SIM_CONTENT_CHUNKS ?? 22) });
+process.stdout.write(`${sim.baseUrl}\n`);
+process.on('SIGTERM', () => void sim.close().then(() => process.exit(0)));

@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// Bundles the TypeScript sources into dist/tollgate.js (dependencies stay external) so the gateway
+// runs without a TypeScript loader: about 50 MB less memory and no transpiling at start-up.
+// Runs on `npm install` / `npm ci` (prepare), before `npm start` and before `npm test`.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: [new URL('../cli/main.ts', import.meta.url).pathname],
+  outfile: new URL('../dist/tollgate.js', import.meta.url).pathname,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.18',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
