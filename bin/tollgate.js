@@ -2,6 +2,7 @@
 // Entry point for `npx tollgate` / `npm start`. Runs the bundle in dist/ (built by `npm install`,
 // `npm start` and `npm test`) when it is newer than every source file; otherwise runs the
 // TypeScript sources through tsx, so an edited checkout never runs stale code.
+// TOLLGATE_FROM_SOURCE=1 always runs the sources (the tests do, for coverage of the real files).
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,9 +31,11 @@ function bundleIsFresh() {
   }
 }
 
-if (bundleIsFresh()) {
+if (process.env.TOLLGATE_FROM_SOURCE !== '1' && bundleIsFresh()) {
+  process.env.TOLLGATE_RUNNING_FROM = 'bundle dist/tollgate.js';
   await import(bundle);
 } else {
+  process.env.TOLLGATE_RUNNING_FROM = 'TypeScript sources (tsx)';
   const { register } = await import('tsx/esm/api');
   register();
   await import('../cli/main.ts');

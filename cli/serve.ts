@@ -28,6 +28,7 @@ export function serveCommand(): Command {
       out(`  Health:       ${gateway.origin}/healthz`);
       out(`  Manifest:     ${source}`);
       out(`  Data dir:     ${dataDir}`);
+      if (process.env.TOLLGATE_RUNNING_FROM) out(`  Running:      ${process.env.TOLLGATE_RUNNING_FROM}`);
       const admin = gateway.bootstrapAdmin;
       if (admin?.generated) out(`Created admin "${admin.username}" with password ${admin.password} (shown once; change it or set TOLLGATE_ADMIN_PASSWORD).`);
       else if (admin) out(`Created admin "${admin.username}" with the password from TOLLGATE_ADMIN_PASSWORD.`);
