@@ -22,16 +22,20 @@ export function serveCommand(): Command {
       const { manifest, source } = loadManifest(options.config);
       const dataDir = resolveDataDir(options.dataDir);
       const gateway = await startGateway({ manifest, registry: pluginRegistry, dataDir, host: options.host, port: options.port });
-      const out = (line: string) => process.stdout.write(line + '\n');
-      out(`Tollgate is listening on ${gateway.origin}`);
-      out(`  API base URL: ${gateway.origin}/api/v1`);
-      out(`  Health:       ${gateway.origin}/healthz`);
-      out(`  Manifest:     ${source}`);
-      out(`  Data dir:     ${dataDir}`);
-      if (process.env.TOLLGATE_RUNNING_FROM) out(`  Running:      ${process.env.TOLLGATE_RUNNING_FROM}`);
+      const lines = [
+        `Tollgate is listening on ${gateway.origin}`,
+        `  API base URL: ${gateway.origin}/api/v1`,
+        `  Health:       ${gateway.origin}/healthz`,
+        `  Manifest:     ${source}`,
+        `  Data dir:     ${dataDir}`,
+      ];
+      if (process.env.TOLLGATE_RUNNING_FROM) lines.push(`  Running:      ${process.env.TOLLGATE_RUNNING_FROM}`);
       const admin = gateway.bootstrapAdmin;
-      if (admin?.generated) out(`Created admin "${admin.username}" with password ${admin.password} (shown once; change it or set TOLLGATE_ADMIN_PASSWORD).`);
-      else if (admin) out(`Created admin "${admin.username}" with the password from TOLLGATE_ADMIN_PASSWORD.`);
+      if (admin?.generated) lines.push(`Created admin "${admin.username}" with password ${admin.password} (shown once; change it or set TOLLGATE_ADMIN_PASSWORD).`);
+      else if (admin) lines.push(`Created admin "${admin.username}" with the password from TOLLGATE_ADMIN_PASSWORD.`);
+      // One write, so whoever reads the first line gets the whole banner.
+      process.stdout.write(lines.join('\n') + '\n');
+      const out = (line: string) => process.stdout.write(line + '\n');
 
       let stopping = false;
       const stop = (signal: NodeJS.Signals) => {
