@@ -13,6 +13,8 @@ import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-pro
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
+import type { Selectable } from 'kysely';
+import type { LlmRequestsTable } from '../../core/db-types.ts';
 
 const manifest = structuredClone(defaultManifest) as { plugins: Array<{ name: string; config: Record<string, unknown> }> };
 manifest.plugins.find((p) => p.name === 'logger')!.config = { flushIntervalMs: 20 };
@@ -25,22 +27,7 @@ let keyId: number;
 let userId: number;
 let client: OpenAI;
 
-interface Row {
-  request_id: string;
-  gateway_user_id: number | null;
-  api_key_id: number | null;
-  provider: string | null;
-  model_requested: string | null;
-  model_served: string | null;
-  status: number;
-  error_code: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  cached_tokens: number | null;
-  latency_ms: number;
-  ttft_ms: number | null;
-  stream: number;
-}
+type Row = Selectable<LlmRequestsTable>;
 
 /** Waits for the background logger to write the row of `requestId`. */
 async function logRow(requestId: string): Promise<Row> {
