@@ -1,7 +1,8 @@
 /**
  * The request log's background writer: a bounded in-memory queue written to `llm_requests` in
  * batches, one transaction per batch, flushed when a batch is full, on an interval, and on close.
- * A failed write keeps the rows queued and retries on the next flush.
+ * When the database is unavailable (locked, full) the rows stay queued for the next flush; a row the
+ * database refuses for good is logged and dropped so it cannot block the rows behind it.
  */
 import type { Store } from '../../core/db.ts';
 import { prepareQuery } from '../../core/db.ts';
@@ -16,6 +17,12 @@ const COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof NewLlmRequest>;
 
 export type RequestLogRow = { [K in (typeof COLUMNS)[number]]: NewLlmRequest[K] };
+
+/** Errors that say the database is unavailable right now (locked, full, I/O), not that a row is bad. */
+function isTransient(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/.test(code);
+}
 
 export interface RequestLogWriter {
   enqueue(row: RequestLogRow): void;
@@ -47,18 +54,39 @@ export function createRequestLogWriter(store: Store, config: LoggerConfig, log: 
   let dropped = 0;
   let scheduled = false;
 
+  /** Writes one batch; returns false when the database is unavailable and the batch must wait. */
+  function writeOrSalvage(batch: RequestLogRow[]): boolean {
+    try {
+      writeBatch(batch);
+      return true;
+    } catch (err) {
+      if (isTransient(err)) {
+        log.error('request log write failed; rows kept for retry', { queued: queue.length, err });
+        return false;
+      }
+    }
+    // A row the database refuses (a dangling user/key reference, a constraint) must not block the
+    // rows behind it: write one by one, detaching dangling references, dropping what still fails.
+    for (const row of batch) {
+      try {
+        insert.run(valuesOf(detach(row)));
+      } catch (err) {
+        if (isTransient(err)) throw err;
+        log.error('request log row dropped: the database refuses it', { requestId: row.request_id, err });
+      }
+    }
+    return true;
+  }
+
   function flush(): number {
     let written = 0;
     while (queue.length > 0 && store.sqlite.open) {
       const batch = queue.slice(0, config.batchSize);
       try {
-        writeBatch(batch);
+        if (!writeOrSalvage(batch)) return written;
       } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_FOREIGNKEY') {
-          log.error('request log write failed; rows kept for retry', { queued: queue.length, err });
-          return written;
-        }
-        writeBatch(batch.map(detach));
+        log.error('request log write failed; rows kept for retry', { queued: queue.length, err });
+        return written;
       }
       queue = queue.slice(batch.length);
       written += batch.length;

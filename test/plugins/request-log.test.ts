@@ -1,0 +1,92 @@
+/** The request log writer against a real SQLite file: batching, dangling references, the queue bound. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openStore } from '../../core/db.ts';
+import { createLog } from '../../core/log.ts';
+import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
+import { createApiKey } from '../../core/api-keys.ts';
+import { createRequestLogWriter, type RequestLogRow } from '../../plugins/logger/request-log.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+function row(requestId: string, userId: number | null, keyId: number | null): RequestLogRow {
+  return {
+    request_id: requestId, gateway_user_id: userId, api_key_id: keyId, provider: 'openai', model_requested: 'openai/m',
+    model_served: 'm', status: 200, error_code: null, prompt_tokens: 1, completion_tokens: 2, cached_tokens: 0,
+    latency_ms: 3, ttft_ms: 1, stream: 0, created_at: new Date().toISOString(),
+  };
+}
+
+describe('request log writer', () => {
+  test('writes queued rows in batches and keeps a row whose user was deleted while it waited', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const lines: string[] = [];
+    const writer = createRequestLogWriter(store, { batchSize: 2, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
+    const user = await createGatewayUser(store.db, { name: 'leaver' });
+    const key = await createApiKey(store.db, { gatewayUserId: user.id });
+    writer.enqueue(row('req_a', user.id, key.id));
+    await deleteGatewayUser(store.db, user.id);
+    writer.enqueue(row('req_b', user.id, key.id));
+    writer.enqueue(row('req_c', null, null));
+    assert.equal(writer.depth(), 3);
+    assert.equal(writer.flush(), 3);
+    assert.equal(writer.depth(), 0);
+    const rows = store.sqlite.prepare('SELECT request_id, gateway_user_id, api_key_id FROM llm_requests ORDER BY request_id').all();
+    assert.deepEqual(rows, [
+      { request_id: 'req_a', gateway_user_id: null, api_key_id: null },
+      { request_id: 'req_b', gateway_user_id: null, api_key_id: null },
+      { request_id: 'req_c', gateway_user_id: null, api_key_id: null },
+    ]);
+    writer.close();
+    await store.close();
+  });
+
+  test('a full queue drops its oldest rows and says so in the server log', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const lines: string[] = [];
+    const writer = createRequestLogWriter(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueueSize: 3 }, createLog('debug', (l) => lines.push(l)));
+    for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) writer.enqueue(row(id, null, null));
+    assert.equal(writer.depth(), 3);
+    writer.close();
+    const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY request_id').pluck().all();
+    assert.deepEqual(ids, ['r3', 'r4', 'r5']);
+    assert.ok(lines.some((l) => l.includes('request log queue full')));
+    await store.close();
+  });
+
+  test('a row the database refuses for good is dropped and logged without blocking the rows behind it', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const lines: string[] = [];
+    const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
+    writer.enqueue(row('dup', null, null));
+    writer.flush();
+    writer.enqueue(row('dup', null, null)); // violates UNIQUE(request_id): can never be written
+    writer.enqueue(row('after', null, null));
+    writer.flush();
+    assert.equal(writer.depth(), 0);
+    const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all();
+    assert.deepEqual(ids, ['dup', 'after']);
+    assert.ok(lines.some((l) => l.includes('request log row dropped') && l.includes('"requestId":"dup"')));
+    writer.close();
+    await store.close();
+  });
+
+  test('rows wait in the queue while the database is locked by another connection', async () => {
+    const file = join(tempDir(), 'log.db');
+    const store = openStore(file);
+    store.sqlite.pragma('busy_timeout = 0');
+    const lines: string[] = [];
+    const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
+    const other = openStore(file);
+    other.sqlite.exec('BEGIN IMMEDIATE');
+    writer.enqueue(row('waits', null, null));
+    assert.equal(writer.flush(), 0);
+    assert.equal(writer.depth(), 1);
+    assert.ok(lines.some((l) => l.includes('rows kept for retry')));
+    other.sqlite.exec('COMMIT');
+    assert.equal(writer.flush(), 1);
+    writer.close();
+    await other.close();
+    await store.close();
+  });
+});
