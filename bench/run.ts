@@ -27,8 +27,9 @@ const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CLK_TCK = 100; // Linux USER_HZ
 
-function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ proc: ChildProcess; match: RegExpExecArray }> {
-  const proc = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Spawns `command` (default: this Node with `args`) and waits for `ready` on its stdout. */
+function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, command = process.execPath): Promise<{ proc: ChildProcess; match: RegExpExecArray }> {
+  const proc = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (d) => {
@@ -112,10 +113,12 @@ async function main(): Promise<void> {
   const user = await createGatewayUser(store.db, { name: 'bench' });
   const { key } = await createApiKey(store.db, { gatewayUserId: user.id });
   await store.close();
+  // Started as `npx tollgate serve` starts it: the executable bin, with the V8 flags of its shebang.
   const gateway = await startProcess(
-    ['bin/tollgate.js', 'serve', '--port', '0', '--data-dir', dataDir],
+    ['serve', '--port', '0', '--data-dir', dataDir],
     { OPENAI_BASE_URL: simBase, OPENAI_API_KEY: 'sk-bench', TOLLGATE_ADMIN_PASSWORD: 'bench-admin-password' },
     /listening on (http:\/\/\S+)/,
+    join(root, 'bin', 'tollgate.js'),
   );
   const gwPid = gateway.proc.pid!;
   const targets = {
