@@ -14,7 +14,7 @@ export const authGuardSchema: JsonSchema = {
       description: 'How many key lookups (hits and misses) to keep in memory. Entries are dropped within ~250 ms of any change made by another process (CLI).',
     },
     lastUsedFlushMs: {
-      type: 'integer', minimum: 100, default: 5_000,
+      type: 'integer', minimum: 100, default: 1_000,
       description: 'How often the keys\' last_used_at timestamps are written back, in ms.',
     },
   },
