@@ -78,8 +78,18 @@ export abstract class ProviderService {
   }
 }
 
-/** Splits a base URL into undici's origin and a path prefix without trailing slash. */
+const splitCache = new Map<string, { origin: string; basePath: string }>();
+
+/**
+ * Splits a base URL into undici's origin and a path prefix without trailing slash. Memoized: it runs
+ * on every request and there are only a handful of distinct base URLs.
+ */
 export function splitBaseUrl(baseUrl: string): { origin: string; basePath: string } {
-  const url = new URL(baseUrl);
-  return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+  let split = splitCache.get(baseUrl);
+  if (!split) {
+    const url = new URL(baseUrl);
+    split = { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+    if (splitCache.size < 1_000) splitCache.set(baseUrl, split);
+  }
+  return split;
 }
