@@ -91,7 +91,7 @@ function malformed(provider: string, what: string): GatewayError {
 /** Reads `chat.completion.chunk` events; `[DONE]` ends the stream; `{"error":...}` is an in-band error. */
 class OpenAIStreamDecoder implements StreamDecoder {
   private finished = false;
-  constructor(private readonly provider: string, private readonly model: string) {}
+  constructor(private readonly provider: string) {}
 
   decode(event: FramedEvent, out: DecodedChunk[]): boolean {
     const data = event.data;
@@ -160,7 +160,7 @@ export class OpenAIProvider extends ProviderService {
         if (!completion || !Array.isArray(completion.choices)) throw malformed(provider, 'a response without "choices"');
         return { completion, raw: bodyText };
       },
-      createStreamDecoder: () => new OpenAIStreamDecoder(provider, model),
+      createStreamDecoder: () => new OpenAIStreamDecoder(provider),
     };
   }
 
