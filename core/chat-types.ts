@@ -7,11 +7,39 @@
 
 export type ChatRole = 'developer' | 'system' | 'user' | 'assistant' | 'tool' | 'function';
 
+/** A part of a message's `content` array. Parts of other types (audio, file) pass through untyped. */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+  | { type: string; [field: string]: unknown };
+
+/** An assistant's tool call; `function.arguments` is a JSON string. */
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A streamed tool-call fragment (`delta.tool_calls[]`): `index` identifies the call across chunks. */
+export interface ChatToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+/** A function tool the model may call; `parameters` is a JSON Schema object. */
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+}
+
 export interface ChatMessage {
   role: ChatRole;
-  content?: unknown;
+  /** A string, an array of `ChatContentPart`s, or null (assistant messages with tool calls). */
+  content?: string | ChatContentPart[] | null;
   name?: string;
-  tool_calls?: unknown[];
+  tool_calls?: ChatToolCall[];
   tool_call_id?: string;
   [field: string]: unknown;
 }
@@ -27,12 +55,16 @@ export interface ChatCompletionRequest {
   [field: string]: unknown;
 }
 
-/** OpenAI `CompletionUsage`. `cached_tokens` is a subset of `prompt_tokens`. */
+/**
+ * OpenAI `CompletionUsage`. `cached_tokens` (cache reads) and `cache_write_tokens` (tokens written to
+ * a provider's prompt cache, billed at its cache-write rate; OpenRouter's name) are subsets of
+ * `prompt_tokens`.
+ */
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number; [field: string]: unknown } | null;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; [field: string]: unknown } | null;
   completion_tokens_details?: { reasoning_tokens?: number; [field: string]: unknown } | null;
   [field: string]: unknown;
 }
@@ -57,7 +89,7 @@ export interface ChatCompletion {
 
 export interface ChatCompletionChunkChoice {
   index: number;
-  delta: { role?: ChatRole; content?: string | null; tool_calls?: unknown[]; [field: string]: unknown };
+  delta: { role?: ChatRole; content?: string | null; tool_calls?: ChatToolCallDelta[]; [field: string]: unknown };
   finish_reason: string | null;
   [field: string]: unknown;
 }

@@ -29,7 +29,7 @@ describe('chat completion request validation', () => {
     ['the minimal request', ok],
     ['nullable optional fields set to null', { ...ok, stream: null, max_tokens: null, temperature: null, stop: null }],
     ['unknown fields (passed through to the provider)', { ...ok, reasoning_effort: 'low', metadata: { a: 'b' } }],
-    ['content parts and tool calls', { ...ok, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }, { role: 'assistant', content: null, tool_calls: [{ id: '1' }] }, { role: 'tool', tool_call_id: '1', content: 'r' }] }],
+    ['content parts and tool calls', { ...ok, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }, { role: 'assistant', content: null, tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: '1', content: 'r' }] }],
   ];
   for (const [name, body] of accepted) test(`accepts ${name}`, () => assert.equal(validate(body), body));
 
@@ -37,6 +37,9 @@ describe('chat completion request validation', () => {
     ['a body that is not an object', [1], 'The request body must be object.', null],
     ['a missing model', { messages: ok.messages }, 'Missing required field "model".', 'model'],
     ['a model that is not a string', { ...ok, model: 4 }, 'Invalid value for "model": must be string.', 'model'],
+    ['a tool call without its function', { ...ok, messages: [{ role: 'assistant', content: null, tool_calls: [{ id: '1', type: 'function' }] }] }, 'Missing required field "messages[0].tool_calls[0].function".', 'messages[0].tool_calls[0].function'],
+    ['content that is a number', { ...ok, messages: [{ role: 'user', content: 4 }] }, 'Invalid value for "messages[0].content": must be string.', 'messages[0].content'],
+    ['a tool without a name', { ...ok, tools: [{ type: 'function', function: {} }] }, 'Missing required field "tools[0].function.name".', 'tools[0].function.name'],
     ['empty messages', { ...ok, messages: [] }, 'Invalid value for "messages": must NOT have fewer than 1 items.', 'messages'],
     ['an unknown role', { ...ok, messages: [{ role: 'bot', content: 'x' }] }, 'Invalid value for "messages[0].role": must be one of "developer", "system", "user", "assistant", "tool", "function".', 'messages[0].role'],
     ['a message without role', { ...ok, messages: [{ content: 'x' }] }, 'Missing required field "messages[0].role".', 'messages[0].role'],

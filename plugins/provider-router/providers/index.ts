@@ -1,13 +1,23 @@
 /**
  * Provider implementations by `type`. A manifest provider entry names one of these; its id (the
- * model prefix clients use) defaults to the type.
+ * model prefix clients use) is the entry's key, so several `openai-compatible` upstreams can coexist.
  */
 import type { UpstreamClient } from '../../../core/upstream.ts';
 import type { ProviderService, ProviderSettings } from './base.ts';
+import { AnthropicProvider } from './anthropic.ts';
+import { GeminiProvider } from './gemini.ts';
+import { MistralProvider } from './mistral.ts';
+import { OllamaProvider } from './ollama.ts';
 import { OpenAIProvider } from './openai.ts';
+import { OpenAICompatibleProvider } from './openai-compatible.ts';
 
 export type ProviderConstructor = new (id: string, settings: ProviderSettings, upstream: UpstreamClient) => ProviderService;
 
 export const providerTypes: ReadonlyMap<string, ProviderConstructor> = new Map<string, ProviderConstructor>([
   ['openai', OpenAIProvider],
+  ['anthropic', AnthropicProvider],
+  ['gemini', GeminiProvider],
+  ['mistral', MistralProvider],
+  ['ollama', OllamaProvider],
+  ['openai-compatible', OpenAICompatibleProvider],
 ]);

@@ -11,6 +11,7 @@
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/chat-types.ts';
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { GatewayError, modelNotFound, upstreamError } from '../../../core/errors.ts';
+import { malformedResponse, truncatedStream } from './canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
@@ -84,10 +85,6 @@ export function mapOpenAIError(provider: string, model: string, status: number, 
   });
 }
 
-function malformed(provider: string, what: string): GatewayError {
-  return upstreamError({ status: 502, code: 'upstream_malformed_response', message: `Provider "${provider}" sent ${what}.` });
-}
-
 /** Reads `chat.completion.chunk` events; `[DONE]` ends the stream; `{"error":...}` is an in-band error. */
 class OpenAIStreamDecoder implements StreamDecoder {
   private finished = false;
@@ -100,23 +97,21 @@ class OpenAIStreamDecoder implements StreamDecoder {
     try {
       parsed = JSON.parse(data);
     } catch {
-      throw malformed(this.provider, 'a stream event that is not JSON');
+      throw malformedResponse(this.provider, 'a stream event that is not JSON');
     }
     const chunk = parsed as ChatCompletionChunk & { error?: unknown };
     if (event.event === 'error' || (chunk && chunk.error !== undefined)) {
       const { message, code } = parseErrorBody(data);
       throw upstreamError({ status: 502, code, message: `Provider "${this.provider}" failed mid-stream${message ? `: ${message}` : '.'}` });
     }
-    if (!chunk || !Array.isArray(chunk.choices)) throw malformed(this.provider, 'a stream event without "choices"');
+    if (!chunk || !Array.isArray(chunk.choices)) throw malformedResponse(this.provider, 'a stream event without "choices"');
     for (const choice of chunk.choices) if (choice.finish_reason) this.finished = true;
     out.push({ chunk, raw: data });
     return false;
   }
 
   finish(): void {
-    if (!this.finished) {
-      throw upstreamError({ status: 502, code: 'upstream_stream_truncated', message: `Provider "${this.provider}" ended the stream before the answer was complete.` });
-    }
+    if (!this.finished) throw truncatedStream(this.provider);
   }
 }
 
@@ -155,9 +150,9 @@ export class OpenAIProvider extends ProviderService {
         try {
           completion = JSON.parse(bodyText) as ChatCompletion;
         } catch {
-          throw malformed(provider, 'a response that is not JSON');
+          throw malformedResponse(provider, 'a response that is not JSON');
         }
-        if (!completion || !Array.isArray(completion.choices)) throw malformed(provider, 'a response without "choices"');
+        if (!completion || !Array.isArray(completion.choices)) throw malformedResponse(provider, 'a response without "choices"');
         return { completion, raw: bodyText };
       },
       createStreamDecoder: () => new OpenAIStreamDecoder(provider),
@@ -168,7 +163,7 @@ export class OpenAIProvider extends ProviderService {
     const list = (await this.upstream.getJson(this.id, `${credential.baseUrl.replace(/\/+$/, '')}/models`, this.authHeaders(credential), signal)) as {
       data?: Array<{ id?: unknown; created?: unknown; owned_by?: unknown }>;
     };
-    if (!list || !Array.isArray(list.data)) throw malformed(this.id, 'a model list without "data"');
+    if (!list || !Array.isArray(list.data)) throw malformedResponse(this.id, 'a model list without "data"');
     return list.data
       .filter((m): m is { id: string; created?: unknown; owned_by?: unknown } => typeof m?.id === 'string' && m.id !== '')
       .map((m) => ({

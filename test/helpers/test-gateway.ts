@@ -1,0 +1,82 @@
+/**
+ * The whole gateway in-process (real server, plugins, SQLite file in a temp dir, undici), with one
+ * gateway user and API key, and the official `openai` SDK pointed at it. Provider tests use this with
+ * their upstream simulator as the provider's base URL.
+ */
+import OpenAI from 'openai';
+import type { Selectable } from 'kysely';
+import { startGateway, type RunningGateway } from '../../core/gateway.ts';
+import { validateManifest } from '../../core/manifest.ts';
+import { pluginRegistry } from '../../plugins/index.ts';
+import { createGatewayUser } from '../../core/gateway-users.ts';
+import { createApiKey } from '../../core/api-keys.ts';
+import { createLog } from '../../core/log.ts';
+import type { LlmRequestsTable } from '../../core/db-types.ts';
+import { tempDir } from './tmp.ts';
+
+export type LogRow = Selectable<LlmRequestsTable>;
+
+export interface TestGatewayOptions {
+  /** provider-router `providers`, e.g. `{ anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } }`. */
+  providers: Record<string, { type: string; baseUrl: string; apiKey?: string }>;
+  /** Extra provider-router config (e.g. `catalogTtlMs`). */
+  router?: Record<string, unknown>;
+  /** Manifest `upstream` settings (timeouts). */
+  upstream?: Record<string, unknown>;
+  /** Manifest `plugins` entries inserted between the logger and the router. */
+  plugins?: Array<{ name: string; config?: Record<string, unknown> }>;
+  dataDir?: string;
+}
+
+export interface TestGateway {
+  readonly gateway: RunningGateway;
+  /** `openai` SDK client with the user's key, `maxRetries: 0`. */
+  readonly client: OpenAI;
+  readonly apiKey: string;
+  readonly userId: number;
+  readonly keyId: number;
+  readonly dataDir: string;
+  /** Server log lines (JSON), for asserting what was (not) logged. */
+  readonly serverLog: string[];
+  /** Waits for the background logger to write the row of `requestId`. */
+  logRow(requestId: string): Promise<LogRow>;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const manifest = validateManifest(
+    {
+      upstream: options.upstream ?? {},
+      plugins: [
+        { name: 'auth-guard' },
+        { name: 'logger', config: { flushIntervalMs: 20 } },
+        ...(options.plugins ?? []),
+        { name: 'provider-router', config: { providers: options.providers, ...options.router } },
+      ],
+    },
+    pluginRegistry,
+    { env: {} },
+  );
+  const dataDir = options.dataDir ?? tempDir();
+  const serverLog: string[] = [];
+  const gateway = await startGateway({
+    manifest, registry: pluginRegistry, dataDir, port: 0, host: '127.0.0.1',
+    env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password' },
+    log: createLog('debug', (line) => serverLog.push(line)),
+  });
+  const user = await createGatewayUser(gateway.store.db, { name: `test-user-${Date.now()}` });
+  const key = await createApiKey(gateway.store.db, { gatewayUserId: user.id, name: 'test' });
+  const client = new OpenAI({ apiKey: key.key, baseURL: `${gateway.origin}/api/v1`, maxRetries: 0 });
+  return {
+    gateway, client, apiKey: key.key, userId: user.id, keyId: key.id, dataDir, serverLog,
+    async logRow(requestId) {
+      for (let i = 0; i < 200; i++) {
+        const row = await gateway.store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+        if (row) return row;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`no llm_requests row for ${requestId}`);
+    },
+    close: () => gateway.close(),
+  };
+}
