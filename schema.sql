@@ -89,3 +89,18 @@ CREATE TABLE provider_credentials (
   updated_at TEXT NOT NULL,
   UNIQUE (gateway_user_id, provider)
 ) STRICT;
+
+-- version: 2
+-- The discovered model catalog, persisted so a restart with an upstream down still knows its models.
+CREATE TABLE model_catalog (
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  -- The upstream's own display name (Anthropic display_name, Gemini displayName); NULL when it has none.
+  display_name TEXT,
+  -- Unix seconds, 0 when the provider does not say.
+  created INTEGER NOT NULL DEFAULT 0,
+  owned_by TEXT NOT NULL,
+  -- When this provider's list was fetched (ISO-8601 UTC).
+  fetched_at TEXT NOT NULL,
+  PRIMARY KEY (provider, model)
+) STRICT;

@@ -5,6 +5,9 @@ import { checkCommand } from './check.ts';
 import { usersCommand } from './users.ts';
 import { keysCommand } from './keys.ts';
 import { adminsCommand } from './admins.ts';
+import { credentialsCommand } from './credentials.ts';
+import { secretCommand } from './secret.ts';
+import { modelsCommand } from './models.ts';
 import { CliError } from './output.ts';
 import { ManifestError } from '../core/manifest.ts';
 
@@ -16,7 +19,10 @@ const program = new Command('tollgate')
   .addCommand(checkCommand())
   .addCommand(usersCommand())
   .addCommand(keysCommand())
-  .addCommand(adminsCommand());
+  .addCommand(adminsCommand())
+  .addCommand(credentialsCommand())
+  .addCommand(secretCommand())
+  .addCommand(modelsCommand());
 
 try {
   await program.parseAsync(process.argv);

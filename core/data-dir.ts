@@ -2,11 +2,17 @@
  * The data directory: `tollgate.db` and the master key `secret.key` (base64 of 32 random bytes, mode
  * 0600), unless `TOLLGATE_SECRET` supplies the key. The master key encrypts provider credentials
  * (AES-256-GCM); losing it makes stored credentials unreadable.
+ *
+ * Rotation (`tollgate secret rotate`) writes the new key to `secret.key.next`, re-encrypts every
+ * record in one transaction, then renames it over `secret.key`; a crash in between leaves both files,
+ * and both are in the keyring, so every record still opens. With `TOLLGATE_SECRET`, the operator sets
+ * the new key there and the old one in `TOLLGATE_SECRET_PREVIOUS` until the rotation has run.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from './db.ts';
+import { createKeyring, type Keyring } from './secret-box.ts';
 
 /** `--data-dir`, else `TOLLGATE_DATA_DIR`, else `./data`; absolute. */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
@@ -44,4 +50,62 @@ export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
   writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return { key, created: true };
+}
+
+function parseKey(text: string, what: string): Buffer {
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${what} must be base64 of exactly 32 bytes (e.g. \`openssl rand -base64 32\`).`);
+  return key;
+}
+
+export function nextKeyPath(dataDir: string): string {
+  return join(dataDir, 'secret.key.next');
+}
+
+/**
+ * Every master key this gateway holds: the current one (see `loadMasterKey`) seals; keys named in
+ * `TOLLGATE_SECRET_PREVIOUS` (comma-separated base64) and a pending `secret.key.next` also open.
+ */
+export function loadKeyring(dataDir: string, env: NodeJS.ProcessEnv = process.env): Keyring {
+  const { key } = loadMasterKey(dataDir, env);
+  const older: Buffer[] = [];
+  for (const text of (env.TOLLGATE_SECRET_PREVIOUS ?? '').split(',')) {
+    if (text.trim()) older.push(parseKey(text, 'Each key in TOLLGATE_SECRET_PREVIOUS'));
+  }
+  const next = nextKeyPath(dataDir);
+  if (existsSync(next)) older.push(parseKey(readFileSync(next, 'utf8'), next));
+  return createKeyring(key, older);
+}
+
+/** Writes (or resumes) the pending `secret.key.next` for a file-based rotation and returns it. */
+export function prepareNextKey(dataDir: string): Buffer {
+  const next = nextKeyPath(dataDir);
+  if (existsSync(next)) return parseKey(readFileSync(next, 'utf8'), next);
+  const key = randomBytes(32);
+  writeFileSync(next, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  return key;
+}
+
+/** Completes a file-based rotation: `secret.key.next` replaces `secret.key` (atomic rename). */
+export function commitNextKey(dataDir: string): void {
+  renameSync(nextKeyPath(dataDir), join(dataDir, 'secret.key'));
+}
+
+/**
+ * The keyring of a running gateway. `get()` is the keyring loaded at start; `reload()` re-reads the
+ * key files and environment, for when a record was sealed under a key this process has not seen
+ * (`tollgate secret rotate` ran in another process) and before sealing (so new records never use a
+ * key that a finished rotation has retired).
+ */
+export interface KeyringSource {
+  get(): Keyring;
+  reload(): Keyring;
+}
+
+export function createKeyringSource(dataDir: string, env: NodeJS.ProcessEnv = process.env): KeyringSource {
+  let keyring = loadKeyring(dataDir, env);
+  return {
+    get: () => keyring,
+    reload: () => (keyring = loadKeyring(dataDir, env)),
+  };
 }

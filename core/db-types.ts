@@ -81,6 +81,15 @@ export interface ProviderCredentialsTable {
   updated_at: string;
 }
 
+export interface ModelCatalogTable {
+  provider: string;
+  model: string;
+  display_name: string | null;
+  created: Generated<number>;
+  owned_by: string;
+  fetched_at: string;
+}
+
 export interface Database {
   gateway_users: GatewayUsersTable;
   api_keys: ApiKeysTable;
@@ -88,6 +97,7 @@ export interface Database {
   llm_requests: LlmRequestsTable;
   model_pricing: ModelPricingTable;
   provider_credentials: ProviderCredentialsTable;
+  model_catalog: ModelCatalogTable;
 }
 
 export type GatewayUser = Selectable<GatewayUsersTable>;

@@ -3,7 +3,8 @@
  * `tollgate.example.json` is this same document (a test keeps them equal). Order, and why:
  * - auth-guard first: nothing else runs for an unauthenticated request.
  * - logger next: outermost after auth, so it records every attributable outcome, denials included.
- * - provider-router last: it is terminal.
+ * - provider-router last: it is terminal. The five built-in providers read their shared keys and base
+ *   URLs from the environment (CONTRACT.md); one without a key is still usable with users' own keys.
  */
 export const defaultManifest = {
   server: {
@@ -17,11 +18,11 @@ export const defaultManifest = {
       name: 'provider-router',
       config: {
         providers: {
-          openai: {
-            type: 'openai',
-            baseUrl: '${OPENAI_BASE_URL:-https://api.openai.com/v1}',
-            apiKey: '${OPENAI_API_KEY:-}',
-          },
+          openai: { type: 'openai', baseUrl: '${OPENAI_BASE_URL:-https://api.openai.com/v1}', apiKey: '${OPENAI_API_KEY:-}' },
+          anthropic: { type: 'anthropic', baseUrl: '${ANTHROPIC_BASE_URL:-https://api.anthropic.com}', apiKey: '${ANTHROPIC_API_KEY:-}' },
+          gemini: { type: 'gemini', baseUrl: '${GEMINI_BASE_URL:-https://generativelanguage.googleapis.com/v1beta}', apiKey: '${GEMINI_API_KEY:-}' },
+          mistral: { type: 'mistral', baseUrl: '${MISTRAL_BASE_URL:-https://api.mistral.ai/v1}', apiKey: '${MISTRAL_API_KEY:-}' },
+          ollama: { type: 'ollama', baseUrl: '${OLLAMA_BASE_URL:-http://127.0.0.1:11434}', apiKey: '${OLLAMA_API_KEY:-}' },
         },
       },
     },

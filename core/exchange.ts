@@ -6,7 +6,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
 
 /** The gateway operations that run through the pipeline. */
-export type Operation = 'chat.completions' | 'models.list';
+export type Operation =
+  /** `POST /api/v1/chat/completions` */
+  | 'chat.completions'
+  /** `GET /api/v1/models` (OpenAI-compatible list) */
+  | 'models.list'
+  /** `GET /api/models` (catalog with display names) */
+  | 'models.catalog'
+  /** `GET /api/providers/{provider}` */
+  | 'providers.get';
 
 /** Who is calling: set by auth-guard. */
 export interface Principal {
@@ -33,6 +41,8 @@ export interface Exchange {
   readonly method: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
+  /** Path parameters, URL-decoded (e.g. `provider` of `/api/providers/{provider}`). */
+  readonly params: Readonly<Record<string, string>>;
   /** Wall clock at arrival, ms since the epoch. */
   readonly startedAtMs: number;
   /** `performance.now()` at arrival, for latencies. */

@@ -9,7 +9,7 @@ import { createPipeline } from './pipeline.ts';
 import { createGatewayServer, type GatewayServer } from './server.ts';
 import { createUpstreamClient } from './upstream.ts';
 import { createLog, type Log } from './log.ts';
-import { loadMasterKey, openDataDir } from './data-dir.ts';
+import { createKeyringSource, openDataDir } from './data-dir.ts';
 import { countAdmins, createAdmin } from './admin-users.ts';
 import { generatePassword } from './passwords.ts';
 import type { Store } from './db.ts';
@@ -54,9 +54,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const plugins: Plugin<unknown>[] = [];
   let server: GatewayServer | null = null;
   try {
-    loadMasterKey(options.dataDir, env);
+    const keyring = createKeyringSource(options.dataDir, env);
     const admin = await bootstrapAdmin(store, env);
-    const ctx: PluginContext = { store, log, dataDir: options.dataDir, upstream };
+    const ctx: PluginContext = { store, log, dataDir: options.dataDir, upstream, keyring };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log });
     server = createGatewayServer({ pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs });

@@ -34,6 +34,7 @@ import type { Store } from './db.ts';
 import type { Log } from './log.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { UpstreamClient } from './upstream.ts';
+import type { KeyringSource } from './data-dir.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -72,6 +73,8 @@ export interface PluginContext {
   readonly dataDir: string;
   /** The shared upstream HTTP client (keep-alive pools, timeouts from the manifest). */
   readonly upstream: UpstreamClient;
+  /** The master keys that open stored provider credentials. */
+  readonly keyring: KeyringSource;
 }
 
 export interface UpstreamSettings {

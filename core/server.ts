@@ -41,7 +41,32 @@ interface PipelineRoute {
 const PIPELINE_ROUTES: Record<string, Record<string, PipelineRoute>> = {
   '/api/v1/chat/completions': { POST: { operation: 'chat.completions', hasBody: true } },
   '/api/v1/models': { GET: { operation: 'models.list', hasBody: false } },
+  '/api/models': { GET: { operation: 'models.catalog', hasBody: false } },
 };
+
+/** Routes with one trailing path parameter: prefix → parameter name and methods. */
+const PARAM_ROUTES: Array<{ prefix: string; param: string; methods: Record<string, PipelineRoute> }> = [
+  { prefix: '/api/providers/', param: 'provider', methods: { GET: { operation: 'providers.get', hasBody: false } } },
+];
+
+/** The pipeline route for `path` and its path parameters, or null. */
+function matchRoute(path: string): { byMethod: Record<string, PipelineRoute>; params: Record<string, string> } | null {
+  const exact = PIPELINE_ROUTES[path];
+  if (exact) return { byMethod: exact, params: {} };
+  for (const route of PARAM_ROUTES) {
+    if (!path.startsWith(route.prefix)) continue;
+    const raw = path.slice(route.prefix.length);
+    if (!raw || raw.includes('/')) return null;
+    let value: string;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+    return { byMethod: route.methods, params: { [route.param]: value } };
+  }
+  return null;
+}
 
 /** A new request id: `req_` + 32 hex digits. */
 export function newRequestId(): string {
@@ -70,12 +95,12 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     try {
       const local = localRoutes[`${method} ${path}`];
       if (local) return await local(req, res, requestId);
-      const byMethod = PIPELINE_ROUTES[path];
-      if (!byMethod) throw routeNotFound(method, path);
-      const route = byMethod[method];
-      if (!route) throw methodNotAllowed(method, path, Object.keys(byMethod).join(', '));
+      const matched = matchRoute(path);
+      if (!matched) throw routeNotFound(method, path);
+      const route = matched.byMethod[method];
+      if (!route) throw methodNotAllowed(method, path, Object.keys(matched.byMethod).join(', '));
       if (draining) throw shuttingDown();
-      await runExchange(req, res, requestId, method, path, route);
+      await runExchange(req, res, requestId, method, path, route, matched.params);
     } catch (err) {
       const error = toGatewayError(err);
       if (error.code === 'internal_error') log.error('request failed', { requestId, err });
@@ -84,7 +109,10 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     }
   }
 
-  async function runExchange(req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string, route: PipelineRoute): Promise<void> {
+  async function runExchange(
+    req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string,
+    route: PipelineRoute, params: Record<string, string>,
+  ): Promise<void> {
     const startedAtPerfMs = performance.now();
     const startedAtMs = Date.now();
     let body: ChatCompletionRequest | null = null;
@@ -96,6 +124,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       method,
       path,
       headers: req.headers,
+      params,
       startedAtMs,
       startedAtPerfMs,
       signal: controller.signal,

@@ -1,20 +1,35 @@
 /**
- * The model catalog: each provider's discovered model list, cached in memory with a TTL; when a
- * refresh fails the stale list is served (lru-cache `allowStaleOnFetchRejection`). Providers that
- * cannot be listed (down, no credential) contribute nothing.
+ * The model catalog: each provider's discovered model list, cached in memory with a TTL. A list that
+ * was persisted by an earlier run (`catalog-store.ts`) seeds the cache with its remaining freshness,
+ * so a restart does not re-discover a fresh list, and a restart with the upstream down still serves
+ * the old one. When a refresh fails the stale list is served (lru-cache `allowStaleOnFetchRejection`).
+ * Providers that cannot be listed (down and never listed, no shared credential) contribute nothing.
  */
 import { LRUCache } from 'lru-cache';
 import type { Log } from '../../core/log.ts';
 import type { CatalogEntry, ProviderService } from './providers/base.ts';
+import type { PersistedList } from './catalog-store.ts';
 
 export interface Catalog {
   /** Every provider's models (fetching lists not yet cached or expired). */
   all(): Promise<Array<{ provider: string; models: CatalogEntry[] }>>;
+  /** One provider's models. */
+  modelsOf(provider: string): Promise<CatalogEntry[]>;
   /** Provider ids whose catalog lists `modelId`. */
   providersOf(modelId: string): Promise<string[]>;
 }
 
-export function createCatalog(providers: ReadonlyMap<string, ProviderService>, ttlMs: number, log: Log): Catalog {
+export interface CatalogOptions {
+  ttlMs: number;
+  log: Log;
+  /** Lists persisted by an earlier run, by provider id. */
+  persisted?: ReadonlyMap<string, PersistedList>;
+  /** Called with each freshly discovered list (to persist it). */
+  onDiscovered?: (provider: string, models: CatalogEntry[]) => void;
+}
+
+export function createCatalog(providers: ReadonlyMap<string, ProviderService>, options: CatalogOptions): Catalog {
+  const { ttlMs, log } = options;
   const cache = new LRUCache<string, CatalogEntry[]>({
     max: Math.max(1, providers.size),
     ttl: ttlMs,
@@ -25,23 +40,43 @@ export function createCatalog(providers: ReadonlyMap<string, ProviderService>, t
       const provider = providers.get(id)!;
       const credential = provider.sharedCredential();
       if (!credential) return [];
-      return provider.listModels(credential, signal);
+      const models = await provider.listModels(credential, signal);
+      try {
+        options.onDiscovered?.(id, models);
+      } catch (err) {
+        log.warn('could not persist the model catalog', { provider: id, err: (err as Error).message });
+      }
+      return models;
     },
   });
+  for (const [id, list] of options.persisted ?? []) {
+    if (!providers.has(id)) continue;
+    // Remaining freshness; at least 1 ms so an old list is stale at once but still there to serve.
+    cache.set(id, list.models, { ttl: Math.max(1, ttlMs - (Date.now() - list.fetchedAtMs)) });
+  }
 
-  // After a failed discovery with nothing stale to serve, wait before asking that upstream again,
-  // so a down provider does not add a connect timeout to every request.
+  // After a failed discovery, wait before asking that upstream again, so a down provider does not
+  // add a connect timeout to every request.
   const retryAfterMs = Math.min(ttlMs, 30_000);
   const failedUntil = new Map<string, number>();
 
+  function failed(id: string, err: unknown): void {
+    failedUntil.set(id, Date.now() + retryAfterMs);
+    log.warn('model discovery failed', { provider: id, err: (err as Error | undefined)?.message });
+  }
+
   async function modelsOf(id: string): Promise<CatalogEntry[]> {
+    if (!providers.has(id)) return [];
     if ((failedUntil.get(id) ?? 0) > Date.now()) return cache.get(id, { allowStale: true }) ?? [];
+    const status: LRUCache.Status<string, CatalogEntry[]> = {};
     try {
-      return (await cache.fetch(id)) ?? [];
+      const models = await cache.fetch(id, { status });
+      // A rejected refresh that served the stale list resolves rather than throws.
+      if (status.fetchRejected) failed(id, status.fetchError);
+      return models ?? [];
     } catch (err) {
-      failedUntil.set(id, Date.now() + retryAfterMs);
-      log.warn('model discovery failed', { provider: id, err: (err as Error).message });
-      return [];
+      failed(id, err);
+      return cache.get(id, { allowStale: true }) ?? [];
     }
   }
 
@@ -51,6 +86,7 @@ export function createCatalog(providers: ReadonlyMap<string, ProviderService>, t
       const lists = await Promise.all(ids.map(modelsOf));
       return ids.map((provider, i) => ({ provider, models: lists[i]! }));
     },
+    modelsOf,
     async providersOf(modelId) {
       const lists = await this.all();
       return lists.filter((l) => l.models.some((m) => m.id === modelId)).map((l) => l.provider);

@@ -1,77 +1,85 @@
 /**
  * provider-router: the terminal plugin. Resolves the request's `model` to a provider and upstream
- * model, picks the credential, sets `ex.target` and returns the provider's `UpstreamCall`. It also
- * answers `GET /v1/models` from the discovered catalog, with `provider/model` ids.
- *
- * Model addressing (CONTRACT.md "Providers and credentials"): `provider/model` goes to that provider
- * even if its catalog does not list the model; a bare id resolves through the catalog (unknown → 404
- * `model_not_found`, several providers → 400 naming them).
+ * model (`resolve-model.ts`), picks the credential (the user's own, else the shared one:
+ * `user-credentials.ts`), sets `ex.target` and returns the provider's `UpstreamCall`. It also answers
+ * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by
+ * `catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
  */
 import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { invalidRequest, modelNotFound, providerNotConfigured, unknownProviderPrefix } from '../../core/errors.ts';
-import type { ProviderService } from './providers/base.ts';
+import { providerNotConfigured, providerNotFound } from '../../core/errors.ts';
+import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
-import { createCatalog, type Catalog } from './catalog.ts';
+import { createCatalog } from './catalog.ts';
+import { loadPersistedCatalog, persistCatalog } from './catalog-store.ts';
+import { resolveModel } from './resolve-model.ts';
+import { createCredentialResolver } from './user-credentials.ts';
+import { modelCatalog, openAIModelList, providerView } from './api-views.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 
-export interface ResolvedModel {
-  provider: ProviderService;
-  model: string;
-}
+export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
-/** Resolves a request's `model` field (see module doc). Throws the contract's errors. */
-export async function resolveModel(modelField: string, providers: ReadonlyMap<string, ProviderService>, catalog: Catalog): Promise<ResolvedModel> {
-  const slash = modelField.indexOf('/');
-  if (slash > 0) {
-    const provider = providers.get(modelField.slice(0, slash));
-    if (provider) {
-      const model = modelField.slice(slash + 1);
-      if (!model) throw invalidRequest('The model is missing after the provider prefix, e.g. "openai/gpt-4o-mini".', 'model');
-      return { provider, model };
-    }
-  }
-  // Bare ids, and ids whose first segment is not a provider (e.g. "meta-llama/Llama-3-8b").
-  const candidates = await catalog.providersOf(modelField);
-  if (candidates.length === 1) return { provider: providers.get(candidates[0]!)!, model: modelField };
-  if (candidates.length > 1) {
-    throw invalidRequest(
-      `The model "${modelField}" is offered by several providers: ${candidates.map((p) => `${p}/${modelField}`).join(', ')}. Name one.`,
-      'model',
-    );
-  }
-  if (slash > 0) throw unknownProviderPrefix(modelField.slice(0, slash), [...providers.keys()]);
-  throw modelNotFound(modelField);
-}
-
-function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Plugin {
-  const upstream = ctx.upstream;
+/** Instantiates the manifest's providers by id. */
+export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginContext, 'upstream'>): Map<string, ProviderService> {
   const providers = new Map<string, ProviderService>();
   for (const [id, settings] of Object.entries(config.providers)) {
     const Provider = providerTypes.get(settings.type)!;
-    providers.set(id, new Provider(id, settings, upstream));
+    providers.set(id, new Provider(id, settings, ctx.upstream));
   }
-  const catalog = createCatalog(providers, config.catalogTtlMs, ctx.log);
+  return providers;
+}
 
-  async function listModels() {
-    const lists = await catalog.all();
-    const data = lists.flatMap(({ provider, models }) =>
-      models.map((m) => ({ id: `${provider}/${m.id}`, object: 'model', created: m.created, owned_by: m.owned_by })),
-    );
-    return reply(200, { object: 'list', data });
+async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin> {
+  const providers = createProviders(config, ctx);
+  const catalog = createCatalog(providers, {
+    ttlMs: config.catalogTtlMs,
+    log: ctx.log,
+    persisted: await loadPersistedCatalog(ctx.store.db),
+    onDiscovered: (provider, models) => persistCatalog(ctx.store.sqlite, provider, models),
+  });
+  const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
+
+  async function describeProvider(ex: Exchange) {
+    const id = ex.params.provider ?? '';
+    const provider = providers.get(id);
+    if (!provider) throw providerNotFound(id, [...providers.keys()]);
+    const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
+    let models: CatalogEntry[] = await catalog.modelsOf(id);
+    let modelsError: string | null = null;
+    // The shared catalog is empty when only the caller has a key: list with theirs.
+    if (models.length === 0 && credential?.source === 'user') {
+      try {
+        models = await provider.listModels(credential, ex.signal);
+      } catch (err) {
+        modelsError = (err as Error).message;
+      }
+    }
+    return reply(200, providerView(provider, credential, models, modelsError));
   }
 
   return {
     name: 'provider-router',
     async route(ex: Exchange) {
-      if (ex.operation === 'models.list') return listModels();
+      switch (ex.operation) {
+        case 'models.list':
+          return reply(200, openAIModelList(await catalog.all()));
+        case 'models.catalog':
+          return reply(200, modelCatalog(await catalog.all()));
+        case 'providers.get':
+          return describeProvider(ex);
+        case 'chat.completions':
+          break;
+      }
       const request = ex.body!;
       const { provider, model } = await resolveModel(request.model, providers, catalog);
-      const credential = provider.sharedCredential();
+      const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
       if (!credential) throw providerNotConfigured(provider.id);
       ex.target = { provider: provider.id, model };
       return provider.buildChatCall(request, { model, credential });
+    },
+    close() {
+      credentials.close();
     },
   };
 }

@@ -55,6 +55,11 @@ export abstract class ProviderService {
     protected readonly upstream: UpstreamClient,
   ) {}
 
+  /** The provider's configured base URL. */
+  get baseUrl(): string {
+    return this.settings.baseUrl;
+  }
+
   /** The gateway-wide credential, or null when the provider needs a key and none is configured. */
   sharedCredential(): Credential | null {
     if (this.requiresApiKey && !this.settings.apiKey) return null;

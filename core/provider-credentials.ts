@@ -1,0 +1,127 @@
+/**
+ * Per-user provider credentials, sealed with AES-256-GCM under the master key (`secret-box.ts`).
+ * Only the masked hint, the base URL and the key id are ever shown; the key in clear exists only in
+ * memory, on its way to the upstream. Each record's AAD is its owner and provider, so a ciphertext
+ * moved to another row does not open.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from './db-types.ts';
+import type { Sqlite } from './db.ts';
+import { nowIso } from './db.ts';
+import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
+
+/** A stored credential as shown by the CLI and APIs: never the key itself. */
+export interface ProviderCredentialView {
+  gateway_user_id: number | null;
+  provider: string;
+  /** Masked key, e.g. `sk-…7f3a`. */
+  hint: string;
+  /** Overrides the provider's base URL for this user's requests; null = the provider's. */
+  base_url: string | null;
+  /** Which master key sealed it (changes on `tollgate secret rotate`). */
+  key_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An opened credential. */
+export interface OpenedCredential {
+  apiKey: string;
+  baseUrl: string | null;
+}
+
+function aadOf(gatewayUserId: number | null, provider: string): string {
+  return `provider_credentials:${gatewayUserId ?? 'shared'}:${provider}`;
+}
+
+/** Stores (or replaces) a user's credential for `provider`. */
+export async function setProviderCredential(
+  db: Kysely<Database>, keyring: Keyring,
+  input: { gatewayUserId: number; provider: string; apiKey: string; baseUrl?: string | null },
+): Promise<ProviderCredentialView> {
+  const sealed = seal(input.apiKey, keyring, aadOf(input.gatewayUserId, input.provider));
+  const now = nowIso();
+  const values = {
+    ciphertext: sealed.ciphertext, nonce: sealed.nonce, auth_tag: sealed.authTag, key_id: sealed.keyId,
+    hint: maskSecret(input.apiKey), base_url: input.baseUrl ?? null, updated_at: now,
+  };
+  return db
+    .insertInto('provider_credentials')
+    .values({ gateway_user_id: input.gatewayUserId, provider: input.provider, created_at: now, ...values })
+    .onConflict((oc) => oc.columns(['gateway_user_id', 'provider']).doUpdateSet(values))
+    .returning(['gateway_user_id', 'provider', 'hint', 'base_url', 'key_id', 'created_at', 'updated_at'])
+    .executeTakeFirstOrThrow();
+}
+
+/** A user's credentials (all users' when `gatewayUserId` is undefined), masked. */
+export async function listProviderCredentials(db: Kysely<Database>, gatewayUserId?: number): Promise<ProviderCredentialView[]> {
+  let query = db
+    .selectFrom('provider_credentials')
+    .select(['gateway_user_id', 'provider', 'hint', 'base_url', 'key_id', 'created_at', 'updated_at'])
+    .orderBy('gateway_user_id')
+    .orderBy('provider');
+  if (gatewayUserId !== undefined) query = query.where('gateway_user_id', '=', gatewayUserId);
+  return query.execute();
+}
+
+/** Deletes a user's credential for `provider`; false when there was none. */
+export async function deleteProviderCredential(db: Kysely<Database>, gatewayUserId: number, provider: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('provider_credentials')
+    .where('gateway_user_id', '=', gatewayUserId)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+interface SealedRow {
+  id: number;
+  gateway_user_id: number | null;
+  provider: string;
+  ciphertext: Buffer;
+  nonce: Buffer;
+  auth_tag: Buffer;
+  key_id: string;
+  base_url: string | null;
+}
+
+function openRow(row: SealedRow, keyring: Keyring): string {
+  return open({ ciphertext: row.ciphertext, nonce: row.nonce, authTag: row.auth_tag, keyId: row.key_id }, keyring, aadOf(row.gateway_user_id, row.provider));
+}
+
+/**
+ * Reads one user's credentials, opened, by provider. Synchronous (a prepared statement) because it
+ * runs on the request path behind a cache. Throws `SecretOpenError` for a record that does not open.
+ */
+export function createCredentialReader(sqlite: Sqlite): (gatewayUserId: number, keyring: Keyring) => Map<string, OpenedCredential> {
+  const statement = sqlite.prepare<[number], SealedRow>(
+    'SELECT id, gateway_user_id, provider, ciphertext, nonce, auth_tag, key_id, base_url FROM provider_credentials WHERE gateway_user_id = ?',
+  );
+  return (gatewayUserId, keyring) => {
+    const out = new Map<string, OpenedCredential>();
+    for (const row of statement.all(gatewayUserId)) out.set(row.provider, { apiKey: openRow(row, keyring), baseUrl: row.base_url });
+    return out;
+  };
+}
+
+/**
+ * Re-seals every record under `to.current` in one transaction (records already under it are skipped).
+ * `from` must open every record; otherwise nothing changes and `SecretOpenError` is thrown.
+ * Returns how many records were re-sealed.
+ */
+export function resealAll(sqlite: Sqlite, from: Keyring, to: Keyring): number {
+  const rows = sqlite.prepare<[], SealedRow>(
+    'SELECT id, gateway_user_id, provider, ciphertext, nonce, auth_tag, key_id, base_url FROM provider_credentials',
+  ).all();
+  const update = sqlite.prepare('UPDATE provider_credentials SET ciphertext = ?, nonce = ?, auth_tag = ?, key_id = ?, updated_at = ? WHERE id = ?');
+  let count = 0;
+  sqlite.transaction(() => {
+    for (const row of rows) {
+      if (row.key_id === to.current.id) continue;
+      const sealed = seal(openRow(row, from), to, aadOf(row.gateway_user_id, row.provider));
+      update.run(sealed.ciphertext, sealed.nonce, sealed.authTag, sealed.keyId, nowIso(), row.id);
+      count++;
+    }
+  })();
+  return count;
+}
