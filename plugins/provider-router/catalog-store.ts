@@ -2,7 +2,7 @@
  * The persisted model catalog (`model_catalog`): each provider's last discovered list, so a gateway
  * restarted while an upstream is down still resolves bare model ids and lists its models.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../core/db-types.ts';
 import type { Sqlite } from '../../core/db.ts';
 import { nowIso } from '../../core/db.ts';
@@ -14,9 +14,9 @@ export interface PersistedList {
   fetchedAtMs: number;
 }
 
-/** Every provider's persisted list. */
+/** Every provider's persisted list, models in the order the upstream listed them. */
 export async function loadPersistedCatalog(db: Kysely<Database>): Promise<Map<string, PersistedList>> {
-  const rows = await db.selectFrom('model_catalog').selectAll().orderBy('provider').orderBy('model').execute();
+  const rows = await db.selectFrom('model_catalog').selectAll().orderBy('provider').orderBy(sql`rowid`).execute();
   const lists = new Map<string, PersistedList>();
   for (const row of rows) {
     let list = lists.get(row.provider);

@@ -43,6 +43,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+let users = 0;
+
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
   const manifest = validateManifest(
     {
@@ -64,7 +66,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password' },
     log: createLog('debug', (line) => serverLog.push(line)),
   });
-  const user = await createGatewayUser(gateway.store.db, { name: `test-user-${Date.now()}` });
+  const user = await createGatewayUser(gateway.store.db, { name: `test-user-${process.pid}-${++users}` });
   const key = await createApiKey(gateway.store.db, { gatewayUserId: user.id, name: 'test' });
   const client = new OpenAI({ apiKey: key.key, baseURL: `${gateway.origin}/api/v1`, maxRetries: 0 });
   return {
