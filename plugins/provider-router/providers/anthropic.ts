@@ -1,16 +1,740 @@
-/** Anthropic upstream: not implemented yet (a placeholder so the registry compiles). */
-import type { ChatCompletionRequest } from '../../../core/chat-types.ts';
-import type { UpstreamCall } from '../../../core/upstream-call.ts';
-import { ProviderService, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
+/**
+ * Anthropic Messages API upstream: translates the canonical (OpenAI) chat request into
+ * `POST /v1/messages`, and Anthropic's message, named-event SSE stream, errors and paged model list
+ * back into canonical shapes.
+ *
+ * Sources (shared/reference/provider-wire-formats.md §2, §7):
+ * - Messages: https://platform.claude.com/docs/en/api/messages (request and response fields, content
+ *   blocks, `stop_reason`, usage with `cache_read_input_tokens` / `cache_creation_input_tokens`)
+ * - Streaming: https://platform.claude.com/docs/en/build-with-claude/streaming (`message_start`,
+ *   `content_block_*`, `message_delta` with cumulative usage, `message_stop`, `ping`, in-band `error`;
+ *   unknown event types may appear and are ignored)
+ * - Tool use: https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview (`tools` with
+ *   `input_schema`, `tool_choice` auto/any/tool/none + `disable_parallel_tool_use`, `tool_use` /
+ *   `tool_result` blocks)
+ * - Vision: https://platform.claude.com/docs/en/build-with-claude/vision (base64 and `url` image sources;
+ *   jpeg, png, gif, webp)
+ * - Prompt caching: https://platform.claude.com/docs/en/build-with-claude/prompt-caching (`cache_control`)
+ * - Errors: https://platform.claude.com/docs/en/api/errors ; rate limits and their headers:
+ *   https://platform.claude.com/docs/en/api/rate-limits
+ * - Versioning: https://platform.claude.com/docs/en/api/versioning (`anthropic-version` is pinned to
+ *   `2023-06-01`: under `2026-10-21` `temperature` / `top_p` are refused even at their defaults)
+ * - Models: https://docs.anthropic.com/en/api/models-list (cursor paging with `after_id`, `has_more`,
+ *   `last_id`)
+ *
+ * Base URL convention: `https://api.anthropic.com` (no version path); `/v1/messages` and `/v1/models`
+ * are appended. A base URL that already ends in `/v1` is accepted as the same thing.
+ *
+ * Request fields (every top-level field gets a decision in `REQUEST_FIELDS`; anything else is
+ * refused with a 400 naming it, as OpenAI itself refuses unrecognized arguments):
+ * - mapped: `model`; `messages` (system/developer → top-level `system` text blocks; user/assistant
+ *   turns; `tool_calls` → `tool_use`; tool messages → user `tool_result` blocks; consecutive same-role
+ *   turns merged because Anthropic roles alternate); `max_completion_tokens` ?? `max_tokens` →
+ *   `max_tokens` (required by Anthropic: `DEFAULT_MAX_TOKENS` when the client sends none);
+ *   `temperature` (clamped to Anthropic's 0..1); `top_p`; `top_k` (Anthropic's own, accepted as an
+ *   extension); `stop` → `stop_sequences`; `tools`, `tool_choice`, `parallel_tool_calls: false` →
+ *   `disable_parallel_tool_use`; `safety_identifier` ?? `user` → `metadata.user_id`; `stream`;
+ *   `response_format` `{type:"text"}` (the default, so nothing is sent).
+ * - dropped, with the reason in `REQUEST_FIELDS`: `stream_options`, `store`, `metadata`,
+ *   `service_tier`, `seed`, `prompt_cache_key`, `prompt_cache_retention`, and no-op values of the
+ *   refused ones (`n: 1`, penalties of 0, `logprobs: false`, empty `logit_bias`, `modalities: ["text"]`).
+ * - refused (400 naming the parameter): `n` > 1, `logprobs`, `top_logprobs`, `logit_bias`,
+ *   non-zero `presence_penalty` / `frequency_penalty`, `response_format` json_object / json_schema
+ *   (no JSON mode on every Messages model), `reasoning_effort` (extended thinking has constraints on
+ *   `max_tokens` and `temperature` the client did not agree to), `verbosity`, `audio`, non-text
+ *   `modalities`, `prediction`, `web_search_options`, `functions` / `function_call`.
+ * - inside messages: `name` is dropped (Anthropic turns carry no author name); assistant `refusal`
+ *   is dropped (it is not part of the conversation); image `detail` is dropped (no equivalent);
+ *   `cache_control` on text / image parts is forwarded (prompt caching, as OpenRouter clients send it);
+ *   audio / file parts, images outside user turns, and the deprecated `function` role are refused.
+ *   Empty turns are left out (Anthropic refuses empty content). A trailing assistant message is sent
+ *   as is: Anthropic continues it (prefill) instead of answering after it.
+ *
+ * Response: text blocks are concatenated; `tool_use` → `tool_calls`; `thinking` and
+ * `redacted_thinking` blocks are dropped (thinking cannot be requested through this API, and their
+ * signatures could not be sent back anyway); server-tool blocks are dropped likewise. Usage:
+ * `prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens` (Anthropic's
+ * `input_tokens` excludes both), `cached_tokens` = cache reads, `cache_write_tokens` = cache writes.
+ */
+import type {
+  ChatCompletion, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall, Usage,
+} from '../../../core/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
+import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
+import {
+  contentParts, contentText, createChunkBuilder, malformedResponse, maxOutputTokens, nowUnixSec, parseDataUrl,
+  parseToolArguments, parseUpstreamJson, truncatedStream, unsupportedParameter, usageOf, type ChunkBuilder,
+} from './canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
+/** Pinned API version: the one under which sampling parameters are still accepted (see module doc). */
+export const ANTHROPIC_VERSION = '2023-06-01';
+/** `max_tokens` sent when the client gives no cap (Anthropic requires one; every current model allows it). */
+export const DEFAULT_MAX_TOKENS = 4096;
+/** Anthropic's `temperature` range is 0..1; OpenAI's is 0..2. */
+const MAX_TEMPERATURE = 1;
+/** Image media types the Messages API accepts in base64 sources. */
+const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+/** The largest page `GET /v1/models` serves, and a bound on pages followed (a broken cursor cannot loop). */
+const MODEL_PAGE_LIMIT = 1000;
+const MAX_MODEL_PAGES = 50;
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic wire shapes (only what the gateway writes or reads)
+
+interface CacheControl { type: 'ephemeral'; ttl?: string }
+interface TextBlock { type: 'text'; text: string; cache_control?: CacheControl }
+interface ImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+  cache_control?: CacheControl;
+}
+interface ToolUseBlock { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+interface ToolResultBlock { type: 'tool_result'; tool_use_id: string; content?: string }
+type RequestBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
+
+interface AnthropicTurn { role: 'user' | 'assistant'; content: string | RequestBlock[] }
+interface AnthropicTool { name: string; description?: string; input_schema: Record<string, unknown> }
+type AnthropicToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+/** The `POST /v1/messages` body Tollgate sends. */
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  system?: TextBlock[];
+  messages: AnthropicTurn[];
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stop_sequences?: string[];
+  tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
+  metadata?: { user_id: string };
+  stream?: true;
+}
+
+interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+type ResponseBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: string; [field: string]: unknown };
+
+interface AnthropicMessage {
+  id: string;
+  type: 'message';
+  model: string;
+  content: ResponseBlock[];
+  stop_reason: string | null;
+  usage?: AnthropicUsage;
+}
+
+interface AnthropicErrorBody {
+  type?: string;
+  error?: { type?: string; message?: string; details?: { error_code?: string } | null };
+  request_id?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request mapping
+
+type FieldRule =
+  | { rule: 'mapped' }
+  | { rule: 'dropped'; why: string }
+  /** Refused unless the value changes nothing (then dropped). */
+  | { rule: 'refused'; why: string; noop: (value: unknown) => boolean };
+
+const isNullish = (value: unknown) => value === null || value === undefined;
+const noopIf = (...values: unknown[]) => (value: unknown) => isNullish(value) || values.includes(value);
+const MAPPED: FieldRule = { rule: 'mapped' };
+
+/** The decision for every OpenAI request field (see module doc). */
+const REQUEST_FIELDS: Readonly<Record<string, FieldRule>> = {
+  model: MAPPED, messages: MAPPED, stream: MAPPED, max_tokens: MAPPED, max_completion_tokens: MAPPED,
+  temperature: MAPPED, top_p: MAPPED, top_k: MAPPED, stop: MAPPED, tools: MAPPED, tool_choice: MAPPED,
+  parallel_tool_calls: MAPPED, response_format: MAPPED, user: MAPPED, safety_identifier: MAPPED,
+  stream_options: { rule: 'dropped', why: 'Anthropic streams always report usage; the core hides it unless asked' },
+  store: { rule: 'dropped', why: 'OpenAI-side storage of completions; nothing is stored at Anthropic' },
+  metadata: { rule: 'dropped', why: 'tags for OpenAI stored completions; never shown to the model' },
+  service_tier: { rule: 'dropped', why: "OpenAI's tiers (flex, scale, priority) have no Anthropic equivalent; the account's default tier serves" },
+  seed: { rule: 'dropped', why: 'determinism is best-effort even at OpenAI; Anthropic has no seed' },
+  prompt_cache_key: { rule: 'dropped', why: 'a routing hint for OpenAI caches; Anthropic caches by cache_control' },
+  prompt_cache_retention: { rule: 'dropped', why: 'OpenAI cache retention; Anthropic sets TTLs per cache_control' },
+  n: { rule: 'refused', why: 'Anthropic returns one choice per request', noop: noopIf(1) },
+  logprobs: { rule: 'refused', why: 'Anthropic does not return log probabilities', noop: noopIf(false) },
+  top_logprobs: { rule: 'refused', why: 'Anthropic does not return log probabilities', noop: noopIf(0) },
+  logit_bias: { rule: 'refused', why: 'Anthropic has no token biasing', noop: (v) => isNullish(v) || (typeof v === 'object' && Object.keys(v as object).length === 0) },
+  presence_penalty: { rule: 'refused', why: 'Anthropic has no presence penalty', noop: noopIf(0) },
+  frequency_penalty: { rule: 'refused', why: 'Anthropic has no frequency penalty', noop: noopIf(0) },
+  reasoning_effort: { rule: 'refused', why: 'extended thinking needs a token budget below max_tokens and default sampling; it is not mapped', noop: noopIf() },
+  verbosity: { rule: 'refused', why: 'Anthropic has no verbosity control', noop: noopIf() },
+  modalities: { rule: 'refused', why: 'Anthropic answers with text only', noop: (v) => isNullish(v) || (Array.isArray(v) && v.every((m) => m === 'text')) },
+  audio: { rule: 'refused', why: 'Anthropic answers with text only', noop: noopIf() },
+  prediction: { rule: 'refused', why: 'Anthropic has no predicted outputs', noop: noopIf() },
+  web_search_options: { rule: 'refused', why: "Anthropic's web search is a server tool with another shape", noop: noopIf() },
+  functions: { rule: 'refused', why: 'deprecated; use "tools"', noop: noopIf() },
+  function_call: { rule: 'refused', why: 'deprecated; use "tool_choice"', noop: noopIf() },
+};
+
+/** Throws 400 for a field that is refused (or unknown) and not a no-op. */
+function checkRequestFields(request: ChatCompletionRequest, provider: string): void {
+  for (const [field, value] of Object.entries(request)) {
+    const decision = REQUEST_FIELDS[field];
+    if (!decision) {
+      if (isNullish(value)) continue;
+      throw unsupportedParameter(field, provider, 'it is not a Chat Completions parameter Tollgate can translate to the Messages API');
+    }
+    if (decision.rule === 'refused' && !decision.noop(value)) throw unsupportedParameter(field, provider, decision.why);
+  }
+}
+
+/** Translates the canonical request into the Messages API body (without `stream`). Throws 400s. */
+export function toAnthropicRequest(request: ChatCompletionRequest, model: string, provider: string): AnthropicRequest {
+  checkRequestFields(request, provider);
+  const { system, messages } = toAnthropicMessages(request.messages, provider);
+  const body: AnthropicRequest = { model, max_tokens: maxOutputTokens(request) ?? DEFAULT_MAX_TOKENS, messages };
+  if (system.length > 0) body.system = system;
+  Object.assign(body, samplingParams(request), toolParams(request));
+  checkResponseFormat(request, provider);
+  const userId = request.safety_identifier ?? request.user;
+  if (typeof userId === 'string' && userId !== '') body.metadata = { user_id: userId };
+  return body;
+}
+
+function samplingParams(request: ChatCompletionRequest): Partial<AnthropicRequest> {
+  const out: Partial<AnthropicRequest> = {};
+  // Clamped rather than halved: 0.7 should stay 0.7; anything above 1 means "as random as possible".
+  if (typeof request.temperature === 'number') out.temperature = Math.min(request.temperature, MAX_TEMPERATURE);
+  if (typeof request.top_p === 'number') out.top_p = request.top_p;
+  if (!isNullish(request.top_k)) {
+    if (!Number.isInteger(request.top_k) || (request.top_k as number) < 0) {
+      throw invalidRequest('"top_k" must be a non-negative integer.', 'top_k');
+    }
+    out.top_k = request.top_k as number;
+  }
+  const stop = request.stop;
+  if (typeof stop === 'string') out.stop_sequences = [stop];
+  else if (Array.isArray(stop) && stop.length > 0) out.stop_sequences = stop as string[];
+  return out;
+}
+
+function checkResponseFormat(request: ChatCompletionRequest, provider: string): void {
+  const format = request.response_format as { type?: string } | null | undefined;
+  if (isNullish(format) || format!.type === 'text') return;
+  throw unsupportedParameter('response_format', provider, `"${format!.type}" has no equivalent in the Messages API on every model; only "text" is supported`);
+}
+
+/** `tools`, `tool_choice` and `parallel_tool_calls` → Anthropic `tools` / `tool_choice`. */
+function toolParams(request: ChatCompletionRequest): Partial<AnthropicRequest> {
+  const tools = (request.tools as ChatTool[] | undefined) ?? [];
+  const choice = request.tool_choice as string | { type?: string; function?: { name?: string } } | null | undefined;
+  if (tools.length === 0) {
+    // "auto" and "none" mean the same as sending no tools; anything that demands a tool cannot be met.
+    if (isNullish(choice) || choice === 'auto' || choice === 'none') return {};
+    throw invalidRequest('"tool_choice" requires "tools".', 'tool_choice');
+  }
+  const out: Partial<AnthropicRequest> = {
+    tools: tools.map((tool) => ({
+      name: tool.function.name,
+      ...(tool.function.description ? { description: tool.function.description } : {}),
+      // `strict` is dropped: Anthropic validates tool input against input_schema on its own terms.
+      input_schema: tool.function.parameters ?? { type: 'object', properties: {} },
+    })),
+  };
+  const toolChoice = toAnthropicToolChoice(choice, tools);
+  if (request.parallel_tool_calls === false && toolChoice?.type !== 'none') {
+    out.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true } as AnthropicToolChoice;
+  } else if (toolChoice) {
+    out.tool_choice = toolChoice;
+  }
+  return out;
+}
+
+function toAnthropicToolChoice(
+  choice: string | { type?: string; function?: { name?: string } } | null | undefined, tools: ChatTool[],
+): AnthropicToolChoice | null {
+  if (isNullish(choice)) return null;
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'required') return { type: 'any' };
+  if (choice === 'none') return { type: 'none' };
+  if (typeof choice === 'object' && choice!.type === 'function' && typeof choice!.function?.name === 'string') {
+    const name = choice!.function.name;
+    if (!tools.some((tool) => tool.function.name === name)) {
+      throw invalidRequest(`"tool_choice" names the function "${name}", which is not in "tools".`, 'tool_choice');
+    }
+    return { type: 'tool', name };
+  }
+  throw invalidRequest('"tool_choice" must be "auto", "required", "none" or {"type":"function","function":{"name"}}.', 'tool_choice');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+/**
+ * Splits the conversation into Anthropic's top-level `system` and alternating user/assistant turns.
+ * System and developer messages are lifted wherever they appear (Anthropic has one system prompt).
+ */
+function toAnthropicMessages(messages: ChatMessage[], provider: string): { system: TextBlock[]; messages: AnthropicTurn[] } {
+  const system: TextBlock[] = [];
+  const turns: Array<{ role: 'user' | 'assistant'; content: RequestBlock[] }> = [];
+  const push = (role: 'user' | 'assistant', blocks: RequestBlock[]) => {
+    // Empty turns are skipped (Anthropic refuses them); same-role neighbours merge (roles must alternate).
+    if (blocks.length === 0) return;
+    const last = turns.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else turns.push({ role, content: blocks });
+  };
+  messages.forEach((message, i) => {
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...systemBlocks(message, i, provider));
+        return;
+      case 'user':
+        return push('user', userBlocks(message, i, provider));
+      case 'assistant':
+        return push('assistant', assistantBlocks(message, i, provider));
+      case 'tool':
+        return push('user', [toolResultBlock(message, i, provider)]);
+      default:
+        throw unsupportedParameter(`messages[${i}].role`, provider, `the role "${message.role}" is deprecated; send "tool" messages`);
+    }
+  });
+  if (turns.length === 0) throw invalidRequest('"messages" needs at least one non-empty user, assistant or tool message (system prompts become Anthropic\'s "system").', 'messages');
+  return { system, messages: turns.map((turn) => ({ role: turn.role, content: compactContent(turn.content) })) };
+}
+
+/** A turn that is a single plain text block is sent as a string, the form Anthropic's docs use. */
+function compactContent(blocks: RequestBlock[]): string | RequestBlock[] {
+  const only = blocks[0]!;
+  return blocks.length === 1 && only.type === 'text' && !only.cache_control ? only.text : blocks;
+}
+
+function cacheControlOf(part: ChatContentPart, param: string): CacheControl | undefined {
+  const value = (part as { cache_control?: unknown }).cache_control;
+  if (isNullish(value)) return undefined;
+  const cc = value as { type?: unknown; ttl?: unknown };
+  if (typeof value !== 'object' || cc.type !== 'ephemeral' || (cc.ttl !== undefined && typeof cc.ttl !== 'string')) {
+    throw invalidRequest(`"${param}.cache_control" must be {"type":"ephemeral"} with an optional "ttl".`, `${param}.cache_control`);
+  }
+  return cc.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: cc.ttl as string };
+}
+
+function textBlock(text: string, part: ChatContentPart | null, param: string): TextBlock {
+  const cacheControl = part ? cacheControlOf(part, param) : undefined;
+  return cacheControl ? { type: 'text', text, cache_control: cacheControl } : { type: 'text', text };
+}
+
+function systemBlocks(message: ChatMessage, i: number, provider: string): TextBlock[] {
+  if (typeof message.content === 'string') return message.content ? [textBlock(message.content, null, '')] : [];
+  contentText(message.content, `messages[${i}].content`, provider); // refuses non-text parts
+  return contentParts(message.content)
+    .map((part, j) => textBlock((part as { text: string }).text, part, `messages[${i}].content[${j}]`))
+    .filter((block) => block.text !== '');
+}
+
+function userBlocks(message: ChatMessage, i: number, provider: string): RequestBlock[] {
+  const blocks: RequestBlock[] = [];
+  contentParts(message.content).forEach((part, j) => {
+    const param = `messages[${i}].content[${j}]`;
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (part.text !== '') blocks.push(textBlock(part.text, part, param));
+    } else if (part.type === 'image_url') {
+      blocks.push(imageBlock(part as { type: 'image_url'; image_url: { url: string } }, param, provider));
+    } else {
+      throw unsupportedParameter(param, provider, `"${part.type}" content parts are not supported; send text or image_url parts`);
+    }
+  });
+  return blocks;
+}
+
+/** A data URL → base64 source; an http(s) URL → url source (Anthropic fetches it). */
+function imageBlock(part: { type: 'image_url'; image_url: { url: string } } & ChatContentPart, param: string, provider: string): ImageBlock {
+  const url = part.image_url.url;
+  const cacheControl = cacheControlOf(part, param);
+  const withCache = (block: ImageBlock): ImageBlock => (cacheControl ? { ...block, cache_control: cacheControl } : block);
+  if (/^https?:\/\//i.test(url)) return withCache({ type: 'image', source: { type: 'url', url } });
+  const data = parseDataUrl(url);
+  if (!data) {
+    throw unsupportedParameter(`${param}.image_url`, provider, 'images must be an http(s) URL or a base64 data URL');
+  }
+  if (!IMAGE_MEDIA_TYPES.has(data.mediaType)) {
+    throw unsupportedParameter(`${param}.image_url`, provider, `the image type "${data.mediaType}" is not one of ${[...IMAGE_MEDIA_TYPES].join(', ')}`);
+  }
+  return withCache({ type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } });
+}
+
+function assistantBlocks(message: ChatMessage, i: number, provider: string): RequestBlock[] {
+  const blocks: RequestBlock[] = [];
+  contentParts(message.content).forEach((part, j) => {
+    const param = `messages[${i}].content[${j}]`;
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (part.text !== '') blocks.push(textBlock(part.text, part, param));
+    } else if (part.type !== 'refusal') {
+      throw unsupportedParameter(param, provider, `assistant turns may only hold text, not "${part.type}"`);
+    }
+  });
+  (message.tool_calls ?? []).forEach((call: ChatToolCall, k) => {
+    const input = parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${k}].function.arguments`);
+    blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
+  });
+  return blocks;
+}
+
+function toolResultBlock(message: ChatMessage, i: number, provider: string): ToolResultBlock {
+  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') {
+    throw invalidRequest(`"messages[${i}].tool_call_id" is required on tool messages.`, `messages[${i}].tool_call_id`);
+  }
+  const text = contentText(message.content ?? '', `messages[${i}].content`, provider);
+  // An empty result is sent without content: Anthropic refuses empty text.
+  return text === '' ? { type: 'tool_result', tool_use_id: message.tool_call_id } : { type: 'tool_result', tool_use_id: message.tool_call_id, content: text };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response mapping
+
+/** Anthropic `stop_reason` → OpenAI `finish_reason` (reference §7); unknown future reasons → `stop`. */
+const FINISH_REASONS: Readonly<Record<string, string>> = {
+  end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop',
+  max_tokens: 'length', model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls', refusal: 'content_filter',
+};
+
+export function finishReasonOf(stopReason: string): string {
+  return FINISH_REASONS[stopReason] ?? 'stop';
+}
+
+const count = (value: number | null | undefined) => (typeof value === 'number' && value > 0 ? value : 0);
+
+/** Anthropic usage → canonical usage; cache reads and writes are added back into `prompt_tokens`. */
+export function usageFromAnthropic(usage: AnthropicUsage): Usage {
+  const cacheRead = count(usage.cache_read_input_tokens);
+  const cacheWrite = count(usage.cache_creation_input_tokens);
+  return usageOf(count(usage.input_tokens) + cacheRead + cacheWrite, count(usage.output_tokens), cacheRead, cacheWrite);
+}
+
+/** A Messages API `message` → `chat.completion`. Throws 502 when it is not one. */
+export function toCompletion(message: AnthropicMessage, provider: string): ChatCompletion {
+  if (!message || message.type !== 'message' || !Array.isArray(message.content)) {
+    throw malformedResponse(provider, 'a response that is not a message');
+  }
+  let text = '';
+  const toolCalls: ChatToolCall[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') text += (block as { text: string }).text;
+    else if (block.type === 'tool_use') {
+      const use = block as { id: string; name: string; input: unknown };
+      toolCalls.push({ id: use.id, type: 'function', function: { name: use.name, arguments: JSON.stringify(use.input ?? {}) } });
+    }
+  }
+  const reply: ChatMessage = { role: 'assistant', content: toolCalls.length > 0 && text === '' ? null : text };
+  if (toolCalls.length > 0) reply.tool_calls = toolCalls;
+  return {
+    id: message.id,
+    object: 'chat.completion',
+    created: nowUnixSec(),
+    model: message.model,
+    choices: [{ index: 0, message: reply, finish_reason: finishReasonOf(message.stop_reason ?? 'end_turn') }],
+    usage: usageFromAnthropic(message.usage ?? {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream decoder
+
+interface StreamEvent {
+  type?: string;
+  message?: AnthropicMessage;
+  index?: number;
+  content_block?: ResponseBlock;
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: AnthropicUsage;
+  error?: AnthropicErrorBody['error'];
+}
+
+/**
+ * Reads Anthropic's named SSE events into `chat.completion.chunk`s: a role chunk on `message_start`,
+ * content from `text_delta`, one OpenAI tool-call index per `tool_use` block (Anthropic's block
+ * `index` also counts text and thinking blocks), `finish_reason` on `message_delta`, and the usage
+ * chunk on `message_stop` (the terminator). Usage counts are cumulative: the last value of each wins.
+ */
+class AnthropicStreamDecoder implements StreamDecoder {
+  private builder: ChunkBuilder | null = null;
+  private readonly usage: AnthropicUsage = {};
+  private readonly toolIndexByBlock = new Map<number, number>();
+  private stopped = false;
+
+  constructor(private readonly provider: string, private readonly model: string) {}
+
+  decode(framed: FramedEvent, out: DecodedChunk[]): boolean {
+    const event = parseUpstreamJson<StreamEvent>(this.provider, framed.data, 'a stream event');
+    const type = event?.type ?? framed.event;
+    switch (type) {
+      case 'ping':
+        return false;
+      case 'error':
+        throw anthropicError(this.provider, this.model, statusOfErrorType(event.error?.type), event, {}, 'failed mid-stream');
+      case 'message_start':
+        this.onMessageStart(event, out);
+        return false;
+      case 'content_block_start':
+        this.onBlockStart(event, out);
+        return false;
+      case 'content_block_delta':
+        this.onBlockDelta(event, out);
+        return false;
+      case 'message_delta':
+        this.onMessageDelta(event, out);
+        return false;
+      case 'message_stop':
+        this.emitUsage(out);
+        return true;
+      default:
+        // content_block_stop, and event types Anthropic may add without a version bump.
+        return false;
+    }
+  }
+
+  finish(out: DecodedChunk[]): void {
+    // A stream cut after its stop reason lost only the terminator: the answer is complete.
+    if (!this.stopped) throw truncatedStream(this.provider);
+    this.emitUsage(out);
+  }
+
+  private started(): ChunkBuilder {
+    if (!this.builder) throw malformedResponse(this.provider, 'a stream event before "message_start"');
+    return this.builder;
+  }
+
+  private onMessageStart(event: StreamEvent, out: DecodedChunk[]): void {
+    const message = event.message;
+    if (!message || typeof message.id !== 'string') throw malformedResponse(this.provider, 'a "message_start" without a message');
+    this.builder = createChunkBuilder(message.id, message.model || this.model);
+    this.mergeUsage(message.usage);
+    out.push({ chunk: this.builder.delta({ role: 'assistant', content: '' }), raw: null });
+  }
+
+  private onBlockStart(event: StreamEvent, out: DecodedChunk[]): void {
+    const builder = this.started();
+    const block = event.content_block;
+    if (block?.type === 'text' && typeof block.text === 'string' && block.text !== '') {
+      out.push({ chunk: builder.delta({ content: block.text }), raw: null });
+    } else if (block?.type === 'tool_use' && typeof event.index === 'number') {
+      const use = block as { id: string; name: string };
+      const index = this.toolIndexByBlock.size;
+      this.toolIndexByBlock.set(event.index, index);
+      out.push({
+        chunk: builder.delta({ tool_calls: [{ index, id: use.id, type: 'function', function: { name: use.name, arguments: '' } }] }),
+        raw: null,
+      });
+    }
+    // thinking, redacted_thinking and server-tool blocks are dropped (module doc).
+  }
+
+  private onBlockDelta(event: StreamEvent, out: DecodedChunk[]): void {
+    const builder = this.started();
+    const delta = event.delta;
+    if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
+      out.push({ chunk: builder.delta({ content: delta.text }), raw: null });
+      return;
+    }
+    const index = typeof event.index === 'number' ? this.toolIndexByBlock.get(event.index) : undefined;
+    if (delta?.type === 'input_json_delta' && index !== undefined && delta.partial_json) {
+      out.push({ chunk: builder.delta({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] }), raw: null });
+    }
+  }
+
+  private onMessageDelta(event: StreamEvent, out: DecodedChunk[]): void {
+    const builder = this.started();
+    this.mergeUsage(event.usage);
+    const stopReason = event.delta?.stop_reason;
+    if (typeof stopReason === 'string') {
+      this.stopped = true;
+      out.push({ chunk: builder.delta({}, finishReasonOf(stopReason)), raw: null });
+    }
+  }
+
+  private mergeUsage(usage: AnthropicUsage | undefined): void {
+    if (!usage) return;
+    for (const key of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
+      if (typeof usage[key] === 'number') this.usage[key] = usage[key];
+    }
+  }
+
+  private emitUsage(out: DecodedChunk[]): void {
+    const builder = this.started();
+    if (this.usage.input_tokens === undefined && this.usage.output_tokens === undefined) return;
+    out.push({ chunk: builder.usage(usageFromAnthropic(this.usage)), raw: null });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** HTTP status of each documented `error.type` (used for in-band stream errors, which carry none). */
+const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
+  invalid_request_error: 400, authentication_error: 401, billing_error: 402, permission_error: 403,
+  not_found_error: 404, request_too_large: 413, rate_limit_error: 429, api_error: 500,
+  timeout_error: 504, overloaded_error: 529,
+};
+
+function statusOfErrorType(type: string | undefined): number {
+  return ERROR_TYPE_STATUS[type ?? ''] ?? 500;
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `retry-after` (seconds) passed on, with `retry-after-ms` derived for the OpenAI SDK. */
+function retryHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const retryAfter = headerValue(headers, 'retry-after');
+  const seconds = Number(retryAfter);
+  if (!retryAfter || !Number.isFinite(seconds) || seconds < 0) return {};
+  return { 'retry-after': retryAfter, 'retry-after-ms': String(Math.round(seconds * 1000)) };
+}
+
+/**
+ * Maps an Anthropic error answer (`{"type":"error","error":{"type","message"},"request_id"}`) to the
+ * contract: 529 / `overloaded_error` → 503 `overloaded`; 429 keeps its status and `retry-after`
+ * (monthly spend cap `enforced_spend_limit_reached` → `insufficient_quota`, not retryable); 401/403
+ * messages are replaced; 404 → `model_not_found`; other 4xx keep their status (not retryable, except
+ * 408/409); 5xx → 502. Messages quote Anthropic's request id.
+ */
+export function mapAnthropicError(provider: string, model: string, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError {
+  let body: AnthropicErrorBody = {};
+  try {
+    body = (JSON.parse(bodyText) as AnthropicErrorBody) ?? {};
+  } catch {
+    // Not JSON (a proxy's page, an empty body): the status alone decides.
+  }
+  const requestId = body.request_id ?? headerValue(headers, 'request-id');
+  return anthropicError(provider, model, status, body, headers, `answered ${status}`, requestId);
+}
+
+function anthropicError(
+  provider: string, model: string, status: number, body: AnthropicErrorBody,
+  headers: Record<string, string | string[] | undefined>, what: string, requestId?: string,
+): GatewayError {
+  const type = body.error?.type;
+  const upstreamText = typeof body.error?.message === 'string' ? body.error.message : null;
+  const detail = `${upstreamText ? `: ${upstreamText}` : ''}${requestId ? ` (request-id ${requestId})` : ''}`;
+  const message = sentence(`Provider "${provider}" ${what}${detail}`);
+  if (status === 529 || type === 'overloaded_error') {
+    return upstreamError({ status: 503, code: 'overloaded', message, headers: retryHeaders(headers) });
+  }
+  if (status === 401 || status === 403) {
+    return upstreamError({
+      status,
+      code: type ?? (status === 401 ? 'authentication_error' : 'permission_error'),
+      message: `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`,
+      headers: { 'x-should-retry': 'false' },
+    });
+  }
+  if (status === 404) return modelNotFound(model, sentence(`The model "${model}" does not exist at provider "${provider}"${detail}`));
+  if (status === 429) return rateLimitError(body, headers, message);
+  if (status >= 500) return upstreamError({ status: 502, code: type ?? null, message });
+  const retryable = status === 408 || status === 409;
+  return upstreamError({ status, code: type ?? null, message, headers: retryable ? {} : { 'x-should-retry': 'false' } });
+}
+
+const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
+
+function rateLimitError(body: AnthropicErrorBody, headers: Record<string, string | string[] | undefined>, message: string): GatewayError {
+  if (body.error?.details?.error_code === 'enforced_spend_limit_reached') {
+    return upstreamError({ status: 429, code: 'insufficient_quota', message, headers: { 'x-should-retry': 'false' } });
+  }
+  return upstreamError({ status: 429, code: 'rate_limit_exceeded', message, headers: retryHeaders(headers) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provider
+
+interface AnthropicModelList {
+  data?: Array<{ id?: unknown; display_name?: unknown; created_at?: unknown }>;
+  has_more?: unknown;
+  last_id?: unknown;
+}
+
+/** A model entry → CatalogEntry; `created_at` (RFC 3339) → unix seconds, 0 when absent or invalid. */
+function toCatalogEntry(model: { id: string; display_name?: unknown; created_at?: unknown }, ownedBy: string): CatalogEntry {
+  const createdMs = typeof model.created_at === 'string' ? Date.parse(model.created_at) : NaN;
+  const entry: CatalogEntry = { id: model.id, created: Number.isFinite(createdMs) ? Math.floor(createdMs / 1000) : 0, owned_by: ownedBy };
+  if (typeof model.display_name === 'string' && model.display_name !== '') entry.display_name = model.display_name;
+  return entry;
+}
+
+/**
+ * The Anthropic provider. `buildChatCall` throws 400 (`invalid_request`, `param` named) for what the
+ * Messages API cannot honour; the codec maps answers, streams and errors as documented above;
+ * `listModels` follows the `/v1/models` cursor and throws `GatewayError` when the upstream fails.
+ */
 export class AnthropicProvider extends ProviderService {
   readonly name = 'Anthropic';
 
-  buildChatCall(_request: ChatCompletionRequest, _options: ChatCallOptions): UpstreamCall {
-    throw new Error('not implemented');
+  buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
+    const stream = request.stream === true;
+    const body = toAnthropicRequest(request, model, this.id);
+    if (stream) body.stream = true;
+    const { origin, apiPath } = this.endpoint(credential);
+    return {
+      provider: this.id,
+      origin,
+      path: `${apiPath}/messages`,
+      method: 'POST',
+      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
+      body: JSON.stringify(body),
+      stream,
+      codec: this.codec(model),
+    };
   }
 
-  async listModels(_credential: Credential): Promise<CatalogEntry[]> {
-    throw new Error('not implemented');
+  async listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {
+    const { origin, apiPath } = this.endpoint(credential);
+    const entries: CatalogEntry[] = [];
+    let afterId: string | null = null;
+    for (let page = 0; page < MAX_MODEL_PAGES; page++) {
+      const query = `limit=${MODEL_PAGE_LIMIT}${afterId ? `&after_id=${encodeURIComponent(afterId)}` : ''}`;
+      const list = (await this.upstream.getJson(this.id, `${origin}${apiPath}/models?${query}`, this.authHeaders(credential), signal)) as AnthropicModelList;
+      if (!list || !Array.isArray(list.data)) throw malformedResponse(this.id, 'a model list without "data"');
+      for (const model of list.data) {
+        if (typeof model?.id === 'string' && model.id !== '') entries.push(toCatalogEntry(model as { id: string }, this.id));
+      }
+      if (list.has_more !== true || typeof list.last_id !== 'string' || list.last_id === '') break;
+      afterId = list.last_id;
+    }
+    return entries;
+  }
+
+  private authHeaders(credential: Credential): Record<string, string> {
+    return { 'x-api-key': credential.apiKey, 'anthropic-version': ANTHROPIC_VERSION };
+  }
+
+  /** The origin and the `/v1` path under the base URL (a base URL already ending in `/v1` is accepted). */
+  private endpoint(credential: Credential): { origin: string; apiPath: string } {
+    const { origin, basePath } = splitBaseUrl(credential.baseUrl);
+    return { origin, apiPath: `${basePath.replace(/\/v1$/, '')}/v1` };
+  }
+
+  private codec(model: string): ResponseCodec {
+    const provider = this.id;
+    return {
+      framing: 'sse',
+      decodeError: (status, bodyText, headers) => mapAnthropicError(provider, model, status, bodyText, headers),
+      decodeResponse: (bodyText) => ({
+        completion: toCompletion(parseUpstreamJson<AnthropicMessage>(provider, bodyText, 'a response'), provider),
+        raw: null,
+      }),
+      createStreamDecoder: () => new AnthropicStreamDecoder(provider, model),
+    };
   }
 }
