@@ -22,8 +22,11 @@ export const providerRouterSchema: JsonSchema = {
         required: ['type', 'baseUrl'],
         properties: {
           type: { enum: [...providerTypes.keys()], description: 'Which implementation speaks to this upstream.' },
-          baseUrl: { type: 'string', pattern: '^https?://', description: 'Base URL including the version path, e.g. "https://api.openai.com/v1".' },
-          apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own). Use "${NAME}" to read it from the environment.' },
+          baseUrl: {
+            type: 'string', pattern: '^https?://',
+            description: 'Base URL as the provider documents it: "https://api.openai.com/v1", "https://api.anthropic.com", "https://generativelanguage.googleapis.com/v1beta", "https://api.mistral.ai/v1", "http://127.0.0.1:11434"; an OpenAI-compatible server\'s URL up to "/v1".',
+          },
+          apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
         },
       },
     },
