@@ -36,10 +36,10 @@ export function modelCatalog(lists: Lists) {
 
 /**
  * `GET /api/providers/{provider}`: the provider, whether the caller can use it and with whose
- * credential (`user` = their own, `shared` = the gateway's), and its models. `models_error` says why
- * the list is empty when listing failed.
+ * credential (`user` = their own, `shared` = the gateway's), and its models (empty when listing
+ * failed; the server log says why).
  */
-export function providerView(provider: ProviderService, credential: Credential | null, models: CatalogEntry[], modelsError: string | null) {
+export function providerView(provider: ProviderService, credential: Credential | null, models: CatalogEntry[]) {
   return {
     id: provider.id,
     object: 'provider',
@@ -47,6 +47,5 @@ export function providerView(provider: ProviderService, credential: Credential |
     configured: credential !== null,
     credential_source: credential?.source ?? null,
     models: models.map((m) => modelView(provider.id, m)),
-    models_error: modelsError,
   };
 }

@@ -7,7 +7,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Log } from '../../core/log.ts';
-import type { CatalogEntry, ProviderService } from './providers/base.ts';
+import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
 import type { PersistedList } from './catalog-store.ts';
 
 export interface Catalog {
@@ -90,6 +90,43 @@ export function createCatalog(providers: ReadonlyMap<string, ProviderService>, o
     async providersOf(modelId) {
       const lists = await this.all();
       return lists.filter((l) => l.models.some((m) => m.id === modelId)).map((l) => l.provider);
+    },
+  };
+}
+
+/**
+ * Model lists fetched with a user's own credential, for providers the gateway has no shared key for
+ * (so the shared catalog cannot list them). Cached per user and provider for `ttlMs`; not persisted.
+ * A failed listing yields nothing and is retried after `ttlMs` at most 30 s.
+ */
+export interface UserCatalog {
+  modelsOf(provider: ProviderService, gatewayUserId: number, credential: Credential): Promise<CatalogEntry[]>;
+}
+
+export function createUserCatalog(ttlMs: number, log: Log): UserCatalog {
+  const cache = new LRUCache<string, CatalogEntry[]>({ max: 10_000, ttl: ttlMs });
+  const pending = new Map<string, Promise<CatalogEntry[]>>();
+  return {
+    async modelsOf(provider, gatewayUserId, credential) {
+      const key = `${gatewayUserId}\n${provider.id}`;
+      const cached = cache.get(key);
+      if (cached) return cached;
+      let fetching = pending.get(key);
+      if (!fetching) {
+        fetching = provider.listModels(credential).then(
+          (models) => {
+            cache.set(key, models);
+            return models;
+          },
+          (err: unknown) => {
+            log.warn('model discovery with a user credential failed', { provider: provider.id, gatewayUserId, err: (err as Error).message });
+            cache.set(key, [], { ttl: Math.min(ttlMs, 30_000) });
+            return [];
+          },
+        ).finally(() => pending.delete(key));
+        pending.set(key, fetching);
+      }
+      return fetching;
     },
   };
 }

@@ -11,7 +11,7 @@ import type { Exchange } from '../../core/exchange.ts';
 import { providerNotConfigured, providerNotFound } from '../../core/errors.ts';
 import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
-import { createCatalog } from './catalog.ts';
+import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
 import { loadPersistedCatalog, persistCatalog } from './catalog-store.ts';
 import { resolveModel } from './resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
@@ -39,23 +39,42 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     onDiscovered: (provider, models) => persistCatalog(ctx.store.sqlite, provider, models),
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
+  const userCatalog = createUserCatalog(config.catalogTtlMs, ctx.log);
+
+  /**
+   * The catalog as one caller sees it: the shared lists, plus, for providers without a shared key,
+   * the lists their own key gives them. Bare model ids resolve through this view too.
+   */
+  function catalogFor(ex: Exchange): Catalog {
+    const userId = ex.principal?.gatewayUserId ?? null;
+    const own = async (id: string): Promise<CatalogEntry[] | null> => {
+      const provider = providers.get(id)!;
+      if (userId === null || provider.sharedCredential()) return null;
+      const credential = credentials.resolve(provider, userId);
+      return credential?.source === 'user' ? userCatalog.modelsOf(provider, userId, credential) : null;
+    };
+    const view: Catalog = {
+      async all() {
+        const lists = await catalog.all();
+        return Promise.all(lists.map(async (l) => ({ provider: l.provider, models: (await own(l.provider)) ?? l.models })));
+      },
+      async modelsOf(id) {
+        return (providers.has(id) ? await own(id) : null) ?? catalog.modelsOf(id);
+      },
+      async providersOf(modelId) {
+        return (await view.all()).filter((l) => l.models.some((m) => m.id === modelId)).map((l) => l.provider);
+      },
+    };
+    return view;
+  }
 
   async function describeProvider(ex: Exchange) {
     const id = ex.params.provider ?? '';
     const provider = providers.get(id);
     if (!provider) throw providerNotFound(id, [...providers.keys()]);
     const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
-    let models: CatalogEntry[] = await catalog.modelsOf(id);
-    let modelsError: string | null = null;
-    // The shared catalog is empty when only the caller has a key: list with theirs.
-    if (models.length === 0 && credential?.source === 'user') {
-      try {
-        models = await provider.listModels(credential, ex.signal);
-      } catch (err) {
-        modelsError = (err as Error).message;
-      }
-    }
-    return reply(200, providerView(provider, credential, models, modelsError));
+    const models = await catalogFor(ex).modelsOf(id);
+    return reply(200, providerView(provider, credential, models));
   }
 
   return {
@@ -63,16 +82,16 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     async route(ex: Exchange) {
       switch (ex.operation) {
         case 'models.list':
-          return reply(200, openAIModelList(await catalog.all()));
+          return reply(200, openAIModelList(await catalogFor(ex).all()));
         case 'models.catalog':
-          return reply(200, modelCatalog(await catalog.all()));
+          return reply(200, modelCatalog(await catalogFor(ex).all()));
         case 'providers.get':
           return describeProvider(ex);
         case 'chat.completions':
           break;
       }
       const request = ex.body!;
-      const { provider, model } = await resolveModel(request.model, providers, catalog);
+      const { provider, model } = await resolveModel(request.model, providers, catalogFor(ex));
       const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
       if (!credential) throw providerNotConfigured(provider.id);
       ex.target = { provider: provider.id, model };

@@ -165,6 +165,13 @@ describe('model and provider endpoints', () => {
       assert.equal(body.credential_source, 'user');
       assert.deepEqual(body.models.map((m) => [m.id, m.display_name]), [['byok/byok-model', 'Byok Model']]);
     });
+    const list = (await (await get('/api/v1/models', otherKey)).json()) as { data: Array<{ id: string }> };
+    assert.deepEqual(list.data.map((m) => m.id), ['openai/gpt-4o-mini', 'openai/gpt-4o', 'byok/byok-model']);
+    assert.equal((await chat('byok-model', otherKey)).status, 200, 'a bare id resolves through their own list');
+    assert.equal(own.requests.at(-1)!.headers.authorization, 'Bearer sk-other-user-key-000000');
+    const mine = (await (await get('/api/v1/models')).json()) as { data: Array<{ id: string }> };
+    assert.deepEqual(mine.data.map((m) => m.id), ['openai/gpt-4o-mini', 'openai/gpt-4o'], 'not for a user without that key');
+    assert.equal((await chat('byok-model')).status, 404);
   });
 
   test('an unknown provider is a 404 that lists the known ones; no key is a 401', async () => {
