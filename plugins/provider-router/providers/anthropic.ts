@@ -715,7 +715,7 @@ export class AnthropicProvider extends ProviderService {
     return entries;
   }
 
-  private authHeaders(credential: Credential): Record<string, string> {
+  protected override authHeaders(credential: Credential): Record<string, string> {
     return { 'x-api-key': credential.apiKey, 'anthropic-version': ANTHROPIC_VERSION };
   }
 

@@ -66,6 +66,14 @@ export abstract class ProviderService {
     return { apiKey: this.settings.apiKey, baseUrl: this.settings.baseUrl, source: 'shared' };
   }
 
+  /**
+   * Headers that carry `credential` upstream. Default: `Authorization: Bearer <key>` (OpenAI, Mistral,
+   * compatible servers, a proxy in front of Ollama), none without a key. Providers that differ override.
+   */
+  protected authHeaders(credential: Credential): Record<string, string> {
+    return credential.apiKey ? { authorization: `Bearer ${credential.apiKey}` } : {};
+  }
+
   /** Builds the upstream chat call, streamed when `request.stream` is true. */
   abstract buildChatCall(request: ChatCompletionRequest, options: ChatCallOptions): UpstreamCall;
 

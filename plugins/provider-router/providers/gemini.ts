@@ -660,7 +660,7 @@ export class GeminiProvider extends ProviderService {
   }
 
   /** The key goes in a header, never in `?key=`: query strings end up in access logs. */
-  private authHeaders(credential: Credential): Record<string, string> {
+  protected override authHeaders(credential: Credential): Record<string, string> {
     return { 'x-goog-api-key': credential.apiKey };
   }
 

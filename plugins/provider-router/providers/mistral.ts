@@ -698,10 +698,6 @@ export class MistralProvider extends ProviderService {
     };
   }
 
-  private authHeaders(credential: Credential): Record<string, string> {
-    return credential.apiKey ? { authorization: `Bearer ${credential.apiKey}` } : {};
-  }
-
   private codec(model: string): ResponseCodec {
     const provider = this.id;
     return {

@@ -526,10 +526,6 @@ export class OllamaProvider extends ProviderService {
     };
   }
 
-  private authHeaders(credential: Credential): Record<string, string> {
-    return credential.apiKey ? { authorization: `Bearer ${credential.apiKey}` } : {};
-  }
-
   private codec(model: string): ResponseCodec {
     const provider = this.id;
     return {

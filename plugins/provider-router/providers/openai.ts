@@ -136,10 +136,6 @@ export class OpenAIProvider extends ProviderService {
     };
   }
 
-  protected authHeaders(credential: Credential): Record<string, string> {
-    return credential.apiKey ? { authorization: `Bearer ${credential.apiKey}` } : {};
-  }
-
   protected codec(model: string): ResponseCodec {
     const provider = this.id;
     return {
