@@ -24,6 +24,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readSimRequest, type RecordedRequest } from './sim-http.ts';
 
 export interface SimModel { id: string; display_name: string; created_at: string }
 
@@ -33,13 +34,7 @@ export interface AnthropicSimulatorOptions {
   modelPageSize?: number;
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | null;
-}
+export type { RecordedRequest } from './sim-http.ts';
 
 export interface AnthropicSimulator {
   readonly origin: string;
@@ -358,26 +353,17 @@ export async function startAnthropicSimulator(options: AnthropicSimulatorOptions
   const state = { failModels: false };
 
   const server: Server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const text = Buffer.concat(parts).toString('utf8');
-    let body: Json | null = null;
-    try {
-      body = text ? (JSON.parse(text) as Json) : null;
-    } catch {
-      body = null;
-    }
-    const url = new URL(req.url ?? '/', 'http://sim');
-    const query = Object.fromEntries(url.searchParams);
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, query, headers: req.headers, body });
+    const { request } = await readSimRequest(req);
+    requests.push(request);
+    const { path, query, body } = request;
     if (typeof req.headers['x-api-key'] !== 'string' || req.headers['x-api-key'] === '') {
       return sendError(res, 401, 'authentication_error', 'x-api-key header is required');
     }
-    if (req.method === 'GET' && url.pathname === '/v1/models') {
+    if (req.method === 'GET' && path === '/v1/models') {
       if (state.failModels) return sendError(res, 500, 'api_error', 'Internal server error');
       return listModels(res, query, models, pageSize);
     }
-    if (req.method === 'POST' && url.pathname === '/v1/messages') return messages(req, res, body);
+    if (req.method === 'POST' && path === '/v1/messages') return messages(req, res, body);
     sendError(res, 404, 'not_found_error', 'Not found');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

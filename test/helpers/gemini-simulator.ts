@@ -25,6 +25,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readSimRequest, type RecordedRequest, sleep } from './sim-http.ts';
 
 export interface GeminiSimulatorOptions {
   /** Page size of `GET /models`, whatever the client asks, so paging is exercised. Default 2. */
@@ -33,13 +34,8 @@ export interface GeminiSimulatorOptions {
   failModelList?: boolean;
 }
 
-export interface RecordedGeminiRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | null;
-}
+/** A request as the simulator received it. */
+export type RecordedGeminiRequest = RecordedRequest;
 
 export interface GeminiSimulator {
   readonly origin: string;
@@ -81,7 +77,6 @@ class InvalidArgument extends Error {}
 
 type Json = Record<string, unknown>;
 const sse = (value: unknown) => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\r\n\r\n`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sendError(res: ServerResponse, code: number, status: string, message: string, details?: unknown[]) {
   res.writeHead(code, { 'content-type': 'application/json; charset=UTF-8' });
@@ -231,18 +226,9 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
   }
 
   const server: Server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const text = Buffer.concat(parts).toString('utf8');
-    let body: Json | null = null;
-    try {
-      body = text ? (JSON.parse(text) as Json) : null;
-    } catch {
-      body = null;
-    }
-    const url = new URL(req.url ?? '/', 'http://sim');
-    const query = Object.fromEntries(url.searchParams);
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, query, headers: req.headers, body });
+    const { request } = await readSimRequest(req);
+    requests.push(request);
+    const { path, query, body } = request;
     const key = req.headers['x-goog-api-key'];
     if (query.key) return sendError(res, 400, 'INVALID_ARGUMENT', 'The simulator refuses keys in the query string.');
     if (!key) return sendError(res, 403, 'PERMISSION_DENIED', 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.');
@@ -251,10 +237,10 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
         { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
       ]);
     }
-    if (req.method === 'GET' && url.pathname === '/v1beta/models') return listModels(res, query);
-    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+    if (req.method === 'GET' && path === '/v1beta/models') return listModels(res, query);
+    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(path);
     if (req.method === 'POST' && match && body) return chat(req, res, match[1]!, match[2]!, query, body);
-    sendError(res, 404, 'NOT_FOUND', `The simulator does not serve ${req.method} ${url.pathname}.`);
+    sendError(res, 404, 'NOT_FOUND', `The simulator does not serve ${req.method} ${path}.`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -29,13 +29,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readSimRequest, sleep, type RecordedRequest } from './sim-http.ts';
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | null;
-}
+export type { RecordedRequest } from './sim-http.ts';
 
 export interface MistralSimulator {
   readonly origin: string;
@@ -86,7 +82,6 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 
 const mistralError = (message: unknown, type: string, code: string | null = null) => ({ object: 'error', message, type, param: null, code });
 const sse = (value: unknown) => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Mistral's strict validation: the first problem as [status, body], or null when the body is valid. */
 function validate(body: Json): [number, unknown] | null {
@@ -214,17 +209,9 @@ export async function startMistralSimulator(options: { validKey?: string } = {})
   const requests: RecordedRequest[] = [];
   const state = { failModels: false };
   const server: Server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const text = Buffer.concat(parts).toString('utf8');
-    let body: Json | null = null;
-    try {
-      body = text ? (JSON.parse(text) as Json) : null;
-    } catch {
-      body = null;
-    }
-    const path = (req.url ?? '/').split('?')[0]!;
-    requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const { request } = await readSimRequest(req);
+    requests.push(request);
+    const { path, body } = request;
     if (req.headers.authorization !== `Bearer ${validKey}`) return send(res, 401, { message: 'Unauthorized', request_id: 'req-sim-401' });
     if (req.method === 'GET' && path === '/v1/models') {
       if (state.failModels) return send(res, 500, mistralError('Internal server error', 'internal_server_error', '3000'));

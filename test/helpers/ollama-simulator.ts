@@ -27,13 +27,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { readSimRequest, type RecordedRequest } from './sim-http.ts';
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | null;
-}
+export type { RecordedRequest } from './sim-http.ts';
 
 export interface OllamaSimulator {
   /** `http://127.0.0.1:<port>`: what OLLAMA_BASE_URL should be. */
@@ -210,18 +206,10 @@ export async function startOllamaSimulator(options: { models?: string[] } = {}):
   const state = { failTags: false };
 
   const server: Server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const text = Buffer.concat(parts).toString('utf8');
-    const path = (req.url ?? '/').split('?')[0]!;
-    let body: Record<string, unknown> | null = null;
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
-    } catch {
-      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body: null });
-      return sendError(res, 400, 'invalid character looking for beginning of value');
-    }
-    requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const { request, malformed } = await readSimRequest(req);
+    requests.push(request);
+    if (malformed) return sendError(res, 400, 'invalid character looking for beginning of value');
+    const { path, body } = request;
     if (req.method === 'GET' && path === '/api/tags') {
       if (state.failTags) return sendError(res, 500, 'open /root/.ollama/models/manifests: permission denied');
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });

@@ -20,6 +20,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { readSimRequest, sleep, type RecordedRequest } from './sim-http.ts';
 
 export interface SimulatorOptions {
   /** Content chunks in a normal stream (the stream has 1 role chunk + N content + 1 finish [+ usage]). */
@@ -29,12 +30,7 @@ export interface SimulatorOptions {
   models?: string[];
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | null;
-}
+export type { RecordedRequest } from './sim-http.ts';
 
 export interface OpenAISimulator {
   readonly origin: string;
@@ -91,7 +87,6 @@ const drainOrClose = (res: ServerResponse) =>
     res.on('drain', done);
     res.on('close', done);
   });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sendError(res: ServerResponse, status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) {
   const body = JSON.stringify({ error: { param: null, code: null, ...error } });
@@ -206,17 +201,9 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   }
 
   const server: Server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const text = Buffer.concat(parts).toString('utf8');
-    let body: Record<string, unknown> | null = null;
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
-    } catch {
-      body = null;
-    }
-    const path = (req.url ?? '/').split('?')[0]!;
-    requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const { request } = await readSimRequest(req);
+    requests.push(request);
+    const { path, body } = request;
     if (!req.headers.authorization?.startsWith('Bearer ')) {
       return sendError(res, 401, { message: 'You didn\'t provide an API key.', type: 'invalid_request_error' });
     }

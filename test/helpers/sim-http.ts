@@ -1,0 +1,32 @@
+/** What every upstream simulator does first with a request: read it whole and record it. */
+import type { IncomingMessage } from 'node:http';
+
+/** A request as a simulator received it. */
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: Record<string, string>;
+  headers: IncomingMessage['headers'];
+  /** The JSON body; null when empty or not JSON (`malformed` tells which). */
+  body: Record<string, unknown> | null;
+}
+
+/** Reads `req` whole and parses its body as JSON. */
+export async function readSimRequest(req: IncomingMessage): Promise<{ request: RecordedRequest; malformed: boolean }> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString('utf8');
+  let body: Record<string, unknown> | null = null;
+  let malformed = false;
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+  } catch {
+    malformed = true;
+  }
+  const url = new URL(req.url ?? '/', 'http://sim');
+  const request = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body };
+  return { request, malformed };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
