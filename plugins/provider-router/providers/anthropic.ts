@@ -686,16 +686,7 @@ export class AnthropicProvider extends ProviderService {
     const body = toAnthropicRequest(request, model, this.id);
     if (stream) body.stream = true;
     const { origin, apiPath } = this.endpoint(credential);
-    return {
-      provider: this.id,
-      origin,
-      path: `${apiPath}/messages`,
-      method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
-      body: JSON.stringify(body),
-      stream,
-      codec: this.codec(model),
-    };
+    return this.postJson(credential, origin, `${apiPath}/messages`, body, stream, this.codec(model));
   }
 
   async listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {

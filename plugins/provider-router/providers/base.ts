@@ -5,7 +5,7 @@
  * Provider knowledge lives only in the provider's own file; shared code never compares provider ids.
  */
 import type { ChatCompletionRequest } from '../../../core/chat-types.ts';
-import type { UpstreamCall } from '../../../core/upstream-call.ts';
+import type { ResponseCodec, StreamFraming, UpstreamCall } from '../../../core/upstream-call.ts';
 import type { UpstreamClient } from '../../../core/upstream.ts';
 
 /** A provider's entry in the router config (after `${ENV}` substitution). */
@@ -42,6 +42,8 @@ export interface ChatCallOptions {
   credential: Credential;
 }
 
+const STREAM_ACCEPT: Record<StreamFraming, string> = { sse: 'text/event-stream', ndjson: 'application/x-ndjson' };
+
 export abstract class ProviderService {
   /** Human name, e.g. "OpenAI". */
   abstract readonly name: string;
@@ -72,6 +74,23 @@ export abstract class ProviderService {
    */
   protected authHeaders(credential: Credential): Record<string, string> {
     return credential.apiKey ? { authorization: `Bearer ${credential.apiKey}` } : {};
+  }
+
+  /**
+   * A JSON `POST` of `body` to `origin` + `path` carrying `credential`, read back with `codec`. A
+   * streamed call accepts the codec's framing (`text/event-stream` or `application/x-ndjson`).
+   */
+  protected postJson(credential: Credential, origin: string, path: string, body: unknown, stream: boolean, codec: ResponseCodec): UpstreamCall {
+    return {
+      provider: this.id,
+      origin,
+      path,
+      method: 'POST',
+      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: stream ? STREAM_ACCEPT[codec.framing] : 'application/json' },
+      body: JSON.stringify(body),
+      stream,
+      codec,
+    };
   }
 
   /** Builds the upstream chat call, streamed when `request.stream` is true. */

@@ -647,16 +647,7 @@ export class GeminiProvider extends ProviderService {
     const body = toGeminiRequest(request, this.id);
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const stream = request.stream === true;
-    return {
-      provider: this.id,
-      origin,
-      path: `${basePath}/${path}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
-      method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
-      body: JSON.stringify(body),
-      stream,
-      codec: this.codec(path.slice(path.indexOf('/') + 1)),
-    };
+    return this.postJson(credential, origin, `${basePath}/${path}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, body, stream, this.codec(path.slice(path.indexOf('/') + 1)));
   }
 
   /** The key goes in a header, never in `?key=`: query strings end up in access logs. */

@@ -686,16 +686,7 @@ export class MistralProvider extends ProviderService {
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const body = buildMistralRequest(request, model, this.id);
-    return {
-      provider: this.id,
-      origin,
-      path: `${basePath}/chat/completions`,
-      method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: body.stream ? 'text/event-stream' : 'application/json' },
-      body: JSON.stringify(body),
-      stream: body.stream,
-      codec: this.codec(model),
-    };
+    return this.postJson(credential, origin, `${basePath}/chat/completions`, body, body.stream, this.codec(model));
   }
 
   private codec(model: string): ResponseCodec {

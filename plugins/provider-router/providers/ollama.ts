@@ -514,16 +514,7 @@ export class OllamaProvider extends ProviderService {
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const body = toOllamaRequest(request, model, this.id);
-    return {
-      provider: this.id,
-      origin,
-      path: `${basePath}/api/chat`,
-      method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: body.stream ? 'application/x-ndjson' : 'application/json' },
-      body: JSON.stringify(body),
-      stream: body.stream,
-      codec: this.codec(model),
-    };
+    return this.postJson(credential, origin, `${basePath}/api/chat`, body, body.stream, this.codec(model));
   }
 
   private codec(model: string): ResponseCodec {

@@ -124,16 +124,7 @@ export class OpenAIProvider extends ProviderService {
     const body: ChatCompletionRequest = { ...request, model };
     // Always ask for usage so streams are billed; the core strips it if the client did not ask.
     if (stream) body.stream_options = { ...request.stream_options, include_usage: true };
-    return {
-      provider: this.id,
-      origin,
-      path: `${basePath}/chat/completions`,
-      method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
-      body: JSON.stringify(body),
-      stream,
-      codec: this.codec(model),
-    };
+    return this.postJson(credential, origin, `${basePath}/chat/completions`, body, stream, this.codec(model));
   }
 
   protected codec(model: string): ResponseCodec {
