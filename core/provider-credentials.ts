@@ -4,8 +4,8 @@
  * memory, on its way to the upstream. Each record's AAD is its owner and provider, so a ciphertext
  * moved to another row does not open.
  */
-import type { Kysely } from 'kysely';
-import type { Database } from './db-types.ts';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, ProviderCredentialsTable } from './db-types.ts';
 import type { Sqlite } from './db.ts';
 import { nowIso } from './db.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
@@ -23,6 +23,9 @@ export interface ProviderCredentialView {
   created_at: string;
   updated_at: string;
 }
+
+/** What `ProviderCredentialView` shows: everything but the sealed key. */
+const VIEW_COLUMNS = ['gateway_user_id', 'provider', 'hint', 'base_url', 'key_id', 'created_at', 'updated_at'] as const;
 
 /** An opened credential. */
 export interface OpenedCredential {
@@ -49,7 +52,7 @@ export async function setProviderCredential(
     .insertInto('provider_credentials')
     .values({ gateway_user_id: input.gatewayUserId, provider: input.provider, created_at: now, ...values })
     .onConflict((oc) => oc.columns(['gateway_user_id', 'provider']).doUpdateSet(values))
-    .returning(['gateway_user_id', 'provider', 'hint', 'base_url', 'key_id', 'created_at', 'updated_at'])
+    .returning(VIEW_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 
@@ -57,7 +60,7 @@ export async function setProviderCredential(
 export async function listProviderCredentials(db: Kysely<Database>, gatewayUserId?: number): Promise<ProviderCredentialView[]> {
   let query = db
     .selectFrom('provider_credentials')
-    .select(['gateway_user_id', 'provider', 'hint', 'base_url', 'key_id', 'created_at', 'updated_at'])
+    .select(VIEW_COLUMNS)
     .orderBy('gateway_user_id')
     .orderBy('provider');
   if (gatewayUserId !== undefined) query = query.where('gateway_user_id', '=', gatewayUserId);
@@ -74,16 +77,10 @@ export async function deleteProviderCredential(db: Kysely<Database>, gatewayUser
   return result.numDeletedRows > 0n;
 }
 
-interface SealedRow {
-  id: number;
-  gateway_user_id: number | null;
-  provider: string;
-  ciphertext: Buffer;
-  nonce: Buffer;
-  auth_tag: Buffer;
-  key_id: string;
-  base_url: string | null;
-}
+/** The columns that open a record. */
+type SealedRow = Pick<Selectable<ProviderCredentialsTable>, 'id' | 'gateway_user_id' | 'provider' | 'ciphertext' | 'nonce' | 'auth_tag' | 'key_id' | 'base_url'>;
+
+const SELECT_SEALED = 'SELECT id, gateway_user_id, provider, ciphertext, nonce, auth_tag, key_id, base_url FROM provider_credentials';
 
 function openRow(row: SealedRow, keyring: Keyring): string {
   return open({ ciphertext: row.ciphertext, nonce: row.nonce, authTag: row.auth_tag, keyId: row.key_id }, keyring, aadOf(row.gateway_user_id, row.provider));
@@ -94,9 +91,7 @@ function openRow(row: SealedRow, keyring: Keyring): string {
  * runs on the request path behind a cache. Throws `SecretOpenError` for a record that does not open.
  */
 export function createCredentialReader(sqlite: Sqlite): (gatewayUserId: number, keyring: Keyring) => Map<string, OpenedCredential> {
-  const statement = sqlite.prepare<[number], SealedRow>(
-    'SELECT id, gateway_user_id, provider, ciphertext, nonce, auth_tag, key_id, base_url FROM provider_credentials WHERE gateway_user_id = ?',
-  );
+  const statement = sqlite.prepare<[number], SealedRow>(`${SELECT_SEALED} WHERE gateway_user_id = ?`);
   return (gatewayUserId, keyring) => {
     const out = new Map<string, OpenedCredential>();
     for (const row of statement.all(gatewayUserId)) out.set(row.provider, { apiKey: openRow(row, keyring), baseUrl: row.base_url });
@@ -110,9 +105,7 @@ export function createCredentialReader(sqlite: Sqlite): (gatewayUserId: number, 
  * Returns how many records were re-sealed.
  */
 export function resealAll(sqlite: Sqlite, from: Keyring, to: Keyring): number {
-  const rows = sqlite.prepare<[], SealedRow>(
-    'SELECT id, gateway_user_id, provider, ciphertext, nonce, auth_tag, key_id, base_url FROM provider_credentials',
-  ).all();
+  const rows = sqlite.prepare<[], SealedRow>(SELECT_SEALED).all();
   const update = sqlite.prepare('UPDATE provider_credentials SET ciphertext = ?, nonce = ?, auth_tag = ?, key_id = ?, updated_at = ? WHERE id = ?');
   let count = 0;
   sqlite.transaction(() => {

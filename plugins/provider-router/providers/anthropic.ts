@@ -62,8 +62,9 @@ import type {
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
 import {
-  contentParts, contentText, createChunkBuilder, malformedResponse, maxOutputTokens, nowUnixSec, parseDataUrl,
-  parseToolArguments, parseUpstreamJson, truncatedStream, unsupportedParameter, usageOf, type ChunkBuilder,
+  contentParts, contentText, createChunkBuilder, headerValue, malformedResponse, maxOutputTokens, nowUnixSec,
+  parseDataUrl, parseToolArguments, parseUpstreamJson, truncatedStream, unsupportedParameter, usageOf,
+  type ChunkBuilder,
 } from './canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
@@ -588,11 +589,6 @@ const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
 
 function statusOfErrorType(type: string | undefined): number {
   return ERROR_TYPE_STATUS[type ?? ''] ?? 500;
-}
-
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** `retry-after` (seconds) passed on, with `retry-after-ms` derived for the OpenAI SDK. */

@@ -8,6 +8,15 @@ import type {
 } from '../../../core/chat-types.ts';
 import { GatewayError, invalidRequest, upstreamError } from '../../../core/errors.ts';
 
+/** Response headers as undici gives them. */
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+/** A header's (first) value, by lowercase name. */
+export function headerValue(headers: UpstreamHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /** The output-token cap a client asked for: `max_completion_tokens`, else `max_tokens`, else null. */
 export function maxOutputTokens(request: ChatCompletionRequest): number | null {
   return request.max_completion_tokens ?? request.max_tokens ?? null;

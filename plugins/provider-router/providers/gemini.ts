@@ -53,9 +53,9 @@ import type {
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
 import {
-  completionId, contentParts, contentText, createChunkBuilder, malformedResponse, maxOutputTokens, nowUnixSec,
-  parseDataUrl, parseToolArguments, parseUpstreamJson, toolCallId, truncatedStream, unsupportedParameter, usageOf,
-  type ChunkBuilder,
+  completionId, contentParts, contentText, createChunkBuilder, headerValue, malformedResponse,
+  maxOutputTokens, nowUnixSec, parseDataUrl, parseToolArguments, parseUpstreamJson, toolCallId,
+  truncatedStream, unsupportedParameter, usageOf, type ChunkBuilder,
 } from './canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
@@ -570,8 +570,7 @@ function retryDelayMs(error: GeminiErrorStatus): number | null {
 function retryHeaders(error: GeminiErrorStatus, headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const ms = retryDelayMs(error);
   if (ms !== null) return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
-  const header = headers['retry-after'];
-  const value = Array.isArray(header) ? header[0] : header;
+  const value = headerValue(headers, 'retry-after');
   return value ? { 'retry-after': value } : {};
 }
 

@@ -62,8 +62,8 @@ import type {
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
 import {
-  completionId, contentParts, contentText, malformedResponse, maxOutputTokens, nowUnixSec, parseDataUrl,
-  parseUpstreamJson, toolCallId, truncatedStream, unsupportedParameter, usageOf,
+  completionId, contentParts, contentText, headerValue, malformedResponse, maxOutputTokens, nowUnixSec,
+  parseDataUrl, parseUpstreamJson, toolCallId, truncatedStream, unsupportedParameter, usageOf,
 } from './canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
@@ -617,15 +617,10 @@ export function parseMistralError(bodyText: string): ParsedError {
   return { message, type: text(inner.type), code: text(inner.code), param };
 }
 
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** `retry-after` (+ `-ms`) from Mistral's `retry-after` or `ratelimitbysize-reset` (seconds). */
 function retryHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  const seconds = Number(header(headers, 'retry-after') ?? header(headers, 'ratelimitbysize-reset'));
+  const seconds = Number(headerValue(headers, 'retry-after') ?? headerValue(headers, 'ratelimitbysize-reset'));
   if (Number.isFinite(seconds) && seconds >= 0) {
     out['retry-after'] = String(Math.ceil(seconds));
     out['retry-after-ms'] = String(Math.round(seconds * 1000));
@@ -661,7 +656,7 @@ export function mapMistralError(provider: string, model: string, status: number,
   }
   if (status === 422) return invalidRequest(says, parsed.param);
   if (status === 429) {
-    const quotaSpent = header(headers, 'x-ratelimitbysize-remaining-month') === '0';
+    const quotaSpent = headerValue(headers, 'x-ratelimitbysize-remaining-month') === '0';
     return upstreamError({
       status,
       code: quotaSpent ? 'insufficient_quota' : 'rate_limit_exceeded',

@@ -49,9 +49,9 @@ import type {
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { GatewayError, modelNotFound, upstreamError } from '../../../core/errors.ts';
 import {
-  completionId, contentParts, contentText, createChunkBuilder, malformedResponse, maxOutputTokens, nowUnixSec,
-  parseDataUrl, parseToolArguments, parseUpstreamJson, toolCallId, truncatedStream, unsupportedParameter, usageOf,
-  type ChunkBuilder,
+  completionId, contentParts, contentText, createChunkBuilder, headerValue, malformedResponse,
+  maxOutputTokens, nowUnixSec, parseDataUrl, parseToolArguments, parseUpstreamJson, toolCallId,
+  truncatedStream, unsupportedParameter, usageOf, type ChunkBuilder,
 } from './canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
@@ -437,11 +437,6 @@ export class OllamaStreamDecoder implements StreamDecoder {
 // ---------------------------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------------------------
-
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /**
  * The upstream's message: the `error` string of Ollama's body, or a short plain-text body (a reverse

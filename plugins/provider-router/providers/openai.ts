@@ -11,7 +11,7 @@
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/chat-types.ts';
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { GatewayError, modelNotFound, upstreamError } from '../../../core/errors.ts';
-import { malformedResponse, truncatedStream } from './canonical.ts';
+import { headerValue, malformedResponse, truncatedStream } from './canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
@@ -26,11 +26,6 @@ const NOT_RETRYABLE_429 = new Set([
   'insufficient_quota', 'credit_balance_exhausted', 'organization_spend_limit_exceeded',
   'project_spend_limit_exceeded', 'organization_usage_limit_exceeded',
 ]);
-
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 function parseErrorBody(bodyText: string): { message: string | null; type: string | null; code: string | null } {
   let body: OpenAIErrorBody;
