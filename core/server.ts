@@ -49,10 +49,19 @@ const PARAM_ROUTES: Array<{ prefix: string; param: string; methods: Record<strin
   { prefix: '/api/providers/', param: 'provider', methods: { GET: { operation: 'providers.get', hasBody: false } } },
 ];
 
+interface RouteMatch {
+  byMethod: Record<string, PipelineRoute>;
+  params: Readonly<Record<string, string>>;
+}
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+/** Exact paths' matches, built once: the common case allocates nothing per request. */
+const EXACT_MATCHES = new Map<string, RouteMatch>(Object.entries(PIPELINE_ROUTES).map(([path, byMethod]) => [path, { byMethod, params: NO_PARAMS }]));
+
 /** The pipeline route for `path` and its path parameters, or null. */
-function matchRoute(path: string): { byMethod: Record<string, PipelineRoute>; params: Record<string, string> } | null {
-  const exact = PIPELINE_ROUTES[path];
-  if (exact) return { byMethod: exact, params: {} };
+function matchRoute(path: string): RouteMatch | null {
+  const exact = EXACT_MATCHES.get(path);
+  if (exact) return exact;
   for (const route of PARAM_ROUTES) {
     if (!path.startsWith(route.prefix)) continue;
     const raw = path.slice(route.prefix.length);
@@ -111,7 +120,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
 
   async function runExchange(
     req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string,
-    route: PipelineRoute, params: Record<string, string>,
+    route: PipelineRoute, params: Readonly<Record<string, string>>,
   ): Promise<void> {
     const startedAtPerfMs = performance.now();
     const startedAtMs = Date.now();
