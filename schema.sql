@@ -104,3 +104,22 @@ CREATE TABLE model_catalog (
   fetched_at TEXT NOT NULL,
   PRIMARY KEY (provider, model)
 ) STRICT;
+
+-- version: 3
+-- Budgets, rate limits, pricing and cost (money as integer nano-USD: 1 USD = 1,000,000,000, so a
+-- request of one token at $0.15 per million costs exactly 150 and sums never drift).
+-- Spend of the budget period that starts at budget_period_start (ISO-8601 UTC; NULL = nothing spent
+-- yet). A period that has ended counts as 0, lazily: no job resets it.
+ALTER TABLE gateway_users ADD COLUMN budget_spent_nanos INTEGER NOT NULL DEFAULT 0 CHECK (budget_spent_nanos >= 0);
+ALTER TABLE gateway_users ADD COLUMN budget_period_start TEXT;
+-- Optional per-key limits, applied on top of the user's.
+ALTER TABLE api_keys ADD COLUMN rpm INTEGER CHECK (rpm IS NULL OR rpm > 0);
+ALTER TABLE api_keys ADD COLUMN tpm INTEGER CHECK (tpm IS NULL OR tpm > 0);
+ALTER TABLE llm_requests ADD COLUMN cache_write_tokens INTEGER;
+-- NULL when nothing was billed (a denial, an upstream error); 0 with unpriced = 1 for a model without a price.
+ALTER TABLE llm_requests ADD COLUMN cost_nanos INTEGER;
+-- 1 when the token counts were counted locally (no usage from the upstream, or the client left mid-stream).
+ALTER TABLE llm_requests ADD COLUMN usage_estimated INTEGER NOT NULL DEFAULT 0 CHECK (usage_estimated IN (0, 1));
+ALTER TABLE llm_requests ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0 CHECK (unpriced IN (0, 1));
+ALTER TABLE model_pricing ADD COLUMN cache_write_price_per_million REAL CHECK (cache_write_price_per_million >= 0);
+CREATE INDEX llm_requests_unpriced ON llm_requests (model_served) WHERE unpriced = 1;

@@ -34,10 +34,22 @@ export interface CreatedApiKey {
   name: string | null;
   expires_at: string | null;
   created_at: string;
+  /** Per-key limits on top of the user's; null = none. */
+  rpm: number | null;
+  tpm: number | null;
 }
 
-/** Creates a key for a user. `expiresAt` is ISO-8601 or null. */
-export async function createApiKey(db: Kysely<Database>, input: { gatewayUserId: number; name?: string | null; expiresAt?: string | null }): Promise<CreatedApiKey> {
+export interface NewApiKeyInput {
+  gatewayUserId: number;
+  name?: string | null;
+  /** ISO-8601, or null for a key that never expires. */
+  expiresAt?: string | null;
+  rpm?: number | null;
+  tpm?: number | null;
+}
+
+/** Creates a key for a user. */
+export async function createApiKey(db: Kysely<Database>, input: NewApiKeyInput): Promise<CreatedApiKey> {
   const key = generateApiKey();
   const createdAt = nowIso();
   const row = await db
@@ -49,6 +61,8 @@ export async function createApiKey(db: Kysely<Database>, input: { gatewayUserId:
       key_prefix: displayPrefix(key),
       created_at: createdAt,
       expires_at: input.expiresAt ?? null,
+      rpm: input.rpm ?? null,
+      tpm: input.tpm ?? null,
     })
     .returning(['id'])
     .executeTakeFirstOrThrow();
@@ -60,6 +74,8 @@ export async function createApiKey(db: Kysely<Database>, input: { gatewayUserId:
     name: input.name ?? null,
     expires_at: input.expiresAt ?? null,
     created_at: createdAt,
+    rpm: input.rpm ?? null,
+    tpm: input.tpm ?? null,
   };
 }
 
@@ -76,7 +92,7 @@ export function keyStatus(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, nowMs 
 export async function listApiKeys(db: Kysely<Database>, gatewayUserId?: number): Promise<ApiKeyView[]> {
   let query = db
     .selectFrom('api_keys')
-    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
+    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm'])
     .orderBy('id', 'desc');
   if (gatewayUserId !== undefined) query = query.where('gateway_user_id', '=', gatewayUserId);
   const rows = await query.execute();

@@ -105,11 +105,15 @@ export interface ChatCompletionChunk {
   [field: string]: unknown;
 }
 
-/** The token counts the gateway bills and logs, taken from an upstream `Usage`. */
+/**
+ * The token counts the gateway bills and logs, taken from an upstream `Usage`. `cachedTokens` (cache
+ * reads) and `cacheWriteTokens` are parts of `promptTokens`, never added to it.
+ */
 export interface TokenCounts {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** Reads `TokenCounts` from an OpenAI-shaped usage object, tolerating missing fields. */
@@ -118,5 +122,6 @@ export function tokenCountsOf(usage: Usage): TokenCounts {
     promptTokens: usage.prompt_tokens || 0,
     completionTokens: usage.completion_tokens || 0,
     cachedTokens: usage.prompt_tokens_details?.cached_tokens || 0,
+    cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens || 0,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Kysely table types for `schema.sql` (keep the two in step). Timestamps are ISO-8601 UTC strings;
- * money is integer micro-USD; booleans are 0/1.
+ * money is integer micro-USD (budget limits) or nano-USD (costs and spend); booleans are 0/1.
  */
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 
@@ -17,6 +17,9 @@ export interface GatewayUsersTable {
   tpm: number | null;
   created_at: string;
   updated_at: string;
+  /** Integer nano-USD spent in the period starting at `budget_period_start`. */
+  budget_spent_nanos: Generated<number>;
+  budget_period_start: string | null;
 }
 
 export interface ApiKeysTable {
@@ -29,6 +32,8 @@ export interface ApiKeysTable {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
+  rpm: number | null;
+  tpm: number | null;
 }
 
 export interface AdminUsersTable {
@@ -55,6 +60,11 @@ export interface LlmRequestsTable {
   ttft_ms: number | null;
   stream: number;
   created_at: string;
+  cache_write_tokens: number | null;
+  /** Integer nano-USD; null when nothing was billed. */
+  cost_nanos: number | null;
+  usage_estimated: Generated<number>;
+  unpriced: Generated<number>;
 }
 
 export interface ModelPricingTable {
@@ -65,6 +75,7 @@ export interface ModelPricingTable {
   cached_input_price_per_million: number | null;
   source: Generated<'manual' | 'import'>;
   updated_at: string;
+  cache_write_price_per_million: number | null;
 }
 
 export interface ProviderCredentialsTable {

@@ -3,6 +3,10 @@
  * `tollgate.example.json` is this same document (a test keeps them equal). Order, and why:
  * - auth-guard first: nothing else runs for an unauthenticated request.
  * - logger next: outermost after auth, so it records every attributable outcome, denials included.
+ * - metrics beside it, for the same reason: refusals are counted too.
+ * - rate-limit before budget: the cheap in-memory check first.
+ * - budget before pricing: on the way back pricing sets the cost before budget settles it.
+ * - account after budget and rate-limit, whose state `GET /api/account` shows.
  * - provider-router last: it is terminal. The five built-in providers read their shared keys and base
  *   URLs from the environment (CONTRACT.md); one without a key is still usable with users' own keys.
  */
@@ -14,6 +18,11 @@ export const defaultManifest = {
   plugins: [
     { name: 'auth-guard', config: {} },
     { name: 'logger', config: {} },
+    { name: 'metrics', config: {} },
+    { name: 'rate-limit', config: {} },
+    { name: 'budget', config: {} },
+    { name: 'pricing', config: {} },
+    { name: 'account', config: {} },
     {
       name: 'provider-router',
       config: {

@@ -14,7 +14,11 @@ export type Operation =
   /** `GET /api/models` (catalog with display names) */
   | 'models.catalog'
   /** `GET /api/providers/{provider}` */
-  | 'providers.get';
+  | 'providers.get'
+  /** `GET /api/account` */
+  | 'account.get'
+  /** `GET /api/pricing` */
+  | 'pricing.list';
 
 /** Who is calling: set by auth-guard. */
 export interface Principal {
@@ -24,6 +28,27 @@ export interface Principal {
   /** Requests/tokens per minute for this user; null = the manifest default applies. */
   rpm: number | null;
   tpm: number | null;
+  /** Limits of this API key, applied on top of the user's; null = none. */
+  keyRpm: number | null;
+  keyTpm: number | null;
+}
+
+/**
+ * What a request cost, in integer nano-USD (1 USD = 1e9), set by the pricing plugin when the response
+ * ends. Each part is rounded once per request, so sums of many requests stay exact integers.
+ */
+export interface RequestCost {
+  /** input + cachedInput + cacheWrite + output. */
+  totalNanos: number;
+  /** Prompt tokens that were neither cache reads nor cache writes, at the input rate. */
+  inputNanos: number;
+  /** Cache reads, at the cached-input rate (the input rate when the model has none). */
+  cachedInputNanos: number;
+  /** Cache writes, at the cache-write rate (the input rate when the model has none). */
+  cacheWriteNanos: number;
+  outputNanos: number;
+  /** True when the model has no price: every figure is 0 and the log row says `unpriced`. */
+  unpriced: boolean;
 }
 
 /** Where the request goes: set by the provider router. */
@@ -59,8 +84,18 @@ export interface Exchange {
   target: Target | null;
   /** Model id the upstream reports it served (`model` of the response). */
   modelServed: string | null;
-  /** Token counts reported by the upstream; null when none were reported. */
+  /** Token counts reported by the upstream (or estimated, see `usageEstimated`); null when none. */
   usage: TokenCounts | null;
+  /** True when `usage` was counted locally (`core/token-estimate.ts`), not reported by the upstream. */
+  usageEstimated: boolean;
+  /** Prompt tokens counted locally, memoized by `TokenEstimator.promptTokens`; null until asked. */
+  promptTokensEstimate: number | null;
+  /** Text the upstream generated so far (content, refusals, tool-call arguments), for estimating usage. */
+  readonly generated: string[];
+  /** Status of the upstream's answer once its headers arrived; null when nothing was forwarded. */
+  upstreamStatus: number | null;
+  /** Set by the pricing plugin when the response ends; null when nothing was billed. */
+  cost: RequestCost | null;
   /** Final HTTP status sent (or being sent) to the client. */
   status: number;
   /** `error.code` when the outcome is an error, including an error delivered mid-stream. */

@@ -13,6 +13,10 @@ import { createKeyringSource, openDataDir } from './data-dir.ts';
 import { countAdmins, createAdmin } from './admin-users.ts';
 import { generatePassword } from './passwords.ts';
 import type { Store } from './db.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createServiceRegistry } from './services.ts';
+import { loadTokenEstimator } from './token-estimate.ts';
+import { createMetricsRegistry, metricsRoute } from './metrics.ts';
 
 export interface StartGatewayOptions {
   manifest: Manifest;
@@ -23,6 +27,8 @@ export interface StartGatewayOptions {
   port?: number;
   env?: NodeJS.ProcessEnv;
   log?: Log;
+  /** Wall clock for plugins (budgets, rate limits); tests inject a settable one. */
+  clock?: Clock;
 }
 
 export interface RunningGateway {
@@ -56,10 +62,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   try {
     const keyring = createKeyringSource(options.dataDir, env);
     const admin = await bootstrapAdmin(store, env);
-    const ctx: PluginContext = { store, log, dataDir: options.dataDir, upstream, keyring };
+    const tokens = await loadTokenEstimator();
+    const metrics = createMetricsRegistry();
+    const ctx: PluginContext = {
+      store, log, dataDir: options.dataDir, upstream, keyring,
+      clock: options.clock ?? systemClock, services: createServiceRegistry(), tokens, metrics,
+    };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
-    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log });
-    server = createGatewayServer({ pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs });
+    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
+    server = createGatewayServer({
+      pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs,
+      localRoutes: { 'GET /metrics': metricsRoute(metrics) },
+    });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -35,6 +35,10 @@ import type { Log } from './log.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { KeyringSource } from './data-dir.ts';
+import type { Clock } from './clock.ts';
+import type { ServiceRegistry } from './services.ts';
+import type { TokenEstimator } from './token-estimate.ts';
+import type { MetricsRegistry } from './metrics.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -75,6 +79,14 @@ export interface PluginContext {
   readonly upstream: UpstreamClient;
   /** The master keys that open stored provider credentials. */
   readonly keyring: KeyringSource;
+  /** Wall-clock time; read it here, never `Date.now()`, so tests can set the time. */
+  readonly clock: Clock;
+  /** Services plugins offer each other (`core/services.ts`). */
+  readonly services: ServiceRegistry;
+  /** Local token counts (`core/token-estimate.ts`). */
+  readonly tokens: TokenEstimator;
+  /** The Prometheus registry served at `GET /metrics`. */
+  readonly metrics: MetricsRegistry;
 }
 
 export interface UpstreamSettings {

@@ -9,7 +9,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
-import type { ChatCompletionChunk } from './chat-types.ts';
+import type {
+  ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta, TokenCounts,
+} from './chat-types.ts';
 import { tokenCountsOf } from './chat-types.ts';
 import type { DecodedChunk, FramedEvent, StreamDecoder, UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient } from './upstream.ts';
@@ -17,6 +19,7 @@ import { readBodyText, transportError } from './upstream.ts';
 import { createNdjsonFramer, createSseFramer, sseData, sseError, SSE_DONE } from './sse.ts';
 import { toGatewayError } from './errors.ts';
 import type { Log } from './log.ts';
+import { completeUsage, type TokenEstimator } from './token-estimate.ts';
 
 /** Response-phase callbacks, already bound to the plugins entered for this exchange. */
 export interface ResponseHooks {
@@ -28,6 +31,7 @@ export interface ProxyDeps {
   upstream: UpstreamClient;
   maxResponseBytes: number;
   log: Log;
+  tokens: TokenEstimator;
 }
 
 const SSE_HEADERS = {
@@ -39,15 +43,19 @@ const SSE_HEADERS = {
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
 export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
   const upstream = await deps.upstream.send(call, ex.signal);
+  ex.upstreamStatus = upstream.statusCode;
   if (upstream.statusCode < 200 || upstream.statusCode > 299) {
     const text = await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => '');
     throw call.codec.decodeError(upstream.statusCode, text, upstream.headers);
   }
-  if (!call.stream) {
-    await relayCompletion(ex, call, res, hooks, upstream.body, deps);
-    return;
+  try {
+    if (!call.stream) await relayCompletion(ex, call, res, hooks, upstream.body, deps);
+    else await relayStream(ex, call, res, hooks, upstream.body, deps);
+  } finally {
+    // The upstream accepted the request, so it bills it: a client that left is billed for what was
+    // generated so far, counted locally.
+    if (ex.clientAborted) completeUsage(ex, deps.tokens);
   }
-  await relayStream(ex, call, res, hooks, upstream.body, deps);
 }
 
 async function relayCompletion(
@@ -58,6 +66,10 @@ async function relayCompletion(
   const { completion, raw } = call.codec.decodeResponse(text);
   ex.modelServed = completion.model || null;
   if (completion.usage) ex.usage = tokenCountsOf(completion.usage);
+  if (ex.usage === null || ex.usage.completionTokens === 0) {
+    for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
+    completeUsage(ex, deps.tokens);
+  }
   ex.status = 200;
   hooks.start(ex);
   const payload = raw ?? JSON.stringify(completion);
@@ -103,6 +115,9 @@ async function relayStream(
         if (out) res.write(out);
       }
     }
+    completeUsage(ex, deps.tokens);
+    // The contract: a client that asked for include_usage gets a usage chunk, estimated if need be.
+    if (ex.usageEstimated && ex.clientWantsUsage && ex.usage) res.write(sseData(JSON.stringify(usageChunk(ex, ex.usage))));
     res.end(SSE_DONE);
   } catch (err) {
     if (ex.clientAborted || res.destroyed) return;
@@ -148,6 +163,7 @@ function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ResponseHooks
   let out = '';
   for (const { chunk, raw } of chunks) {
     if (ex.modelServed === null && chunk.model) ex.modelServed = chunk.model;
+    for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
     if (chunk.usage) ex.usage = tokenCountsOf(chunk.usage);
     hooks.chunk(ex, chunk);
     if (chunk.usage && !ex.clientWantsUsage) {
@@ -160,6 +176,32 @@ function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ResponseHooks
   chunks.length = 0;
   if (out && ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
   return out;
+}
+
+/** Appends the generated text of a message or delta (content, refusal, tool-call arguments). */
+function collectGenerated(into: string[], message: ChatCompletionChunkChoice['delta'] | ChatMessage | undefined): void {
+  if (!message) return;
+  if (typeof message.content === 'string' && message.content) into.push(message.content);
+  if (typeof message.refusal === 'string' && message.refusal) into.push(message.refusal);
+  const calls = message.tool_calls as Array<ChatToolCallDelta | ChatToolCall> | undefined;
+  if (calls) for (const call of calls) if (call.function?.arguments) into.push(call.function.arguments);
+}
+
+/** The usage-only chunk (`choices: []`) OpenAI sends last when `include_usage` is set. */
+function usageChunk(ex: Exchange, counts: TokenCounts): ChatCompletionChunk {
+  return {
+    id: `chatcmpl-${ex.id.slice(4)}`,
+    object: 'chat.completion.chunk',
+    created: Math.floor(ex.startedAtMs / 1000),
+    model: ex.modelServed ?? ex.target?.model ?? '',
+    choices: [],
+    usage: {
+      prompt_tokens: counts.promptTokens,
+      completion_tokens: counts.completionTokens,
+      total_tokens: counts.promptTokens + counts.completionTokens,
+      prompt_tokens_details: { cached_tokens: counts.cachedTokens },
+    },
+  };
 }
 
 /** Resolves when the client socket drains or closes (a closed socket never drains). */

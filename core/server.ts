@@ -42,6 +42,8 @@ const PIPELINE_ROUTES: Record<string, Record<string, PipelineRoute>> = {
   '/api/v1/chat/completions': { POST: { operation: 'chat.completions', hasBody: true } },
   '/api/v1/models': { GET: { operation: 'models.list', hasBody: false } },
   '/api/models': { GET: { operation: 'models.catalog', hasBody: false } },
+  '/api/account': { GET: { operation: 'account.get', hasBody: false } },
+  '/api/pricing': { GET: { operation: 'pricing.list', hasBody: false } },
 };
 
 /** Routes with one trailing path parameter: prefix → parameter name and methods. */
@@ -144,6 +146,11 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       target: null,
       modelServed: null,
       usage: null,
+      usageEstimated: false,
+      promptTokensEstimate: null,
+      generated: [],
+      upstreamStatus: null,
+      cost: null,
       status: 0,
       errorCode: null,
       firstByteAtPerfMs: null,

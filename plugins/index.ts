@@ -5,8 +5,13 @@
 import type { PluginFactory } from '../core/plugin.ts';
 import { authGuard } from './auth-guard/index.ts';
 import { logger } from './logger/index.ts';
+import { metrics } from './metrics/index.ts';
+import { rateLimit } from './rate-limit/index.ts';
+import { budget } from './budget/index.ts';
+import { pricing } from './pricing/index.ts';
+import { account } from './account/index.ts';
 import { providerRouter } from './provider-router/index.ts';
 
 export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
-  [authGuard, logger, providerRouter].map((f) => [f.name, f as unknown as PluginFactory]),
+  [authGuard, logger, metrics, rateLimit, budget, pricing, account, providerRouter].map((f) => [f.name, f as unknown as PluginFactory]),
 );

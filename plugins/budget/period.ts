@@ -8,11 +8,7 @@
  */
 import type { BudgetPeriod } from '../../core/db-types.ts';
 
-/** Milliseconds since the Unix epoch (the shape of `Date.now`). Injected so tests can fix time. */
-export type Clock = () => number;
-
-/** The real wall clock. */
-export const systemClock: Clock = () => Date.now();
+export { systemClock, type Clock } from '../../core/clock.ts';
 
 /**
  * A half-open span of time `[startMs, resetsAtMs)` in ms since the Unix epoch.

@@ -10,6 +10,7 @@ import { createPipeline } from '../../core/pipeline.ts';
 import { createGatewayServer, type GatewayServer } from '../../core/server.ts';
 import { createUpstreamClient } from '../../core/upstream.ts';
 import { createLog } from '../../core/log.ts';
+import { loadTokenEstimator } from '../../core/token-estimate.ts';
 import { permissionDenied } from '../../core/errors.ts';
 import { reply, type Plugin } from '../../core/plugin.ts';
 import { OpenAIProvider } from '../../plugins/provider-router/providers/openai.ts';
@@ -21,6 +22,7 @@ let sim: OpenAISimulator;
 const upstream = createUpstreamClient({ connectTimeoutMs: 2_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, maxResponseBytes: 1 << 20, connectionsPerOrigin: 8 });
 const logLines: string[] = [];
 const log = createLog('debug', (line) => logLines.push(line));
+const tokens = await loadTokenEstimator();
 
 before(async () => {
   sim = await startOpenAISimulator({ streamContentChunks: 3 });
@@ -82,7 +84,7 @@ function router(events: string[], mode: 'reply' | 'upstream' = 'reply'): Plugin 
 }
 
 async function serve(plugins: Plugin<unknown>[]): Promise<{ url: string; server: GatewayServer }> {
-  const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: 1 << 20, log });
+  const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: 1 << 20, log, tokens });
   const server = createGatewayServer({ pipeline, log, maxBodyBytes: 64 * 1024, drainTimeoutMs: 1_000 });
   const address: AddressInfo = await server.listen(0, '127.0.0.1');
   return { url: `http://127.0.0.1:${address.port}/api/v1/chat/completions`, server };
@@ -184,6 +186,6 @@ describe('short-circuit and the entered set', () => {
 
   test('a pipeline whose router is not last is refused at boot', () => {
     const events: string[] = [];
-    assert.throws(() => createPipeline([router(events), recorder('a', events)] as Plugin<unknown>[], { upstream, maxResponseBytes: 1, log }), /must be the last one/);
+    assert.throws(() => createPipeline([router(events), recorder('a', events)] as Plugin<unknown>[], { upstream, maxResponseBytes: 1, log, tokens }), /must be the last one/);
   });
 });

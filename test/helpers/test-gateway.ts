@@ -8,7 +8,8 @@ import type { Selectable } from 'kysely';
 import { startGateway, type RunningGateway } from '../../core/gateway.ts';
 import { validateManifest } from '../../core/manifest.ts';
 import { pluginRegistry } from '../../plugins/index.ts';
-import { createGatewayUser } from '../../core/gateway-users.ts';
+import { createGatewayUser, type UserFields } from '../../core/gateway-users.ts';
+import type { Clock } from '../../core/clock.ts';
 import { createApiKey } from '../../core/api-keys.ts';
 import { createLog } from '../../core/log.ts';
 import type { LlmRequestsTable } from '../../core/db-types.ts';
@@ -23,9 +24,35 @@ export interface TestGatewayOptions {
   router?: Record<string, unknown>;
   /** Manifest `upstream` settings (timeouts). */
   upstream?: Record<string, unknown>;
-  /** Manifest `plugins` entries inserted between the logger and the router. */
-  plugins?: Array<{ name: string; config?: Record<string, unknown> }>;
+  /**
+   * Config per plugin of the default chain (auth-guard → logger → metrics → rate-limit → budget →
+   * pricing → account → provider-router), e.g. `{ budget: { timeZone: 'Asia/Tokyo' } }`. A plugin
+   * mapped to `false` is left out of the chain.
+   */
+  config?: Partial<Record<ChainPlugin, Record<string, unknown> | false>>;
   dataDir?: string;
+  /** Wall clock for the plugins (budgets, rate limits); default the real one. */
+  clock?: Clock;
+  /** Options for the created user (budget, limits); default an unlimited user. */
+  user?: Omit<UserFields, 'name'>;
+}
+
+/** The plugins of the default chain, in order, before the router. */
+export const CHAIN = ['auth-guard', 'logger', 'metrics', 'rate-limit', 'budget', 'pricing', 'account'] as const;
+export type ChainPlugin = (typeof CHAIN)[number];
+
+/** A clock tests move by hand: `clock()` reads it, `clock.set(ms)` / `clock.advance(ms)` move it. */
+export interface ManualClock extends Clock {
+  set(ms: number): void;
+  advance(ms: number): void;
+}
+
+export function manualClock(startMs: number): ManualClock {
+  let now = startMs;
+  const clock = (() => now) as ManualClock;
+  clock.set = (ms) => (now = ms);
+  clock.advance = (ms) => (now += ms);
+  return clock;
 }
 
 export interface TestGateway {
@@ -50,9 +77,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     {
       upstream: options.upstream ?? {},
       plugins: [
-        { name: 'auth-guard' },
-        { name: 'logger', config: { flushIntervalMs: 20 } },
-        ...(options.plugins ?? []),
+        ...CHAIN.filter((name) => options.config?.[name] !== false).map((name) => ({
+          name,
+          config: { ...(name === 'logger' ? { flushIntervalMs: 20 } : {}), ...(options.config?.[name] || {}) },
+        })),
         { name: 'provider-router', config: { providers: options.providers, ...options.router } },
       ],
     },
@@ -65,8 +93,9 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     manifest, registry: pluginRegistry, dataDir, port: 0, host: '127.0.0.1',
     env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password' },
     log: createLog('debug', (line) => serverLog.push(line)),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
-  const user = await createGatewayUser(gateway.store.db, { name: `test-user-${process.pid}-${++users}` });
+  const user = await createGatewayUser(gateway.store.db, { ...options.user, name: `test-user-${process.pid}-${++users}` });
   const key = await createApiKey(gateway.store.db, { gatewayUserId: user.id, name: 'test' });
   const client = new OpenAI({ apiKey: key.key, baseURL: `${gateway.origin}/api/v1`, maxRetries: 0 });
   return {
