@@ -151,6 +151,16 @@ export interface ValidateOptions {
   source?: string;
 }
 
+/** True for an IANA timezone this runtime knows (`UTC`, `Europe/Paris`); the schema format `time-zone`. */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return tz !== '';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Validates a parsed manifest against the registry. Returns the frozen manifest with defaults
  * filled in; throws `ManifestError` listing every problem.
@@ -159,6 +169,7 @@ export function validateManifest(input: unknown, registry: ReadonlyMap<string, P
   const issues: ManifestIssue[] = [];
   const substituted = substituteEnv(structuredClone(input), options.env ?? process.env, issues);
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  ajv.addFormat('time-zone', { type: 'string', validate: isTimeZone });
   if (!ajv.validate(manifestSchema, substituted)) issues.push(...ajvIssues(ajv.errors, ''));
 
   const plugins = (substituted as { plugins?: unknown }).plugins;

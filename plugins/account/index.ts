@@ -1,9 +1,100 @@
-/** account: placeholder, replaced by the real plugin. */
-import type { PluginFactory } from '../../core/plugin.ts';
+/**
+ * account: answers `GET /api/account` for the calling API key: who the caller is, their budget
+ * (limit, spent, reserved, remaining, period, when it resets), their rate limits with what remains,
+ * and their usage in the current budget period. Listed after budget and rate-limit, whose state it
+ * shows through their services; without them the matching fields are null.
+ *
+ * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. Usage comes from the request log,
+ * flushed first so the caller's last request is counted.
+ */
+import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Exchange } from '../../core/exchange.ts';
+import { reply } from '../../core/plugin.ts';
+import { nowIso } from '../../core/db.ts';
+import type { BudgetStatus } from '../budget/ledger.ts';
+import type { LimitState } from '../rate-limit/service.ts';
+import { budgetWindow } from '../budget/period.ts';
 
-export const account: PluginFactory = {
+const NANOS_PER_USD = 1e9;
+const usd = (nanos: number) => nanos / NANOS_PER_USD;
+const isoOrNull = (ms: number | null) => (ms === null ? null : nowIso(ms));
+
+function budgetView(status: BudgetStatus | undefined, timeZone: string) {
+  if (!status) return null;
+  return {
+    limit_usd: status.limitNanos === null ? null : usd(status.limitNanos),
+    spent_usd: usd(status.spentNanos),
+    reserved_usd: usd(status.reservedNanos),
+    remaining_usd: status.remainingNanos === null ? null : usd(status.remainingNanos),
+    period: status.period,
+    period_start: status.period === 'never' ? null : nowIso(status.window.startMs),
+    resets_at: isoOrNull(status.window.resetsAtMs),
+    time_zone: timeZone,
+  };
+}
+
+function limitView(state: LimitState | null) {
+  return state && { limit: state.limit, remaining: state.remaining, reset_ms: Math.ceil(state.resetMs) };
+}
+
+function createAccount(_config: Record<string, never>, ctx: PluginContext): Plugin {
+  const { db } = ctx.store;
+
+  async function usageSince(userId: number, sinceMs: number) {
+    ctx.services.get('requestLog')?.flush();
+    const row = await db
+      .selectFrom('llm_requests')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('requests'),
+        eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
+        eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
+        eb.fn.coalesce(eb.fn.sum<number>('cost_nanos'), eb.lit(0)).as('cost_nanos'),
+      ])
+      .where('gateway_user_id', '=', userId)
+      .where('created_at', '>=', nowIso(sinceMs))
+      .executeTakeFirstOrThrow();
+    return {
+      since: nowIso(sinceMs),
+      requests: Number(row.requests),
+      prompt_tokens: Number(row.prompt_tokens),
+      completion_tokens: Number(row.completion_tokens),
+      cost_usd: usd(Number(row.cost_nanos)),
+    };
+  }
+
+  async function account(ex: Exchange) {
+    const principal = ex.principal!;
+    const [user, key] = await Promise.all([
+      db.selectFrom('gateway_users').select(['id', 'name', 'email', 'budget_period']).where('id', '=', principal.gatewayUserId).executeTakeFirst(),
+      db.selectFrom('api_keys').select(['id', 'name', 'key_prefix']).where('id', '=', principal.apiKeyId).executeTakeFirst(),
+    ]);
+    const budgets = ctx.services.get('budget');
+    const status = budgets?.status(principal.gatewayUserId);
+    const timeZone = budgets?.timeZone ?? 'UTC';
+    const window = status?.window ?? budgetWindow(user?.budget_period ?? 'monthly', ctx.clock(), timeZone);
+    const limits = ctx.services.get('rateLimit')?.statusOf(principal);
+    return {
+      object: 'account',
+      user: { id: principal.gatewayUserId, name: user?.name ?? principal.gatewayUserName, email: user?.email ?? null },
+      key: { id: principal.apiKeyId, name: key?.name ?? null, prefix: key?.key_prefix ?? null },
+      budget: budgetView(status, timeZone),
+      rate_limits: { requests: limitView(limits?.requests ?? null), tokens: limitView(limits?.tokens ?? null) },
+      usage: await usageSince(principal.gatewayUserId, window.startMs),
+    };
+  }
+
+  return {
+    name: 'account',
+    async onRequest(ex) {
+      if (ex.operation !== 'account.get' || !ex.principal) return;
+      return reply(200, await account(ex));
+    },
+  };
+}
+
+export const account: PluginFactory<Record<string, never>> = {
   name: 'account',
-  description: 'account (placeholder)',
-  configSchema: { type: 'object', additionalProperties: true, properties: {} },
-  create: () => ({ name: 'account' }),
+  description: 'Answers GET /api/account: the caller\'s identity, budget, rate limits and usage this period.',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  create: createAccount,
 };

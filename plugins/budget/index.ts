@@ -1,9 +1,103 @@
-/** budget: placeholder, replaced by the real plugin. */
-import type { PluginFactory } from '../../core/plugin.ts';
+/**
+ * budget: keeps each gateway user within their budget (CONTRACT.md "Budgets and limits").
+ *
+ * - `onRequest` (pre-check): a user whose budget for this period is already used up gets 402 before
+ *   anything else is done for the request.
+ * - `beforeUpstream` (reservation): once the router has picked the model, the request's worst-case
+ *   cost (prompt tokens counted locally × input price + `max_completion_tokens` / `max_tokens` or
+ *   `maxOutputTokensEstimate` × output price) is reserved atomically; a reservation that does not fit
+ *   gets 402 `budget_exceeded` with `x-should-retry: false`, and nothing is forwarded.
+ * - `onResponseEnd` (settlement, after pricing set `ex.cost`): the reservation becomes the actual
+ *   cost, or is released when nothing was billed. Every user's spend is recorded, limited or not, so
+ *   `GET /api/account` can show it.
+ *
+ * A response longer than its reservation (no `max_tokens`, a long answer) is still billed in full, so
+ * spend can pass the limit by at most that difference; the next request is then refused.
+ */
+import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Exchange } from '../../core/exchange.ts';
+import { budgetExceeded } from '../../core/errors.ts';
+import { budgetSchema, type BudgetConfig } from './schema.ts';
+import { createBudgetLedger, isReservation, type BudgetStatus, type Reservation } from './ledger.ts';
+import type { BudgetService } from './service.ts';
 
-export const budget: PluginFactory = {
+interface BudgetState {
+  reservation: Reservation | null;
+}
+
+/** The 402 message: when the budget resets, and no figures (CONTRACT.md). */
+export function budgetMessage(status: BudgetStatus, exhausted: boolean): string {
+  const what = exhausted
+    ? 'Your budget for this period is used up.'
+    : 'This request could cost more than what remains of your budget for this period; a lower max_tokens may fit.';
+  const when = status.window.resetsAtMs === null
+    ? 'This budget does not reset; ask an operator to raise it.'
+    : `It resets at ${new Date(status.window.resetsAtMs).toISOString()}.`;
+  return `${what} ${when}`;
+}
+
+function exhausted(status: BudgetStatus): boolean {
+  return status.limitNanos !== null && status.spentNanos >= status.limitNanos;
+}
+
+function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetState> {
+  const ledger = createBudgetLedger(ctx.store, config.timeZone);
+  const service: BudgetService = {
+    timeZone: config.timeZone,
+    status: (userId) => ledger.status(userId, ctx.clock()),
+    invalidate: (userId) => ledger.invalidate(userId),
+  };
+  ctx.services.provide('budget', service);
+
+  /** Worst-case cost of the request, or null when its model has no price. */
+  function worstCaseNanos(ex: Exchange): number | null {
+    const pricing = ctx.services.get('pricing');
+    const price = pricing?.priceFor(ex.target!.provider, ex.target!.model) ?? null;
+    if (!pricing || !price) return null;
+    const body = ex.body!;
+    const maxOutput = body.max_completion_tokens ?? body.max_tokens ?? config.maxOutputTokensEstimate;
+    return pricing.maxCostNanos(price, ctx.tokens.promptTokens(ex), maxOutput);
+  }
+
+  return {
+    name: 'budget',
+    createState: () => ({ reservation: null }),
+    onRequest(ex) {
+      if (ex.operation !== 'chat.completions' || !ex.principal) return;
+      const status = ledger.status(ex.principal.gatewayUserId, ctx.clock());
+      if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
+    },
+    beforeUpstream(ex, state) {
+      if (!ex.principal || !ex.target || !ex.body) return;
+      const userId = ex.principal.gatewayUserId;
+      const status = ledger.status(userId, ctx.clock());
+      let amountNanos = 0;
+      // Unlimited users reserve nothing, which also spares them the local token count.
+      if (status && status.limitNanos !== null) {
+        const worstCase = worstCaseNanos(ex);
+        if (worstCase === null && config.unpricedModels === 'deny') {
+          throw budgetExceeded(`The model "${ex.target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
+        }
+        amountNanos = worstCase ?? 0;
+      }
+      const result = ledger.reserve(userId, amountNanos, ctx.clock());
+      if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
+      state.reservation = result;
+    },
+    onResponseEnd(ex, state) {
+      if (!state.reservation) return;
+      ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, ctx.clock());
+      state.reservation = null;
+    },
+    close() {
+      ledger.close();
+    },
+  };
+}
+
+export const budget: PluginFactory<BudgetConfig> = {
   name: 'budget',
-  description: 'budget (placeholder)',
-  configSchema: { type: 'object', additionalProperties: true, properties: {} },
-  create: () => ({ name: 'budget' }),
+  description: 'Reserves each request\'s worst-case cost against the user\'s budget and settles it to the actual cost.',
+  configSchema: budgetSchema,
+  create: createBudget as PluginFactory<BudgetConfig>['create'],
 };

@@ -8,6 +8,14 @@ import type { Exchange } from '../../core/exchange.ts';
 import { nowIso } from '../../core/db.ts';
 import { loggerSchema, type LoggerConfig } from './schema.ts';
 import { createRequestLogWriter, type RequestLogRow } from './request-log.ts';
+import { Gauge } from 'prom-client';
+
+declare module '../../core/services.ts' {
+  interface GatewayServices {
+    /** The request log's queue: `flush()` writes what is queued now (returns the rows written). */
+    requestLog: { flush(): number; depth(): number };
+  }
+}
 
 /** The log row for a finished exchange. Latencies are whole ms from arrival. */
 export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
@@ -23,6 +31,10 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     prompt_tokens: ex.usage?.promptTokens ?? null,
     completion_tokens: ex.usage?.completionTokens ?? null,
     cached_tokens: ex.usage?.cachedTokens ?? null,
+    cache_write_tokens: ex.usage?.cacheWriteTokens ?? null,
+    cost_nanos: ex.cost?.totalNanos ?? null,
+    usage_estimated: ex.usageEstimated ? 1 : 0,
+    unpriced: ex.cost?.unpriced ? 1 : 0,
     latency_ms: Math.round(nowPerfMs - ex.startedAtPerfMs),
     ttft_ms: ex.firstByteAtPerfMs === null ? null : Math.round(ex.firstByteAtPerfMs - ex.startedAtPerfMs),
     stream: ex.stream ? 1 : 0,
@@ -32,6 +44,15 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
 
 function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
   const writer = createRequestLogWriter(ctx.store, config, ctx.log);
+  ctx.services.provide('requestLog', { flush: () => writer.flush(), depth: () => writer.depth() });
+  new Gauge({
+    name: 'tollgate_log_queue_depth',
+    help: 'Request-log rows waiting in memory to be written to the database.',
+    registers: [ctx.metrics],
+    collect() {
+      this.set(writer.depth());
+    },
+  });
   return {
     name: 'logger',
     onResponseEnd(ex) {

@@ -8,6 +8,11 @@ import { getModelDisplayName } from './model-display-name.ts';
 
 type Lists = Array<{ provider: string; models: CatalogEntry[] }>;
 
+/** USD per 1k tokens for the views (null = no price); from the pricing plugin when it is listed. */
+export type PriceLookup = (provider: string, model: string) => { input_price_per_1k: number; output_price_per_1k: number; cached_input_price_per_1k: number | null } | null;
+
+const NO_PRICES: PriceLookup = () => null;
+
 /** OpenAI `GET /v1/models`: `{object:"list", data:[{id:"provider/model", object:"model", created, owned_by}]}`. */
 export function openAIModelList(lists: Lists) {
   const data = lists.flatMap(({ provider, models }) =>
@@ -16,8 +21,9 @@ export function openAIModelList(lists: Lists) {
   return { object: 'list', data };
 }
 
-/** One model as `GET /api/models` and `GET /api/providers/{provider}` show it. */
-export function modelView(provider: string, m: CatalogEntry) {
+/** One model as `GET /api/models` and `GET /api/providers/{provider}` show it, with its per-1k prices. */
+export function modelView(provider: string, m: CatalogEntry, prices: PriceLookup = NO_PRICES) {
+  const price = prices(provider, m.id);
   return {
     id: `${provider}/${m.id}`,
     object: 'model',
@@ -26,12 +32,15 @@ export function modelView(provider: string, m: CatalogEntry) {
     display_name: getModelDisplayName(m),
     created: m.created,
     owned_by: m.owned_by,
+    input_price_per_1k: price?.input_price_per_1k ?? null,
+    output_price_per_1k: price?.output_price_per_1k ?? null,
+    cached_input_price_per_1k: price?.cached_input_price_per_1k ?? null,
   };
 }
 
 /** `GET /api/models`: `{object:"list", data:[modelView...]}`. */
-export function modelCatalog(lists: Lists) {
-  return { object: 'list', data: lists.flatMap(({ provider, models }) => models.map((m) => modelView(provider, m))) };
+export function modelCatalog(lists: Lists, prices: PriceLookup = NO_PRICES) {
+  return { object: 'list', data: lists.flatMap(({ provider, models }) => models.map((m) => modelView(provider, m, prices))) };
 }
 
 /**
@@ -39,13 +48,13 @@ export function modelCatalog(lists: Lists) {
  * credential (`user` = their own, `shared` = the gateway's), and its models (empty when listing
  * failed; the server log says why).
  */
-export function providerView(provider: ProviderService, credential: Credential | null, models: CatalogEntry[]) {
+export function providerView(provider: ProviderService, credential: Credential | null, models: CatalogEntry[], prices: PriceLookup = NO_PRICES) {
   return {
     id: provider.id,
     object: 'provider',
     name: provider.name,
     configured: credential !== null,
     credential_source: credential?.source ?? null,
-    models: models.map((m) => modelView(provider.id, m)),
+    models: models.map((m) => modelView(provider.id, m, prices)),
   };
 }

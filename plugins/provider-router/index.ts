@@ -8,14 +8,15 @@
 import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { providerNotConfigured, providerNotFound } from '../../core/errors.ts';
+import { providerNotConfigured, providerNotFound, routeNotFound } from '../../core/errors.ts';
 import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
 import { loadPersistedCatalog, persistCatalog } from './catalog-store.ts';
 import { resolveModel } from './resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
-import { modelCatalog, openAIModelList, providerView } from './api-views.ts';
+import { modelCatalog, openAIModelList, providerView, type PriceLookup } from './api-views.ts';
+import type {} from '../pricing/service.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
@@ -40,6 +41,16 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
   const userCatalog = createUserCatalog(config.catalogTtlMs, ctx.log);
+  const per1k = (perMillion: number) => Number((perMillion / 1000).toPrecision(12));
+  const prices: PriceLookup = (provider, model) => {
+    const price = ctx.services.get('pricing')?.priceFor(provider, model);
+    if (!price) return null;
+    return {
+      input_price_per_1k: per1k(price.input_price_per_million),
+      output_price_per_1k: per1k(price.output_price_per_million),
+      cached_input_price_per_1k: price.cached_input_price_per_million === null ? null : per1k(price.cached_input_price_per_million),
+    };
+  };
 
   /**
    * The catalog as one caller sees it: the shared lists, plus, for providers without a shared key,
@@ -74,7 +85,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     if (!provider) throw providerNotFound(id, [...providers.keys()]);
     const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
     const models = await catalogFor(ex).modelsOf(id);
-    return reply(200, providerView(provider, credential, models));
+    return reply(200, providerView(provider, credential, models, prices));
   }
 
   return {
@@ -84,11 +95,15 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
         case 'models.list':
           return reply(200, openAIModelList(await catalogFor(ex).all()));
         case 'models.catalog':
-          return reply(200, modelCatalog(await catalogFor(ex).all()));
+          return reply(200, modelCatalog(await catalogFor(ex).all(), prices));
         case 'providers.get':
           return describeProvider(ex);
         case 'chat.completions':
           break;
+        default:
+          // Answered by plugins earlier in the chain (account, pricing); reaching here means the
+          // manifest does not list the plugin that serves it.
+          throw routeNotFound(ex.method, ex.path);
       }
       const request = ex.body!;
       const { provider, model } = await resolveModel(request.model, providers, catalogFor(ex));

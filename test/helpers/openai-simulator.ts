@@ -14,6 +14,7 @@
  * - `sim-mid-error`: streams 2 chunks then an in-band `{"error":...}` event
  * - `sim-drip`: streams 400 chunks, `dripMs` apart (for client-abort tests)
  * - `sim-truncated`: streams 2 chunks then ends without finish_reason or `[DONE]`
+ * - `sim-no-usage`: answers normally but reports no usage (not even the include_usage chunk)
  * - `sim-flood`: streams 4,000 chunks of ~1 KiB as fast as the socket takes them, counting how often
  *   the socket pushed back (`backpressureWaits`)
  * Every other model answers normally. Bench and tests share this file.
@@ -45,10 +46,20 @@ export interface OpenAISimulator {
   backpressureWaits(): number;
   /** Open TCP connections right now. */
   openSockets(): number;
+  /** Sets the usage every later answer reports (default `SIM_USAGE`). */
+  setUsage(usage: SimUsage): void;
   close(): Promise<void>;
 }
 
-export const SIM_USAGE = {
+export interface SimUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+export const SIM_USAGE: SimUsage = {
   prompt_tokens: 19,
   completion_tokens: 24,
   total_tokens: 43,
@@ -105,18 +116,20 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   let backpressureWaits = 0;
   const abortWaiters: Array<() => void> = [];
   const piece = simStreamPiece;
+  let usage: SimUsage = SIM_USAGE;
+  const usageOf = (model: string) => (model === 'sim-no-usage' ? null : usage);
 
   const completionBody = (model: string) =>
     JSON.stringify({
       id: 'chatcmpl-sim', object: 'chat.completion', created: 1_700_000_000, model, system_fingerprint: 'fp_sim',
       choices: [{ index: 0, message: { role: 'assistant', content: SIM_REPLY, refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: SIM_USAGE, service_tier: 'default',
+      ...(usageOf(model) ? { usage: usageOf(model) } : {}), service_tier: 'default',
     });
   const streamEvents = (model: string, includeUsage: boolean): string[] => {
     const events = [sse(chunk('chatcmpl-sim', model, { role: 'assistant', content: '', refusal: null }, null))];
     for (let i = 0; i < contentChunks; i++) events.push(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)));
     events.push(sse(chunk('chatcmpl-sim', model, {}, 'stop')));
-    if (includeUsage) events.push(sse({ ...chunk('chatcmpl-sim', model, {}, null, SIM_USAGE), choices: [] }));
+    if (includeUsage && usageOf(model)) events.push(sse({ ...chunk('chatcmpl-sim', model, {}, null, usageOf(model)), choices: [] }));
     events.push('data: [DONE]\n\n');
     return events;
   };
@@ -229,6 +242,9 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
     backpressureWaits: () => backpressureWaits,
     nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
     openSockets: () => sockets.size,
+    setUsage(next) {
+      usage = next;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,0 +1,148 @@
+/**
+ * The budget ledger: each gateway user's spend in the current budget period, plus what in-flight
+ * requests have reserved. All amounts are integer nano-USD (1 USD = 1e9).
+ *
+ * Why it is exact under concurrency: a reservation is a synchronous check-and-add on one in-memory
+ * record, and Node runs one at a time, so parallel requests can never all pass the same check.
+ * Why it survives restarts: every settlement writes the user's spend and period start to
+ * `gateway_users` at once, in the same synchronous step. Reservations are not persisted: after a
+ * crash the requests they covered are gone too.
+ *
+ * Rollover is lazy: spend recorded for a window that has ended counts as 0 from the boundary on
+ * (`budgetWindow` in period.ts), with no timer. Spend recorded for a window that started at or after
+ * the current window's start still counts (the period or timezone was changed to a longer one).
+ */
+import type { Store } from '../../core/db.ts';
+import { nowIso, prepareQuery } from '../../core/db.ts';
+import type { BudgetPeriod } from '../../core/db-types.ts';
+import { budgetWindow, type BudgetWindow } from './period.ts';
+
+/** 1 micro-USD (the unit of `budget_limit_micros`) in nano-USD. */
+const NANOS_PER_MICRO = 1_000;
+
+/** One user's budget as of now. */
+export interface BudgetStatus {
+  /** null = unlimited. */
+  limitNanos: number | null;
+  period: BudgetPeriod;
+  spentNanos: number;
+  reservedNanos: number;
+  /** limit − spent − reserved, never below 0; null when unlimited. */
+  remainingNanos: number | null;
+  window: BudgetWindow;
+}
+
+/** A reservation to settle or release when the request ends. */
+export interface Reservation {
+  readonly userId: number;
+  readonly amountNanos: number;
+}
+
+interface UserBudget {
+  limitNanos: number | null;
+  period: BudgetPeriod;
+  spentNanos: number;
+  /** Start (ms) of the window `spentNanos` belongs to; null = nothing spent yet. */
+  spentWindowStartMs: number | null;
+  reservedNanos: number;
+}
+
+export interface BudgetLedger {
+  /** The user's budget now; undefined when the user does not exist. */
+  status(userId: number, nowMs: number): BudgetStatus | undefined;
+  /**
+   * Reserves `amountNanos` if it fits (always, for an unlimited user). Returns the reservation, or
+   * the status that refused it.
+   */
+  reserve(userId: number, amountNanos: number, nowMs: number): Reservation | BudgetStatus;
+  /** Ends a reservation: `actualNanos` (≥ 0) becomes spend of the current period; 0 releases it. */
+  settle(reservation: Reservation, actualNanos: number, nowMs: number): void;
+  /** Re-reads a user's limit, period and spend from the database (all users when omitted). */
+  invalidate(userId?: number): void;
+  close(): void;
+}
+
+export function createBudgetLedger(store: Store, timeZone: string): BudgetLedger {
+  const { sqlite, db } = store;
+  const read = prepareQuery(
+    sqlite,
+    db.selectFrom('gateway_users').select(['budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start']).where('id', '=', 0),
+  );
+  const write = prepareQuery(sqlite, db.updateTable('gateway_users').set({ budget_spent_nanos: 0, budget_period_start: '' }).where('id', '=', 0));
+  const users = new Map<number, UserBudget>();
+  // The CLI changes limits and periods from another process; spend is only ever written here.
+  const unsubscribe = store.onExternalChange(() => reloadAll());
+
+  function load(userId: number, previous?: UserBudget): UserBudget | undefined {
+    const row = read.get(userId);
+    if (!row) {
+      users.delete(userId);
+      return undefined;
+    }
+    const user: UserBudget = {
+      limitNanos: row.budget_limit_micros === null ? null : row.budget_limit_micros * NANOS_PER_MICRO,
+      period: row.budget_period,
+      spentNanos: row.budget_spent_nanos,
+      spentWindowStartMs: row.budget_period_start === null ? null : Date.parse(row.budget_period_start),
+      reservedNanos: previous?.reservedNanos ?? 0,
+    };
+    users.set(userId, user);
+    return user;
+  }
+
+  function reloadAll(): void {
+    for (const [userId, user] of users) load(userId, user);
+  }
+
+  function get(userId: number): UserBudget | undefined {
+    return users.get(userId) ?? load(userId);
+  }
+
+  function spentIn(user: UserBudget, window: BudgetWindow): number {
+    return user.spentWindowStartMs !== null && user.spentWindowStartMs >= window.startMs ? user.spentNanos : 0;
+  }
+
+  function statusOf(user: UserBudget, nowMs: number): BudgetStatus {
+    const window = budgetWindow(user.period, nowMs, timeZone);
+    const spentNanos = spentIn(user, window);
+    const remainingNanos = user.limitNanos === null ? null : Math.max(0, user.limitNanos - spentNanos - user.reservedNanos);
+    return { limitNanos: user.limitNanos, period: user.period, spentNanos, reservedNanos: user.reservedNanos, remainingNanos, window };
+  }
+
+  return {
+    status(userId, nowMs) {
+      const user = get(userId);
+      return user && statusOf(user, nowMs);
+    },
+    reserve(userId, amountNanos, nowMs) {
+      const user = get(userId);
+      if (!user) return { userId, amountNanos: 0 };
+      if (user.limitNanos !== null) {
+        const status = statusOf(user, nowMs);
+        if (status.spentNanos + user.reservedNanos + amountNanos > user.limitNanos) return status;
+      }
+      user.reservedNanos += amountNanos;
+      return { userId, amountNanos };
+    },
+    settle(reservation, actualNanos, nowMs) {
+      const user = users.get(reservation.userId);
+      if (!user) return;
+      user.reservedNanos = Math.max(0, user.reservedNanos - reservation.amountNanos);
+      if (actualNanos <= 0) return;
+      const window = budgetWindow(user.period, nowMs, timeZone);
+      user.spentNanos = spentIn(user, window) + actualNanos;
+      if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
+      write.run(user.spentNanos, nowIso(user.spentWindowStartMs), reservation.userId);
+    },
+    invalidate(userId) {
+      if (userId === undefined) reloadAll();
+      else if (users.has(userId)) load(userId, users.get(userId));
+    },
+    close: unsubscribe,
+  };
+}
+
+/** A `Reservation` or the refusing `BudgetStatus`? */
+export function isReservation(value: Reservation | BudgetStatus): value is Reservation {
+  return (value as Reservation).amountNanos !== undefined;
+}
