@@ -8,6 +8,7 @@ import { adminsCommand } from './admins.ts';
 import { credentialsCommand } from './credentials.ts';
 import { secretCommand } from './secret.ts';
 import { modelsCommand } from './models.ts';
+import { pricingCommand } from './pricing.ts';
 import { CliError } from './output.ts';
 import { ManifestError } from '../core/manifest.ts';
 
@@ -22,7 +23,8 @@ const program = new Command('tollgate')
   .addCommand(adminsCommand())
   .addCommand(credentialsCommand())
   .addCommand(secretCommand())
-  .addCommand(modelsCommand());
+  .addCommand(modelsCommand())
+  .addCommand(pricingCommand());
 
 try {
   await program.parseAsync(process.argv);

@@ -17,6 +17,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createServiceRegistry } from './services.ts';
 import { loadTokenEstimator } from './token-estimate.ts';
 import { createMetricsRegistry, metricsRoute } from './metrics.ts';
+import { apiDocsRoutes } from './api-docs.ts';
 
 export interface StartGatewayOptions {
   manifest: Manifest;
@@ -72,7 +73,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
     server = createGatewayServer({
       pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs,
-      localRoutes: { 'GET /metrics': metricsRoute(metrics) },
+      localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes() },
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);

@@ -1,9 +1,99 @@
-/** pricing: placeholder, replaced by the real plugin. */
-import type { PluginFactory } from '../../core/plugin.ts';
+/**
+ * pricing: what each request cost. Offers the price book (`ctx.services.get('pricing')`) to budget
+ * (reservations) and others; sets `ex.cost` (integer nano-USD) when a chat completion ends, from the
+ * usage the upstream reported or the gateway counted; answers `GET /api/pricing`.
+ *
+ * Listed after budget in the manifest so that, on the way back (reverse order), the cost is set
+ * before budget settles its reservation and before the logger writes the row. A model without a
+ * price is still served: its cost is all zeros with `unpriced: true`, never a silent $0.
+ *
+ * At first start (empty `model_pricing`) the table is seeded from the bundled price dataset.
+ */
+import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import { reply } from '../../core/plugin.ts';
+import type { Exchange } from '../../core/exchange.ts';
+import { getModelDisplayName } from '../provider-router/model-display-name.ts';
+import { createPriceBook, type ClosablePriceBook } from './price-book.ts';
+import { createModelIdResolver, datasetPrices, type ModelIdResolver } from './dataset.ts';
+import { importPrices } from './pricing-store.ts';
+import type { ModelPrice } from './service.ts';
+import { pricingSchema, type PricingConfig } from './schema.ts';
 
-export const pricing: PluginFactory = {
+/** USD per 1,000 tokens from USD per million, without float noise (0.15 → 0.00015, not 0.00015000000000000001). */
+export function per1k(usdPerMillion: number | null): number | null {
+  return usdPerMillion === null ? null : Number((usdPerMillion / 1000).toPrecision(12));
+}
+
+/** One item of `GET /api/pricing`. */
+export function pricingView(price: ModelPrice) {
+  return {
+    model: price.model,
+    provider: price.provider,
+    display_name: getModelDisplayName({ id: price.model }),
+    input_price_per_1k: per1k(price.input_price_per_million),
+    output_price_per_1k: per1k(price.output_price_per_million),
+    cached_input_price_per_1k: per1k(price.cached_input_price_per_million),
+    cache_write_price_per_1k: per1k(price.cache_write_price_per_million),
+    input_price_per_million: price.input_price_per_million,
+    output_price_per_million: price.output_price_per_million,
+    cached_input_price_per_million: price.cached_input_price_per_million,
+    cache_write_price_per_million: price.cache_write_price_per_million,
+    source: price.source,
+  };
+}
+
+/** Seeds an empty `model_pricing` from the dataset; a failure is logged, never fatal. */
+async function seedIfEmpty(config: PricingConfig, ctx: PluginContext): Promise<void> {
+  const any = await ctx.store.db.selectFrom('model_pricing').select('model').limit(1).executeTakeFirst();
+  if (any) return;
+  try {
+    const { rows, unknownProviders } = await datasetPrices(config.datasetProviders, ctx.clock());
+    const result = await importPrices(ctx.store.db, rows, ctx.clock());
+    ctx.log.info('pricing: seeded model_pricing from the price dataset', { ...result, unknownProviders });
+  } catch (err) {
+    ctx.log.warn('pricing: could not seed prices from the dataset; set them with `tollgate pricing set`', { err });
+  }
+}
+
+/** The dataset's model matcher, or undefined (dated names then need their own rows). */
+async function loadResolver(config: PricingConfig, ctx: PluginContext): Promise<ModelIdResolver | undefined> {
+  if (Object.keys(config.datasetProviders).length === 0) return undefined;
+  try {
+    return await createModelIdResolver();
+  } catch (err) {
+    ctx.log.warn('pricing: the price dataset could not be loaded; dated model names will not match their prices', { err });
+    return undefined;
+  }
+}
+
+async function createPricing(config: PricingConfig, ctx: PluginContext): Promise<Plugin> {
+  if (config.seedOnFirstStart) await seedIfEmpty(config, ctx);
+  const resolveModelId = await loadResolver(config, ctx);
+  const book: ClosablePriceBook = createPriceBook(ctx.store, { ...config, ...(resolveModelId ? { resolveModelId } : {}) }, ctx.log);
+  ctx.services.provide('pricing', book);
+
+  return {
+    name: 'pricing',
+    onRequest(ex: Exchange) {
+      if (ex.operation !== 'pricing.list') return;
+      return reply(200, { object: 'list', data: book.list().map(pricingView) });
+    },
+    onResponseEnd(ex: Exchange) {
+      const { target, usage } = ex;
+      if (ex.operation !== 'chat.completions' || !target || !usage) return;
+      const price = book.priceFor(target.provider, target.model)
+        ?? (ex.modelServed ? book.priceFor(target.provider, ex.modelServed) : null);
+      ex.cost = book.costOf(price, usage);
+    },
+    close() {
+      book.close();
+    },
+  };
+}
+
+export const pricing: PluginFactory<PricingConfig> = {
   name: 'pricing',
-  description: 'pricing (placeholder)',
-  configSchema: { type: 'object', additionalProperties: true, properties: {} },
-  create: () => ({ name: 'pricing' }),
+  description: 'Prices models (USD per million tokens in model_pricing, seeded from a maintained dataset) and sets each request\'s cost in integer nano-USD.',
+  configSchema: pricingSchema,
+  create: createPricing,
 };

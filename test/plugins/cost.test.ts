@@ -63,21 +63,21 @@ describe('cost of a request', () => {
   });
 
   test('a stream without include_usage is billed from the usage the gateway asked for', async () => {
-    const stream = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true });
+    const { data: stream, response } = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true }).withResponse();
     let usageSeen = false;
     for await (const chunk of stream) if (chunk.usage) usageSeen = true;
     assert.equal(usageSeen, false, 'the client did not ask for usage and must not get it');
-    const row = await tg.logRow(stream.response.headers.get('x-request-id')!);
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
     assert.equal(row.cost_nanos, OPENAI_COST_NANOS);
     assert.equal(row.usage_estimated, 0);
   });
 
   test('a stream with include_usage is billed the same and the client gets the exact usage', async () => {
-    const stream = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } });
+    const { data: stream, response } = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } }).withResponse();
     let usage: unknown = null;
     for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
     assert.equal((usage as { prompt_tokens: number }).prompt_tokens, 19);
-    const row = await tg.logRow(stream.response.headers.get('x-request-id')!);
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
     assert.equal(row.cost_nanos, OPENAI_COST_NANOS);
   });
 
@@ -90,9 +90,9 @@ describe('cost of a request', () => {
   });
 
   test('a streamed Anthropic answer costs the same as the non-streamed one', async () => {
-    const stream = await tg.client.chat.completions.create({ model: 'anthropic/claude-sonnet-4-5-20250929', messages, max_tokens: 100, stream: true });
+    const { data: stream, response } = await tg.client.chat.completions.create({ model: 'anthropic/claude-sonnet-4-5-20250929', messages, max_tokens: 100, stream: true }).withResponse();
     for await (const _chunk of stream) { /* drain */ }
-    const row = await tg.logRow(stream.response.headers.get('x-request-id')!);
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
     assert.equal(row.cost_nanos, ANTHROPIC_COST_NANOS);
     assert.equal(row.usage_estimated, 0);
   });
@@ -100,7 +100,7 @@ describe('cost of a request', () => {
 
 describe('usage counted locally', () => {
   test('a stream whose upstream reports no usage is billed from local counts, marked estimated, and the client still gets a usage chunk', async () => {
-    const stream = await tg.client.chat.completions.create({ model: 'openai/sim-no-usage', messages, stream: true, stream_options: { include_usage: true } });
+    const { data: stream, response } = await tg.client.chat.completions.create({ model: 'openai/sim-no-usage', messages, stream: true, stream_options: { include_usage: true } }).withResponse();
     let text = '';
     let usage: { prompt_tokens: number; completion_tokens: number } | null = null;
     for await (const chunk of stream) {
@@ -110,7 +110,7 @@ describe('usage counted locally', () => {
     assert.equal(text, simStreamText());
     const completionTokens = countTokens(text);
     assert.equal(usage?.completion_tokens, completionTokens);
-    const row = await tg.logRow(stream.response.headers.get('x-request-id')!);
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
     assert.equal(row.usage_estimated, 1);
     assert.equal(row.completion_tokens, completionTokens);
     assert.equal(row.prompt_tokens, usage?.prompt_tokens);
@@ -128,8 +128,8 @@ describe('usage counted locally', () => {
 
   test('a client that disconnects mid-stream is billed for what was generated, marked estimated', async () => {
     const before = await spentNanos();
-    const stream = await tg.client.chat.completions.create({ model: 'openai/sim-drip', messages, stream: true });
-    const requestId = stream.response.headers.get('x-request-id')!;
+    const { data: stream, response } = await tg.client.chat.completions.create({ model: 'openai/sim-drip', messages, stream: true }).withResponse();
+    const requestId = response.headers.get('x-request-id')!;
     let text = '';
     let received = 0;
     const upstreamCut = openaiSim.nextAbort();

@@ -1,0 +1,122 @@
+/**
+ * `tollgate pricing set|list|delete|import`: model prices in USD per million tokens. A price set here
+ * is `manual` and always wins over imported ones. A running gateway notices the change within about
+ * 250 ms (it watches the database for other processes' commits).
+ */
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import {
+  deletePrice, importPrices, listPrices, PriceValidationError, setPrice, type ImportResult, type PriceInput,
+} from '../plugins/pricing/pricing-store.ts';
+import { datasetPrices } from '../plugins/pricing/dataset.ts';
+import { DEFAULT_DATASET_PROVIDERS, type PricingConfig } from '../plugins/pricing/schema.ts';
+import { loadManifest } from './manifest-source.ts';
+import { addDataDirOption, withStore } from './context.ts';
+import { CliError, printJson, printTable } from './output.ts';
+
+const COLUMNS = ['model', 'provider', 'input_price_per_million', 'output_price_per_million', 'cached_input_price_per_million', 'cache_write_price_per_million', 'source', 'updated_at'];
+
+interface PricingOptions {
+  input?: number;
+  output?: number;
+  cachedInput?: number;
+  cacheWrite?: number;
+  provider?: string;
+  config?: string;
+  json?: boolean;
+  dataDir?: string;
+}
+
+function parseUsdPerMillion(label: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new CliError(`${label} must be a non-negative number of USD per million tokens (e.g. 0.15), got "${value}"`);
+    return n;
+  };
+}
+
+/** Store validation errors are the user's input errors: same exit code and style as option errors. */
+function asCliError(err: unknown): never {
+  if (err instanceof PriceValidationError) throw new CliError(err.message);
+  throw err;
+}
+
+/** The rows of an import file: a JSON array of price objects. */
+async function readImportFile(file: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  let rows: unknown;
+  try {
+    rows = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(rows)) throw new CliError(`${file} must hold a JSON array of {model, provider?, input_price_per_million, output_price_per_million, cached_input_price_per_million?, cache_write_price_per_million?}`);
+  return rows;
+}
+
+/** The dataset rows, mapped with the manifest's pricing `datasetProviders` (or the defaults). */
+async function readDataset(configPath: string | undefined): Promise<unknown[]> {
+  const pricing = loadManifest(configPath).manifest.plugins.find((p) => p.name === 'pricing');
+  const providers = (pricing?.config as PricingConfig | undefined)?.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
+  return (await datasetPrices(providers, Date.now())).rows;
+}
+
+function describeImport(result: ImportResult): string {
+  return `Imported prices: ${result.inserted} new, ${result.updated} updated, ${result.skippedManual} kept because they were set by hand, ${result.skippedInvalid} skipped as invalid (no model or a bad price).\n`;
+}
+
+export function pricingCommand(): Command {
+  const pricing = new Command('pricing').description('manage model prices (USD per million tokens)');
+
+  addDataDirOption(pricing.command('set').description('set the price of a model by hand (wins over imported prices)').argument('<model>'))
+    .requiredOption('--input <usd>', 'input price, USD per million tokens', parseUsdPerMillion('--input'))
+    .requiredOption('--output <usd>', 'output price, USD per million tokens', parseUsdPerMillion('--output'))
+    .option('--cached-input <usd>', 'cache-read price, USD per million tokens (default: the input price)', parseUsdPerMillion('--cached-input'))
+    .option('--cache-write <usd>', 'cache-write price, USD per million tokens (default: the input price)', parseUsdPerMillion('--cache-write'))
+    .option('--provider <id>', 'only for this provider (default: any provider serving the model)')
+    .option('--json', 'print JSON')
+    .action(async (model: string, options: PricingOptions) => {
+      const input: PriceInput = {
+        model, provider: options.provider ?? null,
+        input_price_per_million: options.input!, output_price_per_million: options.output!,
+        cached_input_price_per_million: options.cachedInput ?? null, cache_write_price_per_million: options.cacheWrite ?? null,
+      };
+      const row = await withStore(options, (store) => setPrice(store.db, input).catch(asCliError));
+      if (options.json) printJson(row);
+      else process.stdout.write(`Set the price of ${row.model}: $${row.input_price_per_million} input, $${row.output_price_per_million} output per million tokens.\n`);
+    });
+
+  addDataDirOption(pricing.command('list').description('list stored prices'))
+    .option('--json', 'print JSON')
+    .action(async (options: PricingOptions) => {
+      const rows = await withStore(options, (store) => listPrices(store.db));
+      if (options.json) printJson(rows);
+      else printTable(rows as unknown as Record<string, unknown>[], COLUMNS);
+    });
+
+  addDataDirOption(pricing.command('delete').description('delete the price of a model').argument('<model>'))
+    .option('--json', 'print JSON')
+    .action(async (model: string, options: PricingOptions) => {
+      const deleted = await withStore(options, (store) => deletePrice(store.db, model));
+      if (!deleted) throw new CliError(`no price for "${model}" (see \`tollgate pricing list\`)`);
+      if (options.json) printJson({ model, deleted: true });
+      else process.stdout.write(`Deleted the price of ${model}; its requests are unpriced unless another row matches.\n`);
+    });
+
+  addDataDirOption(pricing.command('import').description('import prices from FILE (a JSON array) or, without FILE, from the bundled price dataset').argument('[file]'))
+    .option('--config <path>', 'manifest whose pricing.datasetProviders maps providers to the dataset (default: ./tollgate.json if present, else the built-in default)')
+    .option('--json', 'print JSON')
+    .action(async (file: string | undefined, options: PricingOptions) => {
+      const rows = file ? await readImportFile(file) : await readDataset(options.config);
+      const result = await withStore(options, (store) => importPrices(store.db, rows));
+      if (options.json) printJson(result);
+      else process.stdout.write(describeImport(result));
+    });
+
+  return pricing;
+}

@@ -1,0 +1,114 @@
+/**
+ * The price book: `model_pricing` served from memory. All rows are read once (one query) and kept in
+ * a Map by model id; lookups by (provider, model), misses included, are remembered in an LRU, so the
+ * hot path is one cache hit. Both are dropped by `invalidate()` and when another process (the CLI)
+ * commits to the database; the next lookup reads the table again.
+ *
+ * A price applies to provider P when its row's `provider` is null (any provider) or P. Lookup order
+ * for (provider, model):
+ * 1. the row `provider/model` (a price for that provider only);
+ * 2. the row `model`;
+ * 3. the dataset's canonical id of `model` (`gpt-4o-mini-2024-07-18` → `gpt-4o-mini`), through the
+ *    provider's dataset id (config `datasetProviders`), as `provider/id` then `id`;
+ * 4. a provider in `freeProviders` (local models) → a zero price with source `free`;
+ * otherwise null: the request is served but unpriced.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Store } from '../../core/db.ts';
+import type { Log } from '../../core/log.ts';
+import type { ModelPrice, PriceBook } from './service.ts';
+import { costOf, maxCostNanos } from './cost.ts';
+import { createPriceReader, type StoredPrice } from './pricing-store.ts';
+import type { ModelIdResolver } from './dataset.ts';
+
+export interface PriceBookConfig {
+  datasetProviders: Readonly<Record<string, string>>;
+  freeProviders: readonly string[];
+  /** Dated-name matching (`createModelIdResolver()`); absent = step 3 is skipped. */
+  resolveModelId?: ModelIdResolver;
+}
+
+/** The price book plus what its owner needs to shut it down. */
+export interface ClosablePriceBook extends PriceBook {
+  /** Stops listening for other processes' changes. */
+  close(): void;
+}
+
+const LOOKUP_CACHE_SIZE = 10_000;
+
+function toModelPrice(row: StoredPrice): ModelPrice {
+  return {
+    model: row.model,
+    provider: row.provider,
+    input_price_per_million: row.input_price_per_million,
+    output_price_per_million: row.output_price_per_million,
+    cached_input_price_per_million: row.cached_input_price_per_million,
+    cache_write_price_per_million: row.cache_write_price_per_million,
+    source: row.source,
+  };
+}
+
+function freePrice(provider: string, model: string): ModelPrice {
+  return Object.freeze({
+    model, provider, input_price_per_million: 0, output_price_per_million: 0,
+    cached_input_price_per_million: null, cache_write_price_per_million: null, source: 'free' as const,
+  });
+}
+
+export function createPriceBook(store: Store, config: PriceBookConfig, log: Log): ClosablePriceBook {
+  const readRows = createPriceReader(store);
+  const free = new Set(config.freeProviders);
+  const lookups = new LRUCache<string, ModelPrice | false>({ max: LOOKUP_CACHE_SIZE });
+  let rows: Map<string, ModelPrice> | null = null;
+
+  function table(): Map<string, ModelPrice> {
+    if (!rows) {
+      rows = new Map(readRows().map((row) => [row.model, Object.freeze(toModelPrice(row))]));
+      log.debug('pricing: loaded prices', { rows: rows.size });
+    }
+    return rows;
+  }
+
+  function row(id: string, provider: string): ModelPrice | null {
+    const price = table().get(id);
+    return price && (price.provider === null || price.provider === provider) ? price : null;
+  }
+
+  function canonicalId(provider: string, model: string): string | null {
+    const datasetId = config.datasetProviders[provider];
+    if (!datasetId || !config.resolveModelId) return null;
+    const id = config.resolveModelId(datasetId, model);
+    return id && id !== model ? id : null;
+  }
+
+  function resolve(provider: string, model: string): ModelPrice | null {
+    const exact = row(`${provider}/${model}`, provider) ?? row(model, provider);
+    if (exact) return exact;
+    const canonical = canonicalId(provider, model);
+    const matched = canonical ? row(`${provider}/${canonical}`, provider) ?? row(canonical, provider) : null;
+    if (matched) return matched;
+    return free.has(provider) ? freePrice(provider, model) : null;
+  }
+
+  const invalidate = () => {
+    rows = null;
+    lookups.clear();
+  };
+  const unsubscribe = store.onExternalChange(invalidate);
+
+  return {
+    priceFor(provider, model) {
+      const key = `${provider}\u0000${model}`;
+      const cached = lookups.get(key);
+      if (cached !== undefined) return cached || null;
+      const price = resolve(provider, model);
+      lookups.set(key, price ?? false);
+      return price;
+    },
+    costOf,
+    maxCostNanos,
+    list: () => [...table().values()],
+    invalidate,
+    close: unsubscribe,
+  };
+}

@@ -1,0 +1,400 @@
+/**
+ * The rate-limit plugin in the whole in-process gateway, with a hand-moved clock: rpm and tpm per
+ * user and per key, the 429 and its headers, recovery, token reservations settled to the usage the
+ * OpenAI simulator reports (prompt 19 + completion 24 = 43 tokens), the manifest defaults, and the
+ * endpoints that are not limited. Also the header format and the service other plugins read.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { manualClock, startTestGateway, type ManualClock, type TestGateway } from '../helpers/test-gateway.ts';
+import { createGatewayUser } from '../../core/gateway-users.ts';
+import { createApiKey } from '../../core/api-keys.ts';
+import { createServiceRegistry } from '../../core/services.ts';
+import type { Exchange, Principal } from '../../core/exchange.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { GatewayError } from '../../core/errors.ts';
+import { rateLimit } from '../../plugins/rate-limit/index.ts';
+import { pluginRegistry } from '../../plugins/index.ts';
+import { validateManifest } from '../../core/manifest.ts';
+import { formatResetDuration } from '../../plugins/rate-limit/headers.ts';
+import type { RateLimitConfig } from '../../plugins/rate-limit/schema.ts';
+
+/** Prompt tokens the gateway counts for `[{ role: 'user', content: 'hi' }]`: 3 priming + 3 per message + "user" + "hi". */
+const HI_PROMPT_TOKENS = 8;
+const SETTLED_TOKENS = SIM_USAGE.prompt_tokens + SIM_USAGE.completion_tokens;
+
+let sim: OpenAISimulator;
+let clock: ManualClock;
+let tg: TestGateway;
+let callers = 0;
+
+before(async () => {
+  sim = await startOpenAISimulator();
+  clock = manualClock(Date.UTC(2026, 10, 21, 12));
+  tg = await startTestGateway({
+    providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
+    clock,
+    user: { rpm: 3 },
+  });
+});
+
+after(async () => {
+  await tg?.close();
+  await sim?.close();
+});
+
+/** A new gateway user with these limits and one key (with its own limits); returns the key. */
+async function newCaller(gateway: TestGateway, user: { rpm?: number; tpm?: number }, key: { rpm?: number; tpm?: number } = {}) {
+  const created = await createGatewayUser(gateway.gateway.store.db, { name: `rl-caller-${++callers}`, ...user });
+  const apiKey = await createApiKey(gateway.gateway.store.db, { gatewayUserId: created.id, ...key });
+  return { userId: created.id, key: apiKey.key };
+}
+
+function chat(key: string, body: Record<string, unknown> = {}, gateway = tg) {
+  return fetch(`${gateway.gateway.origin}/api/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...body }),
+  });
+}
+
+/** The response's `x-ratelimit-*` headers (absent ones left out). */
+function rateHeaders(headers: Headers): Record<string, string> {
+  return Object.fromEntries([...headers].filter(([name]) => name.startsWith('x-ratelimit-')));
+}
+
+/** Reads the body, then waits until the logger wrote the row: the rate limit settled before it. */
+async function settled(res: Response): Promise<void> {
+  await res.arrayBuffer();
+  await tg.logRow(res.headers.get('x-request-id')!);
+}
+
+describe('requests per minute', () => {
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+  test('with rpm 3 the 4th request in a minute gets 429 with retry-after and exact x-ratelimit headers', async () => {
+    const forwardedBefore = sim.requests.length;
+    const seen: Array<Record<string, string>> = [];
+    for (let i = 0; i < 3; i++) {
+      const { response } = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).withResponse();
+      seen.push(rateHeaders(response.headers));
+    }
+    assert.deepEqual(seen, [
+      { 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '2', 'x-ratelimit-reset-requests': '20s' },
+      { 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '40s' },
+      { 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1m0s' },
+    ]);
+
+    const refused = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).then(
+      () => assert.fail('the 4th request was served'),
+      (err: unknown) => err,
+    );
+    assert.ok(refused instanceof OpenAI.APIError);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.type, 'rate_limit_error');
+    assert.equal(refused.code, 'rate_limit_exceeded');
+    assert.equal(refused.message, '429 Rate limit reached: 3 requests per minute for your gateway user. Retry in 20 s.');
+    assert.equal(refused.headers.get('retry-after'), '20');
+    assert.equal(refused.headers.get('retry-after-ms'), '20000');
+    assert.deepEqual(rateHeaders(refused.headers), {
+      'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1m0s',
+    });
+    assert.equal(sim.requests.length - forwardedBefore, 3, 'the refused request never reached the upstream');
+  });
+
+  test('model lists and the account endpoint are not limited, even with the rpm spent', async () => {
+    for (const path of ['/api/v1/models', '/api/v1/models', '/api/account']) {
+      const res = await fetch(`${tg.gateway.origin}${path}`, { headers: { authorization: `Bearer ${tg.apiKey}` } });
+      await res.arrayBuffer();
+      assert.notEqual(res.status, 429, path);
+      assert.deepEqual(rateHeaders(res.headers), {}, path);
+    }
+  });
+
+  test('a 429 takes nothing: after exactly the retry-after the next request passes', async () => {
+    clock.advance(19_999);
+    const early = await chat(tg.apiKey);
+    assert.equal(early.status, 429);
+    assert.equal(early.headers.get('retry-after-ms'), '1');
+    assert.equal(early.headers.get('retry-after'), '1');
+    await early.arrayBuffer();
+
+    clock.advance(1);
+    const res = await chat(tg.apiKey);
+    assert.equal(res.status, 200);
+    assert.deepEqual(rateHeaders(res.headers), {
+      'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1m0s',
+    });
+    await res.arrayBuffer();
+
+    clock.advance(60_000);
+    const full = await chat(tg.apiKey);
+    assert.equal(full.headers.get('x-ratelimit-remaining-requests'), '2', 'a quiet minute refills the whole burst');
+    await full.arrayBuffer();
+  });
+
+  test('an upstream error still counts as a request and carries the headers', async () => {
+    const caller = await newCaller(tg, { rpm: 2 });
+    const failed = await chat(caller.key, { model: 'openai/sim-500' });
+    assert.equal(failed.status, 502);
+    assert.deepEqual(rateHeaders(failed.headers), {
+      'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '30s',
+    });
+    await settled(failed);
+    const next = await chat(caller.key);
+    assert.equal(next.headers.get('x-ratelimit-remaining-requests'), '0');
+    await next.arrayBuffer();
+  });
+
+  test('a key limit tighter than the user\'s applies, and its 429 takes nothing from the user\'s limit', async () => {
+    const caller = await newCaller(tg, { rpm: 10 }, { rpm: 1 });
+    const first = await chat(caller.key);
+    assert.equal(first.status, 200);
+    assert.deepEqual(rateHeaders(first.headers), {
+      'x-ratelimit-limit-requests': '1', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1m0s',
+    }, 'the key\'s limit has less remaining, so it is the one shown');
+    await first.arrayBuffer();
+
+    const refused = await chat(caller.key);
+    assert.equal(refused.status, 429);
+    const { error } = (await refused.json()) as { error: { message: string; type: string; code: string } };
+    assert.equal(error.message, 'Rate limit reached: 1 request per minute for this API key. Retry in 60 s.');
+    assert.equal(refused.headers.get('retry-after'), '60');
+    assert.equal(refused.headers.get('retry-after-ms'), '60000');
+
+    const otherKey = await createApiKey(tg.gateway.store.db, { gatewayUserId: caller.userId });
+    const viaOther = await chat(otherKey.key);
+    assert.equal(viaOther.status, 200);
+    assert.deepEqual(rateHeaders(viaOther.headers), {
+      'x-ratelimit-limit-requests': '10', 'x-ratelimit-remaining-requests': '8', 'x-ratelimit-reset-requests': '12s',
+    }, 'the user counted 2 requests: the 429 took nothing');
+    await viaOther.arrayBuffer();
+  });
+
+  test('a user without limits gets no rate-limit headers', async () => {
+    const caller = await newCaller(tg, {});
+    const res = await chat(caller.key);
+    assert.equal(res.status, 200);
+    assert.deepEqual(rateHeaders(res.headers), {});
+    await res.arrayBuffer();
+  });
+});
+
+describe('tokens per minute', () => {
+  test('the reservation counts max_tokens, and the response settles it to the reported usage', async () => {
+    const caller = await newCaller(tg, { tpm: 1_000 });
+    const first = await chat(caller.key, { max_tokens: 100 });
+    assert.equal(first.status, 200);
+    assert.deepEqual(rateHeaders(first.headers), {
+      'x-ratelimit-limit-tokens': '1000',
+      'x-ratelimit-remaining-tokens': String(1_000 - HI_PROMPT_TOKENS - 100),
+      'x-ratelimit-reset-tokens': '6.48s',
+    });
+    await settled(first);
+
+    const second = await chat(caller.key, { max_tokens: 100 });
+    assert.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(1_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 100));
+    assert.equal(second.headers.get('x-ratelimit-reset-tokens'), '9.06s');
+    await second.arrayBuffer();
+  });
+
+  test('the request after the allowance is refused with the exact wait, and passes after it', async () => {
+    const caller = await newCaller(tg, { tpm: 1_000 });
+    await settled(await chat(caller.key, { max_tokens: 500 }));
+
+    // 43 settled + 958 reserved = 1001 > 1000: one token short, 60 ms (60000 / 1000 per token).
+    const refused = await chat(caller.key, { max_tokens: 950 });
+    assert.equal(refused.status, 429);
+    const { error } = (await refused.json()) as { error: { message: string; type: string; code: string } };
+    assert.equal(error.type, 'rate_limit_error');
+    assert.equal(error.code, 'rate_limit_exceeded');
+    assert.match(error.message, /^Rate limit reached: 1000 tokens per minute for your gateway user; this request reserves 958 tokens /);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.equal(refused.headers.get('retry-after-ms'), '60');
+    assert.deepEqual(rateHeaders(refused.headers), {
+      'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '957', 'x-ratelimit-reset-tokens': '2.58s',
+    });
+
+    clock.advance(60);
+    const passed = await chat(caller.key, { max_tokens: 950 });
+    assert.equal(passed.status, 200);
+    assert.deepEqual(rateHeaders(passed.headers), {
+      'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '0', 'x-ratelimit-reset-tokens': '1m0s',
+    });
+    await passed.arrayBuffer();
+  });
+
+  test('max_completion_tokens wins over max_tokens, and neither reserves maxOutputTokensEstimate (4096)', async () => {
+    const caller = await newCaller(tg, { tpm: 10_000 });
+    const both = await chat(caller.key, { max_completion_tokens: 50, max_tokens: 500 });
+    assert.equal(both.headers.get('x-ratelimit-remaining-tokens'), String(10_000 - HI_PROMPT_TOKENS - 50));
+    await settled(both);
+    const neither = await chat(caller.key);
+    assert.equal(neither.headers.get('x-ratelimit-remaining-tokens'), String(10_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 4_096));
+    await neither.arrayBuffer();
+  });
+
+  test('a request that reaches no upstream is settled to zero tokens', async () => {
+    const caller = await newCaller(tg, { rpm: 100, tpm: 1_000 });
+    const failed = await chat(caller.key, { model: 'openai/sim-500', max_tokens: 200 });
+    assert.equal(failed.status, 502);
+    assert.deepEqual(rateHeaders(failed.headers), {
+      'x-ratelimit-limit-requests': '100', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-reset-requests': '600ms',
+      'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '792', 'x-ratelimit-reset-tokens': '12.48s',
+    });
+    await settled(failed);
+    const next = await chat(caller.key, { max_tokens: 200 });
+    assert.equal(next.headers.get('x-ratelimit-remaining-tokens'), '792', 'the failed request\'s reservation was given back');
+    assert.equal(next.headers.get('x-ratelimit-remaining-requests'), '98', 'but it still counted as a request');
+    await next.arrayBuffer();
+  });
+
+  test('a stream carries the headers and is settled to the usage it reported', async () => {
+    const caller = await newCaller(tg, { tpm: 2_000 });
+    const stream = await chat(caller.key, { stream: true, max_tokens: 300 });
+    assert.equal(stream.status, 200);
+    assert.equal(stream.headers.get('x-ratelimit-remaining-tokens'), String(2_000 - HI_PROMPT_TOKENS - 300));
+    await settled(stream);
+    const next = await chat(caller.key, { max_tokens: 300 });
+    assert.equal(next.headers.get('x-ratelimit-remaining-tokens'), String(2_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 300));
+    await next.arrayBuffer();
+  });
+
+  test('a key tpm tighter than the user\'s is the one shown and enforced', async () => {
+    const caller = await newCaller(tg, { tpm: 100_000 }, { tpm: 500 });
+    const res = await chat(caller.key, { max_tokens: 470 });
+    assert.deepEqual(rateHeaders(res.headers), {
+      'x-ratelimit-limit-tokens': '500', 'x-ratelimit-remaining-tokens': '22', 'x-ratelimit-reset-tokens': '57.36s',
+    });
+    await settled(res);
+    // 43 settled + 478 reserved = 521: 21 tokens over, 120 ms each at 500 per minute.
+    const refused = await chat(caller.key, { max_tokens: 470 });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after-ms'), '2520');
+    const { error } = (await refused.json()) as { error: { message: string } };
+    assert.match(error.message, /500 tokens per minute for this API key/);
+  });
+});
+
+describe('manifest defaults', () => {
+  let defaults: TestGateway;
+  before(async () => {
+    defaults = await startTestGateway({
+      providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
+      clock: manualClock(Date.UTC(2026, 10, 21, 12)),
+      config: { 'rate-limit': { defaultRpm: 2, defaultTpm: 5_000 } },
+    });
+  });
+  after(() => defaults?.close());
+
+  test('defaultRpm and defaultTpm apply to a user without limits', async () => {
+    const res = await chat(defaults.apiKey, { max_tokens: 10 }, defaults);
+    assert.equal(res.status, 200);
+    assert.deepEqual(rateHeaders(res.headers), {
+      'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '30s',
+      'x-ratelimit-limit-tokens': '5000', 'x-ratelimit-remaining-tokens': '4982', 'x-ratelimit-reset-tokens': '216ms',
+    });
+    await res.arrayBuffer();
+    await (await chat(defaults.apiKey, {}, defaults)).arrayBuffer();
+    const refused = await chat(defaults.apiKey, {}, defaults);
+    assert.equal(refused.status, 429);
+    await refused.arrayBuffer();
+  });
+
+  test('a user\'s own rpm replaces the default, and the default tpm still applies', async () => {
+    const caller = await newCaller(defaults, { rpm: 5 });
+    const res = await chat(caller.key, { max_tokens: 10 }, defaults);
+    assert.equal(res.headers.get('x-ratelimit-limit-requests'), '5');
+    assert.equal(res.headers.get('x-ratelimit-limit-tokens'), '5000');
+    await res.arrayBuffer();
+  });
+});
+
+describe('config schema', () => {
+  const validate = (config: Record<string, unknown>) =>
+    validateManifest({ plugins: [{ name: 'rate-limit', config }, { name: 'provider-router', config: { providers: {} } }] }, pluginRegistry, { env: {} });
+
+  test('an empty config means no default limits and a 4096-token output reservation', () => {
+    assert.deepEqual(validate({}).plugins[0]!.config, { defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096 });
+  });
+
+  test('explicit values are kept', () => {
+    assert.deepEqual(validate({ defaultRpm: 60, defaultTpm: null, maxOutputTokensEstimate: 1 }).plugins[0]!.config, { defaultRpm: 60, defaultTpm: null, maxOutputTokensEstimate: 1 });
+  });
+
+  const rejected: Array<[Record<string, unknown>, string]> = [
+    [{ defaultRpm: 0 }, '/plugins/0/config/defaultRpm: must be >= 1'],
+    [{ defaultTpm: 1.5 }, '/plugins/0/config/defaultTpm: must be integer,null'],
+    [{ defaultRpm: '3' }, '/plugins/0/config/defaultRpm: must be integer,null'],
+    [{ maxOutputTokensEstimate: 0 }, '/plugins/0/config/maxOutputTokensEstimate: must be >= 1'],
+    [{ rpm: 3 }, '/plugins/0/config/rpm: unknown field'],
+  ];
+  for (const [config, message] of rejected) {
+    test(`rejects ${JSON.stringify(config)}`, () => {
+      assert.throws(() => validate(config), (err: Error) => err.message.includes(message));
+    });
+  }
+});
+
+describe('reset duration format (OpenAI\'s, Go time.Duration)', () => {
+  const cases: Array<[number, string]> = [
+    [0, '0s'], [-5, '0s'], [1, '1ms'], [20, '20ms'], [999, '999ms'], [1_000, '1s'], [1_500, '1.5s'],
+    [59_500, '59.5s'], [6_480, '6.48s'], [60_000, '1m0s'], [60_250, '1m0.25s'], [360_000, '6m0s'],
+    [3_600_000, '1h0m0s'], [3_723_004, '1h2m3.004s'], [20.2, '21ms'],
+  ];
+  for (const [ms, text] of cases) {
+    test(`${ms} ms is "${text}"`, () => assert.equal(formatResetDuration(ms), text));
+  }
+});
+
+describe('the rateLimit service', () => {
+  const principal = (over: Partial<Principal> = {}): Principal => ({
+    gatewayUserId: 1, gatewayUserName: 'u', apiKeyId: 7, rpm: null, tpm: null, keyRpm: null, keyTpm: null, ...over,
+  });
+
+  async function setup(config: Partial<RateLimitConfig> = {}) {
+    const services = createServiceRegistry();
+    let nowMs = 1_000_000;
+    const ctx = {
+      services,
+      clock: () => nowMs,
+      tokens: { promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
+    } as unknown as PluginContext;
+    const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx)) as Plugin<unknown>;
+    const request = async (p: Principal) => {
+      const ex = { operation: 'chat.completions', principal: p, body: { model: 'm', messages: [], max_tokens: 90 }, responseHeaders: {}, usage: null } as unknown as Exchange;
+      await plugin.onRequest!(ex, plugin.createState!(ex));
+      return ex;
+    };
+    return { service: services.get('rateLimit')!, request, advance: (ms: number) => (nowMs += ms) };
+  }
+
+  test('reports null for limits that do not apply', async () => {
+    const { service } = await setup();
+    assert.deepEqual(service.statusOf(principal()), { requests: null, tokens: null });
+  });
+
+  test('reports the tighter of the user and key limits, as the headers do', async () => {
+    const { service, request, advance } = await setup({ defaultTpm: 1_000 });
+    const p = principal({ rpm: 10, keyRpm: 2 });
+    assert.deepEqual(service.statusOf(p), { requests: { limit: 2, remaining: 2, resetMs: 0 }, tokens: { limit: 1_000, remaining: 1_000, resetMs: 0 } });
+    await request(p);
+    advance(3_000);
+    assert.deepEqual(service.statusOf(p), {
+      requests: { limit: 2, remaining: 1, resetMs: 27_000 },
+      tokens: { limit: 1_000, remaining: 950, resetMs: 3_000 },
+    });
+  });
+
+  test('a refused request leaves every limit as it was', async () => {
+    const { service, request } = await setup();
+    const p = principal({ rpm: 5, tpm: 150 });
+    await request(p);
+    const before = service.statusOf(p);
+    await assert.rejects(request(p), (err: unknown) => err instanceof GatewayError && err.status === 429 && /150 tokens per minute/.test(err.message));
+    assert.deepEqual(service.statusOf(p), before);
+    assert.equal(before.requests?.remaining, 4);
+  });
+});
