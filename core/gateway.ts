@@ -72,7 +72,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
     server = createGatewayServer({
-      pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs,
+      pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes() },
     });
     const host = options.host ?? manifest.server.host;

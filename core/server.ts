@@ -14,12 +14,15 @@ import { methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from '.
 import { sendError, sendJson } from './respond.ts';
 import { createBodyValidator, parseJsonBody, readRequestBody } from './request-body.ts';
 import { chatCompletionRequestSchema } from './chat-request-schema.ts';
+import { systemClock, type Clock } from './clock.ts';
 
 export interface GatewayServerOptions {
   pipeline: Pipeline;
   log: Log;
   maxBodyBytes: number;
   drainTimeoutMs: number;
+  /** Wall clock for `Exchange.startedAtMs` (log timestamps, key expiry); default `Date.now`. */
+  clock?: Clock;
   /** Extra local routes outside the pipeline (`GET /healthz` is built in). Key: "METHOD /path". */
   localRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, requestId: string) => void | Promise<void>>;
 }
@@ -86,6 +89,7 @@ export function newRequestId(): string {
 
 export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
   const { pipeline, log } = options;
+  const clock = options.clock ?? systemClock;
   const validateChat = createBodyValidator<ChatCompletionRequest>(chatCompletionRequestSchema);
   const running = new Set<AbortController>();
   let draining = false;
@@ -125,7 +129,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     route: PipelineRoute, params: Readonly<Record<string, string>>,
   ): Promise<void> {
     const startedAtPerfMs = performance.now();
-    const startedAtMs = Date.now();
+    const startedAtMs = clock();
     let body: ChatCompletionRequest | null = null;
     if (route.hasBody) body = validateChat(parseJsonBody(await readRequestBody(req, options.maxBodyBytes)));
     const controller = new AbortController();
