@@ -26,6 +26,12 @@ const program = new Command('tollgate')
   .addCommand(modelsCommand())
   .addCommand(pricingCommand());
 
+// `tollgate pricing list | head` closes the pipe early; that is the reader's choice, not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
