@@ -16,7 +16,7 @@ import { loadPersistedCatalog, persistCatalog } from './catalog-store.ts';
 import { resolveModel } from './resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
 import { modelCatalog, openAIModelList, providerView, type PriceLookup } from './api-views.ts';
-import type {} from '../pricing/service.ts';
+import { per1k } from '../pricing/index.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
@@ -41,14 +41,13 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
   const userCatalog = createUserCatalog(config.catalogTtlMs, ctx.log);
-  const per1k = (perMillion: number) => Number((perMillion / 1000).toPrecision(12));
   const prices: PriceLookup = (provider, model) => {
     const price = ctx.services.get('pricing')?.priceFor(provider, model);
     if (!price) return null;
     return {
-      input_price_per_1k: per1k(price.input_price_per_million),
-      output_price_per_1k: per1k(price.output_price_per_million),
-      cached_input_price_per_1k: price.cached_input_price_per_million === null ? null : per1k(price.cached_input_price_per_million),
+      input_price_per_1k: per1k(price.input_price_per_million)!,
+      output_price_per_1k: per1k(price.output_price_per_million)!,
+      cached_input_price_per_1k: per1k(price.cached_input_price_per_million),
     };
   };
 

@@ -170,3 +170,14 @@ describe('models without a price', () => {
     assert.equal(row.unpriced, 0);
   });
 });
+
+describe('prices in the model list', () => {
+  test('GET /api/models shows each model\'s per-1k prices, null for a model without a price', async () => {
+    const res = await fetch(`${tg.gateway.origin}/api/models`, { headers: { authorization: `Bearer ${tg.apiKey}` } });
+    const { data } = (await res.json()) as { data: Array<{ id: string; input_price_per_1k: number | null; output_price_per_1k: number | null; cached_input_price_per_1k: number | null }> };
+    const mini = data.find((m) => m.id === 'openai/gpt-4o-mini')!;
+    assert.deepEqual([mini.input_price_per_1k, mini.output_price_per_1k, mini.cached_input_price_per_1k], [0.00015, 0.0006, 0.000075]);
+    const unpriced = data.find((m) => m.id === 'openai/gpt-4o')!;
+    assert.deepEqual([unpriced.input_price_per_1k, unpriced.output_price_per_1k], [null, null]);
+  });
+});
