@@ -2,8 +2,10 @@
  * `npm run bench`: the gateway against a direct call to the same upstream simulator, in one run,
  * reported as ratios. Bounded: loopback only, fixed durations.
  *
- * Processes: the OpenAI simulator (own process), the real `tollgate serve` (own process, default
- * plugins: auth-guard + logger + provider-router), and autocannon (this process). Gateway CPU per
+ * Processes: the OpenAI simulator (own process), the real `tollgate serve` (own process, the default
+ * plugin chain: auth-guard, logger, metrics, rate-limit, budget, pricing, account, provider-router;
+ * the bench user has a budget and rpm/tpm limits so every accounting step runs), and autocannon
+ * (this process). Gateway CPU per
  * request comes from /proc/<pid>/stat (utime + stime) over each run; RSS is sampled from
  * /proc/<pid>/status during the runs. Added latency and time to first token are medians of
  * sequential requests on one connection, timed here with performance.now() (autocannon's
@@ -110,7 +112,9 @@ async function main(): Promise<void> {
   const simBase = sim.match[1]!;
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const store = openDataDir(dataDir);
-  const user = await createGatewayUser(store.db, { name: 'bench' });
+  // Limits far above what the bench reaches, so every request pays for the whole accounting path:
+  // a local prompt-token count, a budget reservation and settlement, GCRA on requests and tokens.
+  const user = await createGatewayUser(store.db, { name: 'bench', budgetUsd: 1_000_000, budgetPeriod: 'monthly', rpm: 100_000_000, tpm: 1_000_000_000 });
   const { key } = await createApiKey(store.db, { gatewayUserId: user.id });
   await store.close();
   // Started as `npx tollgate serve` starts it: the executable bin, with the V8 flags of its shebang.

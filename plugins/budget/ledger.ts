@@ -4,9 +4,11 @@
  *
  * Why it is exact under concurrency: a reservation is a synchronous check-and-add on one in-memory
  * record, and Node runs one at a time, so parallel requests can never all pass the same check.
- * Why it survives restarts: every settlement writes the user's spend and period start to
- * `gateway_users` at once, in the same synchronous step. Reservations are not persisted: after a
- * crash the requests they covered are gone too.
+ * Why it survives restarts: settlements mark the user's spend dirty, and dirty spends are written
+ * to `gateway_users` in one transaction within `flushDelayMs` (20 ms), before re-reading the table,
+ * and at close; so a graceful restart loses nothing and a crash at most the last few milliseconds,
+ * like the request log. (One UPDATE per request cost a tenth of the gateway's CPU under load.)
+ * Reservations are not persisted: after a crash the requests they covered are gone too.
  *
  * Rollover is lazy: spend recorded for a window that has ended counts as 0 from the boundary on
  * (`budgetWindow` in period.ts), with no timer. Spend recorded for a window that started at or after
@@ -59,10 +61,13 @@ export interface BudgetLedger {
   settle(reservation: Reservation, actualNanos: number, nowMs: number): void;
   /** Re-reads a user's limit, period and spend from the database (all users when omitted). */
   invalidate(userId?: number): void;
+  /** Writes settled spend now. */
+  flush(): void;
+  /** Flushes and stops watching the database. */
   close(): void;
 }
 
-export function createBudgetLedger(store: Store, timeZone: string): BudgetLedger {
+export function createBudgetLedger(store: Store, timeZone: string, flushDelayMs = 20): BudgetLedger {
   const { sqlite, db } = store;
   const read = prepareQuery(
     sqlite,
@@ -70,8 +75,33 @@ export function createBudgetLedger(store: Store, timeZone: string): BudgetLedger
   );
   const write = prepareQuery(sqlite, db.updateTable('gateway_users').set({ budget_spent_nanos: 0, budget_period_start: '' }).where('id', '=', 0));
   const users = new Map<number, UserBudget>();
+  const dirty = new Set<number>();
+  let timer: NodeJS.Timeout | null = null;
   // The CLI changes limits and periods from another process; spend is only ever written here.
   const unsubscribe = store.onExternalChange(() => reloadAll());
+
+  const writeDirty = sqlite.transaction(() => {
+    for (const userId of dirty) {
+      const user = users.get(userId);
+      if (user && user.spentWindowStartMs !== null) write.run(user.spentNanos, nowIso(user.spentWindowStartMs), userId);
+    }
+  });
+
+  function flush(): void {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (dirty.size === 0 || !sqlite.open) return;
+    writeDirty();
+    dirty.clear();
+  }
+
+  function markDirty(userId: number): void {
+    dirty.add(userId);
+    if (!timer) {
+      timer = setTimeout(flush, flushDelayMs);
+      timer.unref();
+    }
+  }
 
   function load(userId: number, previous?: UserBudget): UserBudget | undefined {
     const row = read.get(userId);
@@ -91,6 +121,7 @@ export function createBudgetLedger(store: Store, timeZone: string): BudgetLedger
   }
 
   function reloadAll(): void {
+    flush();
     for (const [userId, user] of users) load(userId, user);
   }
 
@@ -132,13 +163,18 @@ export function createBudgetLedger(store: Store, timeZone: string): BudgetLedger
       const window = budgetWindow(user.period, nowMs, timeZone);
       user.spentNanos = spentIn(user, window) + actualNanos;
       if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
-      write.run(user.spentNanos, nowIso(user.spentWindowStartMs), reservation.userId);
+      markDirty(reservation.userId);
     },
     invalidate(userId) {
+      flush();
       if (userId === undefined) reloadAll();
       else if (users.has(userId)) load(userId, users.get(userId));
     },
-    close: unsubscribe,
+    flush,
+    close() {
+      flush();
+      unsubscribe();
+    },
   };
 }
 

@@ -45,7 +45,9 @@ async function userClient(tg: TestGateway, fields: Omit<UserFields, 'name'>) {
   return { user, client: new OpenAI({ apiKey: key.key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 }), key: key.key };
 }
 
+/** The user's stored spend, once the ledger's batched write (due 20 ms after a settlement) ran. */
 async function spentNanos(tg: TestGateway, userId: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 50));
   const row = await tg.gateway.store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', userId).executeTakeFirstOrThrow();
   return row.budget_spent_nanos;
 }

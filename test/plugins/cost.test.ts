@@ -22,7 +22,9 @@ let openaiSim: OpenAISimulator;
 let anthropicSim: AnthropicSimulator;
 let tg: TestGateway;
 
+/** The user's stored spend, once the ledger's batched write (due 20 ms after a settlement) ran. */
 async function spentNanos(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 50));
   const row = await tg.gateway.store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', tg.userId).executeTakeFirstOrThrow();
   return row.budget_spent_nanos;
 }

@@ -1,0 +1,24 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { openDataDir } from '../core/data-dir.ts';
+import { createGatewayUser } from '../core/gateway-users.ts';
+import { createApiKey } from '../core/api-keys.ts';
+import { startOpenAISimulator } from '../test/helpers/openai-simulator.ts';
+
+const sim = await startOpenAISimulator({ streamContentChunks: 22 });
+const dataDir = mkdtempSync(join(tmpdir(), 'tg-prof-'));
+const store = openDataDir(dataDir);
+const user = await createGatewayUser(store.db, { name: 'bench', budgetUsd: 1_000_000, budgetPeriod: 'monthly', rpm: 100_000_000, tpm: 1_000_000_000 });
+const { key } = await createApiKey(store.db, { gatewayUserId: user.id });
+await store.close();
+const proc = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir=/tmp/prof', 'dist/tollgate.js', 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk', TOLLGATE_ADMIN_PASSWORD: 'xxxxxxxxxxxx' }, stdio: ['ignore', 'pipe', 'inherit'] });
+const url: string = await new Promise((resolve) => { let out = ''; proc.stdout!.on('data', (d) => { out += d; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]!); }); });
+const stream = process.env.STREAM === '1';
+const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }], ...(stream ? { stream: true } : {}) });
+await autocannon({ url: `${url}/api/v1/chat/completions`, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body, connections: 50, duration: 6 });
+proc.kill('SIGINT');
+await new Promise((r) => proc.once('exit', r));
+await sim.close();
