@@ -98,29 +98,36 @@ async function relayStream(
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
   let done = false;
-  try {
-    for await (const buf of body) {
-      framer.feed(utf8.decode(buf, { stream: true }), events);
-      done = decodeAll(decoder, events, chunks, (out) => res.write(out), ex, hooks);
-      if (res.writableNeedDrain) await drained(res);
-      if (done) break;
-    }
-    if (!done) {
-      framer.feed(utf8.decode(), events);
-      framer.end(events);
-      done = decodeAll(decoder, events, chunks, (out) => res.write(out), ex, hooks);
-      if (!done) {
-        decoder.finish(chunks);
-        const out = renderChunks(ex, chunks, hooks);
-        if (out) res.write(out);
-      }
-    }
+  const finish = () => {
     completeUsage(ex, deps.tokens);
     // The contract: a client that asked for include_usage gets a usage chunk, estimated if need be.
     if (ex.usageEstimated && ex.clientWantsUsage && ex.usage) res.write(sseData(JSON.stringify(usageChunk(ex, ex.usage))));
     res.end(SSE_DONE);
+  };
+  try {
+    for await (const buf of body) {
+      // After the upstream's end marker the client's stream is complete; the rest of the upstream body
+      // is drained, not cut: breaking out would destroy it (an AbortError with a stack trace per
+      // request) and lose the keep-alive connection.
+      if (done) continue;
+      framer.feed(utf8.decode(buf, { stream: true }), events);
+      done = decodeAll(decoder, events, chunks, (out) => res.write(out), ex, hooks);
+      if (done) finish();
+      else if (res.writableNeedDrain) await drained(res);
+    }
+    if (!done) {
+      framer.feed(utf8.decode(), events);
+      framer.end(events);
+      if (!decodeAll(decoder, events, chunks, (out) => res.write(out), ex, hooks)) {
+        decoder.finish(chunks);
+        const out = renderChunks(ex, chunks, hooks);
+        if (out) res.write(out);
+      }
+      done = true;
+      finish();
+    }
   } catch (err) {
-    if (ex.clientAborted || res.destroyed) return;
+    if (ex.clientAborted || res.destroyed || res.writableEnded) return;
     const gatewayError = toGatewayError(transportError(call.provider, err));
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') deps.log.error('stream relay failed', { requestId: ex.id, err });
     ex.status = gatewayError.status;
