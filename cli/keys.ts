@@ -8,6 +8,8 @@ interface KeyOptions {
   user?: string;
   name?: string;
   expires?: string;
+  rpm?: number;
+  tpm?: number;
   json?: boolean;
   dataDir?: string;
 }
@@ -25,11 +27,13 @@ export function keysCommand(): Command {
     .requiredOption('--user <id|name>', 'the gateway user who owns the key')
     .option('--name <label>', 'a label to recognise the key by')
     .option('--expires <iso-8601>', 'expiry time, e.g. 2027-01-01 or 2027-01-01T12:00:00Z', parseExpiry)
+    .option('--rpm <n>', 'requests per minute for this key, on top of the user\'s limit', parsePositiveInt('--rpm'))
+    .option('--tpm <n>', 'tokens per minute for this key, on top of the user\'s limit', parsePositiveInt('--tpm'))
     .option('--json', 'print JSON')
     .action(async (options: KeyOptions) => {
       const created = await withStore(options, async (store) => {
         const user = await requireUser(store, options.user!);
-        return createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null });
+        return createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null });
       });
       if (options.json) {
         printJson({ id: created.id, key: created.key, user_id: created.gateway_user_id, name: created.name, key_prefix: created.key_prefix, expires_at: created.expires_at, created_at: created.created_at });

@@ -57,7 +57,7 @@ describe('tollgate users', () => {
 describe('tollgate keys', () => {
   test('create prints the key once; only its SHA-256 and prefix are stored; revoke marks it', async () => {
     const user = await cliJson<{ id: number }>(['users', 'create', '--name', 'keyholder'], { dataDir });
-    const created = await cliJson<{ id: number; key: string; user_id: number; key_prefix: string }>(['keys', 'create', '--user', 'keyholder', '--name', 'laptop', '--expires', '2030-01-01'], { dataDir });
+    const created = await cliJson<{ id: number; key: string; user_id: number; key_prefix: string }>(['keys', 'create', '--user', 'keyholder', '--name', 'laptop', '--expires', '2030-01-01', '--rpm', '30', '--tpm', '40000'], { dataDir });
     assert.equal(created.user_id, user.id);
     assert.match(created.key, /^tg_[A-Za-z0-9_-]{43}$/);
     assert.equal(created.key_prefix, created.key.slice(0, 11));
@@ -67,6 +67,7 @@ describe('tollgate keys', () => {
     db.close();
     assert.equal(row.key_hash, hashApiKey(created.key));
     assert.equal(row.expires_at, '2030-01-01T00:00:00.000Z');
+    assert.deepEqual([row.rpm, row.tpm], [30, 40000]);
     assert.ok(!Object.values(row).includes(created.key), 'the key itself is not stored');
 
     const listed = await cliJson<Array<Record<string, unknown>>>(['keys', 'list', '--user', 'keyholder'], { dataDir });
