@@ -25,6 +25,8 @@ export function serveCommand(): Command {
       const lines = [
         `Tollgate is listening on ${gateway.origin}`,
         `  API base URL: ${gateway.origin}/api/v1`,
+        `  API docs:     ${gateway.origin}/api/docs`,
+        `  Metrics:      ${gateway.origin}/metrics`,
         `  Health:       ${gateway.origin}/healthz`,
         `  Manifest:     ${source}`,
         `  Data dir:     ${dataDir}`,
