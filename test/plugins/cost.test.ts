@@ -91,6 +91,15 @@ describe('cost of a request', () => {
     assert.equal(row.cost_nanos, ANTHROPIC_COST_NANOS);
   });
 
+  test('a streamed Anthropic answer with include_usage gives the client the canonical usage and costs the same', async () => {
+    const { data: stream, response } = await tg.client.chat.completions.create({ model: 'anthropic/claude-sonnet-4-5-20250929', messages, max_tokens: 100, stream: true, stream_options: { include_usage: true } }).withResponse();
+    let usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } | null = null;
+    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    assert.deepEqual([usage?.prompt_tokens, usage?.prompt_tokens_details?.cached_tokens, usage?.completion_tokens], [20, 5, 9]);
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
+    assert.equal(row.cost_nanos, ANTHROPIC_COST_NANOS);
+  });
+
   test('a streamed Anthropic answer costs the same as the non-streamed one', async () => {
     const { data: stream, response } = await tg.client.chat.completions.create({ model: 'anthropic/claude-sonnet-4-5-20250929', messages, max_tokens: 100, stream: true }).withResponse();
     for await (const _chunk of stream) { /* drain */ }
