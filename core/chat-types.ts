@@ -105,6 +105,11 @@ export interface ChatCompletionChunk {
   [field: string]: unknown;
 }
 
+/** The output-token cap a client asked for: `max_completion_tokens`, else `max_tokens`, else null. */
+export function maxOutputTokens(request: ChatCompletionRequest): number | null {
+  return request.max_completion_tokens ?? request.max_tokens ?? null;
+}
+
 /**
  * The token counts the gateway bills and logs, taken from an upstream `Usage`. `cachedTokens` (cache
  * reads) and `cacheWriteTokens` are parts of `promptTokens`, never added to it.

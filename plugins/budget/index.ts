@@ -17,6 +17,7 @@
 import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { budgetExceeded } from '../../core/errors.ts';
+import { maxOutputTokens } from '../../core/chat-types.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
 import { createBudgetLedger, isReservation, type BudgetStatus, type Reservation } from './ledger.ts';
 import type { BudgetService } from './service.ts';
@@ -55,7 +56,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     const price = pricing?.priceFor(ex.target!.provider, ex.target!.model) ?? null;
     if (!pricing || !price) return null;
     const body = ex.body!;
-    const maxOutput = body.max_completion_tokens ?? body.max_tokens ?? config.maxOutputTokensEstimate;
+    const maxOutput = maxOutputTokens(body) ?? config.maxOutputTokensEstimate;
     return pricing.maxCostNanos(price, ctx.tokens.promptTokens(ex), maxOutput);
   }
 

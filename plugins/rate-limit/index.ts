@@ -16,6 +16,7 @@
 import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { rateLimitExceeded } from '../../core/errors.ts';
+import { maxOutputTokens } from '../../core/chat-types.ts';
 import { createGcraLimiter, type GcraDecision, type GcraLimiter } from './gcra.ts';
 import { setRateLimitHeaders, tighterOf } from './headers.ts';
 import type { LimitState, RateLimitService } from './service.ts';
@@ -66,7 +67,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
   function reservationOf(ex: Exchange): number {
     const body = ex.body;
     if (!body) return 0;
-    const maxOutput = body.max_completion_tokens ?? body.max_tokens ?? config.maxOutputTokensEstimate;
+    const maxOutput = maxOutputTokens(body) ?? config.maxOutputTokensEstimate;
     const choices = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
     return ctx.tokens.promptTokens(ex) + maxOutput * choices;
   }

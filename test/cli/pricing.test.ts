@@ -5,16 +5,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import type { ModelPrice } from '../../plugins/pricing/service.ts';
 
-interface Row {
-  model: string;
-  provider: string | null;
-  input_price_per_million: number;
-  output_price_per_million: number;
-  cached_input_price_per_million: number | null;
-  cache_write_price_per_million: number | null;
-  source: string;
-}
+/** A row as `pricing list --json` prints it. */
+type Row = ModelPrice;
 
 interface Counts {
   inserted: number;

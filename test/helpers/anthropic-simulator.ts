@@ -24,7 +24,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readSimRequest, type RecordedRequest } from './sim-http.ts';
+import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
 
 export interface SimModel { id: string; display_name: string; created_at: string }
 
@@ -379,10 +379,6 @@ export async function startAnthropicSimulator(options: AnthropicSimulatorOptions
     set failModels(value: boolean) {
       state.failModels = value;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

@@ -25,7 +25,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readSimRequest, type RecordedRequest, sleep } from './sim-http.ts';
+import { readSimRequest, type RecordedRequest, sleep, closeServer } from './sim-http.ts';
 
 export interface GeminiSimulatorOptions {
   /** Page size of `GET /models`, whatever the client asks, so paging is exercised. Default 2. */
@@ -249,10 +249,6 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
     baseUrl: `${origin}/v1beta`,
     requests,
     chatRequests: () => requests.filter((r) => r.method === 'POST'),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

@@ -29,7 +29,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readSimRequest, sleep, type RecordedRequest } from './sim-http.ts';
+import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
 
 export type { RecordedRequest } from './sim-http.ts';
 
@@ -233,10 +233,6 @@ export async function startMistralSimulator(options: { validKey?: string } = {})
     set failModels(value: boolean) {
       state.failModels = value;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

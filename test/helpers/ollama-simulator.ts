@@ -27,7 +27,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { readSimRequest, type RecordedRequest } from './sim-http.ts';
+import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
 
 export type { RecordedRequest } from './sim-http.ts';
 
@@ -235,10 +235,6 @@ export async function startOllamaSimulator(options: { models?: string[] } = {}):
     set failTags(value: boolean) {
       state.failTags = value;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

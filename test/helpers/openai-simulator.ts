@@ -21,7 +21,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { readSimRequest, sleep, type RecordedRequest } from './sim-http.ts';
+import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
 
 export interface SimulatorOptions {
   /** Content chunks in a normal stream (the stream has 1 role chunk + N content + 1 finish [+ usage]). */
@@ -245,10 +245,6 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
     setUsage(next) {
       usage = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

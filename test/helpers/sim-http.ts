@@ -1,5 +1,5 @@
 /** What every upstream simulator does first with a request: read it whole and record it. */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 
 /** A request as a simulator received it. */
 export interface RecordedRequest {
@@ -30,3 +30,11 @@ export async function readSimRequest(req: IncomingMessage): Promise<{ request: R
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Closes a simulator's server now: open keep-alive connections are cut, not waited for. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}

@@ -17,10 +17,7 @@ export function headerValue(headers: UpstreamHeaders, name: string): string | un
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The output-token cap a client asked for: `max_completion_tokens`, else `max_tokens`, else null. */
-export function maxOutputTokens(request: ChatCompletionRequest): number | null {
-  return request.max_completion_tokens ?? request.max_tokens ?? null;
-}
+export { maxOutputTokens } from '../../../core/chat-types.ts';
 
 /** `chatcmpl-` + 24 random hex characters, for providers whose answers carry no usable id. */
 export function completionId(): string {
