@@ -123,3 +123,23 @@ ALTER TABLE llm_requests ADD COLUMN usage_estimated INTEGER NOT NULL DEFAULT 0 C
 ALTER TABLE llm_requests ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0 CHECK (unpriced IN (0, 1));
 ALTER TABLE model_pricing ADD COLUMN cache_write_price_per_million REAL CHECK (cache_write_price_per_million >= 0);
 CREATE INDEX llm_requests_unpriced ON llm_requests (model_served) WHERE unpriced = 1;
+
+-- version: 4
+-- Admin web UI sessions. The cookie carries a random token; only its SHA-256 is stored, so a copy of
+-- the database cannot be used to log in. A session ends at expires_at (absolute) or after the idle
+-- timeout counted from last_seen_at, whichever comes first.
+CREATE TABLE admin_sessions (
+  token_hash TEXT PRIMARY KEY,
+  admin_user_id INTEGER NOT NULL REFERENCES admin_users (id) ON DELETE CASCADE,
+  created_at TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  ip TEXT,
+  user_agent TEXT
+) STRICT;
+CREATE INDEX admin_sessions_by_admin ON admin_sessions (admin_user_id);
+-- Usage-log filters page newest first by (created_at, id); rowid (= id) ends every index.
+CREATE INDEX llm_requests_by_key_time ON llm_requests (api_key_id, created_at);
+CREATE INDEX llm_requests_by_provider_time ON llm_requests (provider, created_at);
+CREATE INDEX llm_requests_by_model_requested_time ON llm_requests (model_requested, created_at);
+CREATE INDEX llm_requests_by_model_served_time ON llm_requests (model_served, created_at);

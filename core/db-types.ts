@@ -101,7 +101,19 @@ export interface ModelCatalogTable {
   fetched_at: string;
 }
 
+/** `admin_sessions`: a signed-in admin; the cookie's token is stored only as its SHA-256. */
+export interface AdminSessionsTable {
+  token_hash: string;
+  admin_user_id: number;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 export interface Database {
+  admin_sessions: AdminSessionsTable;
   gateway_users: GatewayUsersTable;
   api_keys: ApiKeysTable;
   admin_users: AdminUsersTable;

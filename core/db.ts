@@ -27,6 +27,11 @@ export interface Store {
    * Returns an unsubscribe function.
    */
   onExternalChange(listener: () => void): () => void;
+  /**
+   * Tells the same listeners, at once, that THIS process wrote (the admin API): caches that only
+   * watch other processes would otherwise serve stale rows until their TTL.
+   */
+  notifyChange(): void;
   close(): Promise<void>;
 }
 
@@ -102,6 +107,9 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Store {
           timer = null;
         }
       };
+    },
+    notifyChange() {
+      for (const listener of listeners) listener();
     },
     async close() {
       if (timer) clearInterval(timer);

@@ -218,6 +218,53 @@ export function internalError(cause?: unknown): GatewayError {
   });
 }
 
+/** 401 on `/admin/api/*` without a live admin session. */
+export function sessionRequired(): GatewayError {
+  return new GatewayError({
+    status: 401,
+    type: 'authentication_error',
+    code: 'session_required',
+    message: 'Log in first: POST /admin/api/login with {"username","password"}. Sessions end after inactivity.',
+  });
+}
+
+/** 401: admin login with a wrong username or password (one message for both, so names cannot be probed). */
+export function invalidCredentials(): GatewayError {
+  return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_credentials', message: 'Wrong username or password.' });
+}
+
+/** 429: too many failed admin logins for a username or from an address. */
+export function tooManyLoginAttempts(retryAfterMs: number): GatewayError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new GatewayError({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'too_many_login_attempts',
+    message: `Too many failed logins. Try again in ${seconds} seconds.`,
+    headers: { 'retry-after': String(seconds) },
+  });
+}
+
+/** 403: a mutating admin call from a page that is not the gateway's own (CSRF). */
+export function originMismatch(): GatewayError {
+  return new GatewayError({
+    status: 403,
+    type: 'permission_error',
+    code: 'origin_mismatch',
+    message: "This request came from another site (its Origin is not the gateway's own) and was refused.",
+  });
+}
+
+/** 404 for an admin resource: `code` names what is missing (`user_not_found`, `key_not_found`, ...). */
+export function resourceNotFound(code: string, message: string, param: string | null = null): GatewayError {
+  return new GatewayError({ status: 404, type: 'not_found_error', code, message, param });
+}
+
+/** 409: a name or model that must be unique exists already. */
+export function conflict(message: string, param: string | null = null): GatewayError {
+  return new GatewayError({ status: 409, type: 'invalid_request_error', code: 'conflict', message, param });
+}
+
 /** Anything thrown, as a GatewayError: known ones pass through, the rest become `internal_error`. */
 export function toGatewayError(err: unknown): GatewayError {
   return err instanceof GatewayError ? err : internalError(err);

@@ -18,6 +18,10 @@ import { createServiceRegistry } from './services.ts';
 import { loadTokenEstimator } from './token-estimate.ts';
 import { createMetricsRegistry, metricsRoute } from './metrics.ts';
 import { apiDocsRoutes } from './api-docs.ts';
+import { createAdminMount, type AdminMount } from './admin/index.ts';
+
+/** Reported by `GET /admin/api/me`. */
+export const GATEWAY_VERSION = '0.1.0';
 
 export interface StartGatewayOptions {
   manifest: Manifest;
@@ -60,9 +64,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const upstream = createUpstreamClient(manifest.upstream);
   const plugins: Plugin<unknown>[] = [];
   let server: GatewayServer | null = null;
+  let admin: AdminMount | null = null;
   try {
     const keyring = createKeyringSource(options.dataDir, env);
-    const admin = await bootstrapAdmin(store, env);
+    const firstAdmin = await bootstrapAdmin(store, env);
     const tokens = await loadTokenEstimator();
     const metrics = createMetricsRegistry();
     const ctx: PluginContext = {
@@ -71,24 +76,36 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
+    let origin = '';
+    if (manifest.admin.enabled) {
+      admin = await createAdminMount(
+        { store, log, clock: ctx.clock, services: ctx.services, keyring, selfOrigin: () => origin, notifyChange: () => store.notifyChange() },
+        manifest.admin,
+        GATEWAY_VERSION,
+      );
+    }
     server = createGatewayServer({
       pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes() },
+      prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    origin = `http://${urlHost}:${address.port}`;
+    const adminMount = admin;
     const running = server;
     let closing: Promise<void> | null = null;
     return {
-      origin: `http://${urlHost}:${address.port}`,
+      origin,
       address,
       store,
-      bootstrapAdmin: admin,
+      bootstrapAdmin: firstAdmin,
       server: running,
       close() {
         closing ??= (async () => {
           await running.shutdown();
+          adminMount?.close();
           await pipeline.close();
           await upstream.close();
           await store.close();
@@ -98,6 +115,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     };
   } catch (err) {
     await server?.shutdown();
+    admin?.close();
     for (const plugin of plugins.reverse()) await plugin.close?.();
     await upstream.close();
     await store.close();

@@ -23,8 +23,18 @@ export interface ServerSettings {
   logLevel: LogLevel;
 }
 
+/** The admin web UI and its API (`/admin/`). */
+export interface AdminSettings {
+  enabled: boolean;
+  sessionIdleMinutes: number;
+  sessionMaxHours: number;
+  loginMaxFailures: number;
+  loginWindowMinutes: number;
+}
+
 export interface Manifest {
   server: ServerSettings;
+  admin: AdminSettings;
   upstream: UpstreamSettings;
   plugins: PluginEntry[];
 }
@@ -64,6 +74,18 @@ const manifestSchema: JsonSchema = {
         maxBodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest request body accepted (413 above it).' },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
         logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
+      },
+    },
+    admin: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Serve the admin web UI at /admin/ and its JSON API at /admin/api.' },
+        sessionIdleMinutes: { type: 'integer', minimum: 1, default: 120, description: 'An admin session ends after this long without a request.' },
+        sessionMaxHours: { type: 'integer', minimum: 1, default: 12, description: 'An admin session ends this long after login, active or not.' },
+        loginMaxFailures: { type: 'integer', minimum: 1, default: 5, description: 'Failed logins allowed per username within the window (4x that per client address) before 429.' },
+        loginWindowMinutes: { type: 'integer', minimum: 1, default: 15, description: 'The window failed logins are counted in.' },
       },
     },
     upstream: {

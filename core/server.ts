@@ -25,6 +25,8 @@ export interface GatewayServerOptions {
   clock?: Clock;
   /** Extra local routes outside the pipeline (`GET /healthz` is built in). Key: "METHOD /path". */
   localRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, requestId: string) => void | Promise<void>>;
+  /** Local handlers for a whole subtree: `prefix` itself and every path under `prefix/` (the admin UI). */
+  prefixRoutes?: ReadonlyArray<{ prefix: string; handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void> }>;
 }
 
 export interface GatewayServer {
@@ -100,6 +102,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       draining ? sendJson(res, 503, { status: 'draining' }, id) : sendJson(res, 200, { status: 'ready' }, id),
     ...options.localRoutes,
   };
+  const prefixes = options.prefixRoutes ?? [];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
@@ -110,6 +113,9 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     try {
       const local = localRoutes[`${method} ${path}`];
       if (local) return await local(req, res, requestId);
+      for (const subtree of prefixes) {
+        if (path === subtree.prefix || path.startsWith(`${subtree.prefix}/`)) return await subtree.handle(req, res, requestId, path);
+      }
       const matched = matchRoute(path);
       if (!matched) throw routeNotFound(method, path);
       const route = matched.byMethod[method];

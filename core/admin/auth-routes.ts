@@ -1,0 +1,98 @@
+/**
+ * `POST /admin/api/login`, `POST /admin/api/logout`, `GET /admin/api/me` (docs/admin-api.md
+ * "Session and protection"). Login checks the scrypt hash (`core/passwords.ts`) and is throttled per
+ * username and per client address; a wrong username and a wrong password get the same answer, and an
+ * unknown username still costs one scrypt, so response times do not reveal which names exist.
+ */
+import type { IncomingMessage } from 'node:http';
+import { invalidCredentials, invalidRequest, tooManyLoginAttempts } from '../errors.ts';
+import { hashPassword, verifyPassword } from '../passwords.ts';
+import type { AdminContext, AdminRoute } from './context.ts';
+import { json } from './context.ts';
+import { objectBody, onlyFields, stringField } from './fields.ts';
+import type { LoginThrottle } from './login-throttle.ts';
+import { readCookie } from './router.ts';
+import { SESSION_COOKIE, type SessionStore } from './sessions.ts';
+import { requestScheme } from './origin-check.ts';
+
+export interface AuthRoutesDeps {
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  /** Cookie lifetime = the session's absolute lifetime. */
+  sessionMaxMs: number;
+  version: string;
+}
+
+function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+function sessionCookie(req: IncomingMessage, value: string, maxAgeSec: number): string {
+  const secure = requestScheme(req) === 'https' ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSec}${secure}`;
+}
+
+export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): AdminRoute[] {
+  const findAdmin = ctx.store.sqlite.prepare<[string], { id: number; username: string; password_hash: string }>(
+    'SELECT id, username, password_hash FROM admin_users WHERE username = ?',
+  );
+  // Compared against when the username is unknown, so both paths cost one scrypt.
+  const decoyHash = hashPassword('tollgate decoy password');
+
+  return [
+    {
+      method: 'POST',
+      pattern: '/admin/api/login',
+      public: true,
+      async handler({ body, req }) {
+        const fields = objectBody(body);
+        onlyFields(fields, ['username', 'password']);
+        const username = stringField(fields, 'username', { required: true, maxLength: 200 });
+        const password = fields.password;
+        if (typeof password !== 'string' || password === '') throw invalidRequest('"password" is required.', 'password');
+        const ip = clientAddress(req);
+        const waitMs = deps.throttle.retryAfterMs(username, ip, ctx.clock());
+        if (waitMs > 0) throw tooManyLoginAttempts(waitMs);
+        const row = findAdmin.get(username);
+        const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash));
+        if (!row || !ok) {
+          deps.throttle.recordFailure(username, ip, ctx.clock());
+          ctx.log.warn('admin login failed', { username, ip });
+          throw invalidCredentials();
+        }
+        deps.throttle.recordSuccess(username);
+        const admin = { id: row.id, username: row.username };
+        const userAgent = req.headers['user-agent'] ?? null;
+        const { token, times } = deps.sessions.create(admin, { ip, userAgent });
+        ctx.log.info('admin logged in', { username, ip });
+        return json(200, { admin, session: times }, { 'set-cookie': sessionCookie(req, token, Math.floor(deps.sessionMaxMs / 1000)) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/admin/api/logout',
+      handler({ req }) {
+        const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+        if (token) deps.sessions.destroy(token);
+        return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/admin/api/me',
+      handler({ req, admin }) {
+        const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+        const session = token ? deps.sessions.verify(token)?.times ?? null : null;
+        return json(200, {
+          admin,
+          session,
+          gateway: {
+            version: deps.version,
+            time_zone: ctx.services.get('budget')?.timeZone ?? 'UTC',
+            providers: ctx.services.get('providers')?.list() ?? [],
+          },
+        });
+      },
+    },
+  ];
+}

@@ -1,0 +1,72 @@
+/**
+ * The seam between the admin router and its route modules (`docs/admin-api.md`). Each module exports
+ * `createXRoutes(ctx: AdminContext): AdminRoute[]`; the router matches method + pattern, checks the
+ * session and the Origin, parses the JSON body, and renders what the handler returns (or throws: a
+ * `GatewayError` from `core/errors.ts` becomes the contract's error body).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Store } from '../db.ts';
+import type { Log } from '../log.ts';
+import type { Clock } from '../clock.ts';
+import type { ServiceRegistry } from '../services.ts';
+import type { KeyringSource } from '../data-dir.ts';
+
+export interface AdminContext {
+  readonly store: Store;
+  readonly log: Log;
+  /** Wall clock (tests set it); read time here, never `Date.now()`. */
+  readonly clock: Clock;
+  /** What the plugins offer (`pricing`, `budget`, `rateLimit`, `requestLog`, ...); absent plugin = undefined. */
+  readonly services: ServiceRegistry;
+  /** Master keys for provider credentials. */
+  readonly keyring: KeyringSource;
+  /** `http://host:port` this gateway listens on, for calls to itself (key test). Known once listening. */
+  selfOrigin(): string;
+  /**
+   * Tells every cache that watches the database (auth-guard keys, budgets, prices, credentials) that
+   * this process just wrote to it. Call after every admin write.
+   */
+  notifyChange(): void;
+}
+
+/** The signed-in admin of a request. */
+export interface AdminIdentity {
+  id: number;
+  username: string;
+}
+
+export interface AdminRequest {
+  readonly method: string;
+  /** Path parameters from the pattern, URL-decoded (`:model` may contain `/` as `%2F`). */
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** Parsed JSON body for POST/PUT/PATCH (`{}` when empty); undefined for GET/DELETE. */
+  readonly body: unknown;
+  /** Null only on routes declared `public` (login). */
+  readonly admin: AdminIdentity | null;
+  readonly requestId: string;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+}
+
+/**
+ * What a handler returns: a JSON reply, or `'sent'` when it wrote the response itself (CSV stream,
+ * cookies). `status` 204 sends no body.
+ */
+export type AdminReply = { status: number; body?: unknown; headers?: Record<string, string> } | 'sent';
+
+export type AdminMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface AdminRoute {
+  method: AdminMethod;
+  /** e.g. `/admin/api/users/:id/keys`; a `:name` matches one path segment. */
+  pattern: string;
+  /** Reachable without a session (login only). */
+  public?: boolean;
+  handler(request: AdminRequest): AdminReply | Promise<AdminReply>;
+}
+
+/** Shorthand for a JSON reply. */
+export function json(status: number, body: unknown, headers?: Record<string, string>): AdminReply {
+  return headers ? { status, body, headers } : { status, body };
+}

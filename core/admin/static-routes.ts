@@ -1,0 +1,111 @@
+/**
+ * The admin web UI's files: `admin-static/` (Preact + htm ES modules, no build step) and three vendor
+ * modules from node_modules (`preact`, `preact/hooks`, `htm`) that the page's import map points at.
+ * Every file is read once at boot into memory with its ETag (`static-asset.ts`: 304s, gzip), so a
+ * request path is a Map lookup and never touches the file system (`..` cannot escape).
+ *
+ * The page runs under a strict CSP: scripts only from this origin plus the one inline import map,
+ * allowed by its SHA-256; inline styles are allowed because components set `style` for bar widths.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
+import { routeNotFound } from '../errors.ts';
+import { sendError } from '../respond.ts';
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+};
+
+const COMMON_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-cache',
+};
+
+/** `admin-static/` beside the package root: two levels up from this file, one from the `dist/` bundle. */
+export function adminStaticDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const up of ['..', join('..', '..')]) {
+    const dir = join(here, up, 'admin-static');
+    if (existsSync(join(dir, 'index.html'))) return dir;
+  }
+  throw new Error(`admin-static/index.html not found near ${here}`);
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return listFiles(path);
+    return entry.isFile() && CONTENT_TYPES[extname(entry.name)] ? [path] : [];
+  });
+}
+
+function vendorFiles(): Record<string, string> {
+  const require = createRequire(import.meta.url);
+  const near = (specifier: string, file: string) => join(dirname(require.resolve(specifier)), file);
+  return {
+    'vendor/preact.mjs': near('preact', 'preact.module.js'),
+    'vendor/hooks.mjs': near('preact/hooks', 'hooks.module.js'),
+    'vendor/htm.mjs': near('htm', 'htm.module.js'),
+  };
+}
+
+/** The CSP for index.html: the inline import map is allowed by its hash, nothing else inline. */
+function pageCsp(html: string): string {
+  const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(html)?.[1];
+  const hash = importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
+  return [
+    "default-src 'self'", `script-src 'self'${hash}`, "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
+    "connect-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'", "object-src 'none'",
+  ].join('; ');
+}
+
+export interface AdminStatic {
+  /** Serves `/admin`, `/admin/` and `/admin/<file>`; 404 for anything else under `/admin/`. */
+  handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;
+}
+
+export function createAdminStatic(dir = adminStaticDir()): AdminStatic {
+  const assets = new Map<string, StaticAsset>();
+  for (const file of listFiles(dir)) {
+    const urlPath = relative(dir, file).split(sep).join('/');
+    const type = CONTENT_TYPES[extname(file)]!;
+    const body = readFileSync(file);
+    const headers: Record<string, string> = { ...COMMON_HEADERS, 'content-type': type };
+    if (urlPath.endsWith('.html')) headers['content-security-policy'] = pageCsp(body.toString('utf8'));
+    assets.set(urlPath, createStaticAsset(body, headers, !type.startsWith('image/png')));
+  }
+  for (const [urlPath, file] of Object.entries(vendorFiles())) {
+    assets.set(urlPath, createStaticAsset(readFileSync(file), { ...COMMON_HEADERS, 'content-type': CONTENT_TYPES['.mjs']! }, true));
+  }
+
+  return {
+    async handle(req, res, requestId, path) {
+      if (path === '/admin') {
+        res.writeHead(308, { location: '/admin/', 'x-request-id': requestId });
+        res.end();
+        return;
+      }
+      const name = path === '/admin/' ? 'index.html' : path.slice('/admin/'.length);
+      const asset = assets.get(name);
+      if (!asset || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        sendError(res, routeNotFound(req.method ?? 'GET', path), requestId);
+        return;
+      }
+      await sendStaticAsset(req, res, asset, requestId);
+    },
+  };
+}
