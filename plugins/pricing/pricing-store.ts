@@ -6,7 +6,7 @@
  * After writing from inside the gateway process, call the price book's `invalidate()`: another
  * process's writes are noticed by `store.onExternalChange`, this connection's are not.
  */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, ModelPricingTable } from '../../core/db-types.ts';
 import { nowIso, prepareQuery, type Store } from '../../core/db.ts';
 
@@ -79,6 +79,22 @@ export function validatePrice(input: unknown): Required<PriceInput> {
 /** Every stored price, sorted by model (rows without a model never appear). */
 export async function listPrices(db: Kysely<Database>): Promise<StoredPrice[]> {
   return (await db.selectFrom('model_pricing').selectAll().where('model', 'is not', null).orderBy('model').execute()) as StoredPrice[];
+}
+
+/**
+ * Stored prices whose model or provider contains `text` (case-insensitive for ASCII, as SQLite's
+ * LIKE; `%` and `_` in `text` match themselves), sorted by model. Empty `text` = every price.
+ */
+export async function searchPrices(db: Kysely<Database>, text: string): Promise<StoredPrice[]> {
+  if (text === '') return listPrices(db);
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return (await db.selectFrom('model_pricing').selectAll()
+    .where('model', 'is not', null)
+    .where((eb) => eb.or([
+      sql<boolean>`${eb.ref('model')} LIKE ${pattern} ESCAPE '\\'`,
+      sql<boolean>`${eb.ref('provider')} LIKE ${pattern} ESCAPE '\\'`,
+    ]))
+    .orderBy('model').execute()) as StoredPrice[];
 }
 
 /** The same as `listPrices`, synchronously, for the price book (better-sqlite3 prepared statement). */

@@ -1,0 +1,214 @@
+/**
+ * `/admin/api/pricing`: model prices (USD per million tokens) and the cost calculator
+ * (`docs/admin-api.md`, "Model pricing"). Storage and arithmetic are the pricing plugin's
+ * (`pricing-store.ts`, `cost.ts`): this file only validates, maps errors and shapes replies.
+ *
+ * Every write drops the in-process price book (`pricing.invalidate()`) so the very next request is
+ * billed at the new price; `notifyChange()` tells the other caches.
+ */
+import type { AdminContext, AdminRoute } from './context.ts';
+import { json } from './context.ts';
+import { objectBody, onlyFields, numberField, queryString, stringField, type Body } from './fields.ts';
+import { conflict, invalidRequest, modelNotFound, resourceNotFound } from '../errors.ts';
+import {
+  deletePrice, getPrice, importPrices, PriceValidationError, searchPrices, setPrice, validatePrice,
+  type PriceInput, type StoredPrice,
+} from '../../plugins/pricing/pricing-store.ts';
+import { datasetPrices } from '../../plugins/pricing/dataset.ts';
+import { costOf } from '../../plugins/pricing/cost.ts';
+import { DEFAULT_DATASET_PROVIDERS } from '../../plugins/pricing/schema.ts';
+import type { ModelPrice } from '../../plugins/pricing/service.ts';
+import { listUnpricedModels } from './unpriced-models.ts';
+
+/** The contract's Price object. `updated_at` is null only for a provider's implicit free price. */
+export interface AdminPrice {
+  model: string;
+  provider: string | null;
+  input_price_per_million: number;
+  output_price_per_million: number;
+  cached_input_price_per_million: number | null;
+  cache_write_price_per_million: number | null;
+  source: 'manual' | 'import' | 'free';
+  updated_at: string | null;
+}
+
+export interface PricingRoutesOptions {
+  /**
+   * Gateway provider id → dataset provider id for `POST /pricing/import`: pass the pricing plugin's
+   * `datasetProviders` from the manifest. Default: the plugin's defaults.
+   */
+  datasetProviders?: Readonly<Record<string, string>>;
+}
+
+const PRICE_FIELDS = [
+  'model', 'provider', 'input_price_per_million', 'output_price_per_million',
+  'cached_input_price_per_million', 'cache_write_price_per_million',
+] as const;
+/** Read-only fields of a Price object: accepted (and ignored) so a row read by GET can be sent back as is. */
+const READ_ONLY_FIELDS = ['source', 'updated_at'] as const;
+const CALCULATE_FIELDS = ['model', 'provider', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'cache_write_tokens'] as const;
+const NANOS_PER_USD = 1e9;
+
+function priceView(row: StoredPrice | (ModelPrice & { updated_at?: string })): AdminPrice {
+  return {
+    model: row.model,
+    provider: row.provider,
+    input_price_per_million: row.input_price_per_million,
+    output_price_per_million: row.output_price_per_million,
+    cached_input_price_per_million: row.cached_input_price_per_million,
+    cache_write_price_per_million: row.cache_write_price_per_million,
+    source: row.source,
+    updated_at: row.updated_at ?? null,
+  };
+}
+
+/** The store's validation error as the contract's 400 naming the field. */
+function asInvalidRequest(err: unknown): never {
+  if (err instanceof PriceValidationError) throw invalidRequest(err.message, err.field);
+  throw err;
+}
+
+/** The body's price fields, checked by the store's own rules (the CLI's). */
+function priceBody(raw: unknown): Required<PriceInput> {
+  const body = objectBody(raw);
+  onlyFields(body, [...PRICE_FIELDS, ...READ_ONLY_FIELDS]);
+  const fields: Record<string, unknown> = {};
+  for (const name of PRICE_FIELDS) if (body[name] !== undefined) fields[name] = body[name];
+  try {
+    return validatePrice(fields);
+  } catch (err) {
+    return asInvalidRequest(err);
+  }
+}
+
+function priceNotFound(model: string) {
+  return resourceNotFound('price_not_found', `No price is stored for "${model}". GET /admin/api/pricing lists the stored prices.`, 'model');
+}
+
+/** A non-negative whole token count; `required` false gives 0 when absent. */
+function tokens(body: Body, name: string, required: boolean): number {
+  const value = required ? numberField(body, name, { required: true, integer: true, min: 0 }) : numberField(body, name, { integer: true, min: 0 });
+  return value ?? 0;
+}
+
+export function createPricingRoutes(ctx: AdminContext, options: PricingRoutesOptions = {}): AdminRoute[] {
+  const datasetProviders = options.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
+
+  /** After every write: the next request must see it (see the module doc). */
+  function changed(): void {
+    ctx.services.get('pricing')?.invalidate();
+    ctx.notifyChange();
+  }
+
+  async function store(price: Required<PriceInput>): Promise<AdminPrice> {
+    const row = await setPrice(ctx.store.db, price, ctx.clock()).catch(asInvalidRequest);
+    changed();
+    return priceView(row);
+  }
+
+  /** With `provider`: what real traffic would pay (dated names included); without: the stored row. */
+  async function lookUp(model: string, provider: string | undefined): Promise<AdminPrice | null> {
+    const book = ctx.services.get('pricing');
+    if (provider !== undefined && book) {
+      const price = book.priceFor(provider, model);
+      if (!price) return null;
+      // The book has no timestamps; the stored row (absent for a free provider's implicit price) does.
+      const stored = price.source === 'free' ? null : await getPrice(ctx.store.db, price.model);
+      return priceView({ ...price, ...(stored ? { updated_at: stored.updated_at } : {}) });
+    }
+    const stored = await getPrice(ctx.store.db, model);
+    if (!stored || (provider !== undefined && stored.provider !== null && stored.provider !== provider)) return null;
+    return priceView(stored);
+  }
+
+  return [
+    {
+      method: 'GET',
+      pattern: '/admin/api/pricing',
+      async handler({ query }) {
+        const rows = await searchPrices(ctx.store.db, queryString(query, 'search') ?? '');
+        return json(200, { data: rows.map(priceView), unpriced: listUnpricedModels(ctx, {}) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/admin/api/pricing',
+      async handler({ body }) {
+        const price = priceBody(body);
+        if (await getPrice(ctx.store.db, price.model)) {
+          throw conflict(`"${price.model}" has a price already. Edit it with PUT /admin/api/pricing/${encodeURIComponent(price.model)}.`, 'model');
+        }
+        return json(201, await store(price));
+      },
+    },
+    {
+      method: 'PUT',
+      pattern: '/admin/api/pricing/:model',
+      async handler({ params, body }) {
+        const model = params.model ?? '';
+        const raw = objectBody(body);
+        if (raw.model !== undefined && (typeof raw.model !== 'string' || raw.model.trim() !== model)) {
+          throw invalidRequest(`"model" in the body must match the model in the path ("${model}"), or be left out.`, 'model');
+        }
+        return json(200, await store(priceBody({ ...raw, model })));
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: '/admin/api/pricing/:model',
+      async handler({ params }) {
+        const model = params.model ?? '';
+        if (!(await deletePrice(ctx.store.db, model))) throw priceNotFound(model);
+        changed();
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/admin/api/pricing/import',
+      async handler({ body }) {
+        onlyFields(objectBody(body), []);
+        const { rows, unknownProviders } = await datasetPrices(datasetProviders, ctx.clock());
+        const result = await importPrices(ctx.store.db, rows, ctx.clock());
+        changed();
+        ctx.log.info('admin: imported prices from the dataset', { ...result, unknownProviders });
+        return json(200, { inserted: result.inserted, updated: result.updated, kept_manual: result.skippedManual, skipped: result.skippedInvalid });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/admin/api/pricing/calculate',
+      async handler({ body: raw }) {
+        const body = objectBody(raw);
+        onlyFields(body, CALCULATE_FIELDS);
+        const model = stringField(body, 'model', { required: true, maxLength: 300 });
+        const provider = stringField(body, 'provider', { nonEmpty: true, maxLength: 100 }) ?? undefined;
+        const input = tokens(body, 'input_tokens', true);
+        const output = tokens(body, 'output_tokens', true);
+        const cached = tokens(body, 'cached_input_tokens', false);
+        const written = tokens(body, 'cache_write_tokens', false);
+        if (cached + written > input) {
+          throw invalidRequest('"cached_input_tokens" plus "cache_write_tokens" must not exceed "input_tokens" (input_tokens includes them).', 'cached_input_tokens');
+        }
+        const price = await lookUp(model, provider);
+        if (!price) {
+          const where = provider ? ` served by "${provider}"` : '';
+          throw modelNotFound(model, `No price for "${model}"${where}. Set one with POST /admin/api/pricing${provider ? '' : ', or pass "provider" to match dated names'}.`);
+        }
+        const cost = costOf(price, {
+          promptTokens: input, completionTokens: output, cachedTokens: cached, cacheWriteTokens: written,
+        });
+        return json(200, {
+          model, provider: provider ?? price.provider, price,
+          input_tokens: input, cached_input_tokens: cached, cache_write_tokens: written, output_tokens: output,
+          input_cost_usd: cost.inputNanos / NANOS_PER_USD,
+          cached_input_cost_usd: cost.cachedInputNanos / NANOS_PER_USD,
+          cache_write_cost_usd: cost.cacheWriteNanos / NANOS_PER_USD,
+          output_cost_usd: cost.outputNanos / NANOS_PER_USD,
+          cost_usd: cost.totalNanos / NANOS_PER_USD,
+          cost_nanos: cost.totalNanos,
+        });
+      },
+    },
+  ];
+}
