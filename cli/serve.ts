@@ -25,6 +25,7 @@ export function serveCommand(): Command {
       const lines = [
         `Tollgate is listening on ${gateway.origin}`,
         `  API base URL: ${gateway.origin}/api/v1`,
+        ...(manifest.admin.enabled ? [`  Admin UI:     ${gateway.origin}/admin/`] : []),
         `  API docs:     ${gateway.origin}/api/docs`,
         `  Metrics:      ${gateway.origin}/metrics`,
         `  Health:       ${gateway.origin}/healthz`,

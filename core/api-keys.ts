@@ -111,3 +111,34 @@ export async function revokeApiKey(db: Kysely<Database>, id: number): Promise<bo
   const exists = await db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst();
   return exists !== undefined;
 }
+
+/** One key as listed, or undefined. `nowMs` decides whether it has expired. */
+export async function findApiKey(db: Kysely<Database>, id: number, nowMs = Date.now()): Promise<ApiKeyView | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? { ...row, status: keyStatus(row, nowMs) } : undefined;
+}
+
+/** Per user: how many keys it has (revoked and expired included) and when any of them was last used. */
+export interface UserKeyStats {
+  keyCount: number;
+  /** ISO-8601, null when no key was ever used. */
+  lastUsedAt: string | null;
+}
+
+/** Key counts and last use for the given users; users without keys are absent from the map. */
+export async function keyStatsByUser(db: Kysely<Database>, gatewayUserIds: readonly number[]): Promise<Map<number, UserKeyStats>> {
+  const out = new Map<number, UserKeyStats>();
+  if (gatewayUserIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('api_keys')
+    .select((eb) => ['gateway_user_id', eb.fn.countAll<number>().as('key_count'), eb.fn.max('last_used_at').as('last_used_at')])
+    .where('gateway_user_id', 'in', gatewayUserIds)
+    .groupBy('gateway_user_id')
+    .execute();
+  for (const row of rows) out.set(row.gateway_user_id, { keyCount: Number(row.key_count), lastUsedAt: row.last_used_at ?? null });
+  return out;
+}

@@ -112,3 +112,15 @@ export async function deleteGatewayUser(db: Kysely<Database>, id: number): Promi
   const result = await db.deleteFrom('gateway_users').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
+
+/** The user with exactly this name (no id fallback), or undefined. */
+export async function findGatewayUserByName(db: Kysely<Database>, name: string): Promise<GatewayUserView | undefined> {
+  const row = await db.selectFrom('gateway_users').selectAll().where('name', '=', name).executeTakeFirst();
+  return row ? toUserView(row) : undefined;
+}
+
+/** The user with this id, or undefined (a numeric name does not match, unlike `findGatewayUser`). */
+export async function getGatewayUser(db: Kysely<Database>, id: number): Promise<GatewayUserView | undefined> {
+  const row = await db.selectFrom('gateway_users').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toUserView(row) : undefined;
+}

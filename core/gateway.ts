@@ -77,9 +77,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
     let origin = '';
+    // Calls to itself (the admin key test) go to loopback even when listening on every interface.
+    let loopbackOrigin = '';
     if (manifest.admin.enabled) {
       admin = await createAdminMount(
-        { store, log, clock: ctx.clock, services: ctx.services, keyring, selfOrigin: () => origin, notifyChange: () => store.notifyChange() },
+        { store, log, clock: ctx.clock, services: ctx.services, keyring, selfOrigin: () => loopbackOrigin, notifyChange: () => store.notifyChange() },
         manifest.admin,
         GATEWAY_VERSION,
       );
@@ -93,6 +95,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const address = await server.listen(options.port ?? manifest.server.port, host);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     origin = `http://${urlHost}:${address.port}`;
+    const loopbackHost = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '[::1]' : urlHost;
+    loopbackOrigin = `http://${loopbackHost}:${address.port}`;
     const adminMount = admin;
     const running = server;
     let closing: Promise<void> | null = null;

@@ -118,3 +118,13 @@ export function resealAll(sqlite: Sqlite, from: Keyring, to: Keyring): number {
   })();
   return count;
 }
+
+/** A user's credential for `provider`, masked, or undefined. */
+export async function findProviderCredential(db: Kysely<Database>, gatewayUserId: number, provider: string): Promise<ProviderCredentialView | undefined> {
+  return db
+    .selectFrom('provider_credentials')
+    .select(VIEW_COLUMNS)
+    .where('gateway_user_id', '=', gatewayUserId)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
+}

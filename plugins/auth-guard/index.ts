@@ -6,7 +6,12 @@
  * Lookups are by SHA-256 of the key and cached (misses too, so guessing costs no queries). The cache
  * is cleared whenever another process commits to the database (`store.onExternalChange`), so a key
  * revoked with the CLI stops working within about 250 ms.
+ *
+ * It also offers the `authGuard` service (`service.ts`): single-use test tickets that stand for a key
+ * for one request, for the admin key test (the key itself is never stored, so nothing else could
+ * present it).
  */
+import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
@@ -14,6 +19,7 @@ import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
 import { hashApiKey } from '../../core/api-keys.ts';
 import { nowIso, prepareQuery } from '../../core/db.ts';
 import { authGuardSchema, type AuthGuardConfig } from './schema.ts';
+import { TEST_TICKET_PREFIX, TEST_TICKET_TTL_MS, type AuthGuardService } from './service.ts';
 
 interface KeyRecord {
   principal: Principal;
@@ -75,22 +81,61 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     return record;
   }
 
+  const tickets = createTestTickets(store, ctx.clock);
+  ctx.services.provide('authGuard', tickets.service);
+
   return {
     name: 'auth-guard',
     onRequest(ex) {
       const key = presentedKey(ex.headers);
       if (!key) throw invalidApiKey('Missing API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".');
-      const record = find(hashApiKey(key));
+      const isTicket = key.startsWith(TEST_TICKET_PREFIX);
+      const hash = isTicket ? tickets.redeem(key, ex.startedAtMs) : hashApiKey(key);
+      if (hash === null) throw invalidApiKey('This test ticket is unknown, used or expired.');
+      const record = find(hash);
       if (!record || record.revoked) throw invalidApiKey();
       if (record.expiresAtMs !== null && record.expiresAtMs <= ex.startedAtMs) throw invalidApiKey('This API key has expired. Ask an operator for a new one.');
       if (record.userDisabled) throw permissionDenied('This gateway user is disabled. Ask an operator to enable it.');
       ex.principal = record.principal;
-      lastUsed.set(record.principal.apiKeyId, ex.startedAtMs);
+      // A test call is the admin's, not the key holder's: "last used" keeps meaning the holder.
+      if (!isTicket) lastUsed.set(record.principal.apiKeyId, ex.startedAtMs);
     },
     close() {
       clearInterval(timer);
       unsubscribe();
       flushLastUsed();
+    },
+  };
+}
+
+/**
+ * Test tickets held in memory: ticket → the key hash it stands for, until redeemed or expired. Only
+ * this process can redeem them, which is the point: the admin API calls its own HTTP server.
+ */
+function createTestTickets(store: PluginContext['store'], clock: PluginContext['clock']) {
+  const hashOf = prepareQuery(store.sqlite, store.db.selectFrom('api_keys').select('key_hash').where('id', '=', 0));
+  const pending = new Map<string, { keyHash: string; expiresAtMs: number }>();
+
+  const service: AuthGuardService = {
+    issueTestTicket(apiKeyId) {
+      const nowMs = clock();
+      for (const [ticket, entry] of pending) if (entry.expiresAtMs <= nowMs) pending.delete(ticket);
+      const row = hashOf.get(apiKeyId);
+      if (!row) return null;
+      const ticket = TEST_TICKET_PREFIX + randomBytes(32).toString('base64url');
+      pending.set(ticket, { keyHash: row.key_hash, expiresAtMs: nowMs + TEST_TICKET_TTL_MS });
+      return ticket;
+    },
+  };
+
+  return {
+    service,
+    /** The key hash a live ticket stands for (the ticket is used up), or null. */
+    redeem(ticket: string, nowMs: number): string | null {
+      const entry = pending.get(ticket);
+      if (!entry) return null;
+      pending.delete(ticket);
+      return entry.expiresAtMs > nowMs ? entry.keyHash : null;
     },
   };
 }

@@ -18,6 +18,7 @@ import { createCredentialResolver } from './user-credentials.ts';
 import { modelCatalog, openAIModelList, providerView, type PriceLookup } from './api-views.ts';
 import { per1k } from '../pricing/index.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
+import { createProvidersService } from './admin-service.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
@@ -40,6 +41,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     onDiscovered: (provider, models) => persistCatalog(ctx.store.sqlite, provider, models),
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
+  ctx.services.provide('providers', createProvidersService(providers, credentials));
   const userCatalog = createUserCatalog(config.catalogTtlMs, ctx.log);
   const prices: PriceLookup = (provider, model) => {
     const price = ctx.services.get('pricing')?.priceFor(provider, model);
