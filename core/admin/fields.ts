@@ -105,7 +105,10 @@ export function enumField<T extends string>(body: Body, name: string, values: re
 /** An ISO-8601 timestamp (or `YYYY-MM-DD`) as epoch ms. */
 export function parseTimestamp(value: string, name: string): number {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+  // V8 rolls impossible dates over (2026-02-31 → March 3): the date part must survive a round trip.
+  const datePart = value.slice(0, 10);
+  const realDate = !Number.isNaN(Date.parse(`${datePart}T00:00:00Z`)) && new Date(`${datePart}T00:00:00Z`).toISOString().startsWith(datePart);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms) || !realDate) {
     throw invalidRequest(`"${name}" must be an ISO-8601 date or timestamp, e.g. 2026-11-21 or 2026-11-21T09:30:00Z.`, name);
   }
   return ms;

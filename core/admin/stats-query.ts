@@ -1,0 +1,191 @@
+/**
+ * The dashboard's figures over `llm_requests` (`docs/admin-api.md`, "Dashboard"), computed in SQL
+ * over a half-open time range `[fromIso, toIso)` of the `(created_at, id)` index: totals, nearest-rank
+ * percentiles, per-day series in a timezone, top users and models by cost.
+ *
+ * Why per-day is folded in JS: SQLite knows no timezones, so rows are summed per UTC quarter hour in
+ * SQL (every zone's offset is a multiple of 15 minutes, so a quarter hour never straddles a local
+ * midnight) and the quarters are folded into local calendar days with Intl.
+ */
+import type { Sqlite } from '../db.ts';
+import { budgetWindow } from '../../plugins/budget/period.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Instants as epoch ms and as stored (ISO-8601 UTC with ms); `to` is exclusive. */
+export interface StatsRange {
+  fromMs: number;
+  toMs: number;
+  fromIso: string;
+  toIso: string;
+}
+
+export interface StatsTotals {
+  requests: number;
+  /** Rows with status ≥ 400 (denials and upstream errors included). */
+  errors: number;
+  /** errors / requests; 0 without requests. */
+  error_rate: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  /** Integer nano-USD. */
+  cost_nanos: number;
+}
+
+/** p50 / p95 in ms; null when no row has the value. */
+export interface Percentiles {
+  p50: number | null;
+  p95: number | null;
+}
+
+export interface DayStats {
+  /** Local calendar date `YYYY-MM-DD` in the stats timezone. */
+  date: string;
+  requests: number;
+  errors: number;
+  total_tokens: number;
+  cost_usd: number;
+  cost_nanos: number;
+}
+
+export interface TopUser {
+  /** null for the requests of deleted users (one group for all of them). */
+  user_id: number | null;
+  user_name: string | null;
+  requests: number;
+  total_tokens: number;
+  cost_usd: number;
+  cost_nanos: number;
+}
+
+export interface TopModel {
+  provider: string | null;
+  /** The served model, or the requested one when nothing was served. */
+  model: string;
+  requests: number;
+  total_tokens: number;
+  cost_usd: number;
+  cost_nanos: number;
+}
+
+const IN_RANGE = 'created_at >= ? AND created_at < ?';
+const TOKENS = 'coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0)';
+
+/** Sums over the range; `ttftCount` is how many rows have a time to first token. */
+export function queryTotals(sqlite: Sqlite, range: StatsRange): StatsTotals & { ttftCount: number } {
+  const row = sqlite.prepare<unknown[], {
+    requests: number; errors: number; prompt_tokens: number; completion_tokens: number; cost_nanos: number; ttft_count: number;
+  }>(`SELECT count(*) AS requests, coalesce(sum(status >= 400), 0) AS errors,
+        coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens,
+        coalesce(sum(cost_nanos), 0) AS cost_nanos, count(ttft_ms) AS ttft_count
+      FROM llm_requests WHERE ${IN_RANGE}`).get(range.fromIso, range.toIso)!;
+  return {
+    requests: row.requests,
+    errors: row.errors,
+    error_rate: row.requests === 0 ? 0 : row.errors / row.requests,
+    prompt_tokens: row.prompt_tokens,
+    completion_tokens: row.completion_tokens,
+    total_tokens: row.prompt_tokens + row.completion_tokens,
+    cost_usd: row.cost_nanos / 1e9,
+    cost_nanos: row.cost_nanos,
+    ttftCount: row.ttft_count,
+  };
+}
+
+/**
+ * Nearest-rank percentiles of `column` over `count` rows that have it: the value at rank
+ * ⌈p/100 · count⌉ in ascending order, read with `LIMIT 1 OFFSET rank-1`.
+ */
+export function queryPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_ms' | 'ttft_ms', count: number): Percentiles {
+  if (count === 0) return { p50: null, p95: null };
+  const statement = sqlite.prepare<unknown[], { value: number }>(
+    `SELECT ${column} AS value FROM llm_requests WHERE ${IN_RANGE} AND ${column} IS NOT NULL ORDER BY ${column} LIMIT 1 OFFSET ?`,
+  );
+  const at = (p: number) => statement.get(range.fromIso, range.toIso, Math.max(1, Math.ceil((p / 100) * count)) - 1)?.value ?? null;
+  return { p50: at(50), p95: at(95) };
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The local calendar date (`YYYY-MM-DD`) of instant `ms` in `timeZone`. */
+export function localDate(ms: number, timeZone: string): string {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    formatters.set(timeZone, formatter);
+  }
+  const parts: Record<string, string> = {};
+  for (const part of formatter.formatToParts(ms)) parts[part.type] = part.value;
+  return `${parts.year}-${parts.month}-${parts.day}`;
+}
+
+/** `date` (`YYYY-MM-DD`) plus `days` calendar days. */
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** The first instant (ms) of local calendar date `date` in `timeZone` (DST-aware, via the budget periods). */
+export function startOfLocalDay(date: string, timeZone: string): number {
+  // UTC noon of that date, shifted by the zone's offset then, is within a few hours of local noon,
+  // always inside the local date; the daily budget window around it starts at its midnight.
+  const noonUtc = Date.parse(`${date}T12:00:00Z`);
+  const offsetMs = Date.parse(`${localDateTime(noonUtc, timeZone)}Z`) - noonUtc;
+  return budgetWindow('daily', noonUtc - offsetMs, timeZone).startMs;
+}
+
+function localDateTime(ms: number, timeZone: string): string {
+  const formatter = new Intl.DateTimeFormat('en-US', {
+    timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
+  });
+  const parts: Record<string, string> = {};
+  for (const part of formatter.formatToParts(ms)) parts[part.type] = part.value;
+  const hour = parts.hour === '24' ? '00' : parts.hour;
+  return `${parts.year}-${parts.month}-${parts.day}T${hour}:${parts.minute}:00`;
+}
+
+/** One entry per local calendar day of the range (zeros included), oldest first. */
+export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string): DayStats[] {
+  const days = new Map<string, DayStats>();
+  const lastDate = localDate(range.toMs - 1, timeZone);
+  for (let date = localDate(range.fromMs, timeZone); date <= lastDate; date = addDays(date, 1)) {
+    days.set(date, { date, requests: 0, errors: 0, total_tokens: 0, cost_usd: 0, cost_nanos: 0 });
+  }
+  const quarters = sqlite.prepare<unknown[], { quarter: string; requests: number; errors: number; total_tokens: number; cost_nanos: number }>(
+    `SELECT substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) AS quarter,
+        count(*) AS requests, coalesce(sum(status >= 400), 0) AS errors, ${TOKENS} AS total_tokens,
+        coalesce(sum(cost_nanos), 0) AS cost_nanos
+      FROM llm_requests WHERE ${IN_RANGE} GROUP BY quarter`,
+  ).all(range.fromIso, range.toIso);
+  for (const q of quarters) {
+    const day = days.get(localDate(Date.parse(`${q.quarter}:00.000Z`), timeZone));
+    if (!day) continue;
+    day.requests += q.requests;
+    day.errors += q.errors;
+    day.total_tokens += q.total_tokens;
+    day.cost_nanos += q.cost_nanos;
+  }
+  return [...days.values()].map((day) => ({ ...day, cost_usd: day.cost_nanos / 1e9 }));
+}
+
+/** Users by cost in the range, most first (ties: more requests), at most `limit`. */
+export function queryTopUsers(sqlite: Sqlite, range: StatsRange, limit: number): TopUser[] {
+  return sqlite.prepare<unknown[], Omit<TopUser, 'cost_usd'>>(
+    `SELECT r.gateway_user_id AS user_id, u.name AS user_name, count(*) AS requests,
+        ${TOKENS} AS total_tokens, coalesce(sum(r.cost_nanos), 0) AS cost_nanos
+      FROM llm_requests r LEFT JOIN gateway_users u ON u.id = r.gateway_user_id
+      WHERE r.created_at >= ? AND r.created_at < ?
+      GROUP BY r.gateway_user_id ORDER BY cost_nanos DESC, requests DESC, r.gateway_user_id LIMIT ?`,
+  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: row.cost_nanos / 1e9 }));
+}
+
+/** Provider + model pairs by cost in the range, most first (ties: more requests), at most `limit`. */
+export function queryTopModels(sqlite: Sqlite, range: StatsRange, limit: number): TopModel[] {
+  return sqlite.prepare<unknown[], Omit<TopModel, 'cost_usd'>>(
+    `SELECT provider, coalesce(model_served, model_requested) AS model, count(*) AS requests,
+        ${TOKENS} AS total_tokens, coalesce(sum(cost_nanos), 0) AS cost_nanos
+      FROM llm_requests WHERE ${IN_RANGE} AND coalesce(model_served, model_requested) IS NOT NULL
+      GROUP BY provider, model ORDER BY cost_nanos DESC, requests DESC, model LIMIT ?`,
+  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: row.cost_nanos / 1e9 }));
+}

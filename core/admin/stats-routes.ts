@@ -1,0 +1,100 @@
+/**
+ * `GET /admin/api/stats?from&to` (`docs/admin-api.md`, "Dashboard"): the figures of the dashboard
+ * for a period, in the budget plugin's timezone (UTC without it). Default period: the last 30 local
+ * calendar days, today included.
+ */
+import { nowIso } from '../db.ts';
+import { invalidRequest } from '../errors.ts';
+import { json, type AdminContext, type AdminRoute } from './context.ts';
+import { parseTimestamp, queryString } from './fields.ts';
+import { listUnpricedModels } from './unpriced-models.ts';
+import {
+  addDays, localDate, queryPerDay, queryPercentiles, queryTopModels, queryTopUsers, queryTotals, startOfLocalDay,
+  type StatsRange,
+} from './stats-query.ts';
+
+const DEFAULT_DAYS = 30;
+/** A longer period would only make a per-day series nobody can read. */
+const MAX_DAYS = 1000;
+const TOP_LIMIT = 5;
+const UNPRICED_LIMIT = 10;
+/** Users at or above this share of their period's budget are listed in `budget_alerts`. */
+const ALERT_RATIO = 0.8;
+
+export interface BudgetAlert {
+  user_id: number;
+  user_name: string;
+  limit_usd: number;
+  spent_usd: number;
+  /** spent / limit (1 for a zero limit). */
+  ratio: number;
+}
+
+/**
+ * The period of a stats query. A `YYYY-MM-DD` bound is a local calendar day in `timeZone`: `from`
+ * starts at its midnight, `to` includes it (the period ends at the next midnight). ISO timestamps
+ * are taken as they are, `to` exclusive. 400 (`param`) for an unreadable, empty or too long period.
+ */
+export function parseStatsRange(query: URLSearchParams, nowMs: number, timeZone: string): StatsRange {
+  const to = readBound(query, 'to', timeZone, 1) ?? startOfLocalDay(addDays(localDate(nowMs, timeZone), 1), timeZone);
+  const from = readBound(query, 'from', timeZone, 0)
+    ?? startOfLocalDay(addDays(localDate(to - 1, timeZone), 1 - DEFAULT_DAYS), timeZone);
+  if (from >= to) throw invalidRequest('"to" must be later than "from".', 'to');
+  if (to - from > MAX_DAYS * 86_400_000) throw invalidRequest(`The period must be at most ${MAX_DAYS} days.`, 'from');
+  return { fromMs: from, toMs: to, fromIso: nowIso(from), toIso: nowIso(to) };
+}
+
+/** A bound as epoch ms: a date is the local midnight `dayOffset` days after it; undefined when absent. */
+function readBound(query: URLSearchParams, name: 'from' | 'to', timeZone: string, dayOffset: 0 | 1): number | undefined {
+  const value = queryString(query, name);
+  if (value === undefined) return undefined;
+  const ms = parseTimestamp(value, name);
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? startOfLocalDay(addDays(value, dayOffset), timeZone) : ms;
+}
+
+/** Users with a budget limit whose current period's spend is at least 80 % of it, highest ratio first. */
+function budgetAlerts(ctx: AdminContext): BudgetAlert[] {
+  const budget = ctx.services.get('budget');
+  if (!budget) return [];
+  const users = ctx.store.sqlite
+    .prepare<[], { id: number; name: string }>('SELECT id, name FROM gateway_users WHERE budget_limit_micros IS NOT NULL')
+    .all();
+  const alerts: BudgetAlert[] = [];
+  for (const user of users) {
+    const status = budget.status(user.id);
+    if (!status || status.limitNanos === null) continue;
+    const ratio = status.limitNanos === 0 ? 1 : status.spentNanos / status.limitNanos;
+    if (ratio < ALERT_RATIO) continue;
+    alerts.push({ user_id: user.id, user_name: user.name, limit_usd: status.limitNanos / 1e9, spent_usd: status.spentNanos / 1e9, ratio });
+  }
+  return alerts.sort((a, b) => b.ratio - a.ratio || a.user_name.localeCompare(b.user_name));
+}
+
+export function createStatsRoutes(ctx: AdminContext): AdminRoute[] {
+  return [
+    {
+      method: 'GET',
+      pattern: '/admin/api/stats',
+      handler: function getStats({ query }) {
+        const timeZone = ctx.services.get('budget')?.timeZone ?? 'UTC';
+        const range = parseStatsRange(query, ctx.clock(), timeZone);
+        ctx.services.get('requestLog')?.flush();
+        const { sqlite } = ctx.store;
+        const { ttftCount, ...totals } = queryTotals(sqlite, range);
+        return json(200, {
+          from: range.fromIso,
+          to: range.toIso,
+          time_zone: timeZone,
+          totals,
+          latency_ms: queryPercentiles(sqlite, range, 'latency_ms', totals.requests),
+          ttft_ms: queryPercentiles(sqlite, range, 'ttft_ms', ttftCount),
+          per_day: queryPerDay(sqlite, range, timeZone),
+          top_users: queryTopUsers(sqlite, range, TOP_LIMIT),
+          top_models: queryTopModels(sqlite, range, TOP_LIMIT),
+          budget_alerts: budgetAlerts(ctx),
+          unpriced_models: listUnpricedModels(ctx, { fromIso: range.fromIso, toIso: range.toIso }, UNPRICED_LIMIT),
+        });
+      },
+    },
+  ];
+}
