@@ -80,7 +80,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     // Calls to itself (the admin key test) go to loopback even when listening on every interface.
     let loopbackOrigin = '';
     if (manifest.admin.enabled) {
-      admin = await createAdminMount(
+      admin = createAdminMount(
         { store, log, clock: ctx.clock, services: ctx.services, keyring, selfOrigin: () => loopbackOrigin, notifyChange: () => store.notifyChange() },
         manifest.admin,
         GATEWAY_VERSION,

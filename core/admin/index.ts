@@ -10,6 +10,12 @@ import { createSessionStore, SESSION_COOKIE } from './sessions.ts';
 import { createLoginThrottle } from './login-throttle.ts';
 import { createAuthRoutes } from './auth-routes.ts';
 import { createAdminStatic } from './static-routes.ts';
+import { createUsersRoutes } from './users-routes.ts';
+import { createKeysRoutes } from './keys-routes.ts';
+import { createCredentialsRoutes } from './credentials-routes.ts';
+import { createLogsRoutes } from './logs-routes.ts';
+import { createStatsRoutes } from './stats-routes.ts';
+import { createPricingRoutes } from './pricing-routes.ts';
 
 export interface AdminMount {
   /** Handles a request whose path is `/admin` or starts with `/admin/`. */
@@ -19,33 +25,17 @@ export interface AdminMount {
 
 const PURGE_EVERY_MS = 60 * 60_000;
 
-type RouteFactory = (ctx: AdminContext) => AdminRoute[];
+/** Route modules besides login/logout/me, in the order their routes are matched. */
+const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
+  createUsersRoutes, createKeysRoutes, createCredentialsRoutes, createLogsRoutes, createStatsRoutes, createPricingRoutes,
+];
 
-// TEMPORARY during parallel development: route modules are loaded if present.
-async function loadRouteFactories(): Promise<RouteFactory[]> {
-  const modules: Array<[string, string]> = [
-    ['./users-routes.ts', 'createUsersRoutes'], ['./keys-routes.ts', 'createKeysRoutes'],
-    ['./credentials-routes.ts', 'createCredentialsRoutes'], ['./logs-routes.ts', 'createLogsRoutes'],
-    ['./stats-routes.ts', 'createStatsRoutes'], ['./pricing-routes.ts', 'createPricingRoutes'],
-  ];
-  const factories: RouteFactory[] = [];
-  for (const [file, name] of modules) {
-    try {
-      const mod = (await import(file)) as Record<string, RouteFactory>;
-      if (mod[name]) factories.push(mod[name]);
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    }
-  }
-  return factories;
-}
-
-export async function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string): Promise<AdminMount> {
+export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string): AdminMount {
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
   const throttle = createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
   const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version })];
-  for (const factory of await loadRouteFactories()) routes.push(...factory(ctx));
+  for (const factory of ROUTE_MODULES) routes.push(...factory(ctx));
   const api = createAdminRouter(
     routes,
     (req) => {

@@ -32,14 +32,6 @@ export interface AdminPrice {
   updated_at: string | null;
 }
 
-export interface PricingRoutesOptions {
-  /**
-   * Gateway provider id → dataset provider id for `POST /pricing/import`: pass the pricing plugin's
-   * `datasetProviders` from the manifest. Default: the plugin's defaults.
-   */
-  datasetProviders?: Readonly<Record<string, string>>;
-}
-
 const PRICE_FIELDS = [
   'model', 'provider', 'input_price_per_million', 'output_price_per_million',
   'cached_input_price_per_million', 'cache_write_price_per_million',
@@ -91,8 +83,9 @@ function tokens(body: Body, name: string, required: boolean): number {
   return value ?? 0;
 }
 
-export function createPricingRoutes(ctx: AdminContext, options: PricingRoutesOptions = {}): AdminRoute[] {
-  const datasetProviders = options.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
+export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
+  // The pricing plugin's own mapping (manifest `datasetProviders`); its defaults when it is absent.
+  const datasetProviders = () => ctx.services.get('pricing')?.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
 
   /** After every write: the next request must see it (see the module doc). */
   function changed(): void {
@@ -168,7 +161,7 @@ export function createPricingRoutes(ctx: AdminContext, options: PricingRoutesOpt
       pattern: '/admin/api/pricing/import',
       async handler({ body }) {
         onlyFields(objectBody(body), []);
-        const { rows, unknownProviders } = await datasetPrices(datasetProviders, ctx.clock());
+        const { rows, unknownProviders } = await datasetPrices(datasetProviders(), ctx.clock());
         const result = await importPrices(ctx.store.db, rows, ctx.clock());
         changed();
         ctx.log.info('admin: imported prices from the dataset', { ...result, unknownProviders });

@@ -97,6 +97,7 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
   const unsubscribe = store.onExternalChange(invalidate);
 
   return {
+    datasetProviders: config.datasetProviders,
     priceFor(provider, model) {
       const key = `${provider}\u0000${model}`;
       const cached = lookups.get(key);

@@ -32,6 +32,8 @@ export interface PriceBook {
   maxCostNanos(price: ModelPrice | null, promptTokens: number, maxOutputTokens: number): number;
   /** Every stored price (rows with a null model never appear), sorted by model. */
   list(): ModelPrice[];
+  /** Gateway provider id → the price dataset's provider id (config `datasetProviders`), for imports. */
+  readonly datasetProviders: Readonly<Record<string, string>>;
   /** Forgets cached prices; call after writing `model_pricing`. */
   invalidate(): void;
 }

@@ -360,6 +360,7 @@ describe('listUnpricedModels', () => {
         costOf: unused,
         maxCostNanos: () => 0,
         list: () => [],
+        datasetProviders: {},
         invalidate: () => {},
       });
     }
