@@ -20,17 +20,8 @@ import { DEFAULT_DATASET_PROVIDERS } from '../../plugins/pricing/schema.ts';
 import type { ModelPrice } from '../../plugins/pricing/service.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 
-/** The contract's Price object. `updated_at` is null only for a provider's implicit free price. */
-export interface AdminPrice {
-  model: string;
-  provider: string | null;
-  input_price_per_million: number;
-  output_price_per_million: number;
-  cached_input_price_per_million: number | null;
-  cache_write_price_per_million: number | null;
-  source: 'manual' | 'import' | 'free';
-  updated_at: string | null;
-}
+/** The contract's Price object: a stored price and when it changed (null only for a provider's implicit free price). */
+export type AdminPrice = ModelPrice & { updated_at: string | null };
 
 const PRICE_FIELDS = [
   'model', 'provider', 'input_price_per_million', 'output_price_per_million',

@@ -4,6 +4,7 @@
  * breakdown, computed by the server with the same integer arithmetic that bills requests.
  */
 import { useState } from 'preact/hooks';
+import { useForm } from '../../components/use-form.js';
 import { api } from '../../api.js';
 import { html, Card, Field, formatUsd, formatNumber } from '../../components.js';
 import { parseWholeNumber, apiErrorToFields, focusFirstInvalid, fieldDomId } from '../users/form-values.js';
@@ -38,16 +39,8 @@ function Breakdown({ r }) {
 
 /** Props: `prices` (Price[] for suggestions), `providers` ([{id, name}]). */
 export function CostCalculator({ prices, providers = [] }) {
-  const [values, setValues] = useState({ calc_model: '', calc_provider: '', calc_input: '1000', calc_cached: '0', calc_write: '0', calc_output: '500' });
-  const [errors, setErrors] = useState({});
-  const [formError, setFormError] = useState(null);
+  const { values, setValues, errors, setErrors, formError, setFormError, busy, setBusy, set } = useForm({ calc_model: '', calc_provider: '', calc_input: '1000', calc_cached: '0', calc_write: '0', calc_output: '500' });
   const [result, setResult] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const set = (k) => (e) => {
-    const value = e.currentTarget.value;
-    setValues((v) => ({ ...v, [k]: value }));
-    if (errors[k]) setErrors((prev) => ({ ...prev, [k]: undefined }));
-  };
 
   async function submit(e) {
     e.preventDefault();

@@ -3,7 +3,7 @@
  * cache write are optional (empty: billed as plain input). Creating a model that has a row
  * already answers 409, shown on Model; editing replaces the row (PUT).
  */
-import { useState } from 'preact/hooks';
+import { useForm } from '../../components/use-form.js';
 import { api } from '../../api.js';
 import { html, Modal, Field } from '../../components.js';
 import { parseAmount, apiErrorToFields, focusFirstInvalid, fieldDomId } from '../users/form-values.js';
@@ -32,15 +32,7 @@ function initial(price, prefill) {
  */
 export function PriceFormModal({ price, prefill, providers = [], onClose, onSaved }) {
   const editing = Boolean(price);
-  const [values, setValues] = useState(() => initial(price, prefill));
-  const [errors, setErrors] = useState({});
-  const [formError, setFormError] = useState(null);
-  const [saving, setSaving] = useState(false);
-  const set = (k) => (e) => {
-    const value = e.currentTarget.value;
-    setValues((v) => ({ ...v, [k]: value }));
-    if (errors[k]) setErrors((prev) => ({ ...prev, [k]: undefined }));
-  };
+  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm(() => initial(price, prefill));
 
   async function submit(e) {
     e.preventDefault();

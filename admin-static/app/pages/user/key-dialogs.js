@@ -2,7 +2,7 @@
  * API key pieces of a user's page: the "New key" form, the panel that shows a new key once, and
  * the outcome of a key test.
  */
-import { useState } from 'preact/hooks';
+import { useForm } from '../../components/use-form.js';
 import { api } from '../../api.js';
 import { html, Modal, Field, Badge, CopyButton, formatUsd, formatNumber, formatMs } from '../../components.js';
 import { parseWholeNumber, apiErrorToFields, focusFirstInvalid, fieldDomId } from '../users/form-values.js';
@@ -23,15 +23,7 @@ function parseExpiry(text) {
 
 /** Props: `userId`, `onClose()`, `onCreated(key)` with the key object including `key`. */
 export function NewKeyModal({ userId, onClose, onCreated }) {
-  const [values, setValues] = useState({ key_name: '', expires_at: '', key_rpm: '', key_tpm: '' });
-  const [errors, setErrors] = useState({});
-  const [formError, setFormError] = useState(null);
-  const [saving, setSaving] = useState(false);
-  const set = (k) => (e) => {
-    const value = e.currentTarget.value;
-    setValues((v) => ({ ...v, [k]: value }));
-    if (errors[k]) setErrors((prev) => ({ ...prev, [k]: undefined }));
-  };
+  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm({ key_name: '', expires_at: '', key_rpm: '', key_tpm: '' });
 
   async function submit(e) {
     e.preventDefault();

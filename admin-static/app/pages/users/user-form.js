@@ -3,7 +3,7 @@
  * required, budget ≥ 0 or empty for no limit, rpm/tpm positive whole numbers or empty), then shows
  * the server's 400 on the field its `param` names and a 409 (name taken) on Name.
  */
-import { useState } from 'preact/hooks';
+import { useForm } from '../../components/use-form.js';
 import { api } from '../../api.js';
 import { html, Modal, Field } from '../../components.js';
 import { parseAmount, parseWholeNumber, apiErrorToFields, focusFirstInvalid, fieldDomId } from './form-values.js';
@@ -71,16 +71,7 @@ function changedFields(body, user) {
  */
 export function UserFormModal({ user, onClose, onSaved }) {
   const editing = Boolean(user);
-  const [values, setValues] = useState(() => initialValues(user));
-  const [errors, setErrors] = useState({});
-  const [formError, setFormError] = useState(null);
-  const [saving, setSaving] = useState(false);
-
-  const set = (key) => (e) => {
-    const value = e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value;
-    setValues((prev) => ({ ...prev, [key]: value }));
-    if (errors[key]) setErrors((prev) => ({ ...prev, [key]: undefined }));
-  };
+  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm(() => initialValues(user));
 
   async function submit(e) {
     e.preventDefault();
