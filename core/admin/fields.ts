@@ -21,6 +21,20 @@ export function onlyFields(body: Body, allowed: readonly string[]): void {
   }
 }
 
+/**
+ * A field's value after the rules every typed field shares: absent → undefined (400 when required),
+ * null → null where `nullable` allows it, else 400 "must be <kind>".
+ */
+function present(body: Body, name: string, rule: { required?: boolean; nullable?: boolean }, kind: string): unknown {
+  const value = body[name];
+  if (value === undefined) {
+    if (rule.required) throw invalidRequest(`"${name}" is required.`, name);
+    return undefined;
+  }
+  if (value === null && !(rule.nullable && !rule.required)) throw invalidRequest(`"${name}" must be ${kind}.`, name);
+  return value;
+}
+
 interface StringRule {
   required?: boolean;
   nullable?: boolean;
@@ -32,15 +46,8 @@ interface StringRule {
 export function stringField(body: Body, name: string, rule: StringRule & { required: true }): string;
 export function stringField(body: Body, name: string, rule?: StringRule): string | null | undefined;
 export function stringField(body: Body, name: string, rule: StringRule = {}): string | null | undefined {
-  const value = body[name];
-  if (value === undefined) {
-    if (rule.required) throw invalidRequest(`"${name}" is required.`, name);
-    return undefined;
-  }
-  if (value === null) {
-    if (rule.nullable && !rule.required) return null;
-    throw invalidRequest(`"${name}" must be a string.`, name);
-  }
+  const value = present(body, name, rule, 'a string');
+  if (value === undefined || value === null) return value;
   if (typeof value !== 'string') throw invalidRequest(`"${name}" must be a string.`, name);
   const trimmed = value.trim();
   if ((rule.nonEmpty || rule.required) && trimmed === '') throw invalidRequest(`"${name}" must not be empty.`, name);
@@ -64,15 +71,8 @@ interface NumberRule {
 export function numberField(body: Body, name: string, rule: NumberRule & { required: true }): number;
 export function numberField(body: Body, name: string, rule?: NumberRule): number | null | undefined;
 export function numberField(body: Body, name: string, rule: NumberRule = {}): number | null | undefined {
-  const value = body[name];
-  if (value === undefined) {
-    if (rule.required) throw invalidRequest(`"${name}" is required.`, name);
-    return undefined;
-  }
-  if (value === null) {
-    if (rule.nullable && !rule.required) return null;
-    throw invalidRequest(`"${name}" must be a number.`, name);
-  }
+  const value = present(body, name, rule, 'a number');
+  if (value === undefined || value === null) return value;
   if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidRequest(`"${name}" must be a number.`, name);
   return checkRange(value, name, rule);
 }

@@ -18,6 +18,7 @@ import { datasetPrices } from '../../plugins/pricing/dataset.ts';
 import { costOf } from '../../plugins/pricing/cost.ts';
 import { DEFAULT_DATASET_PROVIDERS } from '../../plugins/pricing/schema.ts';
 import type { ModelPrice } from '../../plugins/pricing/service.ts';
+import { toModelPrice } from '../../plugins/pricing/price-book.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 
 /** The contract's Price object: a stored price and when it changed (null only for a provider's implicit free price). */
@@ -33,16 +34,7 @@ const CALCULATE_FIELDS = ['model', 'provider', 'input_tokens', 'output_tokens', 
 const NANOS_PER_USD = 1e9;
 
 function priceView(row: StoredPrice | (ModelPrice & { updated_at?: string })): AdminPrice {
-  return {
-    model: row.model,
-    provider: row.provider,
-    input_price_per_million: row.input_price_per_million,
-    output_price_per_million: row.output_price_per_million,
-    cached_input_price_per_million: row.cached_input_price_per_million,
-    cache_write_price_per_million: row.cache_write_price_per_million,
-    source: row.source,
-    updated_at: row.updated_at ?? null,
-  };
+  return { ...toModelPrice(row), updated_at: row.updated_at ?? null };
 }
 
 /** The store's validation error as the contract's 400 naming the field. */

@@ -18,7 +18,7 @@ import type { Store } from '../../core/db.ts';
 import type { Log } from '../../core/log.ts';
 import type { ModelPrice, PriceBook } from './service.ts';
 import { costOf, maxCostNanos } from './cost.ts';
-import { createPriceReader, type StoredPrice } from './pricing-store.ts';
+import { createPriceReader } from './pricing-store.ts';
 import type { ModelIdResolver } from './dataset.ts';
 
 export interface PriceBookConfig {
@@ -36,7 +36,8 @@ export interface ClosablePriceBook extends PriceBook {
 
 const LOOKUP_CACHE_SIZE = 10_000;
 
-function toModelPrice(row: StoredPrice): ModelPrice {
+/** Just the `ModelPrice` fields of a stored row (or of any object carrying them). */
+export function toModelPrice(row: ModelPrice): ModelPrice {
   return {
     model: row.model,
     provider: row.provider,

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 
 const EVIL = { origin: 'http://evil.example' };
 const NO_SESSION = { cookie: null };
@@ -29,13 +29,6 @@ after(async () => {
   await tg?.close();
   await sim?.close();
 });
-
-function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
-  assert.equal(typeof res.body.error.message, 'string');
-}
 
 let users = 0;
 async function newUser(): Promise<number> {

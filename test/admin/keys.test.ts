@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { startTestGateway, manualClock, type ManualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { openStore, type Store } from '../../core/db.ts';
 import { createServiceRegistry } from '../../core/services.ts';
@@ -52,13 +52,6 @@ after(async () => {
   await tg?.close();
   await sim?.close();
 });
-
-function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
-  assert.equal(typeof res.body.error.message, 'string');
-}
 
 let users = 0;
 async function newUser(fields: Record<string, unknown> = {}): Promise<number> {

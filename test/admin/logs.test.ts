@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { startTestGateway, manualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
 import { compileLogPageQuery, LOG_ROW_FIELDS } from '../../core/admin/logs-query.ts';
@@ -41,12 +41,6 @@ async function userWithKey(store: Store, name: string): Promise<{ userId: number
   const key = await createApiKey(store.db, { gatewayUserId: user.id, name: `${name}-key` });
   const row = await store.db.selectFrom('api_keys').select('key_prefix').where('id', '=', key.id).executeTakeFirstOrThrow();
   return { userId: user.id, keyId: key.id, prefix: row.key_prefix };
-}
-
-function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
 }
 
 /** Every row of a JSON listing, following `next_cursor`; `between` runs after each page. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, manualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 import { datasetPrices } from '../../plugins/pricing/dataset.ts';
 import { DEFAULT_DATASET_PROVIDERS } from '../../plugins/pricing/schema.ts';
 import { listPrices, validatePrice } from '../../plugins/pricing/pricing-store.ts';
@@ -55,13 +55,6 @@ after(async () => {
 async function updatedAt(model: string): Promise<string> {
   const row = await tg.gateway.store.db.selectFrom('model_pricing').select('updated_at').where('model', '=', model).executeTakeFirstOrThrow();
   return row.updated_at;
-}
-
-function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
-  assert.equal(typeof res.body.error.message, 'string');
 }
 
 describe('listing and searching prices', () => {

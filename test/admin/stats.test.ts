@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { startTestGateway, manualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
 import type { Store } from '../../core/db.ts';
 import type { NewLlmRequest } from '../../core/db-types.ts';
@@ -36,12 +36,6 @@ async function insertRow(fields: Partial<NewLlmRequest>): Promise<void> {
     cached_tokens: null, cache_write_tokens: null, cost_nanos: 1000, latency_ms: 100, ttft_ms: null, stream: 1,
     created_at: NOW_ISO, ...fields,
   }).execute();
-}
-
-function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
 }
 
 before(async () => {

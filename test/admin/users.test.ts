@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { startTestGateway, manualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
 const EVIL = { origin: 'http://evil.example' };
@@ -40,13 +40,6 @@ after(async () => {
   await tg?.close();
   await sim?.close();
 });
-
-function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
-  assert.equal(typeof res.body.error.message, 'string');
-}
 
 async function createUser(body: Record<string, unknown>): Promise<any> {
   const res = await admin.post('/admin/api/users', body);

@@ -3,6 +3,8 @@
  * gateway sets its password) and sends requests with the session cookie and the gateway's own Origin,
  * as the web UI does. Override `origin` / `cookie` per call to test CSRF and session checks.
  */
+import assert from 'node:assert/strict';
+
 export const TEST_ADMIN = { username: 'admin', password: 'test admin password' } as const;
 
 export interface AdminResponse<T = any> {
@@ -69,4 +71,12 @@ export async function loginAdmin(origin: string, credentials: { username: string
     patch: (path, body, options) => call('PATCH', path, body ?? {}, options),
     delete: (path, options) => call('DELETE', path, undefined, options),
   };
+}
+
+/** Asserts an admin API error: status, `code`, `param`, and a message. */
+export function assertError(res: { status: number; body: any }, status: number, code: string, param: string | null): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error.code, code);
+  assert.equal(res.body.error.param, param);
+  assert.equal(typeof res.body.error.message, 'string');
 }
