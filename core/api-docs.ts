@@ -19,7 +19,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { LRUCache } from 'lru-cache';
-import { buildOpenApiDocument } from './openapi.ts';
+import { createOpenApiBuilder } from './openapi.ts';
+import type { RouteDeclaration } from './routes.ts';
 import { createStaticAsset, sendStaticAsset, type StaticAsset } from './static-asset.ts';
 
 /** A local route of `createGatewayServer` (`localRoutes`). */
@@ -109,8 +110,12 @@ function swaggerUiDir(): string {
   return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
-/** Routes for `createGatewayServer({ localRoutes })`: the document, the page, its assets (GET and HEAD). */
-export function apiDocsRoutes(): Record<string, LocalRoute> {
+/**
+ * Routes for `createGatewayServer({ localRoutes })`: the document of the declared `routes`, the page,
+ * its assets (GET and HEAD).
+ */
+export function apiDocsRoutes(declared: readonly RouteDeclaration[]): Record<string, LocalRoute> {
+  const build = createOpenApiBuilder(declared);
   const documents = new LRUCache<string, StaticAsset>({ max: 32 });
   const page = createStaticAsset(PAGE, { ...COMMON_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': REVALIDATE, 'content-security-policy': CSP });
   const init = createStaticAsset(INIT_SCRIPT, { ...COMMON_HEADERS, 'content-type': 'text/javascript; charset=utf-8', 'cache-control': REVALIDATE });
@@ -132,7 +137,7 @@ export function apiDocsRoutes(): Record<string, LocalRoute> {
     const origin = requestOrigin(req);
     let document = documents.get(origin);
     if (!document) {
-      document = createStaticAsset(JSON.stringify(buildOpenApiDocument(origin)), {
+      document = createStaticAsset(JSON.stringify(build(origin)), {
         'content-type': 'application/json',
         'cache-control': REVALIDATE,
         vary: 'host, x-forwarded-host, x-forwarded-proto',

@@ -4,21 +4,14 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
+import type { Dialect } from './dialects/dialect.ts';
 
-/** The gateway operations that run through the pipeline. */
-export type Operation =
-  /** `POST /api/v1/chat/completions` */
-  | 'chat.completions'
-  /** `GET /api/v1/models` (OpenAI-compatible list) */
-  | 'models.list'
-  /** `GET /api/models` (catalog with display names) */
-  | 'models.catalog'
-  /** `GET /api/providers/{provider}` */
-  | 'providers.get'
-  /** `GET /api/account` */
-  | 'account.get'
-  /** `GET /api/pricing` */
-  | 'pricing.list';
+/**
+ * A gateway operation: the stable name a route declares (`chat.completions`, `models.list`,
+ * `account.get`, ...). Dialects declare the model calls (`core/dialects/`), plugins their own endpoints.
+ * It labels metrics and lets a plugin recognise the endpoint it answers.
+ */
+export type Operation = string;
 
 /** Who is calling: set by auth-guard. */
 export interface Principal {
@@ -74,11 +67,15 @@ export interface Exchange {
   readonly startedAtPerfMs: number;
   /** Aborted when the client disconnects before the response finished, or the gateway gives up. */
   readonly signal: AbortSignal;
-  /** The parsed, validated request body (chat completions only). */
-  body: ChatCompletionRequest | null;
-  /** True when the client asked for `stream: true`. */
+  /** The dialect the client speaks on a model call; null on other endpoints (account, model lists). */
+  readonly dialect: Dialect | null;
+  /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */
+  request: ChatCompletionRequest | null;
+  /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
+  readonly clientBody: Readonly<Record<string, unknown>> | null;
+  /** True when the client asked for a streamed answer. */
   stream: boolean;
-  /** True when a streaming client asked for `stream_options.include_usage`. */
+  /** True when a streaming client asked for usage in the stream (OpenAI `stream_options.include_usage`). */
   clientWantsUsage: boolean;
   principal: Principal | null;
   target: Target | null;

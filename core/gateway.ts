@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Manifest } from './manifest.ts';
 import type { Plugin, PluginContext, PluginFactory } from './plugin.ts';
 import { createPipeline } from './pipeline.ts';
-import { createGatewayServer, type GatewayServer } from './server.ts';
+import { createGatewayServer, pipelineRoutes, type GatewayServer } from './server.ts';
 import { createUpstreamClient } from './upstream.ts';
 import { createLog, type Log } from './log.ts';
 import { createKeyringSource, openDataDir } from './data-dir.ts';
@@ -86,9 +86,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         GATEWAY_VERSION,
       );
     }
+    const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
-      pipeline, log, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
-      localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes() },
+      pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
+      localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
     });
     const host = options.host ?? manifest.server.host;

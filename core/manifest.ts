@@ -221,9 +221,35 @@ export function validateManifest(input: unknown, registry: ReadonlyMap<string, P
     } else if (terminal.length > 1) {
       issues.push({ pointer: `/plugins/${terminal[1]}`, message: 'only one routing plugin may be listed' });
     }
+    issues.push(...orderIssues(plugins, registry));
   }
   if (issues.length > 0) throw new ManifestError(options.source ?? 'manifest', issues);
   return deepFreeze(substituted as Manifest);
+}
+
+/**
+ * The plugins' declared order rules (`PluginFactory.first`, `order`), checked between the plugins
+ * actually listed; a rule naming an absent plugin does not apply.
+ */
+function orderIssues(plugins: unknown[], registry: ReadonlyMap<string, PluginFactory>): ManifestIssue[] {
+  const position = new Map<string, number>();
+  plugins.forEach((entry, i) => {
+    const name = (entry as { name?: unknown } | null)?.name;
+    if (typeof name === 'string' && registry.has(name) && !position.has(name)) position.set(name, i);
+  });
+  const issues: ManifestIssue[] = [];
+  for (const [name, i] of position) {
+    const factory = registry.get(name)!;
+    if (factory.first && i !== 0) issues.push({ pointer: `/plugins/${i}`, message: `"${name}" must be the first plugin listed (${factory.description})` });
+    for (const rule of factory.order ?? []) {
+      const other = position.get(rule.plugin);
+      if (other === undefined) continue;
+      if (rule.relation === 'after' ? i < other : i > other) {
+        issues.push({ pointer: `/plugins/${i}`, message: `"${name}" must be listed ${rule.relation} "${rule.plugin}": ${rule.why}` });
+      }
+    }
+  }
+  return issues;
 }
 
 /** Reads and validates a manifest file. Throws `ManifestError` (with every problem) or a read error. */

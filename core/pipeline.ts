@@ -97,7 +97,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     } catch (hookErr) {
       deps.log.error('onResponseStart hook failed', { requestId: ex.id, err: hookErr });
     }
-    sendError(res, error, ex.id, ex.responseHeaders);
+    sendError(res, error, ex.id, ex.responseHeaders, ex.dialect?.errorBody);
   }
 
   function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number): void {

@@ -39,6 +39,7 @@ import type { Clock } from './clock.ts';
 import type { ServiceRegistry } from './services.ts';
 import type { TokenEstimator } from './token-estimate.ts';
 import type { MetricsRegistry } from './metrics.ts';
+import type { RouteDeclaration } from './routes.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -98,15 +99,45 @@ export interface UpstreamSettings {
 }
 
 /**
- * A plugin kind as registered in `plugins/index.ts`: its config schema (validated at boot, every field
- * described) and a factory. `create` may be async (open statements, load caches) and MUST NOT fail
- * on a config its schema accepted.
+ * Where a plugin must sit in the manifest relative to others, when both are listed. Checked when the
+ * manifest loads; each rule carries the reason shown to the operator who breaks it.
  */
-export interface PluginFactory<C = Record<string, unknown>> {
+export interface OrderRule {
+  /** `after`: this plugin must come after `plugin`; `before`: before it. */
+  relation: 'after' | 'before';
+  plugin: string;
+  /** Why, in words an operator understands ("on the way back pricing must set the cost before budget settles it"). */
+  why: string;
+}
+
+/**
+ * A plugin kind as registered in `plugins/index.ts`: its config schema (validated at boot, every field
+ * described), the endpoints it answers, its order rules, and a factory. `create` may be async (open
+ * statements, load caches) and MUST NOT fail on a config its schema accepted.
+ *
+ * A plugin answers its declared `routes` itself: in `onRequest` (or in `route`, for the terminal
+ * plugin) it returns a `Reply` when `ex.operation` is one of its operations. An endpoint whose plugin
+ * is not in the manifest does not exist (404).
+ */
+export interface PluginFactory<C = unknown> {
   readonly name: string;
   readonly description: string;
   readonly configSchema: JsonSchema;
   /** True for the routing plugin (implements `route`): exactly one is listed, last. */
   readonly terminal?: boolean;
+  /** True for a plugin that must be listed first (authentication: nothing runs for strangers). */
+  readonly first?: boolean;
+  /** The `/api` endpoints this plugin answers; the server routes them and the OpenAPI document lists them. */
+  readonly routes?: readonly RouteDeclaration[];
+  readonly order?: readonly OrderRule[];
   create(config: C, ctx: PluginContext): MaybePromise<Plugin<unknown>>;
+}
+
+/**
+ * Declares a plugin kind with its own config type. The manifest validates each plugin's config
+ * against `configSchema` before `create` runs, which is what makes the narrowing from the registry's
+ * `unknown` to `C` sound; this is the one place it happens.
+ */
+export function definePlugin<C>(factory: PluginFactory<C>): PluginFactory {
+  return { ...factory, create: (config: unknown, ctx: PluginContext) => factory.create(config as C, ctx) };
 }

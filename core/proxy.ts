@@ -1,25 +1,28 @@
 /**
- * The proxy step: dispatch an `UpstreamCall`, then relay the answer to the client in canonical
- * OpenAI shape. Streams flow chunk by chunk with backpressure (a full client socket pauses the
- * upstream read until `drain`); nothing is buffered whole except a bounded non-streamed body.
+ * The proxy step: dispatch an `UpstreamCall`, then relay the answer to the client in its dialect.
+ * The upstream's answer is decoded into canonical chunks, observed (usage, served model, generated
+ * text, the chunk hooks) and rendered by the exchange's dialect (`core/dialects/`); on a native
+ * pass-through (`call.passthrough`) the upstream's bytes are relayed unchanged and only observed.
+ * Streams flow chunk by chunk with backpressure (a full client socket pauses the upstream read until
+ * `drain`); nothing is buffered whole except a bounded non-streamed body.
  *
- * Errors before the response headers are thrown (the pipeline renders them as JSON). After the SSE
- * headers are sent, an error ends the stream with one `data: {"error":...}` event (what openai-node
- * raises as `APIError`), and `ex.status` / `ex.errorCode` record it for the log.
+ * Errors before the response headers are thrown (the pipeline renders them in the dialect's shape).
+ * After the stream's headers are sent, an error ends the stream with the dialect's error event, and
+ * `ex.status` / `ex.errorCode` record it for the log.
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
-import type {
-  ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta, TokenCounts,
-} from './chat-types.ts';
+import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta } from './chat-types.ts';
 import { tokenCountsOf } from './chat-types.ts';
 import type { DecodedChunk, FramedEvent, StreamDecoder, UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient } from './upstream.ts';
 import { readBodyText, transportError } from './upstream.ts';
-import { createNdjsonFramer, createSseFramer, sseData, sseError, SSE_DONE } from './sse.ts';
-import { toGatewayError } from './errors.ts';
+import { createNdjsonFramer, createSseFramer, type Framer } from './sse.ts';
+import { GatewayError, toGatewayError } from './errors.ts';
 import type { Log } from './log.ts';
 import { completeUsage, type TokenEstimator } from './token-estimate.ts';
+import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
+import { openAIChat } from './dialects/openai-chat/index.ts';
 
 /** Response-phase callbacks, already bound to the plugins entered for this exchange. */
 export interface ResponseHooks {
@@ -34,11 +37,14 @@ export interface ProxyDeps {
   tokens: TokenEstimator;
 }
 
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  'x-accel-buffering': 'no',
-};
+/** The exchange's dialect; a model call without one (a hand-built exchange) speaks OpenAI Chat. */
+function dialectOf(ex: Exchange): Dialect {
+  return ex.dialect ?? openAIChat;
+}
+
+function streamHeaders(ex: Exchange): Record<string, string> {
+  return { 'content-type': dialectOf(ex).streamContentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-request-id': ex.id };
+}
 
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
 export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
@@ -48,9 +54,11 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
     const text = await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => '');
     throw call.codec.decodeError(upstream.statusCode, text, upstream.headers);
   }
+  const renderer = dialectOf(ex).createRenderer(ex);
   try {
-    if (!call.stream) await relayCompletion(ex, call, res, hooks, upstream.body, deps);
-    else await relayStream(ex, call, res, hooks, upstream.body, deps);
+    if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
+    else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
+    else await relayStream(ex, call, res, hooks, renderer, upstream.body, deps);
   } finally {
     // The upstream accepted the request, so it bills it: a client that left is billed for what was
     // generated so far, counted locally.
@@ -59,11 +67,12 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
 }
 
 async function relayCompletion(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
-  const { completion, raw } = call.codec.decodeResponse(text);
+  const decoded = call.codec.decodeResponse(text);
+  const { completion } = decoded;
   ex.modelServed = completion.model || null;
   if (completion.usage) ex.usage = tokenCountsOf(completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {
@@ -72,7 +81,7 @@ async function relayCompletion(
   }
   ex.status = 200;
   hooks.start(ex);
-  const payload = raw ?? JSON.stringify(completion);
+  const payload = call.passthrough ? text : renderer.completion(decoded);
   res.writeHead(200, {
     ...ex.responseHeaders,
     'content-type': 'application/json',
@@ -83,26 +92,39 @@ async function relayCompletion(
   res.end(payload);
 }
 
+function framerFor(call: UpstreamCall): Framer {
+  return call.codec.framing === 'sse' ? createSseFramer() : createNdjsonFramer();
+}
+
+/** Ends a stream that failed after its headers were sent with the dialect's error event. */
+function failStream(ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log): void {
+  if (ex.clientAborted || res.destroyed || res.writableEnded) return;
+  const gatewayError = toGatewayError(transportError(call.provider, err));
+  if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') log.error('stream relay failed', { requestId: ex.id, err });
+  ex.status = gatewayError.status;
+  ex.errorCode = gatewayError.code;
+  res.end(renderer.error(gatewayError));
+}
+
 async function relayStream(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   ex.status = 200;
   hooks.start(ex);
-  res.writeHead(200, { ...ex.responseHeaders, ...SSE_HEADERS, 'x-request-id': ex.id });
+  res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
   res.flushHeaders();
 
-  const framer = call.codec.framing === 'sse' ? createSseFramer() : createNdjsonFramer();
+  const framer = framerFor(call);
   const decoder = call.codec.createStreamDecoder();
   const utf8 = new TextDecoder('utf-8');
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
+  const write = (out: string) => res.write(out);
   let done = false;
   const finish = () => {
     completeUsage(ex, deps.tokens);
-    // The contract: a client that asked for include_usage gets a usage chunk, estimated if need be.
-    if (ex.usageEstimated && ex.clientWantsUsage && ex.usage) res.write(sseData(JSON.stringify(usageChunk(ex, ex.usage))));
-    res.end(SSE_DONE);
+    res.end(renderer.end());
   };
   try {
     for await (const buf of body) {
@@ -111,29 +133,116 @@ async function relayStream(
       // request) and lose the keep-alive connection.
       if (done) continue;
       framer.feed(utf8.decode(buf, { stream: true }), events);
-      done = decodeAll(decoder, events, chunks, (out) => res.write(out), ex, hooks);
+      done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
       if (done) finish();
       else if (res.writableNeedDrain) await drained(res);
     }
     if (!done) {
       framer.feed(utf8.decode(), events);
       framer.end(events);
-      if (!decodeAll(decoder, events, chunks, (out) => res.write(out), ex, hooks)) {
+      if (!decodeAll(decoder, events, chunks, write, ex, hooks, renderer)) {
         decoder.finish(chunks);
-        const out = renderChunks(ex, chunks, hooks);
+        const out = renderChunks(ex, chunks, hooks, renderer);
         if (out) res.write(out);
       }
       done = true;
       finish();
     }
   } catch (err) {
-    if (ex.clientAborted || res.destroyed || res.writableEnded) return;
-    const gatewayError = toGatewayError(transportError(call.provider, err));
-    if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') deps.log.error('stream relay failed', { requestId: ex.id, err });
-    ex.status = gatewayError.status;
-    ex.errorCode = gatewayError.code;
-    res.end(sseError(gatewayError.toBody()));
+    failStream(ex, call, res, renderer, err, deps.log);
   }
+}
+
+/**
+ * Native pass-through of a stream: every upstream byte goes to the client as it came, and a copy is
+ * decoded only to observe usage, the served model and the generated text (the chunk hooks run on the
+ * canonical chunks). An in-band error event reaches the client in the upstream's own words and is
+ * recorded for the log; a stream cut short ends with the dialect's error event.
+ */
+async function relayNativeStream(
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  body: AsyncIterable<Buffer>, deps: ProxyDeps,
+): Promise<void> {
+  ex.status = 200;
+  hooks.start(ex);
+  res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
+  res.flushHeaders();
+  const observer = createObserver(ex, call, hooks, deps.log);
+  try {
+    for await (const buf of body) {
+      if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
+      const ok = res.write(buf);
+      observer.feed(buf);
+      if (!ok && res.writableNeedDrain) await drained(res);
+    }
+    observer.end();
+  } catch (err) {
+    failStream(ex, call, res, renderer, err, deps.log);
+    return;
+  }
+  completeUsage(ex, deps.tokens);
+  res.end();
+}
+
+interface StreamObserver {
+  feed(buf: Buffer): void;
+  /** The upstream closed the body; throws `GatewayError` when the stream was cut short. */
+  end(): void;
+}
+
+/** Decodes a relayed stream for accounting only. Its own failures never disturb the relay. */
+function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, log: Log): StreamObserver {
+  const framer = framerFor(call);
+  const decoder = call.codec.createStreamDecoder();
+  const utf8 = new TextDecoder('utf-8');
+  const events: FramedEvent[] = [];
+  const chunks: DecodedChunk[] = [];
+  let state: 'observing' | 'done' | 'failed' = 'observing';
+  const observe = (step: () => void) => {
+    try {
+      step();
+      for (const { chunk } of chunks) observeChunk(ex, chunk, hooks);
+    } catch (err) {
+      state = 'failed';
+      if (err instanceof GatewayError) {
+        // The upstream's in-band error already reached the client in its own shape; the log records it.
+        ex.status = err.status;
+        ex.errorCode = err.code;
+      } else log.error('pass-through observer failed', { requestId: ex.id, err });
+    } finally {
+      chunks.length = 0;
+      events.length = 0;
+    }
+  };
+  return {
+    feed(buf) {
+      if (state !== 'observing') return;
+      observe(() => {
+        framer.feed(utf8.decode(buf, { stream: true }), events);
+        for (const event of events) {
+          if (decoder.decode(event, chunks)) {
+            state = 'done';
+            break;
+          }
+        }
+      });
+    },
+    end() {
+      if (state !== 'observing') return;
+      let truncated: unknown = null;
+      observe(() => {
+        framer.feed(utf8.decode(), events);
+        framer.end(events);
+        for (const event of events) if (decoder.decode(event, chunks)) return;
+        try {
+          decoder.finish(chunks);
+        } catch (err) {
+          truncated = err;
+        }
+      });
+      if (truncated) throw truncated;
+    },
+  };
 }
 
 /**
@@ -143,7 +252,7 @@ async function relayStream(
  */
 function decodeAll(
   decoder: StreamDecoder, events: FramedEvent[], chunks: DecodedChunk[],
-  write: (out: string) => void, ex: Exchange, hooks: ResponseHooks,
+  write: (out: string) => void, ex: Exchange, hooks: ResponseHooks, renderer: ResponseRenderer,
 ): boolean {
   let done = false;
   try {
@@ -155,30 +264,26 @@ function decodeAll(
     }
   } finally {
     events.length = 0;
-    const out = renderChunks(ex, chunks, hooks);
+    const out = renderChunks(ex, chunks, hooks, renderer);
     if (out) write(out);
   }
   return done;
 }
 
-/**
- * Turns decoded chunks into SSE text, capturing usage and the served model, and running the chunk
- * hooks. Usage the gateway asked for on the client's behalf is removed unless the client asked too:
- * a usage-only chunk (`choices: []`) is dropped, usage on a content chunk is nulled.
- */
-function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ResponseHooks): string {
+/** Observes one canonical chunk: the served model, generated text, usage, then the chunk hooks. */
+function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ResponseHooks): void {
+  if (ex.modelServed === null && chunk.model) ex.modelServed = chunk.model;
+  for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
+  if (chunk.usage) ex.usage = tokenCountsOf(chunk.usage);
+  hooks.chunk(ex, chunk);
+}
+
+/** Observes decoded chunks and renders them in the exchange's dialect (one string per upstream read). */
+function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ResponseHooks, renderer: ResponseRenderer): string {
   let out = '';
-  for (const { chunk, raw } of chunks) {
-    if (ex.modelServed === null && chunk.model) ex.modelServed = chunk.model;
-    for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
-    if (chunk.usage) ex.usage = tokenCountsOf(chunk.usage);
-    hooks.chunk(ex, chunk);
-    if (chunk.usage && !ex.clientWantsUsage) {
-      if (chunk.choices.length === 0) continue;
-      out += sseData(JSON.stringify({ ...chunk, usage: null }));
-    } else {
-      out += sseData(raw ?? JSON.stringify(chunk));
-    }
+  for (const decoded of chunks) {
+    observeChunk(ex, decoded.chunk, hooks);
+    out += renderer.chunk(decoded);
   }
   chunks.length = 0;
   if (out && ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
@@ -192,23 +297,6 @@ function collectGenerated(into: string[], message: ChatCompletionChunkChoice['de
   if (typeof message.refusal === 'string' && message.refusal) into.push(message.refusal);
   const calls = message.tool_calls as Array<ChatToolCallDelta | ChatToolCall> | undefined;
   if (calls) for (const call of calls) if (call.function?.arguments) into.push(call.function.arguments);
-}
-
-/** The usage-only chunk (`choices: []`) OpenAI sends last when `include_usage` is set. */
-function usageChunk(ex: Exchange, counts: TokenCounts): ChatCompletionChunk {
-  return {
-    id: `chatcmpl-${ex.id.slice(4)}`,
-    object: 'chat.completion.chunk',
-    created: Math.floor(ex.startedAtMs / 1000),
-    model: ex.modelServed ?? ex.target?.model ?? '',
-    choices: [],
-    usage: {
-      prompt_tokens: counts.promptTokens,
-      completion_tokens: counts.completionTokens,
-      total_tokens: counts.promptTokens + counts.completionTokens,
-      prompt_tokens_details: { cached_tokens: counts.cachedTokens },
-    },
-  };
 }
 
 /** Resolves when the client socket drains or closes (a closed socket never drains). */

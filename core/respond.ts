@@ -24,7 +24,14 @@ export function sendJson(
   res.end(payload);
 }
 
-/** Writes a contract error body with its status and headers. */
-export function sendError(res: ServerResponse, err: GatewayError, requestId: string, extraHeaders?: Record<string, string>): void {
-  sendJson(res, err.status, err.toBody(), requestId, extraHeaders, err.headers);
+/** Renders an error as a dialect's JSON body (OpenAI's `{"error":{...}}` unless told otherwise). */
+export type ErrorBodyRenderer = (err: GatewayError) => unknown;
+
+const openAIShape: ErrorBodyRenderer = (err) => err.toBody();
+
+/** Writes an error with its status and headers, its body in the caller's dialect (default OpenAI's). */
+export function sendError(
+  res: ServerResponse, err: GatewayError, requestId: string, extraHeaders?: Record<string, string>, body: ErrorBodyRenderer = openAIShape,
+): void {
+  sendJson(res, err.status, body(err), requestId, extraHeaders, err.headers);
 }

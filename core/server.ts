@@ -6,19 +6,27 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import type { Exchange, Operation } from './exchange.ts';
+import type { Exchange } from './exchange.ts';
 import type { Pipeline } from './pipeline.ts';
-import type { ChatCompletionRequest } from './chat-types.ts';
 import type { Log } from './log.ts';
 import { methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './respond.ts';
-import { createBodyValidator, parseJsonBody, readRequestBody } from './request-body.ts';
-import { chatCompletionRequestSchema } from './chat-request-schema.ts';
+import { parseJsonBody, readRequestBody } from './request-body.ts';
 import { systemClock, type Clock } from './clock.ts';
+import { createRouteTable, type RouteDeclaration } from './routes.ts';
+import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
+import type { PluginFactory } from './plugin.ts';
+
+/** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
+export interface PipelineRoute extends RouteDeclaration {
+  dialect: Dialect | null;
+}
 
 export interface GatewayServerOptions {
   pipeline: Pipeline;
   log: Log;
+  /** Every pipeline endpoint: the dialects' and the listed plugins' declarations. */
+  routes: readonly PipelineRoute[];
   maxBodyBytes: number;
   drainTimeoutMs: number;
   /** Wall clock for `Exchange.startedAtMs` (log timestamps, key expiry); default `Date.now`. */
@@ -38,50 +46,15 @@ export interface GatewayServer {
   inFlight(): number;
 }
 
-interface PipelineRoute {
-  operation: Operation;
-  hasBody: boolean;
-}
-
-const PIPELINE_ROUTES: Record<string, Record<string, PipelineRoute>> = {
-  '/api/v1/chat/completions': { POST: { operation: 'chat.completions', hasBody: true } },
-  '/api/v1/models': { GET: { operation: 'models.list', hasBody: false } },
-  '/api/models': { GET: { operation: 'models.catalog', hasBody: false } },
-  '/api/account': { GET: { operation: 'account.get', hasBody: false } },
-  '/api/pricing': { GET: { operation: 'pricing.list', hasBody: false } },
-};
-
-/** Routes with one trailing path parameter: prefix → parameter name and methods. */
-const PARAM_ROUTES: Array<{ prefix: string; param: string; methods: Record<string, PipelineRoute> }> = [
-  { prefix: '/api/providers/', param: 'provider', methods: { GET: { operation: 'providers.get', hasBody: false } } },
-];
-
-interface RouteMatch {
-  byMethod: Record<string, PipelineRoute>;
-  params: Readonly<Record<string, string>>;
-}
-
-const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-/** Exact paths' matches, built once: the common case allocates nothing per request. */
-const EXACT_MATCHES = new Map<string, RouteMatch>(Object.entries(PIPELINE_ROUTES).map(([path, byMethod]) => [path, { byMethod, params: NO_PARAMS }]));
-
-/** The pipeline route for `path` and its path parameters, or null. */
-function matchRoute(path: string): RouteMatch | null {
-  const exact = EXACT_MATCHES.get(path);
-  if (exact) return exact;
-  for (const route of PARAM_ROUTES) {
-    if (!path.startsWith(route.prefix)) continue;
-    const raw = path.slice(route.prefix.length);
-    if (!raw || raw.includes('/')) return null;
-    let value: string;
-    try {
-      value = decodeURIComponent(raw);
-    } catch {
-      return null;
-    }
-    return { byMethod: route.methods, params: { [route.param]: value } };
-  }
-  return null;
+/**
+ * Every pipeline endpoint: the dialects' model calls, then the endpoints of the listed plugins (in
+ * manifest order). The OpenAPI document is built from the same list.
+ */
+export function pipelineRoutes(plugins: readonly PluginFactory[]): PipelineRoute[] {
+  return [
+    ...dialects.flatMap((dialect) => dialect.routes.map((route) => ({ ...route, dialect }))),
+    ...plugins.flatMap((plugin) => (plugin.routes ?? []).map((route) => ({ ...route, dialect: null }))),
+  ];
 }
 
 /** A new request id: `req_` + 32 hex digits. */
@@ -92,7 +65,7 @@ export function newRequestId(): string {
 export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
   const { pipeline, log } = options;
   const clock = options.clock ?? systemClock;
-  const validateChat = createBodyValidator<ChatCompletionRequest>(chatCompletionRequestSchema);
+  const table = createRouteTable(options.routes);
   const running = new Set<AbortController>();
   let draining = false;
   let drainedResolve: (() => void) | null = null;
@@ -110,23 +83,26 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    let route: PipelineRoute | null = null;
     try {
       const local = localRoutes[`${method} ${path}`];
       if (local) return await local(req, res, requestId);
       for (const subtree of prefixes) {
         if (path === subtree.prefix || path.startsWith(`${subtree.prefix}/`)) return await subtree.handle(req, res, requestId, path);
       }
-      const matched = matchRoute(path);
+      const matched = table.match(path);
       if (!matched) throw routeNotFound(method, path);
-      const route = matched.byMethod[method];
-      if (!route) throw methodNotAllowed(method, path, Object.keys(matched.byMethod).join(', '));
+      route = matched.byMethod.get(method) ?? null;
+      if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
       if (draining) throw shuttingDown();
       await runExchange(req, res, requestId, method, path, route, matched.params);
     } catch (err) {
       const error = toGatewayError(err);
       if (error.code === 'internal_error') log.error('request failed', { requestId, err });
-      if (req.readableEnded || req.destroyed) sendError(res, error, requestId);
-      else sendError(res, error, requestId, { connection: 'close' });
+      // Before the exchange exists (bad body, unknown path) the error still speaks the route's dialect.
+      const errorBody = route?.dialect?.errorBody ?? openAIErrorBody;
+      if (req.readableEnded || req.destroyed) sendError(res, error, requestId, undefined, errorBody);
+      else sendError(res, error, requestId, { connection: 'close' }, errorBody);
     }
   }
 
@@ -136,8 +112,8 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   ): Promise<void> {
     const startedAtPerfMs = performance.now();
     const startedAtMs = clock();
-    let body: ChatCompletionRequest | null = null;
-    if (route.hasBody) body = validateChat(parseJsonBody(await readRequestBody(req, options.maxBodyBytes)));
+    const { dialect } = route;
+    const parsed = dialect && route.hasBody ? dialect.parseRequest(parseJsonBody(await readRequestBody(req, options.maxBodyBytes)), route.operation) : null;
     const controller = new AbortController();
     const ex: Exchange = {
       id: requestId,
@@ -149,9 +125,11 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       startedAtMs,
       startedAtPerfMs,
       signal: controller.signal,
-      body,
-      stream: body?.stream === true,
-      clientWantsUsage: body?.stream === true && body.stream_options?.include_usage === true,
+      dialect,
+      request: parsed?.canonical ?? null,
+      clientBody: parsed?.body ?? null,
+      stream: parsed?.stream ?? false,
+      clientWantsUsage: parsed?.wantsStreamUsage ?? false,
       principal: null,
       target: null,
       modelServed: null,

@@ -23,7 +23,7 @@ export const EXACT_CHARS_MAX = 50_000;
 export interface TokenEstimator {
   /** Tokens in `text`. */
   count(text: string): number;
-  /** Prompt tokens of `ex.body`, computed once per exchange (memoized on `ex.promptTokensEstimate`). */
+  /** Prompt tokens of the canonical `ex.request`, computed once per exchange (memoized on `ex.promptTokensEstimate`). */
   promptTokens(ex: Exchange): number;
   /** Tokens of what the upstream generated so far (`ex.generated`). */
   completionTokens(ex: Exchange): number;
@@ -39,7 +39,7 @@ export async function loadTokenEstimator(): Promise<TokenEstimator> {
   return {
     count,
     promptTokens(ex) {
-      if (ex.promptTokensEstimate === null) ex.promptTokensEstimate = ex.body ? requestTokens(ex.body, count) : 0;
+      if (ex.promptTokensEstimate === null) ex.promptTokensEstimate = ex.request ? requestTokens(ex.request, count) : 0;
       return ex.promptTokensEstimate;
     },
     completionTokens(ex) {

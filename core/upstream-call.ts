@@ -23,10 +23,15 @@ export interface UpstreamRequest {
   body: string | null;
 }
 
-/** A chat call: the request plus how to read its answer. */
+/** A model call: the request plus how to read its answer. */
 export interface UpstreamCall extends UpstreamRequest {
   /** Whether the upstream will stream its answer. */
   stream: boolean;
+  /**
+   * True for a native pass-through (the client's dialect is the upstream's own): the answer's bytes
+   * are relayed unchanged and `codec` only observes them for usage, the served model and the text.
+   */
+  passthrough?: boolean;
   codec: ResponseCodec;
 }
 

@@ -13,5 +13,5 @@ import { account } from './account/index.ts';
 import { providerRouter } from './provider-router/index.ts';
 
 export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
-  [authGuard, logger, metrics, rateLimit, budget, pricing, account, providerRouter].map((f) => [f.name, f as unknown as PluginFactory]),
+  [authGuard, logger, metrics, rateLimit, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
 );

@@ -7,7 +7,9 @@
  * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. Usage comes from the request log,
  * flushed first so the caller's last request is counted.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
+import { responseHeaders } from '../../core/openapi-errors.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { reply } from '../../core/plugin.ts';
 import { nowIso } from '../../core/db.ts';
@@ -92,9 +94,28 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
   };
 }
 
-export const account: PluginFactory<Record<string, never>> = {
+export const account = definePlugin<Record<string, never>>({
   name: 'account',
   description: 'Answers GET /api/account: the caller\'s identity, budget, rate limits and usage this period.',
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  routes: [{
+    method: 'GET', path: '/api/account', operation: 'account.get',
+    doc: {
+      operationId: 'getAccount',
+      tag: { name: 'Account', description: 'The caller\'s own budget, limits and usage.' },
+      summary: 'The caller\'s account',
+      description: 'The gateway user behind the key: identity, budget (limit, spent, reserved, remaining, period, when it resets), rate limits with what remains, and usage this budget period.',
+      success: {
+        description: 'The caller\'s identity, budget, rate limits and usage this budget period.',
+        headers: responseHeaders(false),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Account' } } },
+      },
+      errors: {},
+    },
+  }],
+  order: [
+    { relation: 'after', plugin: 'budget', why: 'its budget figures come from the budget plugin, which must see the request first' },
+    { relation: 'after', plugin: 'rate-limit', why: 'account calls count against the caller\'s request limit like any other' },
+  ],
   create: createAccount,
-};
+});

@@ -13,7 +13,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
 import { hashApiKey } from '../../core/api-keys.ts';
@@ -140,9 +141,10 @@ function createTestTickets(store: PluginContext['store'], clock: PluginContext['
   };
 }
 
-export const authGuard: PluginFactory<AuthGuardConfig> = {
+export const authGuard = definePlugin<AuthGuardConfig>({
   name: 'auth-guard',
   description: 'Authenticates requests by gateway API key and sets the principal.',
   configSchema: authGuardSchema,
+  first: true,
   create: createAuthGuard,
-};
+});

@@ -14,7 +14,8 @@
  * A response longer than its reservation (no `max_tokens`, a long answer) is still billed in full, so
  * spend can pass the limit by at most that difference; the next request is then refused.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { maxOutputTokens } from '../../core/chat-types.ts';
@@ -55,7 +56,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     const pricing = ctx.services.get('pricing');
     const price = pricing?.priceFor(ex.target!.provider, ex.target!.model) ?? null;
     if (!pricing || !price) return null;
-    const body = ex.body!;
+    const body = ex.request!;
     const maxOutput = maxOutputTokens(body) ?? config.maxOutputTokensEstimate;
     return pricing.maxCostNanos(price, ctx.tokens.promptTokens(ex), maxOutput);
   }
@@ -69,7 +70,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
     },
     beforeUpstream(ex, state) {
-      if (!ex.principal || !ex.target || !ex.body) return;
+      if (!ex.principal || !ex.target || !ex.request) return;
       const userId = ex.principal.gatewayUserId;
       const status = ledger.status(userId, ctx.clock());
       let amountNanos = 0;
@@ -96,9 +97,9 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   };
 }
 
-export const budget: PluginFactory<BudgetConfig> = {
+export const budget = definePlugin<BudgetConfig>({
   name: 'budget',
   description: 'Reserves each request\'s worst-case cost against the user\'s budget and settles it to the actual cost.',
   configSchema: budgetSchema,
-  create: createBudget as PluginFactory<BudgetConfig>['create'],
-};
+  create: createBudget,
+});

@@ -3,7 +3,8 @@
  * and errors included (it is the outermost plugin after auth-guard, so it sees the final outcome).
  * Writing happens in the background (`request-log.ts`), never on the response path.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { nowIso } from '../../core/db.ts';
 import { loggerSchema, type LoggerConfig } from './schema.ts';
@@ -24,7 +25,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     gateway_user_id: ex.principal?.gatewayUserId ?? null,
     api_key_id: ex.principal?.apiKeyId ?? null,
     provider: ex.target?.provider ?? null,
-    model_requested: ex.body?.model ?? null,
+    model_requested: ex.request?.model ?? null,
     model_served: ex.modelServed,
     status: ex.status,
     error_code: ex.errorCode,
@@ -65,9 +66,14 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
   };
 }
 
-export const logger: PluginFactory<LoggerConfig> = {
+export const logger = definePlugin<LoggerConfig>({
   name: 'logger',
   description: 'Writes one llm_requests row per chat completion, in background batches.',
   configSchema: loggerSchema,
+  order: [
+    { relation: 'before', plugin: 'rate-limit', why: 'it records rate-limit refusals, which only plugins listed before the refusing one see' },
+    { relation: 'before', plugin: 'budget', why: 'it records budget refusals, which only plugins listed before the refusing one see' },
+    { relation: 'before', plugin: 'pricing', why: 'on the way back (reverse order) it must write the row after pricing set the cost' },
+  ],
   create: createLogger,
-};
+});

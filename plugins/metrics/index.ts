@@ -4,7 +4,8 @@
  * and rate-limit have settled and sees the final outcome, refusals included. The metric list is in
  * `request-metrics.ts`; this file turns a finished exchange into tally updates.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { metricsSchema, type MetricsConfig } from './schema.ts';
@@ -92,9 +93,14 @@ function createMetricsPlugin(config: MetricsConfig, ctx: PluginContext): Plugin<
   };
 }
 
-export const metrics: PluginFactory<MetricsConfig> = {
+export const metrics = definePlugin<MetricsConfig>({
   name: 'metrics',
   description: 'Counts requests, tokens, cost, latencies, upstream errors and refusals for GET /metrics (Prometheus).',
   configSchema: metricsSchema,
-  create: (config, ctx) => createMetricsPlugin(config, ctx) as Plugin<unknown>,
-};
+  order: [
+    { relation: 'before', plugin: 'rate-limit', why: 'it counts rate-limit refusals, which only plugins listed before the refusing one see' },
+    { relation: 'before', plugin: 'budget', why: 'it counts budget refusals, which only plugins listed before the refusing one see' },
+    { relation: 'before', plugin: 'pricing', why: 'on the way back (reverse order) it must run after pricing set the cost it counts' },
+  ],
+  create: createMetricsPlugin,
+});

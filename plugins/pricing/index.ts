@@ -9,7 +9,10 @@
  *
  * At first start (empty `model_pricing`) the table is seeded from the bundled price dataset.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
+import { responseHeaders } from '../../core/openapi-errors.ts';
+import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { getModelDisplayName } from '../provider-router/model-display-name.ts';
@@ -80,7 +83,7 @@ async function createPricing(config: PricingConfig, ctx: PluginContext): Promise
     },
     onResponseEnd(ex: Exchange) {
       const { target, usage } = ex;
-      if (ex.operation !== 'chat.completions' || !target || !usage) return;
+      if (!isModelOperation(ex.operation) || !target || !usage) return;
       const price = book.priceFor(target.provider, target.model)
         ?? (ex.modelServed ? book.priceFor(target.provider, ex.modelServed) : null);
       ex.cost = book.costOf(price, usage);
@@ -91,9 +94,25 @@ async function createPricing(config: PricingConfig, ctx: PluginContext): Promise
   };
 }
 
-export const pricing: PluginFactory<PricingConfig> = {
+export const pricing = definePlugin<PricingConfig>({
   name: 'pricing',
   description: 'Prices models (USD per million tokens in model_pricing, seeded from a maintained dataset) and sets each request\'s cost in integer nano-USD.',
   configSchema: pricingSchema,
+  routes: [{
+    method: 'GET', path: '/api/pricing', operation: 'pricing.list',
+    doc: {
+      operationId: 'listPricing',
+      tag: { name: 'Pricing', description: 'What each model costs.' },
+      summary: 'Model prices',
+      description: 'Every priced model, per 1,000 and per 1,000,000 tokens in USD. Per-1k prices are the stored per-million prices / 1000.',
+      success: {
+        description: 'Every priced model (rows without a model are never listed), prices in USD.',
+        headers: responseHeaders(false),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/PricingList' } } },
+      },
+      errors: {},
+    },
+  }],
+  order: [{ relation: 'after', plugin: 'budget', why: 'on the way back (reverse order) pricing must set the cost before budget settles its reservation' }],
   create: createPricing,
-};
+});

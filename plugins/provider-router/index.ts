@@ -5,7 +5,10 @@
  * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by
  * `catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
+import { providerRouterRoutes } from './routes.ts';
+import { upstreamCallFor } from './upstream-call-for.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { providerNotConfigured, providerNotFound, routeNotFound } from '../../core/errors.ts';
@@ -99,19 +102,17 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           return reply(200, modelCatalog(await catalogFor(ex).all(), prices));
         case 'providers.get':
           return describeProvider(ex);
-        case 'chat.completions':
-          break;
         default:
-          // Answered by plugins earlier in the chain (account, pricing); reaching here means the
-          // manifest does not list the plugin that serves it.
-          throw routeNotFound(ex.method, ex.path);
+          // Every other operation reaching the router is a model call (a dialect's); endpoints of
+          // other plugins are answered by them earlier in the chain.
+          if (!ex.request) throw routeNotFound(ex.method, ex.path);
       }
-      const request = ex.body!;
+      const request = ex.request;
       const { provider, model } = await resolveModel(request.model, providers, catalogFor(ex));
       const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
       if (!credential) throw providerNotConfigured(provider.id);
       ex.target = { provider: provider.id, model };
-      return provider.buildChatCall(request, { model, credential });
+      return upstreamCallFor(ex, provider, { model, credential });
     },
     close() {
       credentials.close();
@@ -119,10 +120,11 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   };
 }
 
-export const providerRouter: PluginFactory<ProviderRouterConfig> = {
+export const providerRouter = definePlugin<ProviderRouterConfig>({
   name: 'provider-router',
   description: 'Routes each request to its provider and model (terminal: listed last).',
   configSchema: providerRouterSchema,
   terminal: true,
+  routes: providerRouterRoutes,
   create: createProviderRouter,
-};
+});

@@ -13,7 +13,8 @@
  * State is in memory: limits restart full when the gateway restarts. A user whose limit is changed
  * starts with a full bucket at the new limit.
  */
-import type { Plugin, PluginContext, PluginFactory } from '../../core/plugin.ts';
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { rateLimitExceeded } from '../../core/errors.ts';
 import { maxOutputTokens } from '../../core/chat-types.ts';
@@ -65,7 +66,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   /** The worst case a request can use: its prompt plus every output token it may generate. */
   function reservationOf(ex: Exchange): number {
-    const body = ex.body;
+    const body = ex.request;
     if (!body) return 0;
     const maxOutput = maxOutputTokens(body) ?? config.maxOutputTokensEstimate;
     const choices = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
@@ -144,9 +145,10 @@ function stateOf(limit: AppliedLimit, decision: GcraDecision): LimitState {
   return { limit: limit.limit, remaining: decision.remaining, resetMs: decision.resetMs };
 }
 
-export const rateLimit: PluginFactory<RateLimitConfig> = {
+export const rateLimit = definePlugin<RateLimitConfig>({
   name: 'rate-limit',
   description: 'Requests and tokens per minute per gateway user and per API key (GCRA), with OpenAI-style x-ratelimit-* headers and 429s.',
   configSchema: rateLimitSchema,
+  order: [{ relation: 'before', plugin: 'budget', why: 'the cheap in-memory check runs before the budget reserves money' }],
   create: createRateLimit,
-};
+});

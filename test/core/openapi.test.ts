@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { chatCompletionRequestSchema } from '../../core/chat-request-schema.ts';
+import { chatCompletionRequestSchema } from '../../core/dialects/openai-chat/request-schema.ts';
 import { toJsonSchema2020 } from '../../core/json-schema-2020.ts';
 import { acceptsGzip, ifNoneMatchHits } from '../../core/static-asset.ts';
 import type { OpenApiDocument, OpenApiOperation } from '../../core/openapi.ts';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createPipeline } from '../../core/pipeline.ts';
-import { createGatewayServer, type GatewayServer } from '../../core/server.ts';
+import { createGatewayServer, pipelineRoutes, type GatewayServer } from '../../core/server.ts';
 import { createUpstreamClient } from '../../core/upstream.ts';
 import { createLog } from '../../core/log.ts';
 import { loadTokenEstimator } from '../../core/token-estimate.ts';
@@ -75,7 +75,7 @@ function router(events: string[], mode: 'reply' | 'upstream' = 'reply'): Plugin 
       events.push('router.route');
       if (mode === 'reply') return reply(200, { routed: true });
       ex.target = { provider: 'openai', model: 'gpt-4o-mini' };
-      return provider.buildChatCall(ex.body!, { model: 'gpt-4o-mini', credential: provider.sharedCredential()! });
+      return provider.buildChatCall(ex.request!, { model: 'gpt-4o-mini', credential: provider.sharedCredential()! });
     },
     onResponseEnd() {
       events.push('router.onResponseEnd');
@@ -85,7 +85,7 @@ function router(events: string[], mode: 'reply' | 'upstream' = 'reply'): Plugin 
 
 async function serve(plugins: Plugin<unknown>[]): Promise<{ url: string; server: GatewayServer }> {
   const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: 1 << 20, log, tokens });
-  const server = createGatewayServer({ pipeline, log, maxBodyBytes: 64 * 1024, drainTimeoutMs: 1_000 });
+  const server = createGatewayServer({ pipeline, log, routes: pipelineRoutes([]), maxBodyBytes: 64 * 1024, drainTimeoutMs: 1_000 });
   const address: AddressInfo = await server.listen(0, '127.0.0.1');
   return { url: `http://127.0.0.1:${address.port}/api/v1/chat/completions`, server };
 }

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBodyValidator, pointerToParam } from '../../core/request-body.ts';
-import { chatCompletionRequestSchema } from '../../core/chat-request-schema.ts';
+import { chatCompletionRequestSchema } from '../../core/dialects/openai-chat/request-schema.ts';
 import { GatewayError } from '../../core/errors.ts';
 
 const validate = createBodyValidator(chatCompletionRequestSchema);

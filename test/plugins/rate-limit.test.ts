@@ -364,7 +364,7 @@ describe('the rateLimit service', () => {
     } as unknown as PluginContext;
     const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx)) as Plugin<unknown>;
     const request = async (p: Principal) => {
-      const ex = { operation: 'chat.completions', principal: p, body: { model: 'm', messages: [], max_tokens: 90 }, responseHeaders: {}, usage: null } as unknown as Exchange;
+      const ex = { operation: 'chat.completions', principal: p, request: { model: 'm', messages: [], max_tokens: 90 }, responseHeaders: {}, usage: null } as unknown as Exchange;
       await plugin.onRequest!(ex, plugin.createState!(ex));
       return ex;
     };

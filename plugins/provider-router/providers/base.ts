@@ -42,6 +42,18 @@ export interface ChatCallOptions {
   credential: Credential;
 }
 
+/** A native pass-through: the client's own body in a dialect the provider speaks. */
+export interface NativeCallOptions extends ChatCallOptions {
+  /** The client's validated body, in the dialect's shape; only `model` is replaced. */
+  body: Readonly<Record<string, unknown>>;
+  /** True when the client asked for a streamed answer. */
+  stream: boolean;
+  /** The dialect's allow-listed request headers the client sent (lowercase names). */
+  headers: Record<string, string>;
+}
+
+const NO_DIALECTS: ReadonlySet<string> = new Set();
+
 const STREAM_ACCEPT: Record<StreamFraming, string> = { sse: 'text/event-stream', ndjson: 'application/x-ndjson' };
 
 export abstract class ProviderService {
@@ -95,6 +107,48 @@ export abstract class ProviderService {
 
   /** Builds the upstream chat call, streamed when `request.stream` is true. */
   abstract buildChatCall(request: ChatCompletionRequest, options: ChatCallOptions): UpstreamCall;
+
+  /**
+   * Dialect ids (`core/dialects/`) this provider speaks natively: requests in them are passed through
+   * (`buildNativeCall`) instead of translated through the canonical request. None by default.
+   */
+  get nativeDialects(): ReadonlySet<string> {
+    return NO_DIALECTS;
+  }
+
+  /**
+   * Builds a native pass-through call for `dialect` (one of `nativeDialects`): the client's body with
+   * only the model replaced, the credential's auth headers and the allow-listed dialect headers. The
+   * call is marked `passthrough`; its codec decodes the dialect's answers to canonical shapes for
+   * observation only. Providers that declare native dialects override this.
+   */
+  buildNativeCall(dialect: string, options: NativeCallOptions): UpstreamCall {
+    throw new Error(`provider "${this.id}" declares no native dialect "${dialect}" (options for ${options.model})`);
+  }
+
+  /**
+   * A native pass-through `POST` to `origin` + `path`: the client's body with only `model` replaced,
+   * the dialect headers the client sent, then the credential's auth headers (which win, so a client
+   * header can never replace the credential).
+   */
+  protected postNative(options: NativeCallOptions, origin: string, path: string, codec: ResponseCodec): UpstreamCall {
+    return {
+      provider: this.id,
+      origin,
+      path,
+      method: 'POST',
+      headers: {
+        ...options.headers,
+        ...this.authHeaders(options.credential),
+        'content-type': 'application/json',
+        accept: options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json',
+      },
+      body: JSON.stringify({ ...options.body, model: options.model }),
+      stream: options.stream,
+      passthrough: true,
+      codec,
+    };
+  }
 
   /** Fetches the provider's model list. Throws `GatewayError` when the upstream fails. */
   abstract listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]>;

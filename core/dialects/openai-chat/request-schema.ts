@@ -2,9 +2,9 @@
  * JSON Schema of `POST /v1/chat/completions` bodies, following OpenAI's API reference
  * (openai-node `ChatCompletionCreateParamsBase`; shared/reference/provider-wire-formats.md §1.1).
  * It checks what the gateway and providers rely on and lets every other field through untouched.
- * The same schema feeds the OpenAPI document (`core/openapi.ts`).
+ * The same schema feeds the OpenAPI document (`core/openapi.ts`, through the dialect's route declaration).
  */
-import type { JsonSchema } from './json-schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 
 const nullable = (schema: JsonSchema, description?: string): JsonSchema =>
   description === undefined ? { anyOf: [schema, { type: 'null' }] } : { anyOf: [schema, { type: 'null' }], description };

@@ -1,0 +1,66 @@
+/**
+ * The dialect contract. A dialect is one API surface clients speak (OpenAI Chat Completions,
+ * Anthropic Messages, OpenAI Responses, embeddings): its routes, its request schema, the mapping of
+ * its request to the canonical (OpenAI chat-shaped) request, and the rendering of canonical answers,
+ * stream chunks and errors back into its own shapes. Plugins see only canonical data, so budgets,
+ * limits, pricing, metrics and the log work for every dialect without knowing which one it was.
+ *
+ * Adding a dialect is adding a folder under `core/dialects/` that exports a `Dialect`, and one line
+ * in `core/dialects/index.ts`. See `docs/architecture.md` ("Dialects").
+ *
+ * Native pass-through: when the target provider declares the request's dialect native
+ * (`ProviderService.nativeDialects`), the client's own body is forwarded with only the model and the
+ * credential replaced, plus the dialect's `passthroughHeaders`; the upstream's bytes are relayed
+ * unchanged and the provider's decoder only observes them for usage and text. The renderer is then
+ * used for nothing but an error that ends a stream cut short.
+ */
+import type { ChatCompletionRequest } from '../chat-types.ts';
+import type { GatewayError } from '../errors.ts';
+import type { Exchange } from '../exchange.ts';
+import type { DecodedChunk, DecodedResponse } from '../upstream-call.ts';
+import type { RouteDeclaration } from '../routes.ts';
+
+/** A client's request as the dialect read it. */
+export interface ParsedRequest {
+  /** The canonical request that plugins and translating providers read. */
+  canonical: ChatCompletionRequest;
+  /** The client's own body (validated), forwarded on native pass-through. */
+  body: Readonly<Record<string, unknown>>;
+  /** True when the client asked for a streamed answer. */
+  stream: boolean;
+  /** True when a streaming client asked for usage in the stream (OpenAI `stream_options.include_usage`). */
+  wantsStreamUsage: boolean;
+}
+
+/** Turns canonical answers into the dialect's wire shapes, for one exchange. */
+export interface ResponseRenderer {
+  /** The JSON body answering a non-streamed canonical completion. */
+  completion(decoded: DecodedResponse): string;
+  /** The stream text for one canonical chunk (`''` to send nothing). Runs after the chunk hooks. */
+  chunk(decoded: DecodedChunk): string;
+  /** The text that ends a complete stream; `ex.usage` is final when it runs. */
+  end(): string;
+  /** The one event that ends a stream which failed after its headers were sent. */
+  error(err: GatewayError): string;
+}
+
+/** One API surface clients speak. */
+export interface Dialect {
+  /** Stable id, e.g. `openai-chat`, `anthropic-messages`; providers name it in `nativeDialects`. */
+  readonly id: string;
+  /** The endpoints of this dialect; each has a JSON body the dialect parses. */
+  readonly routes: readonly RouteDeclaration[];
+  /** Request headers (lowercase) forwarded unchanged on native pass-through, e.g. `anthropic-beta`. */
+  readonly passthroughHeaders: readonly string[];
+  /** Response content type of a stream in this dialect. */
+  readonly streamContentType: string;
+  /**
+   * Validates a parsed JSON body for `operation` and maps it to the canonical request. Throws
+   * `GatewayError` 400 (`invalid_request`, `param` naming the field) when it breaks the schema.
+   */
+  parseRequest(json: unknown, operation: string): ParsedRequest;
+  /** The JSON body of an error response in this dialect's shape (the status and headers are the error's). */
+  errorBody(err: GatewayError): unknown;
+  /** A renderer for one exchange's answer. */
+  createRenderer(ex: Exchange): ResponseRenderer;
+}

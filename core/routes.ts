@@ -1,0 +1,106 @@
+/**
+ * Route declarations: every `/api` endpoint that runs through the pipeline is declared by the dialect
+ * or plugin that answers it (method, path, operation, OpenAPI description). The server builds its
+ * route table from these at boot and the OpenAPI document (`openapi.ts`) is built from the same list,
+ * so an endpoint cannot exist without being documented, nor be documented without existing.
+ */
+import type { JsonSchema } from './json-schema.ts';
+import type { ErrorCase, ErrorStatus } from './openapi-errors.ts';
+
+export type RouteMethod = 'GET' | 'POST' | 'DELETE';
+
+/** How one operation reads in the OpenAPI document (paths are relative to `servers[0].url`, `/api`). */
+export interface RouteDoc {
+  operationId: string;
+  summary: string;
+  description: string;
+  /** Tag name and its description (the first declaration of a tag wins). */
+  tag: { name: string; description: string };
+  /** OpenAPI parameter objects (path parameters must be declared here). */
+  parameters?: unknown[];
+  /** OpenAPI request body object. */
+  requestBody?: unknown;
+  /** The 200 response object. */
+  success: Record<string, unknown>;
+  /** Statuses beyond the ones every authenticated operation can return, or a different "when" for one of them. */
+  errors: Partial<Record<ErrorStatus, ErrorCase>>;
+  /** Component schemas this operation's `$ref`s name, merged into `components.schemas`. */
+  schemas?: Record<string, JsonSchema>;
+}
+
+/** One endpoint. `path` is absolute and may end in one `{param}` segment: `/api/providers/{provider}`. */
+export interface RouteDeclaration {
+  method: RouteMethod;
+  path: string;
+  /** Stable operation name (`chat.completions`, `account.get`): `Exchange.operation`, metrics label. */
+  operation: string;
+  /** True when the request has a JSON body the dialect parses. */
+  hasBody?: boolean;
+  doc: RouteDoc;
+}
+
+/** A route as the server matches it, with the owner's id attached. */
+export interface MatchedRoute<T> {
+  route: T;
+  params: Readonly<Record<string, string>>;
+}
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * A method-and-path lookup over declared routes. Exact paths are one Map lookup with no allocation;
+ * paths with a `{param}` segment are tried in declaration order.
+ */
+export interface RouteTable<T extends { method: RouteMethod; path: string }> {
+  /** The routes at `path` by method, with decoded parameters; null when no route has this path. */
+  match(path: string): { byMethod: ReadonlyMap<string, T>; params: Readonly<Record<string, string>> } | null;
+  readonly routes: readonly T[];
+}
+
+interface ParamPattern<T> {
+  prefix: string;
+  param: string;
+  suffix: string;
+  byMethod: Map<string, T>;
+}
+
+const PARAM_SEGMENT = /^(.*\/)\{([a-z_]+)\}(\/.*)?$/;
+
+/** Builds the table; throws when two declarations claim the same method and path. */
+export function createRouteTable<T extends { method: RouteMethod; path: string }>(routes: readonly T[]): RouteTable<T> {
+  const exact = new Map<string, { byMethod: Map<string, T>; params: Readonly<Record<string, string>> }>();
+  const patterns: ParamPattern<T>[] = [];
+  for (const route of routes) {
+    const param = PARAM_SEGMENT.exec(route.path);
+    let byMethod: Map<string, T>;
+    if (param) {
+      let pattern = patterns.find((p) => p.prefix === param[1] && p.suffix === (param[3] ?? ''));
+      if (!pattern) patterns.push((pattern = { prefix: param[1]!, param: param[2]!, suffix: param[3] ?? '', byMethod: new Map() }));
+      byMethod = pattern.byMethod;
+    } else {
+      let entry = exact.get(route.path);
+      if (!entry) exact.set(route.path, (entry = { byMethod: new Map(), params: NO_PARAMS }));
+      byMethod = entry.byMethod;
+    }
+    if (byMethod.has(route.method)) throw new Error(`route ${route.method} ${route.path} is declared twice`);
+    byMethod.set(route.method, route);
+  }
+  return {
+    routes,
+    match(path) {
+      const hit = exact.get(path);
+      if (hit) return hit;
+      for (const pattern of patterns) {
+        if (!path.startsWith(pattern.prefix) || !path.endsWith(pattern.suffix)) continue;
+        const raw = path.slice(pattern.prefix.length, path.length - pattern.suffix.length);
+        if (!raw || raw.includes('/')) continue;
+        try {
+          return { byMethod: pattern.byMethod, params: { [pattern.param]: decodeURIComponent(raw) } };
+        } catch {
+          return null;
+        }
+      }
+      return null;
+    },
+  };
+}

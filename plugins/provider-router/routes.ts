@@ -1,0 +1,51 @@
+/**
+ * The endpoints provider-router answers from the discovered catalog, with their OpenAPI description:
+ * `GET /api/v1/models` (OpenAI's list shape), `GET /api/models` (display names and prices) and
+ * `GET /api/providers/{provider}`.
+ */
+import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
+import { responseHeaders } from '../../core/openapi-errors.ts';
+
+const MODELS_TAG = { name: 'Models', description: 'Models and providers the gateway can route to.' };
+
+const jsonOk = (description: string, schema: string) => ({
+  description,
+  headers: responseHeaders(false),
+  content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+});
+
+const listModelsDoc: RouteDoc = {
+  operationId: 'listModels', tag: MODELS_TAG,
+  summary: 'List models (OpenAI format)',
+  description: 'Every model of every provider as `provider/model` ids, in OpenAI\'s list shape, so OpenAI SDKs and tools can discover them.',
+  success: jsonOk('Every model of every provider, each `id` being `provider/model`.', 'OpenAIModelList'),
+  errors: {},
+};
+
+const listModelCatalogDoc: RouteDoc = {
+  operationId: 'listModelCatalog', tag: MODELS_TAG,
+  summary: 'List models with display names and prices',
+  description: 'Every model the gateway can route to, with a human-readable name and its per-1,000-token prices in USD (null when unpriced).',
+  success: jsonOk('Every model with its display name and per-1,000-token prices (USD).', 'ModelList'),
+  errors: {},
+};
+
+const getProviderDoc: RouteDoc = {
+  operationId: 'getProvider', tag: MODELS_TAG,
+  summary: 'Describe one provider',
+  description: 'The provider, whether the caller can use it and with whose credential (their own or the shared one), and its models.',
+  parameters: [{ name: 'provider', in: 'path', required: true, description: 'Provider id, e.g. `openai`, `anthropic`, or one declared in the manifest.', schema: { type: 'string' } }],
+  success: jsonOk('The provider, whether the caller can use it, and its models.', 'Provider'),
+  errors: {
+    404: {
+      when: 'No provider has this id (`provider_not_found`); the message lists the known providers.',
+      example: { code: 'provider_not_found', message: 'Unknown provider "acme". Known providers: openai, anthropic, gemini, mistral, ollama.', param: null },
+    },
+  },
+};
+
+export const providerRouterRoutes: readonly RouteDeclaration[] = [
+  { method: 'GET', path: '/api/v1/models', operation: 'models.list', doc: listModelsDoc },
+  { method: 'GET', path: '/api/models', operation: 'models.catalog', doc: listModelCatalogDoc },
+  { method: 'GET', path: '/api/providers/{provider}', operation: 'providers.get', doc: getProviderDoc },
+];

@@ -1,0 +1,29 @@
+/**
+ * The choice between native pass-through and translation (ARCHITECTURE "Dialects"): when the
+ * provider speaks the client's dialect natively, the client's own body goes upstream with only the
+ * model and the credential replaced, plus the dialect's allow-listed headers; otherwise the canonical
+ * request is translated by the provider.
+ */
+import type { Exchange } from '../../core/exchange.ts';
+import type { UpstreamCall } from '../../core/upstream-call.ts';
+import type { ChatCallOptions, ProviderService } from './providers/base.ts';
+
+/** The allow-listed dialect headers the client sent, by lowercase name. */
+function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of names) {
+    const value = ex.headers[name];
+    if (typeof value === 'string') picked[name] = value;
+    else if (Array.isArray(value)) picked[name] = value.join(',');
+  }
+  return picked;
+}
+
+/** The upstream call for a model-call exchange routed to `provider`. */
+export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
+  const { dialect, clientBody } = ex;
+  if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
+    return provider.buildNativeCall(dialect.id, { ...options, body: clientBody, stream: ex.stream, headers: dialectHeaders(ex, dialect.passthroughHeaders) });
+  }
+  return provider.buildChatCall(ex.request!, options);
+}
