@@ -240,7 +240,7 @@ function orderIssues(plugins: unknown[], registry: ReadonlyMap<string, PluginFac
   const issues: ManifestIssue[] = [];
   for (const [name, i] of position) {
     const factory = registry.get(name)!;
-    if (factory.first && i !== 0) issues.push({ pointer: `/plugins/${i}`, message: `"${name}" must be the first plugin listed (${factory.description})` });
+    if (factory.first && i !== 0) issues.push({ pointer: `/plugins/${i}`, message: `"${name}" must be the first plugin listed: ${factory.first.why}` });
     for (const rule of factory.order ?? []) {
       const other = position.get(rule.plugin);
       if (other === undefined) continue;

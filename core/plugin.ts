@@ -125,8 +125,8 @@ export interface PluginFactory<C = unknown> {
   readonly configSchema: JsonSchema;
   /** True for the routing plugin (implements `route`): exactly one is listed, last. */
   readonly terminal?: boolean;
-  /** True for a plugin that must be listed first (authentication: nothing runs for strangers). */
-  readonly first?: boolean;
+  /** Set for a plugin that must be listed first: why, in an operator's words. */
+  readonly first?: { why: string };
   /** The `/api` endpoints this plugin answers; the server routes them and the OpenAPI document lists them. */
   readonly routes?: readonly RouteDeclaration[];
   readonly order?: readonly OrderRule[];

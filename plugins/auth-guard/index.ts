@@ -145,6 +145,6 @@ export const authGuard = definePlugin<AuthGuardConfig>({
   name: 'auth-guard',
   description: 'Authenticates requests by gateway API key and sets the principal.',
   configSchema: authGuardSchema,
-  first: true,
+  first: { why: 'nothing else may run for a request that is not authenticated' },
   create: createAuthGuard,
 });

@@ -47,6 +47,19 @@ describe('manifest validation', () => {
       { plugins: [router({ openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '${MISSING_KEY}' } })] },
       ['/plugins/0/config/providers/openai/apiKey: environment variable MISSING_KEY is not set (write "${MISSING_KEY:-}" to allow it to be empty)'],
     ],
+    [
+      'pricing before budget (a declared order rule)',
+      { plugins: [{ name: 'auth-guard' }, { name: 'pricing' }, { name: 'budget' }, router()] },
+      ['/plugins/1: "pricing" must be listed after "budget": on the way back (reverse order) pricing must set the cost before budget settles its reservation'],
+    ],
+    [
+      'auth-guard not first, and the logger after the limits it records',
+      { plugins: [{ name: 'rate-limit' }, { name: 'logger' }, { name: 'auth-guard' }, router()] },
+      [
+        '/plugins/1: "logger" must be listed before "rate-limit": it records rate-limit refusals, which only plugins listed before the refusing one see',
+        '/plugins/2: "auth-guard" must be the first plugin listed: nothing else may run for a request that is not authenticated',
+      ],
+    ],
   ];
   for (const [name, input, expected] of rejected) {
     test(`rejects ${name}`, () => assert.deepEqual(problems(input), expected));
@@ -72,6 +85,14 @@ describe('manifest validation', () => {
     assert.equal(providers.openai!.baseUrl, 'http://127.0.0.1:9000/v1');
     assert.equal(providers.openai!.apiKey, 'sk-env');
     assert.equal(providers.local!.baseUrl, 'http://localhost:1234/v1');
+  });
+
+  test('order rules apply only between plugins that are listed', () => {
+    assert.deepEqual(problems({ plugins: [{ name: 'pricing' }, router()] }), []);
+    assert.deepEqual(problems({ plugins: [{ name: 'budget' }, { name: 'pricing' }, { name: 'logger' }, router()] }), [
+      '/plugins/2: "logger" must be listed before "budget": it records budget refusals, which only plugins listed before the refusing one see',
+      '/plugins/2: "logger" must be listed before "pricing": on the way back (reverse order) it must write the row after pricing set the cost',
+    ]);
   });
 
   test('the validated manifest is frozen', () => {
