@@ -1,8 +1,11 @@
 /**
- * The error catalog: every error a client can see, with its HTTP status, OpenAI-style `type` and
- * stable `code`, as tabled in `shared/design/CONTRACT.md` ("Errors"). Plugins and providers deny a
- * request by throwing one of these; anything else that escapes becomes `internal_error` (500) and is
- * logged with its cause, never shown to the client.
+ * The error catalog: every error code the gateway itself emits, declared once with its HTTP status,
+ * OpenAI-style `type` and default message (`ERROR_CATALOG`), as tabled in CONTRACT ("Errors",
+ * `docs/contract.md`). Plugins, providers, the upstream client and the admin API deny by throwing a
+ * `GatewayError` built from it (`gatewayError(code)` or the named factories below); each dialect
+ * renders it in its own shape; the OpenAPI examples come from it. An upstream's own error code may
+ * replace `upstream_error`'s code (the provider's word for what went wrong). Anything else that
+ * escapes becomes `internal_error` (500) and is logged with its cause, never shown to the client.
  */
 
 /** The wire body of every error: `{"error":{"message","type","code","param"}}`. */
@@ -44,56 +47,109 @@ export class GatewayError extends Error {
   }
 }
 
-/** 401: missing, unknown, revoked or expired API key. */
-export function invalidApiKey(message = 'Invalid API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".'): GatewayError {
+/** One catalog entry. `message` is the default; call sites add what they know. */
+export interface ErrorSpec {
+  readonly status: number;
+  readonly type: string;
+  readonly message: string;
+  /** The request field the error is about by default. */
+  readonly param?: string;
+  /** Headers every response with this code carries. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const NO_RETRY = { 'x-should-retry': 'false' } as const;
+
+/** Every code the gateway emits, by code. */
+export const ERROR_CATALOG = {
+  // Authentication and permission (CONTRACT "Errors").
+  invalid_api_key: { status: 401, type: 'authentication_error', message: 'Invalid API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".', headers: { 'www-authenticate': 'Bearer' } },
+  permission_denied: { status: 403, type: 'permission_error', message: 'This request is not allowed for your key.' },
+  budget_exceeded: { status: 402, type: 'budget_exceeded', message: 'Your budget cannot cover this request.', headers: NO_RETRY },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached.' },
+  // The request.
+  invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.', headers: NO_RETRY },
+  request_too_large: { status: 413, type: 'invalid_request_error', message: 'Request body exceeds the gateway\'s limit.', headers: NO_RETRY },
+  provider_not_found: { status: 404, type: 'not_found_error', message: 'Unknown provider.' },
+  model_not_found: { status: 404, type: 'not_found_error', param: 'model', message: 'The model does not exist or is not available. GET /api/v1/models lists the models you can use.' },
+  provider_not_configured: { status: 400, type: 'invalid_request_error', param: 'model', message: 'The provider has no credential for you.' },
+  not_found: { status: 404, type: 'not_found_error', message: 'No route for this path. The API lives under /api (e.g. POST /api/v1/chat/completions).' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
+  // Upstreams (`upstream_error`'s code may be the provider's own).
+  upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream failed.' },
+  upstream_timeout: { status: 504, type: 'upstream_error', message: 'The upstream timed out. Try again; if it persists the provider may be degraded.' },
+  upstream_unreachable: { status: 502, type: 'upstream_error', message: 'Could not complete the call to the upstream. Try again; if it persists the provider may be down.' },
+  upstream_malformed_response: { status: 502, type: 'upstream_error', message: 'The upstream sent an answer that is not what its API documents.' },
+  upstream_stream_truncated: { status: 502, type: 'upstream_error', message: 'The upstream ended the stream before the answer was complete.' },
+  // The gateway itself.
+  shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
+  internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
+  /** Log only: the client left before the answer was complete (status 499, never sent). */
+  client_disconnected: { status: 499, type: 'client_error', message: 'The client closed the connection before the answer was complete.' },
+  // The admin API (docs/admin-api.md).
+  session_required: { status: 401, type: 'authentication_error', message: 'Log in first: POST /admin/api/login with {"username","password"}. Sessions end after inactivity.' },
+  invalid_credentials: { status: 401, type: 'authentication_error', message: 'Wrong username or password.' },
+  too_many_login_attempts: { status: 429, type: 'rate_limit_error', message: 'Too many failed logins.' },
+  origin_mismatch: { status: 403, type: 'permission_error', message: 'This request came from another site (its Origin is not the gateway\'s own) and was refused.' },
+  user_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No gateway user has this id.' },
+  key_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No API key has this id.' },
+  log_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No request log row has this id.' },
+  credential_not_found: { status: 404, type: 'not_found_error', param: 'provider', message: 'This user has no credential for this provider.' },
+  price_not_found: { status: 404, type: 'not_found_error', param: 'model', message: 'No price is stored for this model.' },
+  conflict: { status: 409, type: 'invalid_request_error', message: 'This name must be unique and exists already.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** What a call site adds to a catalog entry. */
+export interface ErrorDetails {
+  message?: string;
+  param?: string | null;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** A `GatewayError` for catalog `code`, with the call site's message, param and headers over the defaults. */
+export function gatewayError(code: ErrorCode, details: ErrorDetails = {}): GatewayError {
+  const spec: ErrorSpec = ERROR_CATALOG[code];
   return new GatewayError({
-    status: 401,
-    type: 'authentication_error',
-    code: 'invalid_api_key',
-    message,
-    headers: { 'www-authenticate': 'Bearer' },
+    status: spec.status,
+    type: spec.type,
+    code,
+    message: details.message ?? spec.message,
+    param: details.param === undefined ? (spec.param ?? null) : details.param,
+    headers: spec.headers || details.headers ? { ...spec.headers, ...details.headers } : {},
+    cause: details.cause,
   });
+}
+
+/** 401: missing, unknown, revoked or expired API key. */
+export function invalidApiKey(message?: string): GatewayError {
+  return gatewayError('invalid_api_key', { message });
 }
 
 /** 403: user disabled, or model not allowed for the key. */
 export function permissionDenied(message: string): GatewayError {
-  return new GatewayError({ status: 403, type: 'permission_error', code: 'permission_denied', message });
+  return gatewayError('permission_denied', { message });
 }
 
 /** 402: the budget cannot cover the request. `message` must say when the budget resets. */
 export function budgetExceeded(message: string): GatewayError {
-  return new GatewayError({
-    status: 402,
-    type: 'budget_exceeded',
-    code: 'budget_exceeded',
-    message,
-    headers: { 'x-should-retry': 'false' },
-  });
+  return gatewayError('budget_exceeded', { message });
 }
 
 /** 429: a gateway rate limit is spent. `retryAfterMs` feeds `Retry-After` (whole seconds, rounded up) and `retry-after-ms`. */
 export function rateLimitExceeded(message: string, retryAfterMs: number, headers: Record<string, string> = {}): GatewayError {
   const ms = Math.max(0, Math.ceil(retryAfterMs));
-  return new GatewayError({
-    status: 429,
-    type: 'rate_limit_error',
-    code: 'rate_limit_exceeded',
-    message,
-    headers: { ...headers, 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) },
-  });
+  return gatewayError('rate_limit_exceeded', { message, headers: { ...headers, 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) } });
 }
 
 /** 404: `GET /api/providers/{provider}` names no known provider. */
 export function providerNotFound(provider: string, known: readonly string[]): GatewayError {
-  return new GatewayError({
-    status: 404,
-    type: 'not_found_error',
-    code: 'provider_not_found',
-    message: `Unknown provider "${provider}". Known providers: ${known.join(', ') || '(none)'}.`,
-  });
+  return gatewayError('provider_not_found', { message: `Unknown provider "${provider}". Known providers: ${known.join(', ') || '(none)'}.` });
 }
 
-/** 400: a request's `model` has a `provider/` prefix that names no provider. */
+/** 400: a request's `model` has a `provider/` prefix that names no provider (same code as the 404 above). */
 export function unknownProviderPrefix(provider: string, known: readonly string[]): GatewayError {
   return new GatewayError({
     status: 400,
@@ -106,57 +162,35 @@ export function unknownProviderPrefix(provider: string, known: readonly string[]
 
 /** 404: the provider is known but the model is not. */
 export function modelNotFound(model: string, detail?: string): GatewayError {
-  return new GatewayError({
-    status: 404,
-    type: 'not_found_error',
-    code: 'model_not_found',
-    param: 'model',
-    message: detail ?? `The model "${model}" does not exist or is not available. GET /api/v1/models lists the models you can use.`,
-  });
+  return gatewayError('model_not_found', { message: detail ?? `The model "${model}" does not exist or is not available. GET /api/v1/models lists the models you can use.` });
 }
 
 /** 400: malformed JSON, wrong types, missing fields. `param` names the offending field. */
 export function invalidRequest(message: string, param: string | null = null): GatewayError {
-  return new GatewayError({
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'invalid_request',
-    param,
-    message,
-    headers: { 'x-should-retry': 'false' },
-  });
+  return gatewayError('invalid_request', { message, param });
 }
 
 /** 413: the request body exceeds `maxBodyBytes`. */
 export function requestTooLarge(maxBodyBytes: number): GatewayError {
-  return new GatewayError({
-    status: 413,
-    type: 'invalid_request_error',
-    code: 'request_too_large',
-    message: `Request body exceeds the gateway's limit of ${maxBodyBytes} bytes.`,
-    headers: { 'x-should-retry': 'false' },
-  });
+  return gatewayError('request_too_large', { message: `Request body exceeds the gateway's limit of ${maxBodyBytes} bytes.` });
 }
 
 /** 400: no credential (user's own or shared) for the provider. */
 export function providerNotConfigured(provider: string): GatewayError {
-  return new GatewayError({
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'provider_not_configured',
-    param: 'model',
+  return gatewayError('provider_not_configured', {
     message: `Provider "${provider}" has no credential for you. Ask an operator to configure it, or set your own with "tollgate credentials set".`,
   });
 }
 
 /**
  * An upstream answered with an error, or could not be reached. `status` is the upstream's 4xx, or 502
- * for an upstream 5xx / connection failure; `code` is the provider's own code when it has one.
+ * for an upstream 5xx / connection failure; `code` is the provider's own code when it has one, else a
+ * catalog code (`upstream_error` by default).
  */
 export function upstreamError(init: { status: number; code?: string | null; message: string; headers?: Record<string, string>; cause?: unknown }): GatewayError {
   return new GatewayError({
     status: init.status,
-    type: 'upstream_error',
+    type: ERROR_CATALOG.upstream_error.type,
     code: init.code || 'upstream_error',
     message: init.message,
     headers: init.headers ?? {},
@@ -166,10 +200,7 @@ export function upstreamError(init: { status: number; code?: string | null; mess
 
 /** 504: the upstream did not connect, answer or keep sending within its timeout. */
 export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' | 'body', cause?: unknown): GatewayError {
-  return new GatewayError({
-    status: 504,
-    type: 'upstream_error',
-    code: 'upstream_timeout',
+  return gatewayError('upstream_timeout', {
     message: `Upstream "${provider}" timed out (${phase}). Try again; if it persists the provider may be degraded.`,
     cause,
   });
@@ -177,92 +208,56 @@ export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' |
 
 /** 404 for a path the gateway does not serve. */
 export function routeNotFound(method: string, path: string): GatewayError {
-  return new GatewayError({
-    status: 404,
-    type: 'not_found_error',
-    code: 'not_found',
-    message: `No route for ${method} ${path}. The API lives under /api (e.g. POST /api/v1/chat/completions).`,
-  });
+  return gatewayError('not_found', { message: `No route for ${method} ${path}. The API lives under /api (e.g. POST /api/v1/chat/completions).` });
 }
 
 /** 405 for a known path with the wrong method. */
 export function methodNotAllowed(method: string, path: string, allowed: string): GatewayError {
-  return new GatewayError({
-    status: 405,
-    type: 'invalid_request_error',
-    code: 'method_not_allowed',
-    message: `${method} is not allowed on ${path}; use ${allowed}.`,
-    headers: { allow: allowed },
-  });
+  return gatewayError('method_not_allowed', { message: `${method} is not allowed on ${path}; use ${allowed}.`, headers: { allow: allowed } });
 }
 
 /** 503 while the gateway drains for shutdown. */
 export function shuttingDown(): GatewayError {
-  return new GatewayError({
-    status: 503,
-    type: 'server_error',
-    code: 'shutting_down',
-    message: 'The gateway is shutting down. Retry shortly.',
-    headers: { connection: 'close' },
-  });
+  return gatewayError('shutting_down');
 }
 
 /** 500: anything unexpected. Details go to the server log only. */
 export function internalError(cause?: unknown): GatewayError {
-  return new GatewayError({
-    status: 500,
-    type: 'server_error',
-    code: 'internal_error',
-    message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.',
-    cause,
-  });
+  return gatewayError('internal_error', { cause });
 }
 
 /** 401 on `/admin/api/*` without a live admin session. */
 export function sessionRequired(): GatewayError {
-  return new GatewayError({
-    status: 401,
-    type: 'authentication_error',
-    code: 'session_required',
-    message: 'Log in first: POST /admin/api/login with {"username","password"}. Sessions end after inactivity.',
-  });
+  return gatewayError('session_required');
 }
 
 /** 401: admin login with a wrong username or password (one message for both, so names cannot be probed). */
 export function invalidCredentials(): GatewayError {
-  return new GatewayError({ status: 401, type: 'authentication_error', code: 'invalid_credentials', message: 'Wrong username or password.' });
+  return gatewayError('invalid_credentials');
 }
 
 /** 429: too many failed admin logins for a username or from an address. */
 export function tooManyLoginAttempts(retryAfterMs: number): GatewayError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new GatewayError({
-    status: 429,
-    type: 'rate_limit_error',
-    code: 'too_many_login_attempts',
-    message: `Too many failed logins. Try again in ${seconds} seconds.`,
-    headers: { 'retry-after': String(seconds) },
-  });
+  return gatewayError('too_many_login_attempts', { message: `Too many failed logins. Try again in ${seconds} seconds.`, headers: { 'retry-after': String(seconds) } });
 }
 
 /** 403: a mutating admin call from a page that is not the gateway's own (CSRF). */
 export function originMismatch(): GatewayError {
-  return new GatewayError({
-    status: 403,
-    type: 'permission_error',
-    code: 'origin_mismatch',
-    message: "This request came from another site (its Origin is not the gateway's own) and was refused.",
-  });
+  return gatewayError('origin_mismatch');
 }
 
-/** 404 for an admin resource: `code` names what is missing (`user_not_found`, `key_not_found`, ...). */
-export function resourceNotFound(code: string, message: string, param: string | null = null): GatewayError {
-  return new GatewayError({ status: 404, type: 'not_found_error', code, message, param });
+/** Catalog codes of missing admin resources. */
+export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found';
+
+/** 404 for an admin resource: `code` names what is missing. */
+export function resourceNotFound(code: ResourceNotFoundCode, message: string, param: string | null = null): GatewayError {
+  return gatewayError(code, { message, param });
 }
 
 /** 409: a name or model that must be unique exists already. */
 export function conflict(message: string, param: string | null = null): GatewayError {
-  return new GatewayError({ status: 409, type: 'invalid_request_error', code: 'conflict', message, param });
+  return gatewayError('conflict', { message, param });
 }
 
 /** Anything thrown, as a GatewayError: known ones pass through, the rest become `internal_error`. */

@@ -1,10 +1,11 @@
 /**
  * The error responses and response headers of the OpenAPI document (`openapi.ts`), after
- * CONTRACT.md "Errors" and the catalog in `errors.ts`: per status its `type` / `code`, an example
+ * CONTRACT "Errors": per status the catalog code it shows (`errors.ts`, whence its `type`), an example
  * body, and the headers it carries (`WWW-Authenticate` on 401, `x-should-retry` on 402,
  * `Retry-After` / `retry-after-ms` / `x-ratelimit-*` on 429). Header names are lower-case, as Node
  * sends them.
  */
+import { ERROR_CATALOG, type ErrorCode, type ErrorSpec } from './errors.ts';
 
 /** The statuses the contract's Errors table can produce on `/api` operations. */
 export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 413 | 429 | 500 | 502 | 503 | 504;
@@ -43,25 +44,26 @@ export function responseHeaders(withRateLimits: boolean): Record<string, { $ref:
 
 interface ErrorKind {
   title: string;
-  type: string;
-  code: string;
-  message: string;
+  /** The catalog code the example shows; its `type` comes from the catalog. */
+  code: ErrorCode;
+  /** An example message fitting the status (the catalog's default when absent). */
+  message?: string;
   param?: string;
   headers: readonly string[];
 }
 
 const ERROR_KINDS: Record<ErrorStatus, ErrorKind> = {
-  400: { title: 'Bad request', type: 'invalid_request_error', code: 'invalid_request', message: 'Missing required field "messages".', param: 'messages', headers: [] },
-  401: { title: 'Unauthenticated', type: 'authentication_error', code: 'invalid_api_key', message: 'Invalid API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".', headers: ['www-authenticate'] },
-  402: { title: 'Budget exceeded', type: 'budget_exceeded', code: 'budget_exceeded', message: 'Your monthly budget is used up; it resets at 2025-07-01T00:00:00.000Z.', headers: ['x-should-retry'] },
-  403: { title: 'Forbidden', type: 'permission_error', code: 'permission_denied', message: 'This gateway user is disabled. Ask an operator to enable it.', headers: [] },
-  404: { title: 'Not found', type: 'not_found_error', code: 'model_not_found', message: 'The model "gpt-5-turbo" does not exist or is not available. GET /api/v1/models lists the models you can use.', param: 'model', headers: [] },
-  413: { title: 'Request too large', type: 'invalid_request_error', code: 'request_too_large', message: 'Request body exceeds the gateway\'s limit of 10485760 bytes.', headers: ['x-should-retry'] },
-  429: { title: 'Rate limited', type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Rate limit of 60 requests per minute reached. Retry in 1 s.', headers: ['retry-after', 'retry-after-ms', ...RATE_LIMIT_HEADERS] },
-  500: { title: 'Internal error', type: 'server_error', code: 'internal_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.', headers: [] },
-  502: { title: 'Upstream error', type: 'upstream_error', code: 'upstream_error', message: 'Upstream "openai" answered 503: the server is overloaded.', headers: [] },
-  503: { title: 'Shutting down', type: 'server_error', code: 'shutting_down', message: 'The gateway is shutting down. Retry shortly.', headers: [] },
-  504: { title: 'Upstream timeout', type: 'upstream_error', code: 'upstream_timeout', message: 'Upstream "openai" timed out (headers). Try again; if it persists the provider may be degraded.', headers: [] },
+  400: { title: 'Bad request', code: 'invalid_request', message: 'Missing required field "messages".', param: 'messages', headers: [] },
+  401: { title: 'Unauthenticated', code: 'invalid_api_key', headers: ['www-authenticate'] },
+  402: { title: 'Budget exceeded', code: 'budget_exceeded', message: 'Your monthly budget is used up; it resets at 2025-07-01T00:00:00.000Z.', headers: ['x-should-retry'] },
+  403: { title: 'Forbidden', code: 'permission_denied', message: 'This gateway user is disabled. Ask an operator to enable it.', headers: [] },
+  404: { title: 'Not found', code: 'model_not_found', message: 'The model "gpt-5-turbo" does not exist or is not available. GET /api/v1/models lists the models you can use.', headers: [] },
+  413: { title: 'Request too large', code: 'request_too_large', message: 'Request body exceeds the gateway\'s limit of 10485760 bytes.', headers: ['x-should-retry'] },
+  429: { title: 'Rate limited', code: 'rate_limit_exceeded', message: 'Rate limit of 60 requests per minute reached. Retry in 1 s.', headers: ['retry-after', 'retry-after-ms', ...RATE_LIMIT_HEADERS] },
+  500: { title: 'Internal error', code: 'internal_error', headers: [] },
+  502: { title: 'Upstream error', code: 'upstream_error', message: 'Upstream "openai" answered 503: the server is overloaded.', headers: [] },
+  503: { title: 'Shutting down', code: 'shutting_down', headers: [] },
+  504: { title: 'Upstream timeout', code: 'upstream_timeout', message: 'Upstream "openai" timed out (headers). Try again; if it persists the provider may be degraded.', headers: [] },
 };
 
 /** When a status happens on one operation, and optionally an example fitting that operation better. */
@@ -70,14 +72,18 @@ export type ErrorCase = string | { when: string; example: { code: string; messag
 /** The response object for `status` on one operation. */
 export function errorResponse(status: ErrorStatus, errorCase: ErrorCase) {
   const { when, example } = typeof errorCase === 'string' ? { when: errorCase, example: undefined } : errorCase;
-  const kind = { ...ERROR_KINDS[status], ...example };
+  const kind = ERROR_KINDS[status];
+  const spec: ErrorSpec = ERROR_CATALOG[kind.code];
+  const code = example?.code ?? kind.code;
+  const message = example?.message ?? kind.message ?? spec.message;
+  const param = example?.param !== undefined ? example.param : (kind.param ?? spec.param ?? null);
   return {
-    description: `${kind.title} (\`${kind.type}\`): ${when}`,
+    description: `${kind.title} (\`${spec.type}\`): ${when}`,
     headers: headerRefs(['x-request-id', ...kind.headers]),
     content: {
       'application/json': {
         schema: { $ref: '#/components/schemas/Error' },
-        example: { error: { message: kind.message, type: kind.type, code: kind.code, param: kind.param ?? null } },
+        example: { error: { message, type: spec.type, code, param } },
       },
     },
   };
