@@ -4,8 +4,8 @@
  * - `onRequest` (pre-check): a user whose budget for this period is already used up gets 402 before
  *   anything else is done for the request.
  * - `beforeUpstream` (reservation): once the router has picked the model, the request's worst-case
- *   cost (prompt tokens counted locally × input price + `max_completion_tokens` / `max_tokens` or
- *   `maxOutputTokensEstimate` × output price) is reserved atomically; a reservation that does not fit
+ *   cost (`core/worst-case.ts`: prompt tokens counted locally × input price + the output cap ×
+ *   `n` choices × output price) is reserved atomically; a reservation that does not fit
  *   gets 402 `budget_exceeded` with `x-should-retry: false`, and nothing is forwarded.
  * - `onResponseEnd` (settlement, after pricing set `ex.cost`): the reservation becomes the actual
  *   cost, or is released when nothing was billed. Every user's spend is recorded, limited or not, so
@@ -15,10 +15,11 @@
  * spend can pass the limit by at most that difference; the next request is then refused.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { budgetExceeded } from '../../core/errors.ts';
-import { maxOutputTokens } from '../../core/chat-types.ts';
+import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
 import { createBudgetLedger, isReservation, type BudgetStatus, type Reservation } from './ledger.ts';
 import type { BudgetService } from './service.ts';
@@ -56,16 +57,15 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     const pricing = ctx.services.get('pricing');
     const price = pricing?.priceFor(ex.target!.provider, ex.target!.model) ?? null;
     if (!pricing || !price) return null;
-    const body = ex.request!;
-    const maxOutput = maxOutputTokens(body) ?? config.maxOutputTokensEstimate;
-    return pricing.maxCostNanos(price, ctx.tokens.promptTokens(ex), maxOutput);
+    const { promptTokens, outputTokens } = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
+    return pricing.maxCostNanos(price, promptTokens, outputTokens);
   }
 
   return {
     name: 'budget',
     createState: () => ({ reservation: null }),
     onRequest(ex) {
-      if (ex.operation !== 'chat.completions' || !ex.principal) return;
+      if (!isModelOperation(ex.operation) || !ex.principal) return;
       const status = ledger.status(ex.principal.gatewayUserId, ctx.clock());
       if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
     },

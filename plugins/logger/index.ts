@@ -4,6 +4,7 @@
  * Writing happens in the background (`request-log.ts`), never on the response path.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { nowIso } from '../../core/db.ts';
@@ -57,7 +58,7 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
   return {
     name: 'logger',
     onResponseEnd(ex) {
-      if (ex.operation !== 'chat.completions') return;
+      if (!isModelOperation(ex.operation)) return;
       writer.enqueue(rowFor(ex, performance.now()));
     },
     close() {

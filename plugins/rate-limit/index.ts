@@ -14,10 +14,11 @@
  * starts with a full bucket at the new limit.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { rateLimitExceeded } from '../../core/errors.ts';
-import { maxOutputTokens } from '../../core/chat-types.ts';
+import { worstCaseTokens } from '../../core/worst-case.ts';
 import { createGcraLimiter, type GcraDecision, type GcraLimiter } from './gcra.ts';
 import { setRateLimitHeaders, tighterOf } from './headers.ts';
 import type { LimitState, RateLimitService } from './service.ts';
@@ -66,11 +67,8 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   /** The worst case a request can use: its prompt plus every output token it may generate. */
   function reservationOf(ex: Exchange): number {
-    const body = ex.request;
-    if (!body) return 0;
-    const maxOutput = maxOutputTokens(body) ?? config.maxOutputTokensEstimate;
-    const choices = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
-    return ctx.tokens.promptTokens(ex) + maxOutput * choices;
+    const { promptTokens, outputTokens } = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
+    return promptTokens + outputTokens;
   }
 
   /** The headers for `states` (one per applied limit), the tighter state per dimension. */
@@ -107,7 +105,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     name: 'rate-limit',
     createState: () => ({ reserved: [] }),
     onRequest(ex, state) {
-      if (ex.operation !== 'chat.completions' || !ex.principal) return;
+      if (!isModelOperation(ex.operation) || !ex.principal) return;
       const applied = limitsOf(ex.principal);
       if (applied.length === 0) return;
       const nowMs = ctx.clock();

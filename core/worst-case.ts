@@ -1,0 +1,29 @@
+/**
+ * The worst case of a model call, which budgets and token limits reserve before forwarding: the
+ * prompt counted locally (`token-estimate.ts`) plus every output token the request may make the
+ * model generate: its output cap (`max_completion_tokens`, else `max_tokens`, else the plugin's
+ * configured estimate) for each of its `n` choices. One helper, so budget and rate-limit reserve the
+ * same thing.
+ */
+import { maxOutputTokens } from './chat-types.ts';
+import type { Exchange } from './exchange.ts';
+import type { TokenEstimator } from './token-estimate.ts';
+
+export interface WorstCaseTokens {
+  /** Prompt tokens, counted locally once per exchange. */
+  promptTokens: number;
+  /** Output tokens of all choices: the per-choice cap × `n`. */
+  outputTokens: number;
+}
+
+/**
+ * The worst case of `ex`'s canonical request; zeros when the exchange is not a model call.
+ * `defaultMaxOutputTokens` applies when the request sets no output cap.
+ */
+export function worstCaseTokens(ex: Exchange, tokens: TokenEstimator, defaultMaxOutputTokens: number): WorstCaseTokens {
+  const request = ex.request;
+  if (!request) return { promptTokens: 0, outputTokens: 0 };
+  const perChoice = maxOutputTokens(request) ?? defaultMaxOutputTokens;
+  const choices = typeof request.n === 'number' && request.n > 1 ? Math.floor(request.n) : 1;
+  return { promptTokens: tokens.promptTokens(ex), outputTokens: perChoice * choices };
+}
