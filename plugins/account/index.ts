@@ -10,6 +10,7 @@
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { responseHeaders } from '../../core/openapi-errors.ts';
+import { accountSchema } from './openapi.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { reply } from '../../core/plugin.ts';
 import { nowIso } from '../../core/db.ts';
@@ -111,6 +112,7 @@ export const account = definePlugin<Record<string, never>>({
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Account' } } },
       },
       errors: {},
+      schemas: { Account: accountSchema },
     },
   }],
   order: [

@@ -12,6 +12,7 @@
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { responseHeaders } from '../../core/openapi-errors.ts';
+import { pricingSchemas } from './openapi.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
@@ -111,6 +112,7 @@ export const pricing = definePlugin<PricingConfig>({
         content: { 'application/json': { schema: { $ref: '#/components/schemas/PricingList' } } },
       },
       errors: {},
+      schemas: pricingSchemas,
     },
   }],
   order: [{ relation: 'after', plugin: 'budget', why: 'on the way back (reverse order) pricing must set the cost before budget settles its reservation' }],

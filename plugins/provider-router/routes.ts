@@ -5,6 +5,7 @@
  */
 import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
 import { responseHeaders } from '../../core/openapi-errors.ts';
+import { providerRouterSchemas } from './openapi-schemas.ts';
 
 const MODELS_TAG = { name: 'Models', description: 'Models and providers the gateway can route to.' };
 
@@ -20,6 +21,7 @@ const listModelsDoc: RouteDoc = {
   description: 'Every model of every provider as `provider/model` ids, in OpenAI\'s list shape, so OpenAI SDKs and tools can discover them.',
   success: jsonOk('Every model of every provider, each `id` being `provider/model`.', 'OpenAIModelList'),
   errors: {},
+  schemas: providerRouterSchemas,
 };
 
 const listModelCatalogDoc: RouteDoc = {
