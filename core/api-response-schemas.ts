@@ -10,7 +10,7 @@
 import type { JsonSchema } from './json-schema.ts';
 import { int, object, ref, str } from './openapi-schema.ts';
 
-const errorSchema = object('The body of every error response (CONTRACT.md "Errors").', {
+const errorSchema = object('The body of every error response (docs/contract.md "Errors").', {
   error: object('What went wrong.', {
     message: str('What happened and what to do about it. Never contains secrets or other users\' data.'),
     type: str('OpenAI-style error class, e.g. `invalid_request_error`, `authentication_error`, `rate_limit_error`, `budget_exceeded`, `upstream_error`, `server_error`.'),

@@ -1,7 +1,7 @@
 /**
  * The canonical format every provider translates to and from: OpenAI's Chat Completions
  * (request, `chat.completion`, `chat.completion.chunk`). Field names follow openai-node
- * `src/resources/chat/completions/completions.ts` (see shared/reference/provider-wire-formats.md §1).
+ * `src/resources/chat/completions/completions.ts` (see docs/provider-wire-formats.md §1).
  * Only the fields the gateway reads are typed; everything else passes through untouched.
  */
 

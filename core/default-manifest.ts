@@ -8,7 +8,7 @@
  * - budget before pricing: on the way back pricing sets the cost before budget settles it.
  * - account after budget and rate-limit, whose state `GET /api/account` shows.
  * - provider-router last: it is terminal. The five built-in providers read their shared keys and base
- *   URLs from the environment (CONTRACT.md); one without a key is still usable with users' own keys.
+ *   URLs from the environment (docs/contract.md); one without a key is still usable with users' own keys.
  */
 export const defaultManifest = {
   server: {

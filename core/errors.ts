@@ -1,7 +1,7 @@
 /**
  * The error catalog: every error code the gateway itself emits, declared once with its HTTP status,
- * OpenAI-style `type` and default message (`ERROR_CATALOG`), as tabled in CONTRACT ("Errors",
- * `docs/contract.md`). Plugins, providers, the upstream client and the admin API deny by throwing a
+ * OpenAI-style `type` and default message (`ERROR_CATALOG`), as tabled in `docs/contract.md`
+ * ("Errors"). Plugins, providers, the upstream client and the admin API deny by throwing a
  * `GatewayError` built from it (`gatewayError(code)` or the named factories below); each dialect
  * renders it in its own shape; the OpenAPI examples come from it. An upstream's own error code may
  * replace `upstream_error`'s code (the provider's word for what went wrong). Anything else that
@@ -62,7 +62,7 @@ const NO_RETRY = { 'x-should-retry': 'false' } as const;
 
 /** Every code the gateway emits, by code. */
 export const ERROR_CATALOG = {
-  // Authentication and permission (CONTRACT "Errors").
+  // Authentication and permission (docs/contract.md "Errors").
   invalid_api_key: { status: 401, type: 'authentication_error', message: 'Invalid API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".', headers: { 'www-authenticate': 'Bearer' } },
   permission_denied: { status: 403, type: 'permission_error', message: 'This request is not allowed for your key.' },
   budget_exceeded: { status: 402, type: 'budget_exceeded', message: 'Your budget cannot cover this request.', headers: NO_RETRY },

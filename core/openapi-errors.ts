@@ -1,6 +1,6 @@
 /**
  * The error responses and response headers of the OpenAPI document (`openapi.ts`), after
- * CONTRACT "Errors": per status the catalog code it shows (`errors.ts`, whence its `type`), an example
+ * docs/contract.md "Errors": per status the catalog code it shows (`errors.ts`, whence its `type`), an example
  * body, and the headers it carries (`WWW-Authenticate` on 401, `x-should-retry` on 402,
  * `Retry-After` / `retry-after-ms` / `x-ratelimit-*` on 429). Header names are lower-case, as Node
  * sends them.

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the `/api` endpoints (CONTRACT.md "HTTP API" and "Errors"), served at
+ * The OpenAPI 3.1 document of the `/api` endpoints (docs/contract.md "HTTP API" and "Errors"), served at
  * `GET /api/openapi.json`, built from the route declarations of the dialects and the listed plugins
  * (`routes.ts`): each declaration brings its operation, its request and response description and the
  * component schemas it names (request bodies are converted from the very schemas the dialects validate

@@ -1,5 +1,5 @@
 /**
- * budget: keeps each gateway user within their budget (CONTRACT.md "Budgets and limits").
+ * budget: keeps each gateway user within their budget (docs/contract.md "Budgets and limits").
  *
  * - `onRequest` (pre-check): a user whose budget for this period is already used up gets 402 before
  *   anything else is done for the request.
@@ -28,7 +28,7 @@ interface BudgetState {
   reservation: Reservation | null;
 }
 
-/** The 402 message: when the budget resets, and no figures (CONTRACT.md). */
+/** The 402 message: when the budget resets, and no figures (docs/contract.md). */
 export function budgetMessage(status: BudgetStatus, exhausted: boolean): string {
   const what = exhausted
     ? 'Your budget for this period is used up.'

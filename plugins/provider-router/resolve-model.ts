@@ -1,5 +1,5 @@
 /**
- * Model addressing (CONTRACT.md "Providers and credentials"): `provider/model` goes to that provider
+ * Model addressing (docs/contract.md "Providers and credentials"): `provider/model` goes to that provider
  * even if its catalog does not list the model (catalogs lag; the upstream's own "no such model" answer
  * becomes 404 `model_not_found`); a bare id resolves through the catalog (unknown → 404
  * `model_not_found`, several providers → 400 naming them).

@@ -1,5 +1,5 @@
 /**
- * The choice between native pass-through and translation (ARCHITECTURE "Dialects"): when the
+ * The choice between native pass-through and translation (docs/architecture.md "Dialects"): when the
  * provider speaks the client's dialect natively, the client's own body goes upstream with only the
  * model and the credential replaced, plus the dialect's allow-listed headers; otherwise the canonical
  * request is translated by the provider.

@@ -1,5 +1,5 @@
 /**
- * Credential resolution per request (CONTRACT.md "Providers and credentials"): the gateway user's own
+ * Credential resolution per request (docs/contract.md "Providers and credentials"): the gateway user's own
  * credential for the provider, else the provider's shared one, else null (the router answers 400
  * `provider_not_configured`). A user's credentials are opened once and cached (misses too: most users
  * have none); the cache clears when another process commits (the CLI set or deleted one) and entries

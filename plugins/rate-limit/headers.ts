@@ -1,5 +1,5 @@
 /**
- * The OpenAI-style rate-limit response headers (CONTRACT.md, "HTTP API"):
+ * The OpenAI-style rate-limit response headers (docs/contract.md, "HTTP API"):
  * `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`. Reset values use the duration format
  * OpenAI sends (`1s`, `6m0s`, `59.5s`, `20ms`), which is Go's `time.Duration.String()`.
  */

@@ -1,5 +1,5 @@
 /**
- * The native pass-through seam (ARCHITECTURE "Dialects"): a provider that declares the client's
+ * The native pass-through seam (docs/architecture.md "Dialects"): a provider that declares the client's
  * dialect native gets the client's own body with only the model and credential replaced plus the
  * dialect's allow-listed headers, and its answer's bytes are relayed unchanged while the gateway
  * observes them for usage and text. Driven over real HTTP: the real server, pipeline and proxy, the

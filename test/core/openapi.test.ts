@@ -22,7 +22,7 @@ let tg: TestGateway;
 let origin: string;
 let doc: OpenApiDocument;
 
-/** CONTRACT.md "HTTP API": every path under /api (relative to servers[0].url) and its methods. */
+/** docs/contract.md "HTTP API": every path under /api (relative to servers[0].url) and its methods. */
 const CONTRACT_PATHS: Record<string, string[]> = {
   '/v1/chat/completions': ['post'],
   '/v1/models': ['get'],

@@ -1,6 +1,6 @@
 /**
  * An Anthropic Messages API upstream on 127.0.0.1, speaking the documented wire format
- * (shared/reference/provider-wire-formats.md §2; https://platform.claude.com/docs/en/api/messages ,
+ * (docs/provider-wire-formats.md §2; https://platform.claude.com/docs/en/api/messages ,
  * https://platform.claude.com/docs/en/build-with-claude/streaming , https://platform.claude.com/docs/en/api/errors):
  * `x-api-key` + `anthropic-version` required; bodies validated as strictly as the real API (required
  * `max_tokens`, alternating roles, non-empty text, `tool_result` matching the previous `tool_use`,

@@ -1,6 +1,6 @@
 /**
  * A Google Gemini Developer API (v1beta) upstream on 127.0.0.1, speaking the real wire format
- * (shared/reference/provider-wire-formats.md §3; https://ai.google.dev/api/generate-content):
+ * (docs/provider-wire-formats.md §3; https://ai.google.dev/api/generate-content):
  * `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent?alt=sse` (whole
  * `GenerateContentResponse` events, CRLF-framed, running-total `usageMetadata`, no terminator),
  * `GET /v1beta/models` paged with `nextPageToken`, and Google's error bodies

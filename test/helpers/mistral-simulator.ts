@@ -1,6 +1,6 @@
 /**
  * A Mistral La Plateforme upstream on 127.0.0.1, speaking its wire format
- * (shared/reference/provider-wire-formats.md §4; https://docs.mistral.ai/api/):
+ * (docs/provider-wire-formats.md §4; https://docs.mistral.ai/api/):
  * - `POST /v1/chat/completions` with Bearer auth and Mistral's STRICT request schema: an unknown
  *   field (top level or in a message) is a 422 `extra_forbidden` `{"detail":[...]}`; `temperature`
  *   over 1.5 and `top_p` of 0 are 422s in the wrapped `{"object":"error","message":{"detail":[...]}}`

@@ -1,5 +1,5 @@
 /**
- * An Ollama server on 127.0.0.1 speaking the native API (shared/reference/provider-wire-formats.md §5;
+ * An Ollama server on 127.0.0.1 speaking the native API (docs/provider-wire-formats.md §5;
  * https://docs.ollama.com/api/chat , https://docs.ollama.com/api/errors , https://docs.ollama.com/api/tags):
  * `POST /api/chat` streams NDJSON (`application/x-ndjson`) unless the body says `"stream": false`, the
  * last line has `"done": true` with `done_reason` and the counts; tool calls carry `arguments` as objects

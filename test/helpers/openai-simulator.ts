@@ -1,6 +1,6 @@
 /**
  * An OpenAI Chat Completions upstream on 127.0.0.1, speaking the real wire format
- * (shared/reference/provider-wire-formats.md §1): `chat.completion` bodies, SSE
+ * (docs/provider-wire-formats.md §1): `chat.completion` bodies, SSE
  * `chat.completion.chunk`s with `usage: null`, the `choices: []` usage chunk when
  * `stream_options.include_usage` is set, `data: [DONE]`, and OpenAI error bodies.
  *

@@ -1,6 +1,6 @@
 /**
  * JSON Schema of `POST /v1/chat/completions` bodies, following OpenAI's API reference
- * (openai-node `ChatCompletionCreateParamsBase`; shared/reference/provider-wire-formats.md §1.1).
+ * (openai-node `ChatCompletionCreateParamsBase`; docs/provider-wire-formats.md §1.1).
  * It checks what the gateway and providers rely on and lets every other field through untouched.
  * The same schema feeds the OpenAPI document (`core/openapi.ts`, through the dialect's route declaration).
  */
