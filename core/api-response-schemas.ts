@@ -3,7 +3,7 @@
  * for the OpenAPI document (`openapi.ts`). Request bodies are NOT here: they come from the validators'
  * own schemas. Shapes follow CONTRACT.md, OpenAI's API reference for the OpenAI-compatible ones
  * (openai-node `ChatCompletion`, `ChatCompletionChunk`, `Model`), and the views the plugins build
- * (`plugins/provider-router/api-views.ts`, the account and pricing plugins). Money is USD as a
+ * (the provider router's API views, the account and pricing plugins). Money is USD as a
  * decimal number, token counts are integers, times are Unix seconds or ISO 8601 as each field says.
  * Objects that mirror an upstream's answer leave `additionalProperties` open: providers add fields
  * and the gateway passes them through.

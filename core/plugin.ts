@@ -98,7 +98,7 @@ export interface UpstreamSettings {
 }
 
 /**
- * A plugin kind as registered in `plugins/index.ts`: its config schema (validated at boot, every field
+ * A plugin kind as registered in the plugin registry: its config schema (validated at boot, every field
  * described) and a factory. `create` may be async (open statements, load caches) and MUST NOT fail
  * on a config its schema accepted.
  */
