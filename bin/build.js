@@ -5,7 +5,7 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: [new URL('../cli/main.ts', import.meta.url).pathname],
+  entryPoints: [new URL('../tollgate.ts', import.meta.url).pathname],
   outfile: new URL('../dist/tollgate.js', import.meta.url).pathname,
   bundle: true,
   platform: 'node',

@@ -23,7 +23,7 @@ function newestSourceMs() {
     }
   };
   for (const dir of ['core', 'plugins', 'cli']) walk(join(root, dir));
-  return newest;
+  return Math.max(newest, statSync(join(root, 'tollgate.ts')).mtimeMs);
 }
 
 function bundleIsFresh() {
@@ -41,5 +41,5 @@ if (process.env.TOLLGATE_FROM_SOURCE !== '1' && bundleIsFresh()) {
   process.env.TOLLGATE_RUNNING_FROM = 'TypeScript sources (tsx)';
   const { register } = await import('tsx/esm/api');
   register();
-  await import('../cli/main.ts');
+  await import('../tollgate.ts');
 }

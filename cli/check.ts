@@ -1,16 +1,16 @@
 /** `tollgate check`: validate a manifest and print every problem with its JSON pointer. */
 import { Command } from 'commander';
-import { ManifestError } from '../core/manifest.ts';
+import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 
-export function checkCommand(): Command {
+export function checkCommand(registry: PluginRegistry): Command {
   return new Command('check')
     .description('validate a manifest (every error at once, with JSON pointers)')
     .option('--config <path>', 'manifest (default: ./tollgate.json if present, else the built-in default)')
     .option('--json', 'print the effective manifest, defaults filled in')
     .action((options: { config?: string; json?: boolean }) => {
       try {
-        const { manifest, source } = loadManifest(options.config);
+        const { manifest, source } = loadManifest(options.config, registry);
         if (options.json) process.stdout.write(JSON.stringify(manifest, null, 2) + '\n');
         else process.stdout.write(`${source}: OK (plugins: ${manifest.plugins.map((p) => p.name).join(' → ')})\n`);
       } catch (err) {

@@ -1,4 +1,8 @@
-/** The `tollgate` command line (commander). One file per command group. */
+/**
+ * The `tollgate` command line (commander). One file per command group. The CLI knows no plugin: the
+ * composition root (`tollgate.ts`) passes the plugin registry, which commands use to validate the
+ * manifest, start the gateway or boot one plugin for its services.
+ */
 import { Command } from 'commander';
 import { serveCommand } from './serve.ts';
 import { checkCommand } from './check.ts';
@@ -10,35 +14,44 @@ import { secretCommand } from './secret.ts';
 import { modelsCommand } from './models.ts';
 import { pricingCommand } from './pricing.ts';
 import { CliError } from './output.ts';
-import { ManifestError } from '../core/manifest.ts';
+import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
 
-const program = new Command('tollgate')
-  .description('Tollgate: a self-hosted, OpenAI-compatible LLM gateway')
-  .version('0.1.0')
-  .showHelpAfterError()
-  .addCommand(serveCommand())
-  .addCommand(checkCommand())
-  .addCommand(usersCommand())
-  .addCommand(keysCommand())
-  .addCommand(adminsCommand())
-  .addCommand(credentialsCommand())
-  .addCommand(secretCommand())
-  .addCommand(modelsCommand())
-  .addCommand(pricingCommand());
+/** The whole program, its commands given `registry`. */
+export function createProgram(registry: PluginRegistry): Command {
+  return new Command('tollgate')
+    .description('Tollgate: a self-hosted, OpenAI-compatible LLM gateway')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .addCommand(serveCommand(registry))
+    .addCommand(checkCommand(registry))
+    .addCommand(usersCommand())
+    .addCommand(keysCommand())
+    .addCommand(adminsCommand())
+    .addCommand(credentialsCommand())
+    .addCommand(secretCommand())
+    .addCommand(modelsCommand(registry))
+    .addCommand(pricingCommand(registry));
+}
 
-// `tollgate pricing list | head` closes the pipe early; that is the reader's choice, not an error.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
+/**
+ * Runs the command in `argv` (node's `process.argv` shape) and exits 1 with `error: …` on stderr for
+ * a user's mistake (`CliError`, `ManifestError`), with the stack for anything else.
+ */
+export async function runCli(registry: PluginRegistry, argv: readonly string[] = process.argv): Promise<void> {
+  // `tollgate pricing list | head` closes the pipe early; that is the reader's choice, not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CliError || err instanceof ManifestError) {
-    process.stderr.write(`error: ${err.message}\n`);
+  try {
+    await createProgram(registry).parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CliError || err instanceof ManifestError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`${(err as Error).stack ?? err}\n`);
     process.exit(1);
   }
-  process.stderr.write(`${(err as Error).stack ?? err}\n`);
-  process.exit(1);
 }

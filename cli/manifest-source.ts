@@ -1,12 +1,12 @@
 /** Which manifest a command uses: `--config PATH`, else `./tollgate.json` if present, else the built-in default. */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadManifestFile, validateManifest, type Manifest } from '../core/manifest.ts';
+import { loadManifestFile, validateManifest, type Manifest, type PluginRegistry } from '../core/manifest.ts';
 import { defaultManifest } from '../core/default-manifest.ts';
-import { pluginRegistry } from '../plugins/index.ts';
 
-export function loadManifest(configPath: string | undefined): { manifest: Manifest; source: string } {
+/** The manifest, validated against `registry` (defaults filled in), and where it came from. */
+export function loadManifest(configPath: string | undefined, registry: PluginRegistry): { manifest: Manifest; source: string } {
   const path = configPath ?? (existsSync('tollgate.json') ? 'tollgate.json' : undefined);
-  if (path) return { manifest: loadManifestFile(resolve(path), pluginRegistry), source: resolve(path) };
-  return { manifest: validateManifest(defaultManifest, pluginRegistry, { source: 'built-in default manifest' }), source: 'built-in default manifest' };
+  if (path) return { manifest: loadManifestFile(resolve(path), registry), source: resolve(path) };
+  return { manifest: validateManifest(defaultManifest, registry, { source: 'built-in default manifest' }), source: 'built-in default manifest' };
 }

@@ -2,15 +2,19 @@
  * `tollgate models sync|list`: discover each configured provider's models from its own list endpoint
  * (with the shared credential from the manifest / environment) and persist them, or show the
  * persisted catalog. A running gateway reads the persisted catalog at start and refreshes it itself.
+ *
+ * `sync` boots the manifest's routing plugin through the registry (`plugin-host.ts`) and asks its
+ * `providers` service to sync; `list` reads the persisted catalog directly.
  */
 import { Command } from 'commander';
-import { createUpstreamClient } from '../core/upstream.ts';
-import type { ProviderRouterConfig } from '../plugins/provider-router/schema.ts';
-import { createProviders } from '../plugins/provider-router/index.ts';
-import { loadPersistedCatalog, persistCatalog } from '../plugins/provider-router/catalog-store.ts';
-import { getModelDisplayName } from '../plugins/provider-router/model-display-name.ts';
+import { resolveDataDir } from '../core/data-dir.ts';
+import type { PluginRegistry } from '../core/manifest.ts';
+import { loadPersistedCatalog } from '../core/model-catalog-store.ts';
+import { getModelDisplayName } from '../core/model-display-name.ts';
+import type { CatalogSyncResult, ServiceRegistry } from '../core/services.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, withStore } from './context.ts';
+import { withPlugin } from './plugin-host.ts';
 import { CliError, printJson, printTable } from './output.ts';
 
 interface ModelsOptions {
@@ -20,13 +24,18 @@ interface ModelsOptions {
   dataDir?: string;
 }
 
-interface SyncResult {
-  provider: string;
-  models: number | null;
-  error: string | null;
+/** Syncs through the routing plugin's `providers` service; an unknown `--provider` is the user's error. */
+async function syncWith(services: ServiceRegistry, routerName: string, providerId: string | undefined): Promise<CatalogSyncResult[]> {
+  const providers = services.get('providers');
+  if (!providers) throw new CliError(`the routing plugin "${routerName}" offers no providers service, so it has no models to sync`);
+  const known = providers.list().map((p) => p.id);
+  if (providerId !== undefined && !known.includes(providerId)) {
+    throw new CliError(`no provider "${providerId}" in the manifest (known: ${known.join(', ')})`);
+  }
+  return providers.syncCatalog(providerId);
 }
 
-export function modelsCommand(): Command {
+export function modelsCommand(registry: PluginRegistry): Command {
   const models = new Command('models').description('discover and list the models of the configured providers');
 
   addDataDirOption(models.command('sync').description("fetch every provider's model list now and store it"))
@@ -34,36 +43,12 @@ export function modelsCommand(): Command {
     .option('--provider <id>', 'only this provider')
     .option('--json', 'print JSON')
     .action(async (options: ModelsOptions) => {
-      const { manifest } = loadManifest(options.config);
-      const router = manifest.plugins.find((p) => p.name === 'provider-router');
-      if (!router) throw new CliError('the manifest has no provider-router plugin');
-      const upstream = createUpstreamClient(manifest.upstream);
-      const providers = createProviders(router.config as unknown as ProviderRouterConfig, { upstream });
-      if (options.provider && !providers.has(options.provider)) {
-        throw new CliError(`no provider "${options.provider}" in the manifest (known: ${[...providers.keys()].join(', ')})`);
-      }
-      const results: SyncResult[] = [];
-      try {
-        await withStore(options, async (store) => {
-          for (const [id, provider] of providers) {
-            if (options.provider && id !== options.provider) continue;
-            const credential = provider.sharedCredential();
-            if (!credential) {
-              results.push({ provider: id, models: null, error: 'no shared credential (set its API key in the environment or manifest)' });
-              continue;
-            }
-            try {
-              const list = await provider.listModels(credential);
-              persistCatalog(store.sqlite, id, list);
-              results.push({ provider: id, models: list.length, error: null });
-            } catch (err) {
-              results.push({ provider: id, models: null, error: (err as Error).message });
-            }
-          }
-        });
-      } finally {
-        await upstream.close();
-      }
+      const { manifest } = loadManifest(options.config, registry);
+      const router = manifest.plugins.find((p) => registry.get(p.name)?.terminal);
+      if (!router) throw new CliError('the manifest has no routing plugin');
+      const host = { registry, manifest, dataDir: resolveDataDir(options.dataDir) };
+      const results = await withStore(options, (store) =>
+        withPlugin(router, { ...host, store }, (services) => syncWith(services, router.name, options.provider)));
       if (options.json) printJson(results);
       else printTable(results as unknown as Record<string, unknown>[], ['provider', 'models', 'error']);
       if (results.length > 0 && results.every((r) => r.error !== null)) process.exitCode = 1;

@@ -7,9 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import {
   deletePrice, importPrices, listPrices, PriceValidationError, setPrice, type ImportResult, type PriceInput,
-} from '../plugins/pricing/pricing-store.ts';
-import { datasetPrices } from '../plugins/pricing/dataset.ts';
-import { DEFAULT_DATASET_PROVIDERS, type PricingConfig } from '../plugins/pricing/schema.ts';
+} from '../core/price-table.ts';
+import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../core/price-dataset.ts';
+import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable } from './output.ts';
@@ -59,10 +59,16 @@ async function readImportFile(file: string): Promise<unknown[]> {
   return rows;
 }
 
+/** The part of the pricing plugin's config an import reads (its schema filled in the default). */
+interface DatasetMapping {
+  /** Gateway provider id → dataset provider id. */
+  datasetProviders?: Record<string, string>;
+}
+
 /** The dataset rows, mapped with the manifest's pricing `datasetProviders` (or the defaults). */
-async function readDataset(configPath: string | undefined): Promise<unknown[]> {
-  const pricing = loadManifest(configPath).manifest.plugins.find((p) => p.name === 'pricing');
-  const providers = (pricing?.config as PricingConfig | undefined)?.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
+async function readDataset(configPath: string | undefined, registry: PluginRegistry): Promise<unknown[]> {
+  const pricing = loadManifest(configPath, registry).manifest.plugins.find((p) => p.name === 'pricing');
+  const providers = (pricing?.config as DatasetMapping | undefined)?.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
   return (await datasetPrices(providers, Date.now())).rows;
 }
 
@@ -70,7 +76,7 @@ function describeImport(result: ImportResult): string {
   return `Imported prices: ${result.inserted} new, ${result.updated} updated, ${result.skippedManual} kept because they were set by hand, ${result.skippedInvalid} skipped as invalid (no model or a bad price).\n`;
 }
 
-export function pricingCommand(): Command {
+export function pricingCommand(registry: PluginRegistry): Command {
   const pricing = new Command('pricing').description('manage model prices (USD per million tokens)');
 
   addDataDirOption(pricing.command('set').description('set the price of a model by hand (wins over imported prices)').argument('<model>'))
@@ -112,7 +118,7 @@ export function pricingCommand(): Command {
     .option('--config <path>', 'manifest whose pricing.datasetProviders maps providers to the dataset (default: ./tollgate.json if present, else the built-in default)')
     .option('--json', 'print JSON')
     .action(async (file: string | undefined, options: PricingOptions) => {
-      const rows = file ? await readImportFile(file) : await readDataset(options.config);
+      const rows = file ? await readImportFile(file) : await readDataset(options.config, registry);
       const result = await withStore(options, (store) => importPrices(store.db, rows));
       if (options.json) printJson(result);
       else process.stdout.write(describeImport(result));

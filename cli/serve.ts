@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { startGateway } from '../core/gateway.ts';
 import { resolveDataDir } from '../core/data-dir.ts';
-import { pluginRegistry } from '../plugins/index.ts';
+import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, parsePositiveInt } from './context.ts';
 
@@ -13,15 +13,15 @@ interface ServeOptions {
   dataDir?: string;
 }
 
-export function serveCommand(): Command {
+export function serveCommand(registry: PluginRegistry): Command {
   return addDataDirOption(new Command('serve').description('start the gateway'))
     .option('--config <path>', 'manifest (default: ./tollgate.json if present, else the built-in default)')
     .option('--host <host>', 'interface to listen on (overrides the manifest)')
     .option('--port <n>', 'port to listen on, 0 for any free one (overrides the manifest)', (v: string) => (v === '0' ? 0 : parsePositiveInt('--port')(v)))
     .action(async (options: ServeOptions) => {
-      const { manifest, source } = loadManifest(options.config);
+      const { manifest, source } = loadManifest(options.config, registry);
       const dataDir = resolveDataDir(options.dataDir);
-      const gateway = await startGateway({ manifest, registry: pluginRegistry, dataDir, host: options.host, port: options.port });
+      const gateway = await startGateway({ manifest, registry, dataDir, host: options.host, port: options.port });
       const lines = [
         `Tollgate is listening on ${gateway.origin}`,
         `  API base URL: ${gateway.origin}/api/v1`,

@@ -6,18 +6,9 @@
 import type { Kysely } from 'kysely';
 import type { BudgetPeriod, Database, GatewayUser } from './db-types.ts';
 import { nowIso } from './db.ts';
+import { microsToUsd, usdToMicros } from './money.ts';
 
 export const BUDGET_PERIODS: readonly BudgetPeriod[] = ['daily', 'weekly', 'monthly', 'never'];
-
-/** USD (e.g. 5, 0.15) → integer micro-USD, rounded to the nearest micro-dollar. */
-export function usdToMicros(usd: number): number {
-  return Math.round(usd * 1_000_000);
-}
-
-/** Integer micro-USD → USD for display. */
-export function microsToUsd(micros: number): number {
-  return micros / 1_000_000;
-}
 
 /** A user as shown by the CLI and APIs. */
 export interface GatewayUserView {

@@ -10,6 +10,12 @@ import type { PluginFactory, UpstreamSettings } from './plugin.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { LogLevel } from './log.ts';
 
+/**
+ * Every plugin a manifest may name, by name. The composition root (`tollgate.ts`) builds it and hands
+ * it to the CLI and the gateway; nothing in `core/` or `cli/` knows a plugin by itself.
+ */
+export type PluginRegistry = ReadonlyMap<string, PluginFactory>;
+
 export interface PluginEntry {
   name: string;
   config: Record<string, unknown>;
@@ -109,13 +115,16 @@ const manifestSchema: JsonSchema = {
         additionalProperties: false,
         required: ['name'],
         properties: {
-          name: { type: 'string', description: 'A registered plugin name (plugins/index.ts).' },
+          name: { type: 'string', description: 'A registered plugin name (the plugin registry).' },
           config: { type: 'object', default: {}, description: "The plugin's config, validated by its own schema." },
         },
       },
     },
   },
 };
+
+/** JSON pointer of the manifest's plugin list; an entry is `${PLUGINS_POINTER}/<index>`. */
+const PLUGINS_POINTER = '/plugins';
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
@@ -187,7 +196,7 @@ export function isTimeZone(tz: string): boolean {
  * Validates a parsed manifest against the registry. Returns the frozen manifest with defaults
  * filled in; throws `ManifestError` listing every problem.
  */
-export function validateManifest(input: unknown, registry: ReadonlyMap<string, PluginFactory>, options: ValidateOptions = {}): Manifest {
+export function validateManifest(input: unknown, registry: PluginRegistry, options: ValidateOptions = {}): Manifest {
   const issues: ManifestIssue[] = [];
   const substituted = substituteEnv(structuredClone(input), options.env ?? process.env, issues);
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
@@ -203,23 +212,23 @@ export function validateManifest(input: unknown, registry: ReadonlyMap<string, P
       if (typeof name !== 'string') return;
       const factory = registry.get(name);
       if (!factory) {
-        issues.push({ pointer: `/plugins/${i}/name`, message: `unknown plugin "${name}"; known plugins: ${[...registry.keys()].join(', ')}` });
+        issues.push({ pointer: `${PLUGINS_POINTER}/${i}/name`, message: `unknown plugin "${name}"; known plugins: ${[...registry.keys()].join(', ')}` });
         return;
       }
-      if (seen.has(name)) issues.push({ pointer: `/plugins/${i}/name`, message: `plugin "${name}" is listed twice` });
+      if (seen.has(name)) issues.push({ pointer: `${PLUGINS_POINTER}/${i}/name`, message: `plugin "${name}" is listed twice` });
       seen.add(name);
       if (factory.terminal) terminal.push(i);
       const e = entry as { config?: unknown };
       if (e.config === undefined) e.config = {};
-      if (!ajv.validate(factory.configSchema, e.config)) issues.push(...ajvIssues(ajv.errors, `/plugins/${i}/config`));
+      if (!ajv.validate(factory.configSchema, e.config)) issues.push(...ajvIssues(ajv.errors, `${PLUGINS_POINTER}/${i}/config`));
     });
     const terminalNames = [...registry.values()].filter((f) => f.terminal).map((f) => f.name);
     if (terminal.length === 0 && plugins.length > 0) {
-      issues.push({ pointer: '/plugins', message: `one routing plugin (${terminalNames.join(' or ')}) must be listed, last` });
+      issues.push({ pointer: PLUGINS_POINTER, message: `one routing plugin (${terminalNames.join(' or ')}) must be listed, last` });
     } else if (terminal.length === 1 && terminal[0] !== plugins.length - 1) {
-      issues.push({ pointer: `/plugins/${terminal[0]}`, message: 'the routing plugin must be the last one (it is terminal)' });
+      issues.push({ pointer: `${PLUGINS_POINTER}/${terminal[0]}`, message: 'the routing plugin must be the last one (it is terminal)' });
     } else if (terminal.length > 1) {
-      issues.push({ pointer: `/plugins/${terminal[1]}`, message: 'only one routing plugin may be listed' });
+      issues.push({ pointer: `${PLUGINS_POINTER}/${terminal[1]}`, message: 'only one routing plugin may be listed' });
     }
     issues.push(...orderIssues(plugins, registry));
   }
@@ -240,12 +249,12 @@ function orderIssues(plugins: unknown[], registry: ReadonlyMap<string, PluginFac
   const issues: ManifestIssue[] = [];
   for (const [name, i] of position) {
     const factory = registry.get(name)!;
-    if (factory.first && i !== 0) issues.push({ pointer: `/plugins/${i}`, message: `"${name}" must be the first plugin listed: ${factory.first.why}` });
+    if (factory.first && i !== 0) issues.push({ pointer: `${PLUGINS_POINTER}/${i}`, message: `"${name}" must be the first plugin listed: ${factory.first.why}` });
     for (const rule of factory.order ?? []) {
       const other = position.get(rule.plugin);
       if (other === undefined) continue;
       if (rule.relation === 'after' ? i < other : i > other) {
-        issues.push({ pointer: `/plugins/${i}`, message: `"${name}" must be listed ${rule.relation} "${rule.plugin}": ${rule.why}` });
+        issues.push({ pointer: `${PLUGINS_POINTER}/${i}`, message: `"${name}" must be listed ${rule.relation} "${rule.plugin}": ${rule.why}` });
       }
     }
   }
@@ -253,7 +262,7 @@ function orderIssues(plugins: unknown[], registry: ReadonlyMap<string, PluginFac
 }
 
 /** Reads and validates a manifest file. Throws `ManifestError` (with every problem) or a read error. */
-export function loadManifestFile(path: string, registry: ReadonlyMap<string, PluginFactory>, options: Omit<ValidateOptions, 'source'> = {}): Manifest {
+export function loadManifestFile(path: string, registry: PluginRegistry, options: Omit<ValidateOptions, 'source'> = {}): Manifest {
   const text = readFileSync(path, 'utf8');
   let parsed: unknown;
   try {

@@ -111,7 +111,7 @@ export interface OrderRule {
 }
 
 /**
- * A plugin kind as registered in `plugins/index.ts`: its config schema (validated at boot, every field
+ * A plugin kind as registered in the plugin registry: its config schema (validated at boot, every field
  * described), the endpoints it answers, its order rules, and a factory. `create` may be async (open
  * statements, load caches) and MUST NOT fail on a config its schema accepted.
  *

@@ -1,21 +1,35 @@
 /**
- * Services plugins offer each other at run time (pricing offers its price book to budget and the
- * router, budget and rate-limit offer their state to the account endpoint, ...). The core knows no
- * plugin: each plugin adds its entry to `GatewayServices` by declaration merging, in its own folder:
- *
- * ```ts
- * declare module '../../core/services.ts' {
- *   interface GatewayServices { pricing: PriceBook }
- * }
- * ```
+ * Services plugins offer each other and the admin API at run time: pricing offers its price book to
+ * budget and the router, budget and rate-limit offer their state to the account endpoint and the
+ * admin API, the router its providers, ... Every service's interface is declared here, in
+ * `GatewayServices`, so a consumer (another plugin, `core/admin/`, the CLI) depends on the interface
+ * and never on the file of the plugin that implements it.
  *
  * A plugin `provide`s in its factory; others `get` in their hooks (plugins are created in manifest
  * order, so a service from a later plugin does not exist yet while an earlier one is created).
  * A service that is absent means that plugin is not in the manifest; callers must cope.
  */
+import type { TokenCounts } from './chat-types.ts';
+import type { Principal, RequestCost } from './exchange.ts';
+import type { BudgetPeriod } from './db-types.ts';
+import type { ModelPrice } from './price-table.ts';
+import type { BudgetWindow } from './calendar-period.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface GatewayServices {}
+/** Every service by name, with its interface. */
+export interface GatewayServices {
+  /** The price book (pricing plugin). */
+  pricing: PriceBook;
+  /** Users' budgets (budget plugin). */
+  budget: BudgetService;
+  /** Callers' rate limits (rate-limit plugin). */
+  rateLimit: RateLimitService;
+  /** The request log's queue (logger plugin). */
+  requestLog: RequestLogService;
+  /** The configured providers (provider-router plugin). */
+  providers: ProvidersService;
+  /** Test tickets for API keys (auth-guard plugin). */
+  authGuard: AuthGuardService;
+}
 
 export interface ServiceRegistry {
   /** Offers `service` under `name`. Throws if the name is taken (two plugins of one kind). */
@@ -24,6 +38,7 @@ export interface ServiceRegistry {
   get<K extends keyof GatewayServices>(name: K): GatewayServices[K] | undefined;
 }
 
+/** An empty registry; the gateway makes one per boot and hands it to every plugin and the admin API. */
 export function createServiceRegistry(): ServiceRegistry {
   const services = new Map<PropertyKey, unknown>();
   return {
@@ -35,4 +50,135 @@ export function createServiceRegistry(): ServiceRegistry {
       return services.get(name) as GatewayServices[typeof name] | undefined;
     },
   };
+}
+
+/**
+ * `pricing`: the price of a model and the cost of a request. Prices are USD per million tokens (what
+ * providers publish); costs are integer nano-USD (`RequestCost`).
+ */
+export interface PriceBook {
+  /** The price of `model` served by provider `provider` (ids without prefix), or null = unpriced. */
+  priceFor(provider: string, model: string): ModelPrice | null;
+  /** The cost of `usage` at `price`; a null price gives all zeros with `unpriced: true`. */
+  costOf(price: ModelPrice | null, usage: TokenCounts): RequestCost;
+  /**
+   * Worst-case cost for a reservation: `promptTokens` at the input rate + `maxOutputTokens` at the output rate. 0 when unpriced.
+   * (When the cache-write rate is above the input rate, prompt tokens are taken at the cache-write rate: an upper bound.)
+   */
+  maxCostNanos(price: ModelPrice | null, promptTokens: number, maxOutputTokens: number): number;
+  /** Every stored price (rows with a null model never appear), sorted by model. */
+  list(): ModelPrice[];
+  /** Gateway provider id → the price dataset's provider id (config `datasetProviders`), for imports. */
+  readonly datasetProviders: Readonly<Record<string, string>>;
+  /** Forgets cached prices; call after writing `model_pricing`. */
+  invalidate(): void;
+}
+
+/** One user's budget as of now. Amounts are integer nano-USD. */
+export interface BudgetStatus {
+  /** null = unlimited. */
+  limitNanos: number | null;
+  period: BudgetPeriod;
+  spentNanos: number;
+  reservedNanos: number;
+  /** limit − spent − reserved, never below 0; null when unlimited. */
+  remainingNanos: number | null;
+  /** The current period's window (`calendar-period.ts`). */
+  window: BudgetWindow;
+}
+
+/** `budget`: a user's budget now, for `GET /api/account` and the admin UI, and a way to see a limit changed in this process. */
+export interface BudgetService {
+  /** IANA timezone the periods are aligned in. */
+  readonly timeZone: string;
+  /** The user's budget now (amounts in nano-USD); undefined for an unknown user. */
+  status(userId: number): BudgetStatus | undefined;
+  /** Re-reads a user's budget settings after an in-process change (all users when omitted). */
+  invalidate(userId?: number): void;
+}
+
+/** One rate limit's state; the same figures as the `x-ratelimit-*` headers. */
+export interface LimitState {
+  /** Requests or tokens per minute. */
+  limit: number;
+  remaining: number;
+  /** Ms until the limit is fully replenished (0 = full now). */
+  resetMs: number;
+}
+
+/** `rateLimit`: a caller's current limits, for `GET /api/account` and the admin UI. */
+export interface RateLimitService {
+  /** The effective limits for this caller (user limits, or the tighter key limits); null = no such limit. */
+  statusOf(principal: Principal): { requests: LimitState | null; tokens: LimitState | null };
+}
+
+/** `requestLog`: the request log's in-memory queue, flushed before reading `llm_requests`. */
+export interface RequestLogService {
+  /** Writes what is queued now; returns the number of rows written. */
+  flush(): number;
+  /** Rows waiting in memory. */
+  depth(): number;
+}
+
+/** The outcome of a credential test, as `POST /admin/api/users/:id/credentials/:provider/test` shows it. */
+export interface CredentialTestResult {
+  /** True when the provider listed its models with the credential. */
+  ok: boolean;
+  /** 200 on success; the gateway's status for the failure (the upstream's 4xx, 502, 504); null when nothing answered. */
+  status: number | null;
+  /** Time the listing took, ms. */
+  latency_ms: number;
+  /** How many models the provider listed; null on failure. */
+  models: number | null;
+  error: { message: string; type: string; code: string } | null;
+}
+
+/** One provider's outcome of `ProvidersService.syncCatalog`, as `tollgate models sync` prints it. */
+export interface CatalogSyncResult {
+  provider: string;
+  /** How many models the provider listed (and were stored); null on failure. */
+  models: number | null;
+  /** Why nothing was stored; null on success. */
+  error: string | null;
+}
+
+/** `providers`: the configured providers, for the admin API and the CLI. */
+export interface ProvidersService {
+  /** Configured providers, in manifest order: id and human name. */
+  list(): Array<{ id: string; name: string }>;
+  /**
+   * Lists the provider's models with this user's own credential (not the shared one) and reports.
+   * Throws 404 `provider_not_found` for an unknown provider and 404 `credential_not_found` when the
+   * user has no credential of their own for it.
+   */
+  testCredential(gatewayUserId: number, provider: string): Promise<CredentialTestResult>;
+  /** Forgets cached credentials of a user (all users when omitted), after an admin write. */
+  invalidateCredentials(gatewayUserId?: number): void;
+  /**
+   * Fetches the model list of every provider (or only `providerId`) now, with its shared credential,
+   * and replaces its list in the persisted catalog (`model-catalog-store.ts`), one provider after the
+   * other in manifest order. A provider without a shared credential, or whose listing fails, is
+   * reported in its result, never thrown. Throws 404 `provider_not_found` for an unknown `providerId`.
+   */
+  syncCatalog(providerId?: string): Promise<CatalogSyncResult[]>;
+}
+
+/** Every test ticket starts with this, so auth-guard tells it from a key (`tg_…`) before hashing. */
+export const TEST_TICKET_PREFIX = 'tgt_';
+
+/** How long an issued test ticket can be redeemed, ms. */
+export const TEST_TICKET_TTL_MS = 10_000;
+
+/**
+ * `authGuard`: single-use test tickets, so the admin API can make a real request as a key it never
+ * sees (only the key's SHA-256 is stored).
+ */
+export interface AuthGuardService {
+  /**
+   * A random single-use ticket (`tgt_` + 43 base64url characters) that authenticates exactly as the
+   * API key `apiKeyId` would (revoked → 401, expired → 401, disabled user → 403) for one request
+   * within `TEST_TICKET_TTL_MS` of the gateway clock, without touching the key's `last_used_at`.
+   * Null when no key has that id.
+   */
+  issueTestTicket(apiKeyId: number): string | null;
 }

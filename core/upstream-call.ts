@@ -1,6 +1,6 @@
 /**
  * What the router hands the core: one upstream HTTP call plus the codec that turns the upstream's
- * answer into canonical OpenAI shapes. Providers build these (plugins/provider-router/providers/);
+ * answer into canonical OpenAI shapes. Providers build these (the provider router's provider files);
  * the core dispatches them without knowing which provider it talks to.
  */
 import type { ChatCompletion, ChatCompletionChunk } from './chat-types.ts';

@@ -2,7 +2,7 @@
  * The API key test (`POST /admin/api/keys/:id/test`, `docs/admin-api.md` "API keys"): a real request
  * through the gateway's own HTTP server and whole pipeline as that key, `GET /api/account`, and with a
  * model a one-token chat completion. Only the key's SHA-256 is stored, so auth-guard issues a
- * single-use ticket that stands for the key for one request (`plugins/auth-guard/service.ts`); the
+ * single-use ticket that stands for the key for one request (the `authGuard` service, `services.ts`); the
  * ticket is presented as the bearer token and authenticates exactly as the key would.
  */
 import { performance } from 'node:perf_hooks';

@@ -13,6 +13,7 @@ import type { Store } from '../db.ts';
 import { nowIso } from '../db.ts';
 import type { Database } from '../db-types.ts';
 import { invalidRequest } from '../errors.ts';
+import { usd } from '../money.ts';
 import { parseTimestamp, queryInt, queryString } from './fields.ts';
 
 /** One request as the admin API shows it. `user_id` is null once the user is deleted. */
@@ -235,7 +236,7 @@ function toLogRow(raw: RawLogRow): LogRow {
     completion_tokens: raw.completion_tokens,
     cached_tokens: raw.cached_tokens,
     cache_write_tokens: raw.cache_write_tokens,
-    cost_usd: raw.cost_nanos === null ? null : raw.cost_nanos / 1e9,
+    cost_usd: raw.cost_nanos === null ? null : usd(raw.cost_nanos),
     cost_nanos: raw.cost_nanos,
     unpriced: raw.unpriced === 1,
     usage_estimated: raw.usage_estimated === 1,

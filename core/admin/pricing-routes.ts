@@ -1,7 +1,7 @@
 /**
  * `/admin/api/pricing`: model prices (USD per million tokens) and the cost calculator
- * (`docs/admin-api.md`, "Model pricing"). Storage and arithmetic are the pricing plugin's
- * (`pricing-store.ts`, `cost.ts`): this file only validates, maps errors and shapes replies.
+ * (`docs/admin-api.md`, "Model pricing"). Storage and arithmetic are core domain modules
+ * (`price-table.ts`, `cost.ts`): this file only validates, maps errors and shapes replies.
  *
  * Every write drops the in-process price book (`pricing.invalidate()`) so the very next request is
  * billed at the new price; `notifyChange()` tells the other caches.
@@ -11,14 +11,12 @@ import { json } from './context.ts';
 import { objectBody, onlyFields, numberField, queryString, stringField, type Body } from './fields.ts';
 import { conflict, invalidRequest, modelNotFound, resourceNotFound } from '../errors.ts';
 import {
-  deletePrice, getPrice, importPrices, PriceValidationError, searchPrices, setPrice, validatePrice,
-  type PriceInput, type StoredPrice,
-} from '../../plugins/pricing/pricing-store.ts';
-import { datasetPrices } from '../../plugins/pricing/dataset.ts';
-import { costOf } from '../../plugins/pricing/cost.ts';
-import { DEFAULT_DATASET_PROVIDERS } from '../../plugins/pricing/schema.ts';
-import type { ModelPrice } from '../../plugins/pricing/service.ts';
-import { toModelPrice } from '../../plugins/pricing/price-book.ts';
+  deletePrice, getPrice, importPrices, PriceValidationError, searchPrices, setPrice, toModelPrice, validatePrice,
+  type ModelPrice, type PriceInput, type StoredPrice,
+} from '../price-table.ts';
+import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../price-dataset.ts';
+import { costOf } from '../cost.ts';
+import { usd } from '../money.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 
 /** The contract's Price object: a stored price and when it changed (null only for a provider's implicit free price). */
@@ -31,7 +29,6 @@ const PRICE_FIELDS = [
 /** Read-only fields of a Price object: accepted (and ignored) so a row read by GET can be sent back as is. */
 const READ_ONLY_FIELDS = ['source', 'updated_at'] as const;
 const CALCULATE_FIELDS = ['model', 'provider', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'cache_write_tokens'] as const;
-const NANOS_PER_USD = 1e9;
 
 function priceView(row: StoredPrice | (ModelPrice & { updated_at?: string })): AdminPrice {
   return { ...toModelPrice(row), updated_at: row.updated_at ?? null };
@@ -177,11 +174,11 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
         return json(200, {
           model, provider: provider ?? price.provider, price,
           input_tokens: input, cached_input_tokens: cached, cache_write_tokens: written, output_tokens: output,
-          input_cost_usd: cost.inputNanos / NANOS_PER_USD,
-          cached_input_cost_usd: cost.cachedInputNanos / NANOS_PER_USD,
-          cache_write_cost_usd: cost.cacheWriteNanos / NANOS_PER_USD,
-          output_cost_usd: cost.outputNanos / NANOS_PER_USD,
-          cost_usd: cost.totalNanos / NANOS_PER_USD,
+          input_cost_usd: usd(cost.inputNanos),
+          cached_input_cost_usd: usd(cost.cachedInputNanos),
+          cache_write_cost_usd: usd(cost.cacheWriteNanos),
+          output_cost_usd: usd(cost.outputNanos),
+          cost_usd: usd(cost.totalNanos),
           cost_nanos: cost.totalNanos,
         });
       },

@@ -8,7 +8,8 @@
  * midnight) and the quarters are folded into local calendar days with Intl.
  */
 import type { Sqlite } from '../db.ts';
-import { budgetWindow } from '../../plugins/budget/period.ts';
+import { budgetWindow } from '../calendar-period.ts';
+import { usd } from '../money.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -88,7 +89,7 @@ export function queryTotals(sqlite: Sqlite, range: StatsRange): StatsTotals & { 
     prompt_tokens: row.prompt_tokens,
     completion_tokens: row.completion_tokens,
     total_tokens: row.prompt_tokens + row.completion_tokens,
-    cost_usd: row.cost_nanos / 1e9,
+    cost_usd: usd(row.cost_nanos),
     cost_nanos: row.cost_nanos,
     ttftCount: row.ttft_count,
   };
@@ -166,7 +167,7 @@ export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string)
     day.total_tokens += q.total_tokens;
     day.cost_nanos += q.cost_nanos;
   }
-  return [...days.values()].map((day) => ({ ...day, cost_usd: day.cost_nanos / 1e9 }));
+  return [...days.values()].map((day) => ({ ...day, cost_usd: usd(day.cost_nanos) }));
 }
 
 /** Users by cost in the range, most first (ties: more requests), at most `limit`. */
@@ -177,7 +178,7 @@ export function queryTopUsers(sqlite: Sqlite, range: StatsRange, limit: number):
       FROM llm_requests r LEFT JOIN gateway_users u ON u.id = r.gateway_user_id
       WHERE r.created_at >= ? AND r.created_at < ?
       GROUP BY r.gateway_user_id ORDER BY cost_nanos DESC, requests DESC, r.gateway_user_id LIMIT ?`,
-  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: row.cost_nanos / 1e9 }));
+  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) }));
 }
 
 /** Provider + model pairs by cost in the range, most first (ties: more requests), at most `limit`. */
@@ -187,5 +188,5 @@ export function queryTopModels(sqlite: Sqlite, range: StatsRange, limit: number)
         ${TOKENS} AS total_tokens, coalesce(sum(cost_nanos), 0) AS cost_nanos
       FROM llm_requests WHERE ${IN_RANGE} AND coalesce(model_served, model_requested) IS NOT NULL
       GROUP BY provider, model ORDER BY cost_nanos DESC, requests DESC, model LIMIT ?`,
-  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: row.cost_nanos / 1e9 }));
+  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) }));
 }

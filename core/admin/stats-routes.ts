@@ -8,6 +8,7 @@ import { invalidRequest } from '../errors.ts';
 import { json, type AdminContext, type AdminRoute } from './context.ts';
 import { parseTimestamp, queryString } from './fields.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
+import { usd } from '../money.ts';
 import {
   addDays, localDate, queryPerDay, queryPercentiles, queryTopModels, queryTopUsers, queryTotals, startOfLocalDay,
   type StatsRange,
@@ -65,7 +66,7 @@ function budgetAlerts(ctx: AdminContext): BudgetAlert[] {
     if (!status || status.limitNanos === null) continue;
     const ratio = status.limitNanos === 0 ? 1 : status.spentNanos / status.limitNanos;
     if (ratio < ALERT_RATIO) continue;
-    alerts.push({ user_id: user.id, user_name: user.name, limit_usd: status.limitNanos / 1e9, spent_usd: status.spentNanos / 1e9, ratio });
+    alerts.push({ user_id: user.id, user_name: user.name, limit_usd: usd(status.limitNanos), spent_usd: usd(status.spentNanos), ratio });
   }
   return alerts.sort((a, b) => b.ratio - a.ratio || a.user_name.localeCompare(b.user_name));
 }

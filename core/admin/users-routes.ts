@@ -19,13 +19,8 @@ import {
   updateGatewayUser, type GatewayUserView, type UserFields,
 } from '../gateway-users.ts';
 import type { BudgetPeriod } from '../db-types.ts';
-import type { GatewayServices } from '../services.ts';
-
-/** A user's budget as the budget plugin's service reports it (amounts in nano-USD). */
-type BudgetStatus = NonNullable<ReturnType<GatewayServices['budget']['status']>>;
-
-const NANOS_PER_USD = 1e9;
-const usd = (nanos: number): number => nanos / NANOS_PER_USD;
+import type { BudgetStatus } from '../services.ts';
+import { usd } from '../money.ts';
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** A user's budget now. Figures are null when the budget plugin is not in the manifest (nothing tracks spend). */

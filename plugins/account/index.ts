@@ -14,12 +14,9 @@ import { accountSchema } from './openapi.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { reply } from '../../core/plugin.ts';
 import { nowIso } from '../../core/db.ts';
-import type { BudgetStatus } from '../budget/ledger.ts';
-import type { LimitState } from '../rate-limit/service.ts';
-import { budgetWindow } from '../budget/period.ts';
-
-const NANOS_PER_USD = 1e9;
-const usd = (nanos: number) => nanos / NANOS_PER_USD;
+import type { BudgetStatus, LimitState } from '../../core/services.ts';
+import { budgetWindow } from '../../core/calendar-period.ts';
+import { usd } from '../../core/money.ts';
 const isoOrNull = (ms: number | null) => (ms === null ? null : nowIso(ms));
 
 function budgetView(status: BudgetStatus | undefined, timeZone: string) {

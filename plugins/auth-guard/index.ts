@@ -7,8 +7,8 @@
  * is cleared whenever another process commits to the database (`store.onExternalChange`), so a key
  * revoked with the CLI stops working within about 250 ms.
  *
- * It also offers the `authGuard` service (`service.ts`): single-use test tickets that stand for a key
- * for one request, for the admin key test (the key itself is never stored, so nothing else could
+ * It also offers the `authGuard` service (core `services.ts`): single-use test tickets that stand for
+ * a key for one request, for the admin key test (the key itself is never stored, so nothing else could
  * present it).
  */
 import { randomBytes } from 'node:crypto';
@@ -20,7 +20,7 @@ import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
 import { hashApiKey } from '../../core/api-keys.ts';
 import { nowIso, prepareQuery } from '../../core/db.ts';
 import { authGuardSchema, type AuthGuardConfig } from './schema.ts';
-import { TEST_TICKET_PREFIX, TEST_TICKET_TTL_MS, type AuthGuardService } from './service.ts';
+import { TEST_TICKET_PREFIX, TEST_TICKET_TTL_MS, type AuthGuardService } from '../../core/services.ts';
 
 interface KeyRecord {
   principal: Principal;

@@ -21,8 +21,8 @@ import type { Exchange } from '../../core/exchange.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
-import { createBudgetLedger, isReservation, type BudgetStatus, type Reservation } from './ledger.ts';
-import type { BudgetService } from './service.ts';
+import { createBudgetLedger, isReservation, type Reservation } from './ledger.ts';
+import type { BudgetService, BudgetStatus } from '../../core/services.ts';
 
 interface BudgetState {
   reservation: Reservation | null;

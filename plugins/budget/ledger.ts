@@ -11,28 +11,16 @@
  * Reservations are not persisted: after a crash the requests they covered are gone too.
  *
  * Rollover is lazy: spend recorded for a window that has ended counts as 0 from the boundary on
- * (`budgetWindow` in period.ts), with no timer. Spend recorded for a window that started at or after
- * the current window's start still counts (the period or timezone was changed to a longer one).
+ * (`budgetWindow`, core `calendar-period.ts`), with no timer. Spend recorded for a window that
+ * started at or after the current window's start still counts (the period or timezone was changed
+ * to a longer one).
  */
 import type { Store } from '../../core/db.ts';
 import { nowIso, prepareQuery } from '../../core/db.ts';
 import type { BudgetPeriod } from '../../core/db-types.ts';
-import { budgetWindow, type BudgetWindow } from './period.ts';
-
-/** 1 micro-USD (the unit of `budget_limit_micros`) in nano-USD. */
-const NANOS_PER_MICRO = 1_000;
-
-/** One user's budget as of now. */
-export interface BudgetStatus {
-  /** null = unlimited. */
-  limitNanos: number | null;
-  period: BudgetPeriod;
-  spentNanos: number;
-  reservedNanos: number;
-  /** limit − spent − reserved, never below 0; null when unlimited. */
-  remainingNanos: number | null;
-  window: BudgetWindow;
-}
+import { budgetWindow, type BudgetWindow } from '../../core/calendar-period.ts';
+import { microsToNanos } from '../../core/money.ts';
+import type { BudgetStatus } from '../../core/services.ts';
 
 /** A reservation to settle or release when the request ends. */
 export interface Reservation {
@@ -110,7 +98,7 @@ export function createBudgetLedger(store: Store, timeZone: string, flushDelayMs 
       return undefined;
     }
     const user: UserBudget = {
-      limitNanos: row.budget_limit_micros === null ? null : row.budget_limit_micros * NANOS_PER_MICRO,
+      limitNanos: row.budget_limit_micros === null ? null : microsToNanos(row.budget_limit_micros),
       period: row.budget_period,
       spentNanos: row.budget_spent_nanos,
       spentWindowStartMs: row.budget_period_start === null ? null : Date.parse(row.budget_period_start),

@@ -12,13 +12,6 @@ import { loggerSchema, type LoggerConfig } from './schema.ts';
 import { createRequestLogWriter, type RequestLogRow } from './request-log.ts';
 import { Gauge } from 'prom-client';
 
-declare module '../../core/services.ts' {
-  interface GatewayServices {
-    /** The request log's queue: `flush()` writes what is queued now (returns the rows written). */
-    requestLog: { flush(): number; depth(): number };
-  }
-}
-
 /** The log row for a finished exchange. Latencies are whole ms from arrival. */
 export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
   return {

@@ -9,6 +9,7 @@ import { Counter, Gauge, Histogram, type LabelValues } from 'prom-client';
 import type { MetricsRegistry } from '../../core/metrics.ts';
 import type { Operation } from '../../core/exchange.ts';
 import type { Log } from '../../core/log.ts';
+import { usd } from '../../core/money.ts';
 import type { MetricsConfig } from './schema.ts';
 
 /** Distinct upstream error codes per provider before the rest count as `other` (codes come from upstreams). */
@@ -184,7 +185,7 @@ function registerCounters(
   scrapedCounter(registry, 'tollgate_cost_usd_total',
     'Cost of chat completions in USD, as priced when they ended (a float for display; exact integer sums are in the request log).',
     ['provider', 'model'], (add) => {
-      for (const t of tallies()) if (t.billed) add({ provider: t.provider, model: t.model }, t.costNanos / 1e9);
+      for (const t of tallies()) if (t.billed) add({ provider: t.provider, model: t.model }, usd(t.costNanos));
     });
   const perTally = (name: string, help: string, pick: (t: TargetTally) => number) =>
     scrapedCounter(registry, name, help, ['provider', 'model'], (add) => {

@@ -16,17 +16,12 @@ import { pricingSchemas } from './openapi.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { getModelDisplayName } from '../provider-router/model-display-name.ts';
+import { getModelDisplayName } from '../../core/model-display-name.ts';
+import { createModelIdResolver, datasetPrices, type ModelIdResolver } from '../../core/price-dataset.ts';
+import { importPrices, type ModelPrice } from '../../core/price-table.ts';
+import { per1k } from '../../core/money.ts';
 import { createPriceBook, type ClosablePriceBook } from './price-book.ts';
-import { createModelIdResolver, datasetPrices, type ModelIdResolver } from './dataset.ts';
-import { importPrices } from './pricing-store.ts';
-import type { ModelPrice } from './service.ts';
 import { pricingSchema, type PricingConfig } from './schema.ts';
-
-/** USD per 1,000 tokens from USD per million, without float noise (0.15 → 0.00015, not 0.00015000000000000001). */
-export function per1k(usdPerMillion: number | null): number | null {
-  return usdPerMillion === null ? null : Number((usdPerMillion / 1000).toPrecision(12));
-}
 
 /** One item of `GET /api/pricing`. */
 export function pricingView(price: ModelPrice) {

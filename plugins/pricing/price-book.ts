@@ -16,10 +16,10 @@
 import { LRUCache } from 'lru-cache';
 import type { Store } from '../../core/db.ts';
 import type { Log } from '../../core/log.ts';
-import type { ModelPrice, PriceBook } from './service.ts';
-import { costOf, maxCostNanos } from './cost.ts';
-import { createPriceReader } from './pricing-store.ts';
-import type { ModelIdResolver } from './dataset.ts';
+import type { PriceBook } from '../../core/services.ts';
+import { costOf, maxCostNanos } from '../../core/cost.ts';
+import { createPriceReader, toModelPrice, type ModelPrice } from '../../core/price-table.ts';
+import type { ModelIdResolver } from '../../core/price-dataset.ts';
 
 export interface PriceBookConfig {
   datasetProviders: Readonly<Record<string, string>>;
@@ -35,19 +35,6 @@ export interface ClosablePriceBook extends PriceBook {
 }
 
 const LOOKUP_CACHE_SIZE = 10_000;
-
-/** Just the `ModelPrice` fields of a stored row (or of any object carrying them). */
-export function toModelPrice(row: ModelPrice): ModelPrice {
-  return {
-    model: row.model,
-    provider: row.provider,
-    input_price_per_million: row.input_price_per_million,
-    output_price_per_million: row.output_price_per_million,
-    cached_input_price_per_million: row.cached_input_price_per_million,
-    cache_write_price_per_million: row.cache_write_price_per_million,
-    source: row.source,
-  };
-}
 
 function freePrice(provider: string, model: string): ModelPrice {
   return Object.freeze({

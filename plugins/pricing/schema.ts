@@ -1,24 +1,11 @@
 import type { JsonSchema } from '../../core/json-schema.ts';
+import { DEFAULT_DATASET_PROVIDERS } from '../../core/price-dataset.ts';
 
 export interface PricingConfig {
   seedOnFirstStart: boolean;
   datasetProviders: Record<string, string>;
   freeProviders: string[];
 }
-
-/** Gateway provider id → `@pydantic/genai-prices` provider id, in priority order (first wins a shared model id). */
-export const DEFAULT_DATASET_PROVIDERS: Readonly<Record<string, string>> = Object.freeze({
-  openai: 'openai',
-  anthropic: 'anthropic',
-  gemini: 'google',
-  mistral: 'mistral',
-  groq: 'groq',
-  deepseek: 'deepseek',
-  xai: 'x-ai',
-  openrouter: 'openrouter',
-  together: 'together',
-  fireworks: 'fireworks',
-});
 
 const PROVIDER_ID_PATTERN = '^[a-z0-9][a-z0-9_-]*$';
 

@@ -1,50 +1,40 @@
 /**
- * What the router offers the admin API (`ctx.services.get('providers')`): the configured providers,
- * a test of one user's own credential (the provider's model list, the cheapest authenticated call,
- * fetched by that provider's own `listModels`), and a way to drop cached credentials after an admin
- * wrote one.
+ * The router's `providers` service (`ProvidersService`, core `services.ts`) for the admin API and the
+ * CLI: the configured providers, a test of one user's own credential (the provider's model list, the
+ * cheapest authenticated call, fetched by that provider's own `listModels`), a way to drop cached
+ * credentials after an admin wrote one, and a catalog sync with the shared credentials
+ * (`tollgate models sync`).
  */
 import { performance } from 'node:perf_hooks';
 import { GatewayError, providerNotFound, resourceNotFound } from '../../core/errors.ts';
-import type { ProviderService } from './providers/base.ts';
+import type { CatalogSyncResult, ProvidersService } from '../../core/services.ts';
+import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import type { CredentialResolver } from './user-credentials.ts';
 
-/** The outcome of a credential test, as `POST /admin/api/users/:id/credentials/:provider/test` shows it. */
-export interface CredentialTestResult {
-  /** True when the provider listed its models with the credential. */
-  ok: boolean;
-  /** 200 on success; the gateway's status for the failure (the upstream's 4xx, 502, 504); null when nothing answered. */
-  status: number | null;
-  /** Time the listing took, ms. */
-  latency_ms: number;
-  /** How many models the provider listed; null on failure. */
-  models: number | null;
-  error: { message: string; type: string; code: string } | null;
-}
-
-export interface ProvidersService {
-  /** Configured providers, in manifest order: id and human name. */
-  list(): Array<{ id: string; name: string }>;
-  /**
-   * Lists the provider's models with this user's own credential (not the shared one) and reports.
-   * Throws 404 `provider_not_found` for an unknown provider and 404 `credential_not_found` when the
-   * user has no credential of their own for it.
-   */
-  testCredential(gatewayUserId: number, provider: string): Promise<CredentialTestResult>;
-  /** Forgets cached credentials of a user (all users when omitted), after an admin write. */
-  invalidateCredentials(gatewayUserId?: number): void;
-}
-
-declare module '../../core/services.ts' {
-  interface GatewayServices {
-    providers: ProvidersService;
-  }
-}
+/** Stores a provider's freshly listed models (the persisted catalog). */
+export type PersistModels = (provider: string, models: CatalogEntry[]) => void;
 
 /** A credential test gives up after this long (a model list is small; a hung upstream is a failure). */
 const TEST_TIMEOUT_MS = 15_000;
 
-export function createProvidersService(providers: ReadonlyMap<string, ProviderService>, credentials: CredentialResolver): ProvidersService {
+/** Lists one provider's models with its shared credential and stores them; failures become the result. */
+async function syncOne(provider: ProviderService, persist: PersistModels): Promise<CatalogSyncResult> {
+  const credential = provider.sharedCredential();
+  if (!credential) {
+    return { provider: provider.id, models: null, error: 'no shared credential (set its API key in the environment or manifest)' };
+  }
+  try {
+    const models = await provider.listModels(credential);
+    persist(provider.id, models);
+    return { provider: provider.id, models: models.length, error: null };
+  } catch (err) {
+    return { provider: provider.id, models: null, error: (err as Error).message };
+  }
+}
+
+export function createProvidersService(
+  providers: ReadonlyMap<string, ProviderService>, credentials: CredentialResolver, persist: PersistModels,
+): ProvidersService {
   return {
     list: () => [...providers.values()].map((p) => ({ id: p.id, name: p.name })),
 
@@ -72,5 +62,14 @@ export function createProvidersService(providers: ReadonlyMap<string, ProviderSe
     },
 
     invalidateCredentials: (gatewayUserId) => credentials.invalidate(gatewayUserId),
+
+    async syncCatalog(providerId) {
+      if (providerId !== undefined && !providers.has(providerId)) throw providerNotFound(providerId, [...providers.keys()]);
+      const results: CatalogSyncResult[] = [];
+      for (const provider of providers.values()) {
+        if (providerId === undefined || provider.id === providerId) results.push(await syncOne(provider, persist));
+      }
+      return results;
+    },
   };
 }

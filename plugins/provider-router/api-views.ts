@@ -4,7 +4,7 @@
  * `GET /api/providers/{provider}`. Every model name shown comes from `getModelDisplayName`.
  */
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
-import { getModelDisplayName } from './model-display-name.ts';
+import { getModelDisplayName } from '../../core/model-display-name.ts';
 
 type Lists = Array<{ provider: string; models: CatalogEntry[] }>;
 

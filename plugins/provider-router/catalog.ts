@@ -1,14 +1,14 @@
 /**
  * The model catalog: each provider's discovered model list, cached in memory with a TTL. A list that
- * was persisted by an earlier run (`catalog-store.ts`) seeds the cache with its remaining freshness,
- * so a restart does not re-discover a fresh list, and a restart with the upstream down still serves
- * the old one. When a refresh fails the stale list is served (lru-cache `allowStaleOnFetchRejection`).
+ * was persisted by an earlier run (core `model-catalog-store.ts`) seeds the cache with its remaining
+ * freshness, so a restart does not re-discover a fresh list, and a restart with the upstream down
+ * still serves the old one. When a refresh fails the stale list is served (lru-cache `allowStaleOnFetchRejection`).
  * Providers that cannot be listed (down and never listed, no shared credential) contribute nothing.
  */
 import { LRUCache } from 'lru-cache';
 import type { Log } from '../../core/log.ts';
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
-import type { PersistedList } from './catalog-store.ts';
+import type { PersistedList } from '../../core/model-catalog-store.ts';
 
 export interface Catalog {
   /** Every provider's models (fetching lists not yet cached or expired). */

@@ -2,8 +2,8 @@
  * provider-router: the terminal plugin. Resolves the request's `model` to a provider and upstream
  * model (`resolve-model.ts`), picks the credential (the user's own, else the shared one:
  * `user-credentials.ts`), sets `ex.target` and returns the provider's `UpstreamCall`. It also answers
- * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by
- * `catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
+ * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by core
+ * `model-catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -15,11 +15,11 @@ import { providerNotConfigured, providerNotFound, routeNotFound } from '../../co
 import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
-import { loadPersistedCatalog, persistCatalog } from './catalog-store.ts';
+import { loadPersistedCatalog, persistCatalog } from '../../core/model-catalog-store.ts';
 import { resolveModel } from './resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
 import { modelCatalog, openAIModelList, providerView, type PriceLookup } from './api-views.ts';
-import { per1k } from '../pricing/index.ts';
+import { per1k } from '../../core/money.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
 
@@ -37,14 +37,15 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
 
 async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin> {
   const providers = createProviders(config, ctx);
+  const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.sqlite, provider, models);
   const catalog = createCatalog(providers, {
     ttlMs: config.catalogTtlMs,
     log: ctx.log,
     persisted: await loadPersistedCatalog(ctx.store.db),
-    onDiscovered: (provider, models) => persistCatalog(ctx.store.sqlite, provider, models),
+    onDiscovered: persist,
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
-  ctx.services.provide('providers', createProvidersService(providers, credentials));
+  ctx.services.provide('providers', createProvidersService(providers, credentials, persist));
   const userCatalog = createUserCatalog(config.catalogTtlMs, ctx.log);
   const prices: PriceLookup = (provider, model) => {
     const price = ctx.services.get('pricing')?.priceFor(provider, model);

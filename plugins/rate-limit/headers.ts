@@ -3,7 +3,7 @@
  * `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`. Reset values use the duration format
  * OpenAI sends (`1s`, `6m0s`, `59.5s`, `20ms`), which is Go's `time.Duration.String()`.
  */
-import type { LimitState } from './service.ts';
+import type { LimitState } from '../../core/services.ts';
 
 /**
  * Whole ms as a Go-style duration: `0s`; below a second `20ms`; otherwise `[Nh][Nm]N[.fff]s` with the

@@ -21,7 +21,7 @@ import { rateLimitExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { createGcraLimiter, type GcraDecision, type GcraLimiter } from './gcra.ts';
 import { setRateLimitHeaders, tighterOf } from './headers.ts';
-import type { LimitState, RateLimitService } from './service.ts';
+import type { LimitState, RateLimitService } from '../../core/services.ts';
 import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
 
 const PERIOD_MS = 60_000;

@@ -18,7 +18,7 @@ import { createLog } from '../../core/log.ts';
 import { createGatewayUser, updateGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey, revokeApiKey } from '../../core/api-keys.ts';
 import { authGuard } from '../../plugins/auth-guard/index.ts';
-import { TEST_TICKET_TTL_MS } from '../../plugins/auth-guard/service.ts';
+import { TEST_TICKET_TTL_MS } from '../../core/services.ts';
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { GatewayError } from '../../core/errors.ts';

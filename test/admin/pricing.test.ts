@@ -9,10 +9,8 @@ import { startTestGateway, manualClock, type TestGateway } from '../helpers/test
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
-import { datasetPrices } from '../../plugins/pricing/dataset.ts';
-import { DEFAULT_DATASET_PROVIDERS } from '../../plugins/pricing/schema.ts';
-import { listPrices, validatePrice } from '../../plugins/pricing/pricing-store.ts';
-import type { ModelPrice } from '../../plugins/pricing/service.ts';
+import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../../core/price-dataset.ts';
+import { listPrices, validatePrice, type ModelPrice } from '../../core/price-table.ts';
 import { listUnpricedModels } from '../../core/admin/unpriced-models.ts';
 import type { AdminContext } from '../../core/admin/context.ts';
 import { openStore } from '../../core/db.ts';

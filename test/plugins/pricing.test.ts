@@ -13,12 +13,13 @@ import { createServiceRegistry, type ServiceRegistry } from '../../core/services
 import type { PluginContext, Plugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import type { TokenCounts } from '../../core/chat-types.ts';
-import { pricing, per1k } from '../../plugins/pricing/index.ts';
+import type { PriceBook } from '../../core/services.ts';
+import { per1k } from '../../core/money.ts';
+import { datasetModelId, datasetPrices, DEFAULT_DATASET_PROVIDERS, priceInEffect } from '../../core/price-dataset.ts';
+import { deletePrice, getPrice, importPrices, listPrices, PriceValidationError, setPrice } from '../../core/price-table.ts';
+import { pricing } from '../../plugins/pricing/index.ts';
 import { createPriceBook } from '../../plugins/pricing/price-book.ts';
-import { datasetModelId, datasetPrices, priceInEffect } from '../../plugins/pricing/dataset.ts';
-import { DEFAULT_DATASET_PROVIDERS, type PricingConfig } from '../../plugins/pricing/schema.ts';
-import { deletePrice, getPrice, importPrices, listPrices, PriceValidationError, setPrice } from '../../plugins/pricing/pricing-store.ts';
-import type { PriceBook } from '../../plugins/pricing/service.ts';
+import type { PricingConfig } from '../../plugins/pricing/schema.ts';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { runCli } from '../helpers/cli.ts';

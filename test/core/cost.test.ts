@@ -1,8 +1,8 @@
 /** The cost arithmetic: integer nano-USD, parts rounded once each, cached tokens never billed twice. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { costOf, maxCostNanos, partNanos, rateNanosPerMillion } from '../../plugins/pricing/cost.ts';
-import type { ModelPrice } from '../../plugins/pricing/service.ts';
+import { costOf, maxCostNanos, partNanos, rateNanosPerMillion } from '../../core/cost.ts';
+import type { ModelPrice } from '../../core/price-table.ts';
 import type { TokenCounts } from '../../core/chat-types.ts';
 import type { RequestCost } from '../../core/exchange.ts';
 

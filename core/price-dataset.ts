@@ -10,7 +10,25 @@
  * ignored: they are off-peak variants of the same model).
  */
 import type { ConditionalPrice, ModelInfo, ModelPrice, TieredPrices } from '@pydantic/genai-prices';
-import type { PriceInput } from './pricing-store.ts';
+import type { PriceInput } from './price-table.ts';
+
+/**
+ * Gateway provider id → `@pydantic/genai-prices` provider id, in priority order (first wins a shared
+ * model id). The pricing plugin's `datasetProviders` default; the CLI and the admin API fall back to
+ * it when the manifest has no pricing plugin.
+ */
+export const DEFAULT_DATASET_PROVIDERS: Readonly<Record<string, string>> = Object.freeze({
+  openai: 'openai',
+  anthropic: 'anthropic',
+  gemini: 'google',
+  mistral: 'mistral',
+  groq: 'groq',
+  deepseek: 'deepseek',
+  xai: 'x-ai',
+  openrouter: 'openrouter',
+  together: 'together',
+  fireworks: 'fireworks',
+});
 
 type GenaiPrices = typeof import('@pydantic/genai-prices');
 

@@ -1,14 +1,13 @@
 /**
- * Calendar logic of budget periods: which window of time a gateway user's spend belongs to.
+ * Calendar periods: which window of time a gateway user's spend belongs to (the budget plugin's
+ * ledger, the account endpoint, the admin statistics).
  *
  * Periods are calendar-aligned in the gateway's IANA timezone: `daily` starts at local 00:00,
  * `weekly` on Monday 00:00 local (ISO 8601 weeks), `monthly` on the 1st at 00:00 local, and
  * `never` is one window for all time. Windows are computed lazily from a clock, so a period rolls
  * over exactly at its boundary without any timer. Pure apart from two caches; no I/O.
  */
-import type { BudgetPeriod } from '../../core/db-types.ts';
-
-export { systemClock, type Clock } from '../../core/clock.ts';
+import type { BudgetPeriod } from './db-types.ts';
 
 /**
  * A half-open span of time `[startMs, resetsAtMs)` in ms since the Unix epoch.
@@ -160,7 +159,7 @@ function computeWindow(period: BudgetPeriod, nowMs: number, formatter: Intl.Date
  * - `never`: `{ startMs: 0, resetsAtMs: null }`.
  *
  * @param period the user's reset period.
- * @param nowMs the current instant, ms since the Unix epoch (from a {@link Clock}).
+ * @param nowMs the current instant, ms since the Unix epoch (from a `Clock`, `clock.ts`).
  * @param timeZone IANA timezone of the gateway, default `'UTC'`.
  * @returns a frozen window, possibly the same object as a previous call returned.
  * @throws RangeError for an unknown period, an unknown timezone or a non-finite `nowMs`.

@@ -2,7 +2,7 @@
  * The cost of a request from its token counts, in integer nano-USD (1 USD = 1e9).
  *
  * Each USD-per-million rate is converted once to an integer "nanos per million tokens"
- * (`Math.round(usd * 1e9)`), and each part is `round(tokens × rate / 1e6)`, rounded on its own; the
+ * (`usdToNanos`, `money.ts`), and each part is `round(tokens × rate / 1e6)`, rounded on its own; the
  * total is the sum of the parts. So one token at $0.15/M costs exactly 150 nanos, and a million such
  * requests sum to exactly $0.15: no float is ever summed.
  *
@@ -10,18 +10,18 @@
  * and cache writes (`cacheWriteTokens`), so those are billed at their own rates and taken out of the
  * tokens billed at the input rate, never counted twice.
  */
-import type { TokenCounts } from '../../core/chat-types.ts';
-import type { RequestCost } from '../../core/exchange.ts';
-import type { ModelPrice } from './service.ts';
+import type { TokenCounts } from './chat-types.ts';
+import type { RequestCost } from './exchange.ts';
+import type { ModelPrice } from './price-table.ts';
+import { usdToNanos } from './money.ts';
 
-const NANOS_PER_USD = 1e9;
 const TOKENS_PER_MILLION = 1_000_000;
 const BIG_MILLION = 1_000_000n;
 const BIG_HALF_MILLION = 500_000n;
 
 /** A USD-per-million rate as integer nano-USD per million tokens. */
 export function rateNanosPerMillion(usdPerMillion: number): number {
-  return Math.round(usdPerMillion * NANOS_PER_USD);
+  return usdToNanos(usdPerMillion);
 }
 
 /** A token count as a non-negative integer (a malformed upstream count must not bill negatively). */

@@ -4,7 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { budgetWindow, isValidTimeZone, systemClock, type BudgetWindow } from '../../plugins/budget/period.ts';
+import { budgetWindow, isValidTimeZone, type BudgetWindow } from '../../core/calendar-period.ts';
+import { systemClock } from '../../core/clock.ts';
 import type { BudgetPeriod } from '../../core/db-types.ts';
 
 const HOUR_MS = 3_600_000;

@@ -1,14 +1,43 @@
 /**
- * `model_pricing` reads and writes, shared by the CLI (`tollgate pricing`), the admin API and the
- * price book. Prices are USD per million tokens. Two sources: `manual` (an admin or `pricing set`)
- * and `import` (the dataset or a file); an import never overwrites a manual row.
+ * The model pricing table (`model_pricing`): its row shapes, validation, reads and writes, shared by
+ * the CLI (`tollgate pricing`), the admin API and the pricing plugin's price book. Prices are USD per
+ * million tokens. Three sources: `manual` (an admin or `pricing set`), `import` (the dataset or a
+ * file; an import never overwrites a manual row) and `free` (never stored: the price book's zero price
+ * for a provider configured as free).
  *
  * After writing from inside the gateway process, call the price book's `invalidate()`: another
  * process's writes are noticed by `store.onExternalChange`, this connection's are not.
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database, ModelPricingTable } from '../../core/db-types.ts';
-import { nowIso, prepareQuery, type Store } from '../../core/db.ts';
+import type { Database, ModelPricingTable } from './db-types.ts';
+import { nowIso, prepareQuery, type Store } from './db.ts';
+
+/** One model's price, as stored in `model_pricing` (USD per million tokens). */
+export interface ModelPrice {
+  model: string;
+  provider: string | null;
+  input_price_per_million: number;
+  output_price_per_million: number;
+  /** Cache reads; null = billed at the input rate. */
+  cached_input_price_per_million: number | null;
+  /** Cache writes (Anthropic charges 1.25× input); null = billed at the input rate. */
+  cache_write_price_per_million: number | null;
+  /** `manual` (admin or `pricing set`, always wins), `import` (the dataset), `free` (a provider declared free). */
+  source: 'manual' | 'import' | 'free';
+}
+
+/** Just the `ModelPrice` fields of a stored row (or of any object carrying them), e.g. without `updated_at`. */
+export function toModelPrice(row: ModelPrice): ModelPrice {
+  return {
+    model: row.model,
+    provider: row.provider,
+    input_price_per_million: row.input_price_per_million,
+    output_price_per_million: row.output_price_per_million,
+    cached_input_price_per_million: row.cached_input_price_per_million,
+    cache_write_price_per_million: row.cache_write_price_per_million,
+    source: row.source,
+  };
+}
 
 /** One stored row. */
 export type StoredPrice = Selectable<ModelPricingTable> & { source: 'manual' | 'import' };

@@ -1,0 +1,68 @@
+/**
+ * Boots one plugin of the manifest outside the gateway, for a command that needs a service it offers
+ * (`tollgate models sync` uses the routing plugin's `providers`). The plugin is created by its own
+ * factory through the registry, exactly as the gateway would create it, so the CLI never imports a
+ * plugin's files; only that one plugin runs, and it serves no requests.
+ *
+ * Its context differs from the gateway's in two ways, both so a command costs no more than it uses:
+ * the master key is read on first use (a sync that opens no stored credential never creates
+ * `secret.key`), and there is no tokenizer (loading it takes most of a second; a plugin that counts
+ * tokens outside a request is a bug, reported as such).
+ */
+import { loadKeyring, type KeyringSource } from '../core/data-dir.ts';
+import type { Keyring } from '../core/secret-box.ts';
+import type { Store } from '../core/db.ts';
+import type { Manifest, PluginEntry, PluginRegistry } from '../core/manifest.ts';
+import type { PluginContext } from '../core/plugin.ts';
+import type { TokenEstimator } from '../core/token-estimate.ts';
+import { createServiceRegistry, type ServiceRegistry } from '../core/services.ts';
+import { createUpstreamClient } from '../core/upstream.ts';
+import { createLog } from '../core/log.ts';
+import { systemClock } from '../core/clock.ts';
+import { createMetricsRegistry } from '../core/metrics.ts';
+
+/** What the host needs besides the plugin's manifest entry. */
+export interface PluginHostOptions {
+  registry: PluginRegistry;
+  manifest: Manifest;
+  store: Store;
+  /** Absolute data directory (the master key's home). */
+  dataDir: string;
+}
+
+function lazyKeyring(dataDir: string): KeyringSource {
+  let keyring: Keyring | null = null;
+  return {
+    get: () => (keyring ??= loadKeyring(dataDir)),
+    reload: () => (keyring = loadKeyring(dataDir)),
+  };
+}
+
+const unavailable = (): never => {
+  throw new Error('token counts are not available to a plugin booted by the CLI');
+};
+const noTokenizer: TokenEstimator = { count: unavailable, promptTokens: unavailable, completionTokens: unavailable };
+
+/**
+ * Creates the plugin of manifest entry `entry`, runs `fn` with the services it provided, then closes
+ * the plugin and its upstream pools (also when `fn` throws). Logs warnings and errors to stderr, so a
+ * command's `--json` output stays clean.
+ */
+export async function withPlugin<T>(entry: PluginEntry, options: PluginHostOptions, fn: (services: ServiceRegistry) => Promise<T>): Promise<T> {
+  const { manifest, store, dataDir } = options;
+  const upstream = createUpstreamClient(manifest.upstream);
+  const ctx: PluginContext = {
+    store, log: createLog('warn'), dataDir, upstream, keyring: lazyKeyring(dataDir), clock: systemClock,
+    services: createServiceRegistry(), tokens: noTokenizer, metrics: createMetricsRegistry(),
+  };
+  try {
+    const plugin = await options.registry.get(entry.name)!.create(entry.config, ctx);
+    try {
+      return await fn(ctx.services);
+    } finally {
+      await plugin.close?.();
+    }
+  } finally {
+    await upstream.close();
+  }
+}
