@@ -10,7 +10,7 @@ import {
   startMistralSimulator, MISTRAL_SIM_FINAL, MISTRAL_SIM_KEY, MISTRAL_SIM_REPLY, MISTRAL_SIM_TOOL_ID,
   type MistralSimulator,
 } from '../helpers/mistral-simulator.ts';
-import { MistralProvider, MistralStreamDecoder, mapMistralError, mistralToolCallId } from '../../plugins/provider-router/providers/mistral.ts';
+import { MistralProvider, MistralStreamDecoder, mapMistralError, mistralToolCallId } from '../../plugins/provider-router/providers/mistral/index.ts';
 import { createUpstreamClient } from '../../core/upstream.ts';
 import type { DecodedChunk } from '../../core/upstream-call.ts';
 

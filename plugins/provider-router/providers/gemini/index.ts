@@ -49,15 +49,15 @@
  */
 import type {
   ChatCompletion, ChatCompletionChoice, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall, Usage,
-} from '../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
-import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
+} from '../../../../core/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream-call.ts';
+import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../../core/errors.ts';
 import {
   completionId, contentParts, contentText, createChunkBuilder, headerValue, malformedResponse,
   maxOutputTokens, nowUnixSec, parseDataUrl, parseToolArguments, parseUpstreamJson, toolCallId,
   truncatedStream, unsupportedParameter, usageOf, type ChunkBuilder,
-} from './canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
+} from '../canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Gemini wire shapes (only the fields the gateway writes or reads)

@@ -58,15 +58,15 @@
  */
 import type {
   ChatCompletion, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall, Usage,
-} from '../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
-import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
+} from '../../../../core/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream-call.ts';
+import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../../core/errors.ts';
 import {
   contentParts, contentText, createChunkBuilder, headerValue, malformedResponse, maxOutputTokens, nowUnixSec,
   parseDataUrl, parseToolArguments, parseUpstreamJson, truncatedStream, unsupportedParameter, usageOf,
   type ChunkBuilder,
-} from './canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
+} from '../canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 
 /** Pinned API version: the one under which sampling parameters are still accepted (see module doc). */
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -45,15 +45,15 @@
  */
 import type {
   ChatCompletion, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall, ChatToolCallDelta, Usage,
-} from '../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
-import { GatewayError, modelNotFound, upstreamError } from '../../../core/errors.ts';
+} from '../../../../core/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream-call.ts';
+import { GatewayError, modelNotFound, upstreamError } from '../../../../core/errors.ts';
 import {
   completionId, contentParts, contentText, createChunkBuilder, headerValue, malformedResponse,
   maxOutputTokens, nowUnixSec, parseDataUrl, parseToolArguments, parseUpstreamJson, toolCallId,
   truncatedStream, unsupportedParameter, usageOf, type ChunkBuilder,
-} from './canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
+} from '../canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Ollama wire shapes (ollama-js src/interfaces.ts)

@@ -58,14 +58,14 @@ import { createHash } from 'node:crypto';
 import type {
   ChatCompletion, ChatCompletionChoice, ChatCompletionChunk, ChatCompletionChunkChoice, ChatCompletionRequest,
   ChatContentPart, ChatMessage, ChatTool, ChatToolCall, ChatToolCallDelta, Usage,
-} from '../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
-import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../core/errors.ts';
+} from '../../../../core/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream-call.ts';
+import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../../core/errors.ts';
 import {
   completionId, contentParts, contentText, headerValue, malformedResponse, maxOutputTokens, nowUnixSec,
   parseDataUrl, parseUpstreamJson, toolCallId, truncatedStream, unsupportedParameter, usageOf,
-} from './canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
+} from '../canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Wire types (Mistral side)
