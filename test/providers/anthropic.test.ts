@@ -10,7 +10,8 @@ import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import {
   startAnthropicSimulator, SIM_MODELS, SIM_PIECES, SIM_REPLY, SIM_TOOL_ANSWER, SIM_TOOL_TEXT, type AnthropicSimulator,
 } from '../helpers/anthropic-simulator.ts';
-import { AnthropicProvider, ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS } from '../../plugins/provider-router/providers/anthropic/index.ts';
+import { AnthropicProvider, ANTHROPIC_VERSION } from '../../plugins/provider-router/providers/anthropic/index.ts';
+import { DEFAULT_MAX_TOKENS } from '../../plugins/provider-router/providers/anthropic/request.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../core/upstream.ts';
 import type { DecodedChunk } from '../../core/upstream-call.ts';
 
