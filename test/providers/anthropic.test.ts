@@ -620,7 +620,7 @@ describe('anthropic: codec edge cases', () => {
     const vague = codec.decodeError(429, '{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}', { 'retry-after': 'soon' });
     assert.deepEqual([vague.status, vague.headers], [429, {}]);
     const unauthorized = codec.decodeError(401, 'not json', {});
-    assert.equal(unauthorized.code, 'authentication_error');
+    assert.equal(unauthorized.code, 'upstream_authentication_error');
   });
 
   test('listModels stops on a page without a cursor, skips entries without an id and refuses a list without data', async () => {

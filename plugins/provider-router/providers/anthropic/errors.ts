@@ -5,8 +5,9 @@
  * "request_id"}`, the status of each `error.type`, 529 `overloaded_error`); rate limits and their
  * headers: https://platform.claude.com/docs/en/api/rate-limits ; shared/reference/provider-wire-formats.md §2.6.
  */
-import { GatewayError, modelNotFound, upstreamError } from '../../../../core/errors.ts';
-import { headerValue } from '../canonical.ts';
+import type { GatewayError } from '../../../../core/errors.ts';
+import { headerValue, type UpstreamHeaders } from '../canonical.ts';
+import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
 
 export interface AnthropicErrorBody {
   type?: string;
@@ -21,67 +22,43 @@ const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
   timeout_error: 504, overloaded_error: 529,
 };
 
-export function statusOfErrorType(type: string | undefined): number {
+function statusOfErrorType(type: string | undefined): number {
   return ERROR_TYPE_STATUS[type ?? ''] ?? 500;
 }
 
-/** `retry-after` (seconds) passed on, with `retry-after-ms` derived for the OpenAI SDK. */
-function retryHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const retryAfter = headerValue(headers, 'retry-after');
-  const seconds = Number(retryAfter);
-  if (!retryAfter || !Number.isFinite(seconds) || seconds < 0) return {};
-  return { 'retry-after': retryAfter, 'retry-after-ms': String(Math.round(seconds * 1000)) };
+/**
+ * The policy's facts from an Anthropic error body: its `error.type` is the code kept (Anthropic's
+ * bodies have no other); `overloaded_error` is an overload; the monthly spend cap (a 429 whose
+ * `error.details.error_code` is `enforced_spend_limit_reached`) is a spent quota; a 404 on the
+ * Messages API can only be the model (the path is fixed).
+ */
+export function anthropicErrorFacts(status: number, body: AnthropicErrorBody, requestId: string | null): UpstreamErrorFacts {
+  const type = typeof body.error?.type === 'string' ? body.error.type : null;
+  const facts: UpstreamErrorFacts = { message: typeof body.error?.message === 'string' ? body.error.message : null, type, code: type, requestId };
+  if (type === 'overloaded_error') facts.kind = 'overloaded';
+  else if (body.error?.details?.error_code === 'enforced_spend_limit_reached') facts.kind = 'quota';
+  else if (status === 404) facts.kind = 'unknown_model';
+  return facts;
 }
 
 /**
- * Maps an Anthropic error answer (`{"type":"error","error":{"type","message"},"request_id"}`) to the
- * contract: 529 / `overloaded_error` → 503 `overloaded`; 429 keeps its status and `retry-after`
- * (monthly spend cap `enforced_spend_limit_reached` → `insufficient_quota`, not retryable); 401/403
- * messages are replaced; 404 → `model_not_found`; other 4xx keep their status (not retryable, except
- * 408/409); 5xx → 502. Messages quote Anthropic's request id.
+ * An Anthropic error answer (`{"type":"error","error":{"type","message"},"request_id"}`) as the
+ * client's error, by the shared policy (`upstream-error-policy.ts`). Messages quote Anthropic's
+ * request id.
  */
-export function mapAnthropicError(provider: string, model: string, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError {
+export function mapAnthropicError(provider: string, model: string, status: number, bodyText: string, headers: UpstreamHeaders): GatewayError {
   let body: AnthropicErrorBody = {};
   try {
     body = (JSON.parse(bodyText) as AnthropicErrorBody) ?? {};
   } catch {
     // Not JSON (a proxy's page, an empty body): the status alone decides.
   }
-  const requestId = body.request_id ?? headerValue(headers, 'request-id');
-  return anthropicError(provider, model, status, body, headers, `answered ${status}`, requestId);
+  const requestId = body.request_id ?? headerValue(headers, 'request-id') ?? null;
+  return upstreamErrorFor(provider, model, status, anthropicErrorFacts(status, body, requestId), headers);
 }
 
-export function anthropicError(
-  provider: string, model: string, status: number, body: AnthropicErrorBody,
-  headers: Record<string, string | string[] | undefined>, what: string, requestId?: string,
-): GatewayError {
-  const type = body.error?.type;
-  const upstreamText = typeof body.error?.message === 'string' ? body.error.message : null;
-  const detail = `${upstreamText ? `: ${upstreamText}` : ''}${requestId ? ` (request-id ${requestId})` : ''}`;
-  const message = sentence(`Provider "${provider}" ${what}${detail}`);
-  if (status === 529 || type === 'overloaded_error') {
-    return upstreamError({ status: 503, code: 'overloaded', message, headers: retryHeaders(headers) });
-  }
-  if (status === 401 || status === 403) {
-    return upstreamError({
-      status,
-      code: type ?? (status === 401 ? 'authentication_error' : 'permission_error'),
-      message: `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`,
-      headers: { 'x-should-retry': 'false' },
-    });
-  }
-  if (status === 404) return modelNotFound(model, sentence(`The model "${model}" does not exist at provider "${provider}"${detail}`));
-  if (status === 429) return rateLimitError(body, headers, message);
-  if (status >= 500) return upstreamError({ status: 502, code: type ?? null, message });
-  const retryable = status === 408 || status === 409;
-  return upstreamError({ status, code: type ?? null, message, headers: retryable ? {} : { 'x-should-retry': 'false' } });
-}
-
-const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
-
-function rateLimitError(body: AnthropicErrorBody, headers: Record<string, string | string[] | undefined>, message: string): GatewayError {
-  if (body.error?.details?.error_code === 'enforced_spend_limit_reached') {
-    return upstreamError({ status: 429, code: 'insufficient_quota', message, headers: { 'x-should-retry': 'false' } });
-  }
-  return upstreamError({ status: 429, code: 'rate_limit_exceeded', message, headers: retryHeaders(headers) });
+/** An in-band `error` event (after the SSE headers went out): its type stands for the status it would have had. */
+export function anthropicStreamError(provider: string, model: string, body: AnthropicErrorBody): GatewayError {
+  const status = statusOfErrorType(body.error?.type);
+  return upstreamErrorFor(provider, model, status, anthropicErrorFacts(status, body, null), {}, 'stream');
 }

@@ -7,7 +7,7 @@
  */
 import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream-call.ts';
 import { createChunkBuilder, malformedResponse, parseUpstreamJson, truncatedStream, type ChunkBuilder } from '../canonical.ts';
-import { anthropicError, statusOfErrorType, type AnthropicErrorBody } from './errors.ts';
+import { anthropicStreamError, type AnthropicErrorBody } from './errors.ts';
 import { finishReasonOf, usageFromAnthropic, type AnthropicMessage, type AnthropicUsage, type ResponseBlock } from './response.ts';
 
 interface StreamEvent {
@@ -41,7 +41,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case 'ping':
         return false;
       case 'error':
-        throw anthropicError(this.provider, this.model, statusOfErrorType(event.error?.type), event, {}, 'failed mid-stream');
+        throw anthropicStreamError(this.provider, this.model, event);
       case 'message_start':
         this.onMessageStart(event, out);
         return false;

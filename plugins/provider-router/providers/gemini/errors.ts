@@ -4,8 +4,9 @@
  * Sources: https://ai.google.dev/gemini-api/docs/troubleshooting (statuses), https://ai.google.dev/gemini-api/docs/rate-limits
  * (quotas, `RetryInfo`); shared/reference/provider-wire-formats.md §3.6.
  */
-import { GatewayError, modelNotFound, upstreamError } from '../../../../core/errors.ts';
-import { headerValue } from '../canonical.ts';
+import type { GatewayError } from '../../../../core/errors.ts';
+import type { UpstreamHeaders } from '../canonical.ts';
+import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
 
 /** Google's `Status` error body (`{"error":{...}}`). */
 export interface GeminiErrorStatus {
@@ -34,13 +35,6 @@ function retryDelayMs(error: GeminiErrorStatus): number | null {
   return match ? Math.ceil(Number(match[1]) * 1000) : null;
 }
 
-function retryHeaders(error: GeminiErrorStatus, headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const ms = retryDelayMs(error);
-  if (ms !== null) return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
-  const value = headerValue(headers, 'retry-after');
-  return value ? { 'retry-after': value } : {};
-}
-
 /** Key problems come back as 400 INVALID_ARGUMENT with an `ErrorInfo` reason `API_KEY_…`. */
 function isCredentialError(status: number, error: GeminiErrorStatus): boolean {
   if (status === 401 || status === 403) return true;
@@ -48,44 +42,33 @@ function isCredentialError(status: number, error: GeminiErrorStatus): boolean {
 }
 
 /**
- * A Gemini error answer as the contract's error: 4xx keep their status (`x-should-retry: false` but
- * for 408/409/429), 5xx become 502, 503 UNAVAILABLE → 503 `overloaded`, 504 → 504 `upstream_timeout`;
- * 429 passes `RetryInfo.retryDelay` as `retry-after` / `retry-after-ms`, and a per-day quota is
- * `insufficient_quota` with `x-should-retry: false`; key errors get a replaced message (Google's can
- * quote the key); a 404 is the model → `model_not_found`. The code is Gemini's `status`, lowercased.
+ * The policy's facts from a Gemini error status: the code kept is Gemini's `status`, lowercased
+ * (`invalid_argument`, `internal`); key errors are credential errors whatever their status; a 404
+ * on `generateContent` is the model; a per-day quota (`QuotaFailure` with a `…PerDay…` quota id) is
+ * spent for the day; `RetryInfo.retryDelay` is the retry hint (Gemini sends no rate-limit headers).
  */
-export function mapGeminiError(provider: string, model: string, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError {
-  const error = parseErrorBody(bodyText);
-  const message = typeof error.message === 'string' && error.message ? error.message : null;
-  const code = typeof error.status === 'string' && error.status ? error.status.toLowerCase() : null;
-  if (isCredentialError(status, error)) {
-    return upstreamError({
-      status,
-      code: status === 403 ? 'upstream_permission_error' : 'upstream_authentication_error',
-      message: `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`,
-      headers: { 'x-should-retry': 'false' },
-    });
-  }
-  if (status === 404) {
-    return modelNotFound(model, `The model "${model}" does not exist at provider "${provider}"${message ? ` (upstream says: ${message})` : ''}.`);
-  }
-  const text = `Provider "${provider}" answered ${status}${message ? `: ${message}` : '.'}`;
-  if (status === 429) {
-    const perDay = (detailOf(error, 'QuotaFailure')?.violations ?? []).some((v) => /PerDay/i.test(v?.quotaId ?? ''));
-    if (perDay) return upstreamError({ status, code: 'insufficient_quota', message: text, headers: { 'x-should-retry': 'false' } });
-    return upstreamError({ status, code: 'rate_limit_exceeded', message: text, headers: retryHeaders(error, headers) });
-  }
-  if (status === 503) return upstreamError({ status: 503, code: 'overloaded', message: text, headers: retryHeaders(error, headers) });
-  if (status === 504) return upstreamError({ status: 504, code: 'upstream_timeout', message: text });
-  if (status >= 500) return upstreamError({ status: 502, code, message: text });
-  const retryable = status === 408 || status === 409;
-  return upstreamError({ status, code, message: text, headers: retryable ? {} : { 'x-should-retry': 'false' } });
+export function geminiErrorFacts(status: number, error: GeminiErrorStatus): UpstreamErrorFacts {
+  const name = typeof error.status === 'string' && error.status ? error.status : null;
+  const facts: UpstreamErrorFacts = {
+    message: typeof error.message === 'string' && error.message ? error.message : null,
+    type: name,
+    code: name?.toLowerCase() ?? null,
+    retryAfterMs: retryDelayMs(error),
+  };
+  const perDay = (detailOf(error, 'QuotaFailure')?.violations ?? []).some((v) => /PerDay/i.test(v?.quotaId ?? ''));
+  if (isCredentialError(status, error)) facts.kind = 'credential';
+  else if (status === 404) facts.kind = 'unknown_model';
+  else if (status === 429 && perDay) facts.kind = 'quota';
+  return facts;
 }
 
-/** An in-band stream error event (`data: {"error":{...}}`), after the SSE headers went out. */
-export function streamError(provider: string, error: GeminiErrorStatus): GatewayError {
+/** A Gemini error answer as the client's error, by the shared policy (`upstream-error-policy.ts`). */
+export function mapGeminiError(provider: string, model: string, status: number, bodyText: string, headers: UpstreamHeaders): GatewayError {
+  return upstreamErrorFor(provider, model, status, geminiErrorFacts(status, parseErrorBody(bodyText)), headers);
+}
+
+/** An in-band stream error event (`data: {"error":{...}}`), after the SSE headers went out; `code` is its HTTP status. */
+export function streamError(provider: string, model: string, error: GeminiErrorStatus): GatewayError {
   const status = typeof error.code === 'number' ? error.code : 500;
-  const message = typeof error.message === 'string' && error.message ? `: ${error.message}` : '.';
-  const code = status === 503 ? 'overloaded' : typeof error.status === 'string' ? error.status.toLowerCase() : null;
-  return upstreamError({ status: status >= 500 && status !== 503 ? 502 : status, code, message: `Provider "${provider}" failed mid-stream${message}` });
+  return upstreamErrorFor(provider, model, status, geminiErrorFacts(status, error), {}, 'stream');
 }

@@ -28,14 +28,14 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private usage: Usage | null = null;
   private blocked = false;
 
-  constructor(private readonly provider: string, model: string) {
+  constructor(private readonly provider: string, private readonly model: string) {
     this.chunks = createChunkBuilder(completionId(), model);
   }
 
   decode(event: FramedEvent, out: DecodedChunk[]): boolean {
     const body = parseUpstreamJson<GeminiResponse | null>(this.provider, event.data, 'a stream event');
     if (!body || typeof body !== 'object') throw malformedResponse(this.provider, 'a stream event that is not an object');
-    if (body.error) throw streamError(this.provider, body.error);
+    if (body.error) throw streamError(this.provider, this.model, body.error);
     if (body.modelVersion) this.chunks.setModel(body.modelVersion);
     if (body.usageMetadata) this.usage = usageFromMetadata(body.usageMetadata);
     if (Array.isArray(body.candidates) && body.candidates.length > 0) {

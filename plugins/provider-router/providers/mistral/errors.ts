@@ -6,8 +6,9 @@
  * `{"type":"invalid_model","code":"1500"}` (tmc/langchaingo#1233); rate-limit headers
  * `ratelimitbysize-*` (shared/reference/provider-wire-formats.md §4.4, third-party).
  */
-import { GatewayError, invalidRequest, modelNotFound, upstreamError } from '../../../../core/errors.ts';
-import { headerValue } from '../canonical.ts';
+import { upstreamError, type GatewayError } from '../../../../core/errors.ts';
+import { headerValue, type UpstreamHeaders } from '../canonical.ts';
+import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
 
 
 export function generationFailed(provider: string): GatewayError {
@@ -78,15 +79,11 @@ export function parseMistralError(bodyText: string): ParsedError {
   return { message, type: text(inner.type), code: text(inner.code), param };
 }
 
-/** `retry-after` (+ `-ms`) from Mistral's `retry-after` or `ratelimitbysize-reset` (seconds). */
-function retryHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  const seconds = Number(headerValue(headers, 'retry-after') ?? headerValue(headers, 'ratelimitbysize-reset'));
-  if (Number.isFinite(seconds) && seconds >= 0) {
-    out['retry-after'] = String(Math.ceil(seconds));
-    out['retry-after-ms'] = String(Math.round(seconds * 1000));
-  }
-  return out;
+/** Mistral's `ratelimitbysize-reset` (seconds) in ms: the retry hint when no `retry-after` came. */
+function resetMs(headers: UpstreamHeaders): number | null {
+  const value = headerValue(headers, 'ratelimitbysize-reset');
+  const seconds = value === undefined || value.trim() === '' ? NaN : Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null;
 }
 
 function isUnknownModel(status: number, parsed: ParsedError): boolean {
@@ -95,38 +92,23 @@ function isUnknownModel(status: number, parsed: ParsedError): boolean {
 }
 
 /**
- * A Mistral error answer as the contract's error: 401/403 keep their status with a replaced message
- * (never echo upstream text near a credential); unknown model → 404 `model_not_found`; 422 → 400
- * `invalid_request` naming the field; 429 → 429 with `retry-after(-ms)` (`x-should-retry: false`
- * when the monthly budget is spent); 503 → 503 `overloaded`; other 5xx → 502; other 4xx keep their
- * status with `x-should-retry: false`.
+ * The policy's facts from a Mistral error answer: the code kept is Mistral's `type`, else its
+ * `code`; an unknown model (404 naming the model, or `invalid_model` / code 1500 on a 400 or 404)
+ * is about the model; a 429 once `x-ratelimitbysize-remaining-month` is 0 is the monthly budget,
+ * spent; `ratelimitbysize-reset` is the retry hint.
  */
-export function mapMistralError(provider: string, model: string, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError {
+export function mistralErrorFacts(status: number, bodyText: string, headers: UpstreamHeaders): UpstreamErrorFacts {
   const parsed = parseMistralError(bodyText);
-  const says = `Provider "${provider}" answered ${status}${parsed.message ? `: ${parsed.message}` : '.'}`;
-  if (status === 401 || status === 403) {
-    return upstreamError({
-      status,
-      code: status === 401 ? 'upstream_authentication_error' : 'upstream_permission_error',
-      message: `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`,
-      headers: { 'x-should-retry': 'false' },
-    });
-  }
-  if (isUnknownModel(status, parsed)) {
-    return modelNotFound(model, `The model "${model}" does not exist at provider "${provider}"${parsed.message ? ` (upstream says: ${parsed.message})` : ''}.`);
-  }
-  if (status === 422) return invalidRequest(says, parsed.param);
-  if (status === 429) {
-    const quotaSpent = headerValue(headers, 'x-ratelimitbysize-remaining-month') === '0';
-    return upstreamError({
-      status,
-      code: quotaSpent ? 'insufficient_quota' : 'rate_limit_exceeded',
-      message: says,
-      headers: quotaSpent ? { 'x-should-retry': 'false' } : retryHeaders(headers),
-    });
-  }
-  if (status === 503) return upstreamError({ status: 503, code: 'overloaded', message: says, headers: retryHeaders(headers) });
-  if (status >= 500) return upstreamError({ status: 502, code: parsed.type ?? parsed.code, message: says });
-  const retryable = status === 408 || status === 409;
-  return upstreamError({ status, code: parsed.type ?? parsed.code, message: says, headers: retryable ? {} : { 'x-should-retry': 'false' } });
+  const facts: UpstreamErrorFacts = { ...parsed, code: parsed.type ?? parsed.code, retryAfterMs: resetMs(headers) };
+  if (isUnknownModel(status, parsed)) facts.kind = 'unknown_model';
+  else if (status === 429 && headerValue(headers, 'x-ratelimitbysize-remaining-month') === '0') facts.kind = 'quota';
+  return facts;
+}
+
+/**
+ * A Mistral error answer as the client's error, by the shared policy (`upstream-error-policy.ts`);
+ * a 422 names the client's field (`random_seed` → `seed`).
+ */
+export function mapMistralError(provider: string, model: string, status: number, bodyText: string, headers: UpstreamHeaders): GatewayError {
+  return upstreamErrorFor(provider, model, status, mistralErrorFacts(status, bodyText, headers), headers);
 }

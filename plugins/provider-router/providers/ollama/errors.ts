@@ -5,8 +5,9 @@
  * unchanged); 503 "server busy" when `OLLAMA_MAX_QUEUE` is exceeded
  * (https://docs.ollama.com/faq#how-does-ollama-handle-concurrent-requests).
  */
-import { GatewayError, modelNotFound, upstreamError } from '../../../../core/errors.ts';
-import { headerValue } from '../canonical.ts';
+import { upstreamError, type GatewayError } from '../../../../core/errors.ts';
+import type { UpstreamHeaders } from '../canonical.ts';
+import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
 
 /** An in-band `{"error": "..."}` (a 200 body or a stream line) as a 502. */
 export function inBandError(provider: string, error: unknown, where: string): GatewayError {
@@ -30,40 +31,23 @@ function errorMessage(bodyText: string): string | null {
   }
 }
 
-function retryHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  const retryAfter = headerValue(headers, 'retry-after');
-  const retryAfterMs = headerValue(headers, 'retry-after-ms');
-  if (retryAfter) out['retry-after'] = retryAfter;
-  if (retryAfterMs) out['retry-after-ms'] = retryAfterMs;
-  return out;
+/**
+ * The policy's facts from an Ollama error answer (its body has a message and nothing else): a 404
+ * "model ... not found" is a model that was never pulled; a 402 (Ollama's cloud: usage limit
+ * reached) is a spent quota.
+ */
+export function ollamaErrorFacts(status: number, bodyText: string, model: string): UpstreamErrorFacts {
+  const facts: UpstreamErrorFacts = { message: errorMessage(bodyText), type: null, code: null };
+  if (status === 404 && /model\b.*\bnot found/i.test(facts.message ?? '')) {
+    facts.kind = 'unknown_model';
+    facts.hint = `An operator can pull it with "ollama pull ${model}".`;
+  } else if (status === 402) {
+    facts.kind = 'quota';
+  }
+  return facts;
 }
 
-/**
- * Maps an Ollama error answer to the contract: 404 "model ... not found" → 404 `model_not_found`;
- * 401/403 keep their status with a replaced message (a proxy's text may echo the key); 402 (Ollama
- * cloud: usage exhausted) → 402 `insufficient_quota`, not retryable; 429 keeps `retry-after`; 503
- * (queue full, "server busy") → 503 `overloaded`; other 4xx keep their status and are not retryable;
- * other 5xx → 502.
- */
-export function mapOllamaError(provider: string, model: string, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError {
-  const message = errorMessage(bodyText);
-  if (status === 404 && /model\b.*\bnot found/i.test(message ?? '')) {
-    return modelNotFound(model, `The model "${model}" does not exist at provider "${provider}" (upstream says: ${message}). An operator can pull it with "ollama pull ${model}".`);
-  }
-  if (status === 401 || status === 403) {
-    return upstreamError({
-      status,
-      code: status === 401 ? 'upstream_authentication_error' : 'upstream_permission_error',
-      message: `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`,
-      headers: { 'x-should-retry': 'false' },
-    });
-  }
-  const said = `Provider "${provider}" answered ${status}${message ? `: ${message}` : '.'}`;
-  if (status === 429) return upstreamError({ status, code: 'rate_limit_exceeded', message: said, headers: retryHeaders(headers) });
-  if (status === 402) return upstreamError({ status, code: 'insufficient_quota', message: said, headers: { 'x-should-retry': 'false' } });
-  if (status === 503) return upstreamError({ status: 503, code: 'overloaded', message: said, headers: retryHeaders(headers) });
-  if (status >= 500) return upstreamError({ status: 502, message: said });
-  const retryable = status === 408 || status === 409;
-  return upstreamError({ status, message: said, headers: retryable ? {} : { 'x-should-retry': 'false' } });
+/** An Ollama error answer as the client's error, by the shared policy (`upstream-error-policy.ts`). */
+export function mapOllamaError(provider: string, model: string, status: number, bodyText: string, headers: UpstreamHeaders): GatewayError {
+  return upstreamErrorFor(provider, model, status, ollamaErrorFacts(status, bodyText, model), headers);
 }
