@@ -10,7 +10,8 @@ import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import {
   startAnthropicSimulator, SIM_MODELS, SIM_PIECES, SIM_REPLY, SIM_TOOL_ANSWER, SIM_TOOL_TEXT, type AnthropicSimulator,
 } from '../helpers/anthropic-simulator.ts';
-import { AnthropicProvider, ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS } from '../../plugins/provider-router/providers/anthropic.ts';
+import { AnthropicProvider, ANTHROPIC_VERSION } from '../../plugins/provider-router/providers/anthropic/index.ts';
+import { DEFAULT_MAX_TOKENS } from '../../plugins/provider-router/providers/anthropic/request.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../core/upstream.ts';
 import type { DecodedChunk } from '../../core/upstream-call.ts';
 
@@ -619,7 +620,7 @@ describe('anthropic: codec edge cases', () => {
     const vague = codec.decodeError(429, '{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}', { 'retry-after': 'soon' });
     assert.deepEqual([vague.status, vague.headers], [429, {}]);
     const unauthorized = codec.decodeError(401, 'not json', {});
-    assert.equal(unauthorized.code, 'authentication_error');
+    assert.equal(unauthorized.code, 'upstream_authentication_error');
   });
 
   test('listModels stops on a page without a cursor, skips entries without an id and refuses a list without data', async () => {

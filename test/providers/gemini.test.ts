@@ -10,7 +10,7 @@ import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import {
   startGeminiSimulator, SIM_REPLY, SIM_SIGNATURE, SIM_TOOL_ANSWER, type GeminiSimulator, type RecordedGeminiRequest,
 } from '../helpers/gemini-simulator.ts';
-import { GeminiProvider } from '../../plugins/provider-router/providers/gemini.ts';
+import { GeminiProvider } from '../../plugins/provider-router/providers/gemini/index.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../core/upstream.ts';
 
 const KEY = 'gm-upstream-secret-key';

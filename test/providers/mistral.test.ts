@@ -10,7 +10,10 @@ import {
   startMistralSimulator, MISTRAL_SIM_FINAL, MISTRAL_SIM_KEY, MISTRAL_SIM_REPLY, MISTRAL_SIM_TOOL_ID,
   type MistralSimulator,
 } from '../helpers/mistral-simulator.ts';
-import { MistralProvider, MistralStreamDecoder, mapMistralError, mistralToolCallId } from '../../plugins/provider-router/providers/mistral.ts';
+import { MistralProvider } from '../../plugins/provider-router/providers/mistral/index.ts';
+import { MistralStreamDecoder } from '../../plugins/provider-router/providers/mistral/stream.ts';
+import { mapMistralError } from '../../plugins/provider-router/providers/mistral/errors.ts';
+import { mistralToolCallId } from '../../plugins/provider-router/providers/mistral/request.ts';
 import { createUpstreamClient } from '../../core/upstream.ts';
 import type { DecodedChunk } from '../../core/upstream-call.ts';
 

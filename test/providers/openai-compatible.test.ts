@@ -1,6 +1,6 @@
 /**
  * The generic OpenAI-compatible provider against an upstream that replays the documented deviations
- * of Groq, DeepSeek, OpenRouter, vLLM and LM Studio (shared/reference/provider-wire-formats.md §6):
+ * of Groq, DeepSeek, OpenRouter, vLLM and LM Studio (docs/provider-wire-formats.md §6):
  * SSE comments and keep-alives, usage in `x_groq`, DeepSeek cache-hit fields, errors whose `error` is
  * a string or whose `code` is a number, and no key at all.
  */

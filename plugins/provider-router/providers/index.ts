@@ -4,10 +4,10 @@
  */
 import type { UpstreamClient } from '../../../core/upstream.ts';
 import type { ProviderService, ProviderSettings } from './base.ts';
-import { AnthropicProvider } from './anthropic.ts';
-import { GeminiProvider } from './gemini.ts';
-import { MistralProvider } from './mistral.ts';
-import { OllamaProvider } from './ollama.ts';
+import { AnthropicProvider } from './anthropic/index.ts';
+import { GeminiProvider } from './gemini/index.ts';
+import { MistralProvider } from './mistral/index.ts';
+import { OllamaProvider } from './ollama/index.ts';
 import { OpenAIProvider } from './openai.ts';
 import { OpenAICompatibleProvider } from './openai-compatible.ts';
 

@@ -2,7 +2,7 @@
  * The generic OpenAI-compatible upstream (Groq, DeepSeek, OpenRouter, vLLM, LM Studio, Ollama's /v1),
  * declared in the manifest under any id with a base URL and, usually, a key. It speaks OpenAI's wire
  * format, so it extends the OpenAI provider and absorbs the known deviations
- * (shared/reference/provider-wire-formats.md §6):
+ * (docs/provider-wire-formats.md §6):
  * - SSE comments and keep-alives (`: keep-alive`, `: OPENROUTER PROCESSING`) are skipped by the framer;
  * - error bodies whose `error` is a string (LM Studio), whose `code` is a number (OpenRouter), or
  *   that have no `error` wrapper (vLLM) are read by `mapOpenAIError`;

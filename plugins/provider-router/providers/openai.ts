@@ -2,7 +2,7 @@
  * OpenAI Chat Completions upstream. The canonical format is OpenAI's own, so requests and answers
  * pass through nearly unchanged; the provider's work is usage capture and error mapping.
  *
- * Sources (shared/reference/provider-wire-formats.md §1): API reference
+ * Sources (docs/provider-wire-formats.md §1): API reference
  * https://platform.openai.com/docs/api-reference/chat/create ; openai-node
  * `src/resources/chat/completions/completions.ts` (shapes), `src/core/streaming.ts` (an SSE `data`
  * with a top-level `error` is an error), `src/core/error.ts` (error body); rate-limit and error codes
@@ -10,8 +10,9 @@
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/chat-types.ts';
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
-import { GatewayError, modelNotFound, upstreamError } from '../../../core/errors.ts';
-import { headerValue, malformedResponse, truncatedStream } from './canonical.ts';
+import { upstreamError, type GatewayError } from '../../../core/errors.ts';
+import { malformedResponse, truncatedStream, type UpstreamHeaders } from './canonical.ts';
+import { upstreamErrorFor, type UpstreamErrorFacts } from './upstream-error-policy.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
@@ -45,39 +46,19 @@ function parseErrorBody(bodyText: string): { message: string | null; type: strin
 }
 
 /**
- * Maps an OpenAI(-shaped) error answer to the contract: 4xx keep their status, 5xx become 502; the
- * upstream's code is kept; 401/403 messages are replaced (they can echo part of the credential).
+ * The policy's facts from an OpenAI(-shaped) error answer: a 404 naming the model is about the
+ * model; a 429 with a quota code (or `type: "insufficient_quota"`) is a spent quota.
  */
-export function mapOpenAIError(provider: string, model: string, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError {
-  const { message, type, code } = parseErrorBody(bodyText);
-  if (status === 404 && (code === 'model_not_found' || /model/i.test(message ?? ''))) {
-    return modelNotFound(model, `The model "${model}" does not exist at provider "${provider}"${message ? ` (upstream says: ${message})` : ''}.`);
-  }
-  const out: Record<string, string> = {};
-  if (status === 401 || status === 403) {
-    return upstreamError({
-      status,
-      code: code ?? (status === 401 ? 'upstream_authentication_error' : 'upstream_permission_error'),
-      message: `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`,
-      headers: { 'x-should-retry': 'false' },
-    });
-  }
-  if (status === 429 || status === 503) {
-    const retryAfter = headerValue(headers, 'retry-after');
-    const retryAfterMs = headerValue(headers, 'retry-after-ms');
-    if (retryAfter) out['retry-after'] = retryAfter;
-    if (retryAfterMs) out['retry-after-ms'] = retryAfterMs;
-    if (NOT_RETRYABLE_429.has(code ?? '') || type === 'insufficient_quota') out['x-should-retry'] = 'false';
-  } else if (status >= 400 && status < 500 && status !== 408 && status !== 409) {
-    out['x-should-retry'] = 'false';
-  }
-  const outStatus = status >= 500 ? 502 : status;
-  return upstreamError({
-    status: outStatus,
-    code,
-    message: `Provider "${provider}" answered ${status}${message ? `: ${message}` : '.'}`,
-    headers: out,
-  });
+export function openAIErrorFacts(status: number, bodyText: string): UpstreamErrorFacts {
+  const facts: UpstreamErrorFacts = parseErrorBody(bodyText);
+  if (status === 404 && (facts.code === 'model_not_found' || /model/i.test(facts.message ?? ''))) facts.kind = 'unknown_model';
+  else if (status === 429 && (NOT_RETRYABLE_429.has(facts.code ?? '') || facts.type === 'insufficient_quota')) facts.kind = 'quota';
+  return facts;
+}
+
+/** An OpenAI(-shaped) error answer as the client's error, by the shared policy (`upstream-error-policy.ts`). */
+export function mapOpenAIError(provider: string, model: string, status: number, bodyText: string, headers: UpstreamHeaders): GatewayError {
+  return upstreamErrorFor(provider, model, status, openAIErrorFacts(status, bodyText), headers);
 }
 
 /** Reads `chat.completion.chunk` events; `[DONE]` ends the stream; `{"error":...}` is an in-band error. */

@@ -1,0 +1,101 @@
+/**
+ * Google Gemini Developer API upstream (v1beta): translates canonical (OpenAI) chat requests to
+ * `generateContent` / `streamGenerateContent?alt=sse` and Gemini's answers, streams and errors back.
+ *
+ * Sources (docs/provider-wire-formats.md §3 and §7):
+ * - request, response, stream, usage: https://ai.google.dev/api/generate-content
+ * - `Content` / `Part` shapes: https://ai.google.dev/api/caching#Content
+ * - function calling, `toolConfig`: https://ai.google.dev/gemini-api/docs/function-calling
+ * - thought signatures: https://ai.google.dev/gemini-api/docs/thought-signatures
+ * - JSON mode / `responseJsonSchema`: https://ai.google.dev/gemini-api/docs/structured-output
+ * - images and other inline media: https://ai.google.dev/gemini-api/docs/image-understanding
+ * - `reasoning_effort` → thinking budget (Google's own OpenAI mapping): https://ai.google.dev/gemini-api/docs/openai
+ * - model list: https://ai.google.dev/api/models#method:-models.list
+ * - errors, quotas: https://ai.google.dev/gemini-api/docs/troubleshooting , https://ai.google.dev/gemini-api/docs/rate-limits
+ *
+ * The work is split by job: `request.ts` (request → body, every field decision), `response.ts`
+ * (answer → `chat.completion`), `stream.ts` (SSE events → chunks), `errors.ts` (error answers),
+ * `tool-call-id.ts` (thought signatures carried in tool-call ids); this file builds the call and
+ * lists the models.
+ */
+import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
+import type { ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import { invalidRequest } from '../../../../core/errors.ts';
+import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
+import { mapGeminiError } from './errors.ts';
+import { toGeminiRequest } from './request.ts';
+import { toCompletion } from './response.ts';
+import { GeminiStreamDecoder } from './stream.ts';
+
+/** The model's resource path under the base URL; `models/` is never doubled. */
+function modelPath(model: string): string {
+  const path = model.startsWith('models/') || model.startsWith('tunedModels/') ? model : `models/${model}`;
+  // The id lands in the URL path: anything beyond Gemini's id alphabet could rewrite the path.
+  if (!/^(models|tunedModels)\/[A-Za-z0-9._-]+$/.test(path)) {
+    throw invalidRequest(`"${model}" is not a Gemini model id (letters, digits, ".", "_" and "-").`, 'model');
+  }
+  return path;
+}
+
+/** Pages of the model list followed at most: a bound against a list that never ends. */
+const MAX_MODEL_PAGES = 20;
+
+interface GeminiModelList {
+  models?: Array<{ name?: unknown; displayName?: unknown; supportedGenerationMethods?: unknown }>;
+  nextPageToken?: unknown;
+}
+
+/**
+ * Gemini Developer API provider. `buildChatCall` throws 400 (`invalid_request`, naming the
+ * parameter) for requests it cannot honour; the codec maps answers per the module doc.
+ */
+export class GeminiProvider extends ProviderService {
+  readonly name = 'Google Gemini';
+
+  buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
+    const path = modelPath(model);
+    const body = toGeminiRequest(request, this.id);
+    const { origin, basePath } = splitBaseUrl(credential.baseUrl);
+    const stream = request.stream === true;
+    return this.postJson(credential, origin, `${basePath}/${path}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, body, stream, this.codec(path.slice(path.indexOf('/') + 1)));
+  }
+
+  /** The key goes in a header, never in `?key=`: query strings end up in access logs. */
+  protected override authHeaders(credential: Credential): Record<string, string> {
+    return { 'x-goog-api-key': credential.apiKey };
+  }
+
+  private codec(model: string): ResponseCodec {
+    const provider = this.id;
+    return {
+      framing: 'sse',
+      decodeError: (status, bodyText, headers) => mapGeminiError(provider, model, status, bodyText, headers),
+      decodeResponse: (bodyText) => ({ completion: toCompletion(parseUpstreamJson(provider, bodyText, 'a response'), model, provider), raw: null }),
+      createStreamDecoder: () => new GeminiStreamDecoder(provider, model),
+    };
+  }
+
+  /** `GET {base}/models`, following `nextPageToken`; keeps the models that serve `generateContent`. */
+  async listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {
+    const base = credential.baseUrl.replace(/\/+$/, '');
+    const entries: CatalogEntry[] = [];
+    let pageToken = '';
+    for (let page = 0; page < MAX_MODEL_PAGES; page++) {
+      const url = `${base}/models?pageSize=1000${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`;
+      const list = (await this.upstream.getJson(this.id, url, this.authHeaders(credential), signal)) as GeminiModelList | null;
+      if (!list || typeof list !== 'object' || (list.models !== undefined && !Array.isArray(list.models))) {
+        throw malformedResponse(this.id, 'a model list without "models"');
+      }
+      for (const m of list.models ?? []) {
+        if (typeof m?.name !== 'string' || !Array.isArray(m.supportedGenerationMethods) || !m.supportedGenerationMethods.includes('generateContent')) continue;
+        const entry: CatalogEntry = { id: m.name.replace(/^models\//, ''), created: 0, owned_by: 'google' };
+        if (typeof m.displayName === 'string' && m.displayName) entry.display_name = m.displayName;
+        entries.push(entry);
+      }
+      if (typeof list.nextPageToken !== 'string' || !list.nextPageToken) break;
+      pageToken = list.nextPageToken;
+    }
+    return entries;
+  }
+}
