@@ -38,7 +38,7 @@ export function adminsCommand(): Command {
     .action(async (options: AdminOptions) => {
       const rows = await withStore(options, (store) => listAdmins(store.db));
       if (options.json) printJson(rows);
-      else printTable(rows as unknown as Record<string, unknown>[], ['id', 'username', 'created_at']);
+      else printTable(rows, ['id', 'username', 'created_at']);
     });
 
   addDataDirOption(admins.command('delete').description('delete an admin').argument('<username>'))

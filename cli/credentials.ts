@@ -51,7 +51,7 @@ export function credentialsCommand(): Command {
     .action(async (options: CredentialOptions) => {
       const rows = await withStore(options, async (store) => listProviderCredentials(store.db, (await requireUser(store, options.user!)).id));
       if (options.json) printJson(rows);
-      else printTable(rows as unknown as Record<string, unknown>[], ['provider', 'hint', 'base_url', 'updated_at']);
+      else printTable(rows, ['provider', 'hint', 'base_url', 'updated_at']);
     });
 
   addDataDirOption(credentials.command('delete').description("delete a user's credential for a provider"))

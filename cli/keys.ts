@@ -51,7 +51,7 @@ export function keysCommand(): Command {
         return listApiKeys(store.db, userId);
       });
       if (options.json) printJson(rows.map(({ gateway_user_id, ...rest }) => ({ ...rest, user_id: gateway_user_id })));
-      else printTable(rows as unknown as Record<string, unknown>[], ['id', 'gateway_user_id', 'name', 'key_prefix', 'status', 'created_at', 'last_used_at', 'expires_at']);
+      else printTable(rows, ['id', 'gateway_user_id', 'name', 'key_prefix', 'status', 'created_at', 'last_used_at', 'expires_at']);
     });
 
   addDataDirOption(keys.command('revoke').description('revoke an API key now').argument('<key-id>', 'the key\'s id (see `tollgate keys list`)', parsePositiveInt('KEY_ID')))

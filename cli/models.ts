@@ -50,7 +50,7 @@ export function modelsCommand(registry: PluginRegistry): Command {
       const results = await withStore(options, (store) =>
         withPlugin(router, { ...host, store }, (services) => syncWith(services, router.name, options.provider)));
       if (options.json) printJson(results);
-      else printTable(results as unknown as Record<string, unknown>[], ['provider', 'models', 'error']);
+      else printTable(results, ['provider', 'models', 'error']);
       if (results.length > 0 && results.every((r) => r.error !== null)) process.exitCode = 1;
     });
 

@@ -17,19 +17,20 @@ function cell(value: unknown): string {
 }
 
 /** Prints rows as an aligned table with the given columns (header = column name). */
-export function printTable(rows: ReadonlyArray<Record<string, unknown>>, columns: readonly string[]): void {
+export function printTable<T extends object>(rows: readonly T[], columns: readonly string[]): void {
   if (rows.length === 0) {
     process.stdout.write('(none)\n');
     return;
   }
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const valueOf = (row: T, column: string): unknown => (row as Record<string, unknown>)[column];
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(valueOf(r, c)).length)));
   const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd() + '\n';
   process.stdout.write(line(columns.map((c) => c.toUpperCase())));
-  for (const row of rows) process.stdout.write(line(columns.map((c) => cell(row[c]))));
+  for (const row of rows) process.stdout.write(line(columns.map((c) => cell(valueOf(row, c)))));
 }
 
 /** Prints one record as `key: value` lines. */
-export function printRecord(record: Record<string, unknown>): void {
+export function printRecord(record: object): void {
   const width = Math.max(...Object.keys(record).map((k) => k.length));
   for (const [k, v] of Object.entries(record)) process.stdout.write(`${k.padEnd(width)}  ${cell(v)}\n`);
 }

@@ -102,7 +102,7 @@ export function pricingCommand(registry: PluginRegistry): Command {
     .action(async (options: PricingOptions) => {
       const rows = await withStore(options, (store) => listPrices(store.db));
       if (options.json) printJson(rows);
-      else printTable(rows as unknown as Record<string, unknown>[], COLUMNS);
+      else printTable(rows, COLUMNS);
     });
 
   addDataDirOption(pricing.command('delete').description('delete the price of a model').argument('<model>'))

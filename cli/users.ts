@@ -66,7 +66,7 @@ export function usersCommand(): Command {
     .action(async (options: UserOptions) => {
       const rows = await withStore(options, (store) => listGatewayUsers(store.db));
       if (options.json) printJson(rows);
-      else printTable(rows as unknown as Record<string, unknown>[], COLUMNS);
+      else printTable(rows, COLUMNS);
     });
 
   addDataDirOption(users.command('show').description('show one gateway user').argument('<id|name>'))
@@ -74,7 +74,7 @@ export function usersCommand(): Command {
     .action(async (idOrName: string, options: UserOptions) => {
       const user = await withStore(options, (store) => requireUser(store, idOrName));
       if (options.json) printJson(user);
-      else printRecord(user as unknown as Record<string, unknown>);
+      else printRecord(user);
     });
 
   addDataDirOption(addUserFieldOptions(users.command('update').description('change a gateway user').argument('<id|name>')))
