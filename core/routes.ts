@@ -36,6 +36,12 @@ export interface RouteDeclaration {
   operation: string;
   /** True when the request has a JSON body the dialect parses. */
   hasBody?: boolean;
+  /**
+   * What a dialect's route answers: a model call (billed, limited and logged; the default), or a
+   * token count (answered by the provider's own counting endpoint when it speaks the dialect
+   * natively, else by the local tokenizer; never billed).
+   */
+  kind?: 'model-call' | 'token-count';
   doc: RouteDoc;
 }
 

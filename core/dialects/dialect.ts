@@ -63,4 +63,6 @@ export interface Dialect {
   errorBody(err: GatewayError): unknown;
   /** A renderer for one exchange's answer. */
   createRenderer(ex: Exchange): ResponseRenderer;
+  /** The body answering a token-count route (`kind: 'token-count'`) counted locally. */
+  tokenCountBody?(inputTokens: number): unknown;
 }

@@ -10,8 +10,11 @@ export { openAIErrorBody } from './openai-chat/index.ts';
 
 export const dialects: readonly Dialect[] = [openAIChat];
 
-/** Operations served by a dialect (model calls), as opposed to plugin-declared endpoints. */
-const modelOperations: ReadonlySet<string> = new Set(dialects.flatMap((d) => d.routes.map((r) => r.operation)));
+const operationsOf = (kind: 'model-call' | 'token-count'): ReadonlySet<string> =>
+  new Set(dialects.flatMap((d) => d.routes.filter((r) => (r.kind ?? 'model-call') === kind).map((r) => r.operation)));
+/** Operations that call a model (every dialect's), as opposed to token counts and plugin endpoints. */
+const modelOperations = operationsOf('model-call');
+const tokenCountOperations = operationsOf('token-count');
 
 /**
  * True when `operation` is a call to a model (any dialect's), i.e. something a provider answers and
@@ -19,4 +22,9 @@ const modelOperations: ReadonlySet<string> = new Set(dialects.flatMap((d) => d.r
  */
 export function isModelOperation(operation: string): boolean {
   return modelOperations.has(operation);
+}
+
+/** True when `operation` counts a request's prompt tokens (Anthropic's `count_tokens`). */
+export function isTokenCountOperation(operation: string): boolean {
+  return tokenCountOperations.has(operation);
 }

@@ -9,6 +9,7 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { providerRouterRoutes } from './routes.ts';
 import { upstreamCallFor } from './upstream-call-for.ts';
+import { isTokenCountOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { providerNotConfigured, providerNotFound, routeNotFound } from '../../core/errors.ts';
@@ -113,6 +114,11 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
       const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
       if (!credential) throw providerNotConfigured(provider.id);
       ex.target = { provider: provider.id, model };
+      // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
+      // local tokenizer answers it.
+      if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody && !provider.nativeDialects.has(ex.dialect.id)) {
+        return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
+      }
       return upstreamCallFor(ex, provider, { model, credential });
     },
     close() {

@@ -23,7 +23,8 @@ function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, 
 export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
-    return provider.buildNativeCall(dialect.id, { ...options, body: clientBody, stream: ex.stream, headers: dialectHeaders(ex, dialect.passthroughHeaders) });
+    const headers = dialectHeaders(ex, dialect.passthroughHeaders);
+    return provider.buildNativeCall(dialect.id, { ...options, operation: ex.operation, body: clientBody, stream: ex.stream, headers });
   }
   return provider.buildChatCall(ex.request!, options);
 }

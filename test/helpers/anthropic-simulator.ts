@@ -20,6 +20,9 @@
  * - `sim-malformed`: a body / event that is not JSON
  * - `sim-truncated`: the stream ends after a delta, with no `message_delta`
  * - `sim-no-stop`: the stream ends after `message_delta`, without `message_stop`
+ * `POST /v1/messages/count_tokens` answers `{"input_tokens": SIM_COUNT_TOKENS}` after the same
+ * validation (without `max_tokens`); `thinking` blocks replayed in assistant turns need their
+ * `signature`.
  * Set `failModels` to make `GET /v1/models` answer 500.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -55,6 +58,9 @@ export const SIM_TOOL_ANSWER = 'Paris: 18 °C, London: 14 °C.';
 /** Anthropic usage of every answer: input excludes the 5 cache reads and 3 cache writes. */
 export const SIM_USAGE = { input_tokens: 12, cache_creation_input_tokens: 3, cache_read_input_tokens: 5, output_tokens: 9 };
 
+/** What `count_tokens` answers. */
+export const SIM_COUNT_TOKENS = 42;
+
 export const SIM_MODELS: SimModel[] = [
   { id: 'claude-opus-4-1-20250805', display_name: 'Claude Opus 4.1', created_at: '2025-08-05T00:00:00Z' },
   { id: 'claude-sonnet-4-5-20250929', display_name: 'Claude Sonnet 4.5', created_at: '2025-09-29T00:00:00Z' },
@@ -65,7 +71,7 @@ export const SIM_MODELS: SimModel[] = [
 
 const TOP_LEVEL_FIELDS = new Set([
   'model', 'messages', 'max_tokens', 'system', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'stream',
-  'tools', 'tool_choice', 'metadata', 'thinking', 'service_tier', 'container', 'mcp_servers',
+  'tools', 'tool_choice', 'metadata', 'thinking', 'service_tier', 'container', 'mcp_servers', 'context_management', 'output_config',
 ]);
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
@@ -103,6 +109,12 @@ function validateBlock(block: Block, where: string, role: string): string | null
     case 'tool_result':
       if (role !== 'user') return `${where}: tool_result blocks are only allowed in user messages`;
       return typeof block.tool_use_id === 'string' ? null : `${where}.tool_use_id: Field required`;
+    case 'thinking':
+      // Replayed thinking must carry the signature the API issued with it.
+      if (role !== 'assistant') return `${where}: thinking blocks are only allowed in assistant messages`;
+      return typeof block.signature === 'string' && block.signature !== '' ? null : `${where}.signature: Field required`;
+    case 'redacted_thinking':
+      return role === 'assistant' && typeof block.data === 'string' ? null : `${where}.data: Field required`;
     default:
       return `${where}.type: Input tag '${block.type}' does not match any of the expected tags`;
   }
@@ -333,6 +345,15 @@ function messages(req: IncomingMessage, res: ServerResponse, body: Json | null) 
   res.end(model === 'sim-malformed' ? '{"id": "msg_sim_01", "content": [' : JSON.stringify(messageBody(body, answer)));
 }
 
+function countTokens(req: IncomingMessage, res: ServerResponse, body: Json | null) {
+  if (req.headers['anthropic-version'] === undefined) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+  if (!body) return sendError(res, 400, 'invalid_request_error', 'There was an issue with your request body: it is not valid JSON.');
+  const problem = validateParams({ ...body, max_tokens: 1 }) ?? validateMessages(body.messages);
+  if (problem) return sendError(res, 400, 'invalid_request_error', problem);
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId() });
+  res.end(JSON.stringify({ input_tokens: SIM_COUNT_TOKENS }));
+}
+
 function listModels(res: ServerResponse, query: Record<string, string>, models: SimModel[], pageSize: number) {
   const limit = Math.min(Number(query.limit ?? 20), pageSize);
   const start = query.after_id ? models.findIndex((m) => m.id === query.after_id) + 1 : 0;
@@ -364,6 +385,7 @@ export async function startAnthropicSimulator(options: AnthropicSimulatorOptions
       return listModels(res, query, models, pageSize);
     }
     if (req.method === 'POST' && path === '/v1/messages') return messages(req, res, body);
+    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokens(req, res, body);
     sendError(res, 404, 'not_found_error', 'Not found');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -10,6 +10,8 @@ export interface RecordedRequest {
   headers: IncomingMessage['headers'];
   /** The JSON body; null when empty or not JSON (`malformed` tells which). */
   body: Record<string, unknown> | null;
+  /** The body exactly as received (for byte-for-byte pass-through checks). */
+  rawBody: string;
 }
 
 /** Reads `req` whole and parses its body as JSON. */
@@ -25,7 +27,7 @@ export async function readSimRequest(req: IncomingMessage): Promise<{ request: R
     malformed = true;
   }
   const url = new URL(req.url ?? '/', 'http://sim');
-  const request = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body };
+  const request = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body, rawBody: text };
   return { request, malformed };
 }
 

@@ -44,6 +44,8 @@ export interface ChatCallOptions {
 
 /** A native pass-through: the client's own body in a dialect the provider speaks. */
 export interface NativeCallOptions extends ChatCallOptions {
+  /** The dialect operation, e.g. `messages.create`, `messages.count_tokens` (picks the upstream path). */
+  operation: string;
   /** The client's validated body, in the dialect's shape; only `model` is replaced. */
   body: Readonly<Record<string, unknown>>;
   /** True when the client asked for a streamed answer. */
@@ -128,8 +130,9 @@ export abstract class ProviderService {
 
   /**
    * A native pass-through `POST` to `origin` + `path`: the client's body with only `model` replaced,
-   * the dialect headers the client sent, then the credential's auth headers (which win, so a client
-   * header can never replace the credential).
+   * the credential's auth headers, then the dialect headers the client sent. Those come from the
+   * dialect's allow-list of protocol headers (`anthropic-version`, `anthropic-beta`), never a
+   * credential header, so the client may choose its API version but never the key.
    */
   protected postNative(options: NativeCallOptions, origin: string, path: string, codec: ResponseCodec): UpstreamCall {
     return {
@@ -138,8 +141,8 @@ export abstract class ProviderService {
       path,
       method: 'POST',
       headers: {
-        ...options.headers,
         ...this.authHeaders(options.credential),
+        ...options.headers,
         'content-type': 'application/json',
         accept: options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json',
       },

@@ -20,8 +20,8 @@
  */
 import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
 import type { ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
-import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
+import { malformedResponse, parseUpstreamJson, usageOf } from '../canonical.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
 import { mapAnthropicError } from './errors.ts';
 import { toAnthropicRequest } from './request.ts';
 import { toCompletion, type AnthropicMessage } from './response.ts';
@@ -29,6 +29,10 @@ import { AnthropicStreamDecoder } from './stream.ts';
 
 /** Pinned API version: the one under which sampling parameters are still accepted (see module doc). */
 export const ANTHROPIC_VERSION = '2023-06-01';
+/** Anthropic speaks the Messages dialect natively: such requests are passed through untouched. */
+const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['anthropic-messages']);
+/** Upstream paths (under `/v1`) of the Messages dialect's operations. */
+const NATIVE_PATHS: Readonly<Record<string, string>> = { 'messages.create': '/messages', 'messages.count_tokens': '/messages/count_tokens' };
 /** The largest page `GET /v1/models` serves, and a bound on pages followed (a broken cursor cannot loop). */
 const MODEL_PAGE_LIMIT = 1000;
 const MAX_MODEL_PAGES = 50;
@@ -63,6 +67,24 @@ export class AnthropicProvider extends ProviderService {
     return this.postJson(credential, origin, `${apiPath}/messages`, body, stream, this.codec(model));
   }
 
+  override get nativeDialects(): ReadonlySet<string> {
+    return NATIVE_DIALECTS;
+  }
+
+  /**
+   * A Messages request passed through: the client's body with only `model` replaced, its
+   * `anthropic-version` / `anthropic-beta` (the pinned version when it sent none), and the answer
+   * relayed byte for byte; the codec reads usage from `message_start` and `message_delta` for billing.
+   * `count_tokens` answers `{"input_tokens": n}`, which bills nothing.
+   */
+  override buildNativeCall(dialect: string, options: NativeCallOptions): UpstreamCall {
+    const path = NATIVE_PATHS[options.operation];
+    if (!NATIVE_DIALECTS.has(dialect) || !path) return super.buildNativeCall(dialect, options);
+    const { origin, apiPath } = this.endpoint(options.credential);
+    const codec = options.operation === 'messages.count_tokens' ? this.tokenCountCodec(options.model) : this.codec(options.model);
+    return this.postNative(options, origin, `${apiPath}${path}`, codec);
+  }
+
   async listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {
     const { origin, apiPath } = this.endpoint(credential);
     const entries: CatalogEntry[] = [];
@@ -88,6 +110,18 @@ export class AnthropicProvider extends ProviderService {
   private endpoint(credential: Credential): { origin: string; apiPath: string } {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     return { origin, apiPath: `${basePath.replace(/\/v1$/, '')}/v1` };
+  }
+
+  /** `count_tokens` answers carry no completion: observed as an empty one with zero usage (nothing billed). */
+  private tokenCountCodec(model: string): ResponseCodec {
+    const base = this.codec(model);
+    return {
+      ...base,
+      decodeResponse: (bodyText) => {
+        parseUpstreamJson<{ input_tokens?: unknown }>(this.id, bodyText, 'a token count');
+        return { completion: { id: '', object: 'chat.completion', created: 0, model, choices: [], usage: usageOf(0, 0) }, raw: null };
+      },
+    };
   }
 
   private codec(model: string): ResponseCodec {

@@ -1,0 +1,226 @@
+/**
+ * The Anthropic Messages endpoint (`POST /api/v1/messages`, `/count_tokens`) with the official
+ * `@anthropic-ai/sdk` as the client (`baseURL: <gateway>/api`, a gateway key as the API key):
+ * natively passed through to an Anthropic-format simulator (body bytes unchanged but the model,
+ * events relayed unchanged, usage billed from `message_start` / `message_delta`), and translated to an
+ * OpenAI-format simulator. Errors come back in Anthropic's shape.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Anthropic from '@anthropic-ai/sdk';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { dataDirWithPrices } from '../helpers/prices.ts';
+import {
+  SIM_COUNT_TOKENS, SIM_PIECES, SIM_REPLY, SIM_TOOL_ANSWER, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator,
+} from '../helpers/anthropic-simulator.ts';
+import { SIM_REPLY as OPENAI_REPLY, SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+
+const MODEL = 'claude-sonnet-4-5-20250929';
+let sim: AnthropicSimulator;
+let openai: OpenAISimulator;
+let tg: TestGateway;
+let client: Anthropic;
+
+before(async () => {
+  sim = await startAnthropicSimulator();
+  openai = await startOpenAISimulator({ streamContentChunks: 3 });
+  const dataDir = await dataDirWithPrices([
+    // $3 / $15 per million, cache reads $0.30, cache writes $3.75 (Sonnet's list prices).
+    { model: MODEL, provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
+    { model: 'gpt-4o-mini', provider: 'openai', input: 0.15, output: 0.6 },
+  ]);
+  tg = await startTestGateway({
+    dataDir,
+    providers: {
+      anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant-upstream' },
+      openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-openai-upstream' },
+    },
+  });
+  client = new Anthropic({ apiKey: tg.apiKey, baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
+});
+after(async () => {
+  await tg.close();
+  await sim.close();
+  await openai.close();
+});
+
+/** A raw call to the gateway's Messages endpoint. */
+function post(path: string, body: string, headers: Record<string, string> = {}) {
+  return fetch(`${tg.gateway.origin}/api/v1/messages${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': tg.apiKey, 'anthropic-version': '2023-06-01', ...headers }, body,
+  });
+}
+
+describe('messages to a native Anthropic upstream', () => {
+  test('answers a message with the upstream\'s content and bills its usage, cache reads and writes priced', async () => {
+    const { data: message, response } = await client.messages
+      .create({ model: `anthropic/${MODEL}`, max_tokens: 256, messages: [{ role: 'user', content: 'Say hello' }] })
+      .withResponse();
+    assert.equal(message.type, 'message');
+    assert.deepEqual(message.content, [{ type: 'text', text: SIM_REPLY }]);
+    assert.equal(message.usage.input_tokens, SIM_USAGE.input_tokens);
+    assert.equal(message.usage.cache_read_input_tokens, SIM_USAGE.cache_read_input_tokens);
+    assert.equal(sim.lastMessages().body!.model, MODEL, 'the provider prefix is removed upstream');
+    assert.equal(sim.lastMessages().headers['x-api-key'], 'sk-ant-upstream', 'the gateway key is replaced by the credential');
+
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
+    const prompt = SIM_USAGE.input_tokens + SIM_USAGE.cache_read_input_tokens + SIM_USAGE.cache_creation_input_tokens;
+    assert.equal(row.prompt_tokens, prompt);
+    assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
+    assert.equal(row.cached_tokens, SIM_USAGE.cache_read_input_tokens);
+    assert.equal(row.cache_write_tokens, SIM_USAGE.cache_creation_input_tokens);
+    // 12 × $3 + 5 × $0.30 + 3 × $3.75 + 9 × $15, per million, in nano-USD.
+    assert.equal(row.cost_nanos, 12 * 3000 + 5 * 300 + 3 * 3750 + 9 * 15000);
+    assert.equal(row.usage_estimated, 0);
+  });
+
+  test('passes the body through byte for byte but the model: cache_control, thinking, unknown fields', async () => {
+    const body = JSON.stringify({
+      model: `anthropic/${MODEL}`,
+      max_tokens: 1024,
+      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Think, then answer.', cache_control: { type: 'ephemeral' } }] },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'Hmm.', signature: 'sig_replayed_123' }, { type: 'text', text: 'Done.' }] },
+        { role: 'user', content: 'Again.' },
+      ],
+    });
+    const res = await post('', body, { 'anthropic-beta': 'context-management-2025-06-27', 'x-custom': 'not forwarded' });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.json();
+    const upstream = sim.lastMessages();
+    assert.equal(upstream.rawBody, body.replace(`"anthropic/${MODEL}"`, `"${MODEL}"`));
+    assert.equal(upstream.headers['anthropic-beta'], 'context-management-2025-06-27');
+    assert.equal(upstream.headers['anthropic-version'], '2023-06-01');
+    assert.equal(upstream.headers['x-custom'], undefined);
+  });
+
+  test('relays the event stream unchanged and bills it', async () => {
+    const body = JSON.stringify({ model: `anthropic/${MODEL}`, max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'Say hello' }] });
+    const direct = await fetch(`${sim.baseUrl}/v1/messages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, body: body.replace(`anthropic/${MODEL}`, MODEL),
+    }).then((r) => r.text());
+    const res = await post('', body);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.equal(await res.text(), direct);
+
+    const { data: events, response } = await client.messages
+      .create({ model: `anthropic/${MODEL}`, max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'Say hello' }] })
+      .withResponse();
+    const pieces: string[] = [];
+    let outputTokens = 0;
+    for await (const event of events) {
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') pieces.push(event.delta.text);
+      if (event.type === 'message_delta') outputTokens = event.usage.output_tokens;
+    }
+    assert.deepEqual(pieces, SIM_PIECES);
+    assert.equal(outputTokens, SIM_USAGE.output_tokens);
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
+    assert.equal(row.stream, 1);
+    assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
+    assert.equal(row.usage_estimated, 0);
+  });
+
+  test('round-trips a tool call with the SDK', async () => {
+    const tools = [{ name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
+    const question = { role: 'user' as const, content: 'Weather in Paris and London?' };
+    const first = await client.messages.create({ model: 'anthropic/sim-tool', max_tokens: 256, tools, messages: [question] });
+    assert.equal(first.stop_reason, 'tool_use');
+    const uses = first.content.filter((b) => b.type === 'tool_use');
+    assert.equal(uses.length, 2);
+    const second = await client.messages.create({
+      model: 'anthropic/sim-tool', max_tokens: 256, tools,
+      messages: [question, { role: 'assistant', content: first.content }, {
+        role: 'user', content: uses.map((u) => ({ type: 'tool_result' as const, tool_use_id: u.id, content: '18' })),
+      }],
+    });
+    assert.deepEqual(second.content, [{ type: 'text', text: SIM_TOOL_ANSWER }]);
+  });
+
+  test('counts tokens with the upstream\'s own endpoint, billing nothing', async () => {
+    const counted = await client.messages.countTokens({ model: `anthropic/${MODEL}`, messages: [{ role: 'user', content: 'How long is this?' }] });
+    assert.equal(counted.input_tokens, SIM_COUNT_TOKENS);
+    assert.equal(sim.requests.at(-1)!.path, '/v1/messages/count_tokens');
+  });
+
+  test('accepts Claude Code\'s ?beta=true and a Bearer token', async () => {
+    const res = await fetch(`${tg.gateway.origin}/api/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tg.apiKey}`, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: `anthropic/${MODEL}`, max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { type: string }).type, 'message');
+  });
+});
+
+describe('messages translated to an OpenAI-format upstream', () => {
+  test('answers a message from a chat completion', async () => {
+    const message = await client.messages.create({
+      model: 'openai/gpt-4o-mini', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    assert.deepEqual(message.content, [{ type: 'text', text: OPENAI_REPLY }]);
+    assert.equal(message.stop_reason, 'end_turn');
+    const cached = OPENAI_USAGE.prompt_tokens_details!.cached_tokens!;
+    assert.equal(message.usage.input_tokens, OPENAI_USAGE.prompt_tokens - cached);
+    assert.equal(message.usage.cache_read_input_tokens, cached);
+    assert.equal(message.usage.output_tokens, OPENAI_USAGE.completion_tokens);
+    const upstream = openai.requests.at(-1)!.body!;
+    assert.deepEqual(upstream.messages, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say hello' }]);
+    assert.equal(upstream.max_tokens, 64);
+  });
+
+  test('streams Messages events translated from chat chunks', async () => {
+    const stream = client.messages.stream({ model: 'openai/gpt-4o-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello' }] });
+    let text = '';
+    stream.on('text', (piece) => (text += piece));
+    const final = await stream.finalMessage();
+    assert.equal(text, final.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+    assert.ok(text.length > 0);
+    assert.equal(final.usage.output_tokens, OPENAI_USAGE.completion_tokens);
+    const { response } = await stream.withResponse();
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
+    assert.equal(row.provider, 'openai');
+    assert.equal(row.completion_tokens, OPENAI_USAGE.completion_tokens);
+  });
+
+  test('counts tokens locally for a provider without a token-count endpoint', async () => {
+    const counted = await client.messages.countTokens({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'How long is this?' }] });
+    assert.ok(counted.input_tokens > 3 && counted.input_tokens < 20, String(counted.input_tokens));
+  });
+});
+
+describe('errors in Anthropic\'s shape', () => {
+  test('an unknown key is 401 authentication_error', async () => {
+    const stranger = new Anthropic({ apiKey: 'tg-not-a-key', baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
+    await assert.rejects(stranger.messages.create({ model: `anthropic/${MODEL}`, max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }), (err: unknown) => {
+      assert.ok(err instanceof Anthropic.AuthenticationError);
+      assert.equal(err.status, 401);
+      assert.equal((err.error as { type: string; error: { type: string } }).type, 'error');
+      assert.equal((err.error as { error: { type: string } }).error.type, 'authentication_error');
+      return true;
+    });
+  });
+
+  test('a malformed body is 400 invalid_request_error', async () => {
+    const res = await post('', '{"model": "anthropic/x", "messages": ');
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { type: string; error: { type: string; message: string } };
+    assert.equal(body.type, 'error');
+    assert.equal(body.error.type, 'invalid_request_error');
+  });
+
+  test('an unknown model is 404 not_found_error, an upstream rate limit 429 rate_limit_error', async () => {
+    await assert.rejects(client.messages.create({ model: 'nope/x', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }), (err: unknown) => {
+      assert.ok(err instanceof Anthropic.BadRequestError);
+      return true;
+    });
+    await assert.rejects(client.messages.create({ model: 'anthropic/sim-429', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }), (err: unknown) => {
+      assert.ok(err instanceof Anthropic.RateLimitError);
+      assert.equal((err.error as { error: { type: string } }).error.type, 'rate_limit_error');
+      return true;
+    });
+  });
+});
