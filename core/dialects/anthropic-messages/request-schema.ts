@@ -12,7 +12,7 @@
 import type { JsonSchema } from '../../json-schema.ts';
 
 const cacheControl: JsonSchema = {
-  type: 'object',
+  type: ['object', 'null'],
   description: 'Prompt-caching breakpoint, e.g. {"type":"ephemeral"}. Forwarded on native pass-through, dropped when translating.',
 };
 
@@ -22,7 +22,7 @@ const textBlock: JsonSchema = {
   properties: {
     type: { const: 'text' },
     text: { type: 'string' },
-    cache_control: { anyOf: [cacheControl, { type: 'null' }] },
+    cache_control: cacheControl,
   },
 };
 
@@ -44,11 +44,12 @@ const contentBlock: JsonSchema = {
     input: { type: 'object', description: 'The arguments of a "tool_use" block, as an object.' },
     tool_use_id: { type: 'string', description: 'The "tool_use" a "tool_result" block answers.' },
     content: {
-      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } }],
+      type: ['string', 'array'],
+      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
       description: 'The result of a "tool_result" block: a string or text blocks.',
     },
     is_error: { type: 'boolean', description: 'True when a "tool_result" reports a failed tool call.' },
-    cache_control: { anyOf: [cacheControl, { type: 'null' }] },
+    cache_control: cacheControl,
   },
 };
 
@@ -57,10 +58,8 @@ const message: JsonSchema = {
   required: ['role', 'content'],
   properties: {
     role: { enum: ['user', 'assistant', 'system'], description: 'Author of the turn. "system" entries (sent by Claude Code) act as system prompts in place.' },
-    content: {
-      anyOf: [{ type: 'string' }, { type: 'array', items: contentBlock }],
-      description: 'A string, or an array of content blocks.',
-    },
+    // One type list rather than anyOf, so that a bad block is reported by its own path.
+    content: { type: ['string', 'array'], items: contentBlock, description: 'A string, or an array of content blocks.' },
   },
 };
 
@@ -72,10 +71,10 @@ const tool: JsonSchema = {
     description: { type: 'string', description: 'What the tool does, for the model.' },
     input_schema: { type: 'object', description: 'JSON Schema of the tool\'s input (client tools).' },
     type: {
-      anyOf: [{ type: 'string' }, { type: 'null' }],
+      type: ['string', 'null'],
       description: 'Absent or "custom" for a client tool; any other value (e.g. "web_search_20250305") is a server tool, served only by a native Anthropic upstream.',
     },
-    cache_control: { anyOf: [cacheControl, { type: 'null' }] },
+    cache_control: cacheControl,
   },
 };
 
@@ -104,10 +103,7 @@ const thinking: JsonSchema = {
 const commonProperties: Record<string, JsonSchema> = {
   model: { type: 'string', minLength: 1, description: '"provider/model" (e.g. "anthropic/claude-sonnet-4-5") or a bare model id resolved through the catalog.' },
   messages: { type: 'array', minItems: 1, items: message, description: 'The conversation so far, oldest first.' },
-  system: {
-    anyOf: [{ type: 'string' }, { type: 'array', items: textBlock }],
-    description: 'The system prompt: a string or an array of text blocks.',
-  },
+  system: { type: ['string', 'array'], items: textBlock, description: 'The system prompt: a string or an array of text blocks.' },
   tools: { type: 'array', items: tool, description: 'Tools the model may call.' },
   tool_choice: toolChoice,
   thinking,
@@ -127,7 +123,7 @@ export const messagesRequestSchema: JsonSchema = {
     top_k: { type: 'integer', minimum: 0, description: 'Sample only from the k most likely tokens. Dropped when the upstream is not Anthropic.' },
     metadata: {
       type: 'object',
-      properties: { user_id: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'An opaque id of your end user.' } },
+      properties: { user_id: { type: ['string', 'null'], description: 'An opaque id of your end user.' } },
       description: 'Request metadata; user_id is passed on as OpenAI\'s "user" to other upstreams.',
     },
   },
