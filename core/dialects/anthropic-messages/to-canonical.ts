@@ -86,16 +86,17 @@ function systemContent(system: MessageRequestBase['system']): string | ChatConte
   return texts.length === 0 ? null : textContent(texts);
 }
 
+/** What each role's turn may hold here, as the refusal says it. */
 const ALLOWED: Readonly<Record<MessageParam['role'], string>> = {
-  system: 'text blocks',
-  user: 'text, image and tool_result blocks',
-  assistant: 'text, tool_use, thinking and redacted_thinking blocks',
+  system: 'a system turn may hold text blocks',
+  user: 'a user turn may hold text, image and tool_result blocks',
+  assistant: 'an assistant turn may hold text, tool_use, thinking and redacted_thinking blocks',
 };
 
 /** 400 for a block the role cannot hold or the canonical form cannot express (`document`, server-tool blocks). */
 function unsupportedBlock(block: ContentBlockParam, role: MessageParam['role'], param: string): never {
   throw invalidRequest(
-    `Invalid value for "${param}.type": "${block.type}" blocks cannot be translated to the gateway's canonical request; a ${role} turn may hold ${ALLOWED[role]}.`,
+    `Invalid value for "${param}.type": "${block.type}" blocks cannot be translated to the gateway's canonical request; ${ALLOWED[role]}.`,
     `${param}.type`,
   );
 }
