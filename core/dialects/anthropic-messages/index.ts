@@ -1,0 +1,54 @@
+/**
+ * The `anthropic-messages` dialect: Anthropic's Messages API (`POST /api/v1/messages` and
+ * `POST /api/v1/messages/count_tokens`), what Claude Code and the Anthropic SDK speak. Requests are
+ * validated (`request-schema.ts`) and mapped to the canonical OpenAI-shaped request
+ * (`to-canonical.ts`); canonical answers are rendered as Messages (`render.ts`); errors take
+ * Anthropic's body (`errors.ts`). On a native Anthropic upstream the client's body and its
+ * `anthropic-version` / `anthropic-beta` headers go through unchanged.
+ *
+ * Sources: https://platform.claude.com/docs/en/api/messages ,
+ * https://platform.claude.com/docs/en/api/messages-count-tokens ; docs/provider-wire-formats.md §2;
+ * docs/architecture.md ("Dialects", "How to add a dialect").
+ */
+import { createBodyValidator } from '../../request-body.ts';
+import type { Dialect, ParsedRequest } from '../dialect.ts';
+import { anthropicErrorBody } from './errors.ts';
+import { messagesCountTokensDoc, messagesCreateDoc } from './openapi.ts';
+import { createAnthropicMessagesRenderer } from './render.ts';
+import { countTokensRequestSchema, messagesRequestSchema } from './request-schema.ts';
+import { toCanonicalRequest } from './to-canonical.ts';
+import type { MessageCountTokensParams, MessageCreateParams } from './types.ts';
+
+/** Operation of `POST /api/v1/messages`. */
+export const MESSAGES_CREATE = 'messages.create';
+/** Operation of `POST /api/v1/messages/count_tokens`. */
+export const MESSAGES_COUNT_TOKENS = 'messages.count_tokens';
+
+const validateCreate = createBodyValidator<MessageCreateParams>(messagesRequestSchema);
+const validateCountTokens = createBodyValidator<MessageCountTokensParams>(countTokensRequestSchema);
+
+export { anthropicErrorBody } from './errors.ts';
+
+export const anthropicMessages: Dialect = {
+  id: 'anthropic-messages',
+  routes: [
+    { method: 'POST', path: '/api/v1/messages', operation: MESSAGES_CREATE, hasBody: true, doc: messagesCreateDoc },
+    { method: 'POST', path: '/api/v1/messages/count_tokens', operation: MESSAGES_COUNT_TOKENS, hasBody: true, doc: messagesCountTokensDoc },
+  ],
+  passthroughHeaders: ['anthropic-version', 'anthropic-beta'],
+  streamContentType: 'text/event-stream; charset=utf-8',
+  parseRequest(json: unknown, operation: string): ParsedRequest {
+    if (operation === MESSAGES_COUNT_TOKENS) {
+      const body = validateCountTokens(json);
+      // Counting never streams, whatever extra field the body carries.
+      const { stream: _stream, ...counted } = body;
+      return { canonical: toCanonicalRequest(counted), body, stream: false, wantsStreamUsage: false };
+    }
+    const body = validateCreate(json);
+    const stream = body.stream === true;
+    // Every Messages stream carries usage (message_start / message_delta), so a streaming client always wants it.
+    return { canonical: toCanonicalRequest(body), body, stream, wantsStreamUsage: stream };
+  },
+  errorBody: anthropicErrorBody,
+  createRenderer: createAnthropicMessagesRenderer,
+};
