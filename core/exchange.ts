@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
 import type { Dialect } from './dialects/dialect.ts';
+import type { GatewayError } from './errors.ts';
 
 /**
  * A gateway operation: the stable name a route declares (`chat.completions`, `models.list`,
@@ -73,6 +74,8 @@ export interface Exchange {
   request: ChatCompletionRequest | null;
   /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
   readonly clientBody: Readonly<Record<string, unknown>> | null;
+  /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */
+  readonly untranslatable: GatewayError | null;
   /** True when the client asked for a streamed answer. */
   stream: boolean;
   /** True when a streaming client asked for usage in the stream (OpenAI `stream_options.include_usage`). */

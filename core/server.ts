@@ -128,6 +128,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       dialect,
       request: parsed?.canonical ?? null,
       clientBody: parsed?.body ?? null,
+      untranslatable: parsed?.untranslatable ?? null,
       stream: parsed?.stream ?? false,
       clientWantsUsage: parsed?.wantsStreamUsage ?? false,
       principal: null,

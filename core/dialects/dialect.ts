@@ -30,6 +30,11 @@ export interface ParsedRequest {
   stream: boolean;
   /** True when a streaming client asked for usage in the stream (OpenAI `stream_options.include_usage`). */
   wantsStreamUsage: boolean;
+  /**
+   * The first part of the body the canonical request could not carry (left out of it), as the 400 a
+   * translation gives; thrown only when the request is translated, never on native pass-through.
+   */
+  untranslatable?: GatewayError | null;
 }
 
 /** Turns canonical answers into the dialect's wire shapes, for one exchange. */

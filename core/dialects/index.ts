@@ -4,11 +4,12 @@
  */
 import type { Dialect } from './dialect.ts';
 import { openAIChat } from './openai-chat/index.ts';
+import { anthropicMessages } from './anthropic-messages/index.ts';
 
 export type { Dialect, ParsedRequest, ResponseRenderer } from './dialect.ts';
 export { openAIErrorBody } from './openai-chat/index.ts';
 
-export const dialects: readonly Dialect[] = [openAIChat];
+export const dialects: readonly Dialect[] = [openAIChat, anthropicMessages];
 
 const operationsOf = (kind: 'model-call' | 'token-count'): ReadonlySet<string> =>
   new Set(dialects.flatMap((d) => d.routes.filter((r) => (r.kind ?? 'model-call') === kind).map((r) => r.operation)));

@@ -117,6 +117,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
       // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
       // local tokenizer answers it.
       if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody && !provider.nativeDialects.has(ex.dialect.id)) {
+        if (ex.untranslatable) throw ex.untranslatable;
         return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
       }
       return upstreamCallFor(ex, provider, { model, credential });

@@ -2,7 +2,8 @@
  * The choice between native pass-through and translation (docs/architecture.md "Dialects"): when the
  * provider speaks the client's dialect natively, the client's own body goes upstream with only the
  * model and the credential replaced, plus the dialect's allow-listed headers; otherwise the canonical
- * request is translated by the provider.
+ * request is translated by the provider, and a part of the client's body the canonical request could
+ * not carry (`ex.untranslatable`) is refused with its 400.
  */
 import type { Exchange } from '../../core/exchange.ts';
 import type { UpstreamCall } from '../../core/upstream-call.ts';
@@ -26,5 +27,6 @@ export function upstreamCallFor(ex: Exchange, provider: ProviderService, options
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
     return provider.buildNativeCall(dialect.id, { ...options, operation: ex.operation, body: clientBody, stream: ex.stream, headers });
   }
+  if (ex.untranslatable) throw ex.untranslatable;
   return provider.buildChatCall(ex.request!, options);
 }

@@ -15,14 +15,17 @@ function canonical(body: Record<string, unknown>, operation = 'messages.create')
   return anthropicMessages.parseRequest({ ...base, ...body }, operation).canonical;
 }
 
+/** The 400 a translated request gets: thrown at once (invalid), or recorded as untranslatable. */
 function rejection(body: Record<string, unknown>, operation = 'messages.create'): { status: number; message: string; param: string | null } {
+  let err: unknown;
   try {
-    anthropicMessages.parseRequest(body, operation);
-  } catch (err) {
-    assert.ok(err instanceof GatewayError);
-    return { status: err.status, message: err.message, param: err.param };
+    err = anthropicMessages.parseRequest(body, operation).untranslatable;
+  } catch (thrown) {
+    err = thrown;
   }
-  throw new Error('accepted');
+  if (!err) throw new Error('accepted');
+  assert.ok(err instanceof GatewayError);
+  return { status: err.status, message: err.message, param: err.param };
 }
 
 describe('anthropic-messages request → canonical request', () => {
@@ -129,6 +132,25 @@ describe('anthropic-messages request → canonical request', () => {
       assert.deepEqual(rejection(body), { status: 400, message, param });
     });
   }
+});
+
+describe('anthropic-messages parts only a native upstream can take', () => {
+  test('a document block and a server tool are left out of the canonical request, kept in the body, and recorded', () => {
+    const body = {
+      ...base,
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      messages: [user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' } }, { type: 'text', text: 'Summarize' }])],
+    };
+    const parsed = anthropicMessages.parseRequest(body, 'messages.create');
+    assert.deepEqual(parsed.canonical.messages, [{ role: 'user', content: 'Summarize' }]);
+    assert.equal(parsed.canonical.tools, undefined);
+    assert.deepEqual(parsed.body, body);
+    assert.equal(parsed.untranslatable?.param, 'messages[0].content[0].type');
+  });
+
+  test('a missing required field is refused at once, native or not', () => {
+    assert.throws(() => anthropicMessages.parseRequest({ ...base, messages: [user([{ type: 'text' }])] }, 'messages.create'), GatewayError);
+  });
 });
 
 describe('anthropic-messages error bodies', () => {

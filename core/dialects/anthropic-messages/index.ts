@@ -16,7 +16,7 @@ import { anthropicErrorBody } from './errors.ts';
 import { messagesCountTokensDoc, messagesCreateDoc } from './openapi.ts';
 import { createAnthropicMessagesRenderer } from './render.ts';
 import { countTokensRequestSchema, messagesRequestSchema } from './request-schema.ts';
-import { toCanonicalRequest } from './to-canonical.ts';
+import { toCanonical } from './to-canonical.ts';
 import type { MessageCountTokensParams, MessageCreateParams } from './types.ts';
 
 /** Operation of `POST /api/v1/messages`. */
@@ -33,7 +33,7 @@ export const anthropicMessages: Dialect = {
   id: 'anthropic-messages',
   routes: [
     { method: 'POST', path: '/api/v1/messages', operation: MESSAGES_CREATE, hasBody: true, doc: messagesCreateDoc },
-    { method: 'POST', path: '/api/v1/messages/count_tokens', operation: MESSAGES_COUNT_TOKENS, hasBody: true, doc: messagesCountTokensDoc },
+    { method: 'POST', path: '/api/v1/messages/count_tokens', operation: MESSAGES_COUNT_TOKENS, hasBody: true, kind: 'token-count', doc: messagesCountTokensDoc },
   ],
   passthroughHeaders: ['anthropic-version', 'anthropic-beta'],
   streamContentType: 'text/event-stream; charset=utf-8',
@@ -42,13 +42,16 @@ export const anthropicMessages: Dialect = {
       const body = validateCountTokens(json);
       // Counting never streams, whatever extra field the body carries.
       const { stream: _stream, ...counted } = body;
-      return { canonical: toCanonicalRequest(counted), body, stream: false, wantsStreamUsage: false };
+      const { request, untranslatable } = toCanonical(counted);
+      return { canonical: request, body, stream: false, wantsStreamUsage: false, untranslatable };
     }
     const body = validateCreate(json);
     const stream = body.stream === true;
     // Every Messages stream carries usage (message_start / message_delta), so a streaming client always wants it.
-    return { canonical: toCanonicalRequest(body), body, stream, wantsStreamUsage: stream };
+    const { request, untranslatable } = toCanonical(body);
+    return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable };
   },
   errorBody: anthropicErrorBody,
   createRenderer: createAnthropicMessagesRenderer,
+  tokenCountBody: (inputTokens) => ({ input_tokens: inputTokens }),
 };

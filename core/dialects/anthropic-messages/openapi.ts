@@ -33,17 +33,17 @@ const messageSchema: JsonSchema = {
   required: ['id', 'type', 'role', 'model', 'content', 'stop_reason', 'usage'],
   properties: {
     id: { type: 'string', description: '"msg_" + an id.' },
-    type: { const: 'message' },
-    role: { const: 'assistant' },
+    type: { const: 'message', description: 'Always "message".' },
+    role: { const: 'assistant', description: 'Always "assistant".' },
     model: { type: 'string', description: 'The model that answered.' },
     content: {
       type: 'array',
       description: 'Content blocks: "thinking", "text", "tool_use" (and, from a native Anthropic upstream, any other kind it sends).',
-      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+      items: { type: 'object', required: ['type'], properties: { type: { type: 'string', description: 'The block kind.' } } },
     },
     stop_reason: { type: ['string', 'null'], description: '"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn" or "refusal".' },
-    stop_sequence: { type: ['string', 'null'] },
-    usage: usageSchema,
+    stop_sequence: { type: ['string', 'null'], description: 'The stop sequence that ended the answer, when one did.' },
+    usage: { ...usageSchema, description: 'Token counts; input_tokens excludes cache reads and writes.' },
   },
 };
 

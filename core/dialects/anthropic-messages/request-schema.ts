@@ -20,8 +20,8 @@ const textBlock: JsonSchema = {
   type: 'object',
   required: ['type', 'text'],
   properties: {
-    type: { const: 'text' },
-    text: { type: 'string' },
+    type: { const: 'text', description: 'Always "text".' },
+    text: { type: 'string', description: 'The text.' },
     cache_control: cacheControl,
   },
 };
@@ -45,7 +45,7 @@ const contentBlock: JsonSchema = {
     tool_use_id: { type: 'string', description: 'The "tool_use" a "tool_result" block answers.' },
     content: {
       type: ['string', 'array'],
-      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+      items: { type: 'object', required: ['type'], properties: { type: { type: 'string', description: '"text" or "image".' } } },
       description: 'The result of a "tool_result" block: a string or text blocks.',
     },
     is_error: { type: 'boolean', description: 'True when a "tool_result" reports a failed tool call.' },

@@ -19,9 +19,9 @@
  * | assistant `tool_use` | `tool_calls[{id, type:"function", function:{name, arguments: JSON.stringify(input)}}]` |
  * | user `tool_result` | `{role:"tool", tool_call_id, content}` messages, BEFORE the turn's other content (OpenAI wants them right after the tool calls); text blocks joined by "\n"; `is_error` → "Error: " prefix; its images → the user message that follows |
  * | assistant `thinking` / `redacted_thinking` | dropped (Anthropic-only replay, signed for Anthropic) |
- * | `document` and other block kinds | 400 naming `messages[i].content[j].type` |
+ * | `document` and other block kinds | left out, recorded as untranslatable (400 naming `messages[i].content[j].type` on a non-native route) |
  * | `tools[]` `{name, description, input_schema}` | `{type:"function", function:{name, description, parameters}}` |
- * | server tools (`type` set, not `custom`) | 400 naming `tools[i]` |
+ * | server tools (`type` set, not `custom`) | left out, recorded as untranslatable (400 naming `tools[i]` on a non-native route) |
  * | `tool_choice` auto / any / tool{name} / none | `"auto"` / `"required"` / `{type:"function",function:{name}}` / `"none"` |
  * | `tool_choice.disable_parallel_tool_use: true` | `parallel_tool_calls: false` |
  * | `stop_sequences` | `stop` |
@@ -29,9 +29,15 @@
  * | `thinking` `{type:"enabled", budget_tokens}` | `reasoning_effort`: `low` < 4096 ≤ `medium` < 16384 ≤ `high` |
  * | `stream: true` | `stream: true, stream_options: {include_usage: true}` |
  * | `top_k`, `thinking` disabled/adaptive, every other field | dropped (kept in the client body for native upstreams) |
+ *
+ * What the canonical form cannot express (`document` blocks, `file` image sources, server tools) does
+ * not fail the request here: a native Anthropic upstream receives the client's own body, so Claude
+ * Code's PDFs and web search keep working there. It is left out of the canonical request and the first
+ * such part is returned as `untranslatable`, which the router throws only when it must translate.
+ * Missing required fields are always a 400.
  */
 import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../chat-types.ts';
-import { invalidRequest } from '../../errors.ts';
+import { invalidRequest, type GatewayError } from '../../errors.ts';
 import type {
   ContentBlockParam, ImageBlockParam, MessageParam, MessageRequestBase, ToolParam, ToolResultBlockParam, ToolUseBlockParam,
 } from './types.ts';
@@ -41,19 +47,34 @@ const MEDIUM_EFFORT_BUDGET = 4096;
 /** From this budget on, `high` effort. */
 const HIGH_EFFORT_BUDGET = 16384;
 
-/** Maps a request validated by the dialect's schema (`max_tokens` absent for count_tokens). Throws 400s. */
-export function toCanonicalRequest(params: MessageRequestBase): ChatCompletionRequest {
+/** Collects the parts the canonical request leaves out, as the 400s a translation would give. */
+interface Untranslatable {
+  errors: GatewayError[];
+}
+
+/** The canonical request, and the first part it could not carry (null when it carries everything). */
+export interface CanonicalMapping {
+  request: ChatCompletionRequest;
+  untranslatable: GatewayError | null;
+}
+
+/**
+ * Maps a request validated by the dialect's schema (`max_tokens` absent for count_tokens). Throws a
+ * 400 for a missing required field; records what cannot be translated (see the module doc).
+ */
+export function toCanonical(params: MessageRequestBase): CanonicalMapping {
+  const skipped: Untranslatable = { errors: [] };
   const messages: ChatMessage[] = [];
   const system = systemContent(params.system);
   if (system !== null) messages.push({ role: 'system', content: system });
-  params.messages.forEach((message, i) => messages.push(...toCanonicalMessages(message, i)));
+  params.messages.forEach((message, i) => messages.push(...toCanonicalMessages(message, i, skipped)));
 
   const request: ChatCompletionRequest = { model: params.model, messages };
   if (typeof params.max_tokens === 'number') request.max_tokens = params.max_tokens;
   if (typeof params.temperature === 'number') request.temperature = params.temperature;
   if (typeof params.top_p === 'number') request.top_p = params.top_p;
   if (Array.isArray(params.stop_sequences) && params.stop_sequences.length > 0) request.stop = params.stop_sequences;
-  Object.assign(request, toolParams(params));
+  Object.assign(request, toolParams(params, skipped));
   const userId = params.metadata?.user_id;
   if (typeof userId === 'string' && userId !== '') request.user = userId;
   const effort = reasoningEffort(params);
@@ -63,6 +84,13 @@ export function toCanonicalRequest(params: MessageRequestBase): ChatCompletionRe
     // Anthropic streams always carry usage (message_start / message_delta); the canonical stream must too.
     request.stream_options = { include_usage: true };
   }
+  return { request, untranslatable: skipped.errors[0] ?? null };
+}
+
+/** The canonical request; throws the first untranslatable part as a 400 (for callers that must translate). */
+export function toCanonicalRequest(params: MessageRequestBase): ChatCompletionRequest {
+  const { request, untranslatable } = toCanonical(params);
+  if (untranslatable) throw untranslatable;
   return request;
 }
 
@@ -93,12 +121,12 @@ const ALLOWED: Readonly<Record<MessageParam['role'], string>> = {
   assistant: 'an assistant turn may hold text, tool_use, thinking and redacted_thinking blocks',
 };
 
-/** 400 for a block the role cannot hold or the canonical form cannot express (`document`, server-tool blocks). */
-function unsupportedBlock(block: ContentBlockParam, role: MessageParam['role'], param: string): never {
-  throw invalidRequest(
+/** Records the 400 for a block the role cannot hold or the canonical form cannot express (`document`, server-tool blocks). */
+function unsupportedBlock(block: ContentBlockParam, role: MessageParam['role'], param: string, skipped: Untranslatable): void {
+  skipped.errors.push(invalidRequest(
     `Invalid value for "${param}.type": "${block.type}" blocks cannot be translated to the gateway's canonical request; ${ALLOWED[role]}.`,
     `${param}.type`,
-  );
+  ));
 }
 
 /** A string field the schema could not require (it depends on the block's type). */
@@ -109,22 +137,26 @@ function stringField(block: ContentBlockParam, field: string, param: string): st
 }
 
 /** One Messages turn → one or more canonical messages (tool results become their own messages). */
-function toCanonicalMessages(message: MessageParam, i: number): ChatMessage[] {
+function toCanonicalMessages(message: MessageParam, i: number, skipped: Untranslatable): ChatMessage[] {
   const param = `messages[${i}].content`;
   if (typeof message.content === 'string') return [{ role: message.role, content: message.content }];
   switch (message.role) {
     case 'system':
-      return [{ role: 'system', content: textContent(message.content.map((block, j) => textOf(block, 'system', `${param}[${j}]`))) }];
+      return systemMessages(message.content, param, skipped);
     case 'user':
-      return userMessages(message.content, param);
+      return userMessages(message.content, param, skipped);
     case 'assistant':
-      return assistantMessages(message.content, param);
+      return assistantMessages(message.content, param, skipped);
   }
 }
 
-function textOf(block: ContentBlockParam, role: MessageParam['role'], param: string): string {
-  if (block.type !== 'text') unsupportedBlock(block, role, param);
-  return stringField(block, 'text', param);
+function systemMessages(blocks: ContentBlockParam[], param: string, skipped: Untranslatable): ChatMessage[] {
+  const texts: string[] = [];
+  blocks.forEach((block, j) => {
+    if (block.type === 'text') texts.push(stringField(block, 'text', `${param}[${j}]`));
+    else unsupportedBlock(block, 'system', `${param}[${j}]`, skipped);
+  });
+  return texts.length === 0 ? [] : [{ role: 'system', content: textContent(texts) }];
 }
 
 /**
@@ -132,7 +164,7 @@ function textOf(block: ContentBlockParam, role: MessageParam['role'], param: str
  * result (Claude Code's Read tool on a screenshot) move to that user message: OpenAI tool messages
  * hold text only, and a user message right after the tool messages keeps OpenAI's order valid.
  */
-function userMessages(blocks: ContentBlockParam[], param: string): ChatMessage[] {
+function userMessages(blocks: ContentBlockParam[], param: string, skipped: Untranslatable): ChatMessage[] {
   const toolMessages: ChatMessage[] = [];
   const parts: ChatContentPart[] = [];
   blocks.forEach((block, j) => {
@@ -141,14 +173,16 @@ function userMessages(blocks: ContentBlockParam[], param: string): ChatMessage[]
       case 'text':
         parts.push({ type: 'text', text: stringField(block, 'text', at) });
         return;
-      case 'image':
-        parts.push(imagePart(block as ImageBlockParam, at));
+      case 'image': {
+        const image = imagePart(block as ImageBlockParam, at, skipped);
+        if (image) parts.push(image);
         return;
+      }
       case 'tool_result':
-        toolMessages.push(toolMessage(block as ToolResultBlockParam, at, parts));
+        toolMessages.push(toolMessage(block as ToolResultBlockParam, at, parts, skipped));
         return;
       default:
-        unsupportedBlock(block, 'user', at);
+        unsupportedBlock(block, 'user', at, skipped);
     }
   });
   if (parts.length === 0) return toolMessages;
@@ -157,8 +191,8 @@ function userMessages(blocks: ContentBlockParam[], param: string): ChatMessage[]
   return [...toolMessages, { role: 'user', content }];
 }
 
-/** base64 → a data URL, url → the URL; `file` sources (Files API) have no canonical form. */
-function imagePart(block: ImageBlockParam, param: string): ChatContentPart {
+/** base64 → a data URL, url → the URL; `file` sources (Files API) have no canonical form (null, recorded). */
+function imagePart(block: ImageBlockParam, param: string, skipped: Untranslatable): ChatContentPart | null {
   const source = block.source;
   if (typeof source !== 'object' || source === null) throw invalidRequest(`Missing required field "${param}.source".`, `${param}.source`);
   if (source.type === 'base64') {
@@ -166,14 +200,15 @@ function imagePart(block: ImageBlockParam, param: string): ChatContentPart {
     return { type: 'image_url', image_url: { url: `data:${mediaType};base64,${stringField(source as ContentBlockParam, 'data', `${param}.source`)}` } };
   }
   if (source.type === 'url') return { type: 'image_url', image_url: { url: stringField(source as ContentBlockParam, 'url', `${param}.source`) } };
-  throw invalidRequest(
+  skipped.errors.push(invalidRequest(
     `Invalid value for "${param}.source.type": "${source.type}" image sources cannot be translated to the gateway's canonical request; use "base64" or "url".`,
     `${param}.source.type`,
-  );
+  ));
+  return null;
 }
 
 /** A `tool_result` → a tool message; its images are appended to `userParts` (see `userMessages`). */
-function toolMessage(block: ToolResultBlockParam, param: string, userParts: ChatContentPart[]): ChatMessage {
+function toolMessage(block: ToolResultBlockParam, param: string, userParts: ChatContentPart[], skipped: Untranslatable): ChatMessage {
   const toolCallId = stringField(block, 'tool_use_id', param);
   let text = '';
   if (typeof block.content === 'string') text = block.content;
@@ -182,12 +217,14 @@ function toolMessage(block: ToolResultBlockParam, param: string, userParts: Chat
     block.content.forEach((inner, k) => {
       const at = `${param}.content[${k}]`;
       if (inner.type === 'text') texts.push(stringField(inner, 'text', at));
-      else if (inner.type === 'image') userParts.push(imagePart(inner as ImageBlockParam, at));
-      else {
-        throw invalidRequest(
+      else if (inner.type === 'image') {
+        const image = imagePart(inner as ImageBlockParam, at, skipped);
+        if (image) userParts.push(image);
+      } else {
+        skipped.errors.push(invalidRequest(
           `Invalid value for "${at}.type": "${inner.type}" blocks in a tool result cannot be translated to the gateway's canonical request; use text or image blocks.`,
           `${at}.type`,
-        );
+        ));
       }
     });
     text = texts.join('\n');
@@ -197,7 +234,7 @@ function toolMessage(block: ToolResultBlockParam, param: string, userParts: Chat
   return { role: 'tool', tool_call_id: toolCallId, content: text };
 }
 
-function assistantMessages(blocks: ContentBlockParam[], param: string): ChatMessage[] {
+function assistantMessages(blocks: ContentBlockParam[], param: string, skipped: Untranslatable): ChatMessage[] {
   const texts: string[] = [];
   const toolCalls: ChatToolCall[] = [];
   blocks.forEach((block, j) => {
@@ -217,7 +254,7 @@ function assistantMessages(blocks: ContentBlockParam[], param: string): ChatMess
         // Replayed reasoning is signed for Anthropic and means nothing to another upstream.
         return;
       default:
-        unsupportedBlock(block, 'assistant', at);
+        unsupportedBlock(block, 'assistant', at, skipped);
     }
   });
   const nonEmpty = texts.filter((text) => text !== '');
@@ -229,9 +266,10 @@ function assistantMessages(blocks: ContentBlockParam[], param: string): ChatMess
 }
 
 /** `tools` and `tool_choice` → function tools, `tool_choice`, `parallel_tool_calls`. */
-function toolParams(params: MessageRequestBase): Partial<ChatCompletionRequest> {
+function toolParams(params: MessageRequestBase, skipped: Untranslatable): Partial<ChatCompletionRequest> {
   const out: Partial<ChatCompletionRequest> = {};
-  if (Array.isArray(params.tools) && params.tools.length > 0) out.tools = params.tools.map(functionTool);
+  const tools = (params.tools ?? []).map((tool, i) => functionTool(tool, i, skipped)).filter((tool): tool is ChatTool => tool !== null);
+  if (tools.length > 0) out.tools = tools;
   const choice = params.tool_choice;
   if (!choice) return out;
   switch (choice.type) {
@@ -255,12 +293,13 @@ function toolParams(params: MessageRequestBase): Partial<ChatCompletionRequest> 
   return out;
 }
 
-function functionTool(tool: ToolParam, i: number): ChatTool {
+function functionTool(tool: ToolParam, i: number, skipped: Untranslatable): ChatTool | null {
   if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-    throw invalidRequest(
+    skipped.errors.push(invalidRequest(
       `Invalid value for "tools[${i}]": "${tool.type}" is a server tool, which runs only at Anthropic and cannot be translated to the gateway's canonical request.`,
       `tools[${i}]`,
-    );
+    ));
+    return null;
   }
   if (typeof tool.input_schema !== 'object' || tool.input_schema === null) {
     throw invalidRequest(`Missing required field "tools[${i}].input_schema".`, `tools[${i}].input_schema`);
