@@ -88,7 +88,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     }
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
-      pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
+      pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, maxBodyBytesByDialect: manifest.server.maxBodyBytesByDialect, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
     });

@@ -25,6 +25,8 @@ export interface ServerSettings {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** Body limits of single dialects (by dialect id), over `maxBodyBytes`. */
+  maxBodyBytesByDialect: Record<string, number>;
   drainTimeoutMs: number;
   logLevel: LogLevel;
 }
@@ -78,6 +80,12 @@ const manifestSchema: JsonSchema = {
         host: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Interface to listen on.' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787, description: 'TCP port; 0 picks a free one.' },
         maxBodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest request body accepted (413 above it).' },
+        maxBodyBytesByDialect: {
+          type: 'object',
+          default: { 'anthropic-messages': 32 * 1024 * 1024 },
+          description: 'Largest body per dialect id, where it differs from maxBodyBytes. Agents send whole sessions: Anthropic Messages (Claude Code) defaults to 32 MiB, Anthropic\'s own limit.',
+          additionalProperties: { type: 'integer', minimum: 1024, description: 'Bytes.' },
+        },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
         logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
       },

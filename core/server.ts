@@ -28,6 +28,8 @@ export interface GatewayServerOptions {
   /** Every pipeline endpoint: the dialects' and the listed plugins' declarations. */
   routes: readonly PipelineRoute[];
   maxBodyBytes: number;
+  /** Body limits per dialect id, over `maxBodyBytes`. */
+  maxBodyBytesByDialect?: Readonly<Record<string, number>>;
   drainTimeoutMs: number;
   /** Wall clock for `Exchange.startedAtMs` (log timestamps, key expiry); default `Date.now`. */
   clock?: Clock;
@@ -113,7 +115,8 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const startedAtPerfMs = performance.now();
     const startedAtMs = clock();
     const { dialect } = route;
-    const parsed = dialect && route.hasBody ? dialect.parseRequest(parseJsonBody(await readRequestBody(req, options.maxBodyBytes)), route.operation) : null;
+    const maxBodyBytes = (dialect && options.maxBodyBytesByDialect?.[dialect.id]) || options.maxBodyBytes;
+    const parsed = dialect && route.hasBody ? dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation) : null;
     const controller = new AbortController();
     const ex: Exchange = {
       id: requestId,

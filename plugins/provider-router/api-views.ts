@@ -13,12 +13,24 @@ export type PriceLookup = (provider: string, model: string) => { input_price_per
 
 const NO_PRICES: PriceLookup = () => null;
 
-/** OpenAI `GET /v1/models`: `{object:"list", data:[{id:"provider/model", object:"model", created, owned_by}]}`. */
-export function openAIModelList(lists: Lists) {
-  const data = lists.flatMap(({ provider, models }) =>
-    models.map((m) => ({ id: `${provider}/${m.id}`, object: 'model', created: m.created, owned_by: m.owned_by })),
-  );
-  return { object: 'list', data };
+/** One entry of `GET /api/v1/models`: OpenAI's model fields beside Anthropic's (`type`, `display_name`, `created_at`). */
+function listedModel(id: string, m: CatalogEntry) {
+  return {
+    id, object: 'model', created: m.created, owned_by: m.owned_by,
+    type: 'model', display_name: getModelDisplayName(m), created_at: new Date(m.created * 1000).toISOString(),
+  };
+}
+
+/**
+ * `GET /api/v1/models` in a shape both SDKs accept: OpenAI's `{object:"list", data:[{id, object,
+ * created, owned_by}]}` with Anthropic's `has_more`, `first_id`, `last_id` and per-model `type`,
+ * `display_name`, `created_at` (Claude Code's gateway model discovery). Ids are `provider/model`,
+ * then the manifest's model names (`models`), which clients may use as they are.
+ */
+export function openAIModelList(lists: Lists, names: Readonly<Record<string, string>> = {}) {
+  const data = lists.flatMap(({ provider, models }) => models.map((m) => listedModel(`${provider}/${m.id}`, m)));
+  for (const [name, target] of Object.entries(names)) data.push(listedModel(name, { id: name, created: 0, owned_by: target.slice(0, target.indexOf('/')), display_name: name }));
+  return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 
 /** One model as `GET /api/models` and `GET /api/providers/{provider}` show it, with its per-1k prices. */

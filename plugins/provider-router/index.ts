@@ -99,7 +99,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     async route(ex: Exchange) {
       switch (ex.operation) {
         case 'models.list':
-          return reply(200, openAIModelList(await catalogFor(ex).all()));
+          return reply(200, openAIModelList(await catalogFor(ex).all(), config.models));
         case 'models.catalog':
           return reply(200, modelCatalog(await catalogFor(ex).all(), prices));
         case 'providers.get':
@@ -110,7 +110,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           if (!ex.request) throw routeNotFound(ex.method, ex.path);
       }
       const request = ex.request;
-      const { provider, model } = await resolveModel(request.model, providers, catalogFor(ex));
+      const { provider, model } = await resolveModel(request.model, providers, catalogFor(ex), config.models);
       const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
       if (!credential) throw providerNotConfigured(provider.id);
       ex.target = { provider: provider.id, model };

@@ -2,11 +2,14 @@
 import type { JsonSchema } from '../../core/json-schema.ts';
 import { int, list, nullableUsd, object, ref, str } from '../../core/openapi-schema.ts';
 
-const openAIModel = object('A model in OpenAI\'s list shape.', {
-  id: str('`provider/model`, what to pass as `model` in a chat completion.'),
-  object: { const: 'model', description: 'Always `model`.' },
+const openAIModel = object('A model in OpenAI\'s list shape, with the fields Anthropic\'s list has.', {
+  id: str('`provider/model`, or a model name from the manifest: what to pass as `model`.'),
+  object: { const: 'model', description: 'Always `model` (OpenAI).' },
   created: int('When the provider published the model (Unix seconds; 0 when it does not say).'),
   owned_by: str('Owner as the provider reports it.'),
+  type: { const: 'model', description: 'Always `model` (Anthropic).' },
+  display_name: str('Human-readable model name.'),
+  created_at: { type: 'string', format: 'date-time', description: '`created` as ISO 8601 (Anthropic).' },
 });
 
 const price = (what: string, per: string): JsonSchema => nullableUsd(`Price of ${per} ${what}; null when the model has no price`);
@@ -36,7 +39,13 @@ const provider = object('One provider and whether the caller can use it.', {
 
 export const providerRouterSchemas: Record<string, JsonSchema> = {
   OpenAIModel: openAIModel,
-  OpenAIModelList: list('OpenAI-compatible model list.', 'OpenAIModel'),
+  OpenAIModelList: object('The model list in a shape both the OpenAI and the Anthropic SDK accept.', {
+    object: { const: 'list', description: 'Always `list`.' },
+    data: { type: 'array', description: 'The models.', items: ref('OpenAIModel') },
+    has_more: { type: 'boolean', description: 'Always false: every model is on this one page (Anthropic paging).' },
+    first_id: { type: ['string', 'null'], description: 'The first model\'s id (Anthropic paging).' },
+    last_id: { type: ['string', 'null'], description: 'The last model\'s id (Anthropic paging).' },
+  }),
   Model: modelView,
   ModelList: list('Every model the gateway can route to, with display names and prices.', 'Model'),
   Provider: provider,

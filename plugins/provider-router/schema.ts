@@ -4,6 +4,8 @@ import { providerTypes } from './providers/index.ts';
 
 export interface ProviderRouterConfig {
   providers: Record<string, ProviderSettings>;
+  /** Model names clients may use, each mapped to `provider/model`. */
+  models: Record<string, string>;
   catalogTtlMs: number;
 }
 
@@ -29,6 +31,12 @@ export const providerRouterSchema: JsonSchema = {
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
         },
       },
+    },
+    models: {
+      type: 'object',
+      default: {},
+      description: 'Model names clients may ask for, each mapped to a provider\'s model ("claude-sonnet-4-5": "openai/gpt-5" runs Claude Code on OpenAI). A name here wins over the catalog.',
+      additionalProperties: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*/.+', description: 'The model it means, as "provider/model".' },
     },
     catalogTtlMs: {
       type: 'integer', minimum: 1_000, default: 300_000,

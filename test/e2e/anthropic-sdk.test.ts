@@ -35,6 +35,7 @@ before(async () => {
       anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant-upstream' },
       openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-openai-upstream' },
     },
+    router: { models: { 'claude-haiku-4-5': 'openai/gpt-4o-mini' } },
   });
   client = new Anthropic({ apiKey: tg.apiKey, baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
 });
@@ -189,6 +190,45 @@ describe('messages translated to an OpenAI-format upstream', () => {
   test('counts tokens locally for a provider without a token-count endpoint', async () => {
     const counted = await client.messages.countTokens({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'How long is this?' }] });
     assert.ok(counted.input_tokens > 3 && counted.input_tokens < 20, String(counted.input_tokens));
+  });
+});
+
+describe('model names and body size for agents', () => {
+  test('a bare Claude id no catalog lists goes to Anthropic', async () => {
+    const message = await client.messages.create({ model: 'claude-opus-5-5', max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.deepEqual(message.content, [{ type: 'text', text: SIM_REPLY }]);
+    assert.equal(sim.lastMessages().body!.model, 'claude-opus-5-5');
+  });
+
+  test('a model name from the manifest runs a Claude name on another provider', async () => {
+    const before = openai.requests.length;
+    const message = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.deepEqual(message.content, [{ type: 'text', text: OPENAI_REPLY }]);
+    assert.equal(openai.requests.length, before + 1);
+    assert.equal(openai.requests.at(-1)!.body!.model, 'gpt-4o-mini');
+  });
+
+  test('the model list reads with the Anthropic SDK: provider models and the manifest\'s names', async () => {
+    const ids: string[] = [];
+    for await (const model of client.models.list()) {
+      assert.equal(model.type, 'model');
+      assert.ok(model.display_name && !Number.isNaN(Date.parse(model.created_at)));
+      ids.push(model.id);
+    }
+    assert.ok(ids.includes(`anthropic/${MODEL}`), ids.join(', '));
+    assert.ok(ids.includes('claude-haiku-4-5'));
+  });
+
+  test('a 5 MiB session is accepted on /messages (32 MiB limit) while chat completions keep 4 MiB', async () => {
+    const text = 'word '.repeat(1024 * 1024);
+    const body = (extra: Record<string, unknown>) => JSON.stringify({ model: `anthropic/${MODEL}`, messages: [{ role: 'user', content: text }], ...extra });
+    const messages = await post('', body({ max_tokens: 16 }));
+    assert.equal(messages.status, 200);
+    await messages.arrayBuffer();
+    const chat = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tg.apiKey}` }, body: body({}),
+    });
+    assert.equal(chat.status, 413);
   });
 });
 

@@ -111,6 +111,14 @@ export abstract class ProviderService {
   abstract buildChatCall(request: ChatCompletionRequest, options: ChatCallOptions): UpstreamCall;
 
   /**
+   * True when a bare model id no catalog lists belongs to this provider's family (its own naming,
+   * e.g. `claude-*`), so it is routed here when no other provider claims it. None by default.
+   */
+  claimsModel(_modelId: string): boolean {
+    return false;
+  }
+
+  /**
    * Dialect ids (`core/dialects/`) this provider speaks natively: requests in them are passed through
    * (`buildNativeCall`) instead of translated through the canonical request. None by default.
    */

@@ -67,6 +67,11 @@ export class AnthropicProvider extends ProviderService {
     return this.postJson(credential, origin, `${apiPath}/messages`, body, stream, this.codec(model));
   }
 
+  /** Claude model ids (`claude-sonnet-4-5`, dated or not) are Anthropic's, listed or not. */
+  override claimsModel(modelId: string): boolean {
+    return modelId.startsWith('claude-');
+  }
+
   override get nativeDialects(): ReadonlySet<string> {
     return NATIVE_DIALECTS;
   }
