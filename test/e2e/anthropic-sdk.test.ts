@@ -187,6 +187,18 @@ describe('messages translated to an OpenAI-format upstream', () => {
     assert.equal(row.completion_tokens, OPENAI_USAGE.completion_tokens);
   });
 
+  test('a PDF document reaches Anthropic as sent, but is refused with a 400 naming it when it must be translated', async () => {
+    const content = [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'Summarize' }];
+    const native = await post('', JSON.stringify({ model: `anthropic/${MODEL}`, max_tokens: 16, messages: [{ role: 'user', content }] }));
+    assert.equal(native.status, 200);
+    assert.deepEqual((sim.lastMessages().body!.messages as Array<{ content: unknown }>)[0]!.content, content);
+    const translated = await post('', JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content }] }));
+    assert.equal(translated.status, 400);
+    const body = (await translated.json()) as { type: string; error: { type: string; message: string } };
+    assert.equal(body.error.type, 'invalid_request_error');
+    assert.match(body.error.message, /messages\[0\]\.content\[0\]\.type/);
+  });
+
   test('counts tokens locally for a provider without a token-count endpoint', async () => {
     const counted = await client.messages.countTokens({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'How long is this?' }] });
     assert.ok(counted.input_tokens > 3 && counted.input_tokens < 20, String(counted.input_tokens));

@@ -115,6 +115,8 @@ function validateBlock(block: Block, where: string, role: string): string | null
       return typeof block.signature === 'string' && block.signature !== '' ? null : `${where}.signature: Field required`;
     case 'redacted_thinking':
       return role === 'assistant' && typeof block.data === 'string' ? null : `${where}.data: Field required`;
+    case 'document':
+      return role === 'user' && typeof (block.source as Json | undefined)?.type === 'string' ? null : `${where}.source: Field required`;
     default:
       return `${where}.type: Input tag '${block.type}' does not match any of the expected tags`;
   }

@@ -552,7 +552,11 @@ describe('anthropic: model discovery', () => {
       assert.deepEqual(page.data.filter((m) => m.id.startsWith('anthropic/')), []);
       const answer = await down.client.chat.completions.create({ model: `anthropic/${MODEL}`, messages: [{ role: 'user', content: 'Hi' }] });
       assert.equal(answer.choices[0]!.message.content, SIM_REPLY);
-      const bare = await apiError(down.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] }));
+      // A bare Claude id is Anthropic's even when its list is down (issue 12: Claude Code sends bare ids);
+      // a bare id no provider claims is still 404.
+      const claimed = await down.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] });
+      assert.equal(claimed.choices[0]!.message.content, SIM_REPLY);
+      const bare = await apiError(down.client.chat.completions.create({ model: 'gpt-nobody-has', messages: [{ role: 'user', content: 'Hi' }] }));
       assert.equal(bare.status, 404);
       assert.equal(bare.code, 'model_not_found');
     } finally {
