@@ -143,3 +143,9 @@ CREATE INDEX llm_requests_by_key_time ON llm_requests (api_key_id, created_at);
 CREATE INDEX llm_requests_by_provider_time ON llm_requests (provider, created_at);
 CREATE INDEX llm_requests_by_model_requested_time ON llm_requests (model_requested, created_at);
 CREATE INDEX llm_requests_by_model_served_time ON llm_requests (model_served, created_at);
+
+-- version: 5
+-- The endpoint (dialect operation) a request came through: chat.completions, messages.create, ...
+-- Every earlier row was a chat completion.
+ALTER TABLE llm_requests ADD COLUMN endpoint TEXT;
+UPDATE llm_requests SET endpoint = 'chat.completions';

@@ -65,6 +65,8 @@ export interface LlmRequestsTable {
   cost_nanos: number | null;
   usage_estimated: Generated<number>;
   unpriced: Generated<number>;
+  /** The endpoint (dialect operation), e.g. `chat.completions`, `messages.create`. */
+  endpoint: string | null;
 }
 
 export interface ModelPricingTable {

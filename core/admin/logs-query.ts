@@ -26,6 +26,8 @@ export interface LogRow {
   api_key_id: number | null;
   api_key_prefix: string | null;
   api_key_name: string | null;
+  /** The endpoint (dialect operation): `chat.completions`, `messages.create`, ... */
+  endpoint: string | null;
   provider: string | null;
   model_requested: string | null;
   model_served: string | null;
@@ -49,7 +51,7 @@ export interface LogRow {
 /** The `LogRow` fields in API order (the CSV columns). */
 export const LOG_ROW_FIELDS: ReadonlyArray<keyof LogRow> = [
   'id', 'request_id', 'created_at', 'user_id', 'user_name', 'api_key_id', 'api_key_prefix', 'api_key_name',
-  'provider', 'model_requested', 'model_served', 'status', 'error_code', 'stream',
+  'endpoint', 'provider', 'model_requested', 'model_served', 'status', 'error_code', 'stream',
   'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos',
   'unpriced', 'usage_estimated', 'latency_ms', 'ttft_ms',
 ];
@@ -193,7 +195,7 @@ export function compileLogPageQuery(store: Store, filters: LogFilters, cursor: L
     .leftJoin('api_keys as k', 'k.id', 'r.api_key_id')
     .select([
       'r.id', 'r.request_id', 'r.created_at', 'r.gateway_user_id', 'u.name as user_name', 'r.api_key_id',
-      'k.key_prefix as api_key_prefix', 'k.name as api_key_name', 'r.provider', 'r.model_requested', 'r.model_served',
+      'k.key_prefix as api_key_prefix', 'k.name as api_key_name', 'r.endpoint', 'r.provider', 'r.model_requested', 'r.model_served',
       'r.status', 'r.error_code', 'r.stream', 'r.prompt_tokens', 'r.completion_tokens', 'r.cached_tokens',
       'r.cache_write_tokens', 'r.cost_nanos', 'r.unpriced', 'r.usage_estimated', 'r.latency_ms', 'r.ttft_ms',
     ]);
@@ -226,6 +228,7 @@ function toLogRow(raw: RawLogRow): LogRow {
     api_key_id: raw.api_key_id,
     api_key_prefix: raw.api_key_prefix,
     api_key_name: raw.api_key_name,
+    endpoint: raw.endpoint,
     provider: raw.provider,
     model_requested: raw.model_requested,
     model_served: raw.model_served,

@@ -34,6 +34,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     ttft_ms: ex.firstByteAtPerfMs === null ? null : Math.round(ex.firstByteAtPerfMs - ex.startedAtPerfMs),
     stream: ex.stream ? 1 : 0,
     created_at: nowIso(ex.startedAtMs),
+    endpoint: ex.operation,
   };
 }
 
@@ -62,7 +63,7 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
 
 export const logger = definePlugin<LoggerConfig>({
   name: 'logger',
-  description: 'Writes one llm_requests row per chat completion, in background batches.',
+  description: 'Writes one llm_requests row per model call (every dialect\'s), in background batches.',
   configSchema: loggerSchema,
   order: [
     { relation: 'before', plugin: 'rate-limit', why: 'it records rate-limit refusals, which only plugins listed before the refusing one see' },

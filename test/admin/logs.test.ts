@@ -130,7 +130,7 @@ describe('usage logs over the admin API', () => {
     assert.equal(typeof row.latency_ms, 'number');
     assert.deepEqual(row, {
       id: stored.id, request_id: requestId, created_at: NOW_ISO, user_id: tg.userId, user_name: user.name,
-      api_key_id: tg.keyId, api_key_prefix: key.key_prefix, api_key_name: 'test',
+      api_key_id: tg.keyId, api_key_prefix: key.key_prefix, api_key_name: 'test', endpoint: 'chat.completions',
       provider: 'openai', model_requested: 'gpt-4o-mini', model_served: 'gpt-4o-mini', status: 200, error_code: null, stream: false,
       prompt_tokens: 19, completion_tokens: 24, cached_tokens: 3, cache_write_tokens: 0,
       cost_usd: SIM_COST_NANOS / 1e9, cost_nanos: SIM_COST_NANOS, unpriced: false, usage_estimated: false,

@@ -73,6 +73,7 @@ describe('messages to a native Anthropic upstream', () => {
     // 12 × $3 + 5 × $0.30 + 3 × $3.75 + 9 × $15, per million, in nano-USD.
     assert.equal(row.cost_nanos, 12 * 3000 + 5 * 300 + 3 * 3750 + 9 * 15000);
     assert.equal(row.usage_estimated, 0);
+    assert.equal(row.endpoint, 'messages.create', 'the log records the endpoint');
   });
 
   test('passes the body through byte for byte but the model: cache_control, thinking, unknown fields', async () => {

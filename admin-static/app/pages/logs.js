@@ -140,6 +140,7 @@ function Detail({ row, onClose }) {
         ${item('API key', row.api_key_id === null ? null : html`<span class="mono">${row.api_key_prefix}</span>${row.api_key_name && html` · ${row.api_key_name}`} <span class="muted">#${row.api_key_id}</span>`)}
 `)}
       ${section('Model', html`
+        ${item('Endpoint', row.endpoint && html`<span class="mono">${row.endpoint}</span>`)}
         ${item('Provider', row.provider)}
         ${item('Requested', row.model_requested && html`<span class="mono">${row.model_requested}</span>`)}
         ${item('Served', row.model_served && html`<span class="mono">${row.model_served}</span>`)}`)}
