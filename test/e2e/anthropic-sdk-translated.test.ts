@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { SIM_REPLY as GEMINI_REPLY, startGeminiSimulator, type GeminiSimulator } from '../helpers/gemini-simulator.ts';
-import { MISTRAL_SIM_KEY, MISTRAL_SIM_REPLY, startMistralSimulator, type MistralSimulator } from '../helpers/mistral-simulator.ts';
+import {
+  MISTRAL_SIM_FINAL, MISTRAL_SIM_KEY, MISTRAL_SIM_REPLY, MISTRAL_SIM_TOOL_ID, startMistralSimulator, type MistralSimulator,
+} from '../helpers/mistral-simulator.ts';
 import { SIM_REPLY as OLLAMA_REPLY, startOllamaSimulator, type OllamaSimulator } from '../helpers/ollama-simulator.ts';
 
 let gemini: GeminiSimulator;
@@ -70,3 +72,23 @@ for (const [name, model, reply] of cases) {
     });
   });
 }
+
+describe('a tool round trip through translation', () => {
+  test('tool_use comes back from a chat tool call, and the tool_result reaches the provider as a tool message', async () => {
+    const tools = [{ name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
+    const question = { role: 'user' as const, content: 'Weather in Paris?' };
+    const stream = client.messages.stream({ model: 'mistral/sim-tool', max_tokens: 128, tools, messages: [question] });
+    const first = await stream.finalMessage();
+    assert.equal(first.stop_reason, 'tool_use');
+    const use = first.content.find((b) => b.type === 'tool_use') as { id: string; name: string; input: unknown };
+    assert.deepEqual([use.id, use.name, use.input], [MISTRAL_SIM_TOOL_ID, 'get_weather', { city: 'Paris' }]);
+
+    const second = await client.messages.create({
+      model: 'mistral/sim-tool', max_tokens: 128, tools,
+      messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '18 °C' }] }],
+    });
+    assert.deepEqual(second.content, [{ type: 'text', text: MISTRAL_SIM_FINAL }]);
+    const sent = mistral.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body!.messages as Array<Record<string, unknown>>;
+    assert.deepEqual(sent.at(-1), { role: 'tool', content: '18 °C', tool_call_id: MISTRAL_SIM_TOOL_ID, name: 'get_weather' });
+  });
+});
