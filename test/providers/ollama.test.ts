@@ -495,8 +495,9 @@ describe('model discovery', () => {
     const models: OpenAI.Model[] = [];
     for await (const model of client.models.list()) models.push(model);
     const created = Math.floor(Date.parse(SIM_MODIFIED_AT) / 1000);
+    // OpenAI's four fields; the Anthropic ones beside them (type, display_name, created_at) are tested with the Anthropic SDK.
     assert.deepEqual(
-      models.filter((m) => m.id.startsWith('ollama/')),
+      models.filter((m) => m.id.startsWith('ollama/')).map(({ id, object, created, owned_by }) => ({ id, object, created, owned_by })),
       ['llama3.2:latest', 'llava:7b', 'qwen3:8b'].map((name) => ({ id: `ollama/${name}`, object: 'model', created, owned_by: 'ollama' })),
     );
     assert.ok(models.some((m) => m.id === 'ollamakey/qwen3:8b'));
