@@ -73,7 +73,7 @@ export interface Exchange {
   /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */
   request: ChatCompletionRequest | null;
   /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
-  readonly clientBody: Readonly<Record<string, unknown>> | null;
+  clientBody: Readonly<Record<string, unknown>> | null;
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */
   readonly untranslatable: GatewayError | null;
   /** True when the client asked for a streamed answer. */

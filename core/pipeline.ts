@@ -140,8 +140,9 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
         answer(ex, res, routed, entered);
         return;
       }
-      for (const step of beforeUpstream) await step.fn(ex, stateOf(ex, step.index), routed);
-      await proxy(ex, routed, res, responseHooks(entered), deps);
+      let call = routed;
+      for (const step of beforeUpstream) call = (await step.fn(ex, stateOf(ex, step.index), call)) ?? call;
+      await proxy(ex, call, res, responseHooks(entered), deps);
     } catch (err) {
       if (ex.clientAborted) return;
       fail(ex, res, err, entered);

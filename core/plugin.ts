@@ -10,7 +10,8 @@
  * - `route(ex, state)`: exactly one plugin implements it (the provider router, listed last). It picks
  *   provider, model and credential, sets `ex.target`, and returns the `UpstreamCall` to dispatch, or a
  *   `Reply` for endpoints it answers itself (model lists).
- * - `beforeUpstream(ex, state, call)`: last look at the call (headers, body) before dispatch.
+ * - `beforeUpstream(ex, state, call)`: last look at the call before dispatch. MAY return a replacement
+ *   (e.g. `call.withOutputCap(n)`), which later plugins and the dispatch then get.
  *
  * A plugin is *entered* once its request hook returned normally (a plugin without one is entered when
  * the pipeline passes it). The plugin that denies is not entered. Response phases run in reverse
@@ -61,7 +62,7 @@ export interface Plugin<S = void> {
   createState?(ex: Exchange): S;
   onRequest?(ex: Exchange, state: S): MaybePromise<void | Reply>;
   route?(ex: Exchange, state: S): MaybePromise<UpstreamCall | Reply>;
-  beforeUpstream?(ex: Exchange, state: S, call: UpstreamCall): MaybePromise<void>;
+  beforeUpstream?(ex: Exchange, state: S, call: UpstreamCall): MaybePromise<void | UpstreamCall>;
   onError?(ex: Exchange, state: S, error: GatewayError): void;
   onResponseStart?(ex: Exchange, state: S): void;
   onResponseChunk?(ex: Exchange, state: S, chunk: ChatCompletionChunk): void;

@@ -33,6 +33,12 @@ export interface UpstreamCall extends UpstreamRequest {
    */
   passthrough?: boolean;
   codec: ResponseCodec;
+  /**
+   * The same call with the request's output limit lowered to `tokens` per choice, in the client's
+   * dialect and in the provider's own field (set by the router; a budget that can pay for less than
+   * the request asked uses it). Absent when the call cannot be rebuilt.
+   */
+  withOutputCap?: (tokens: number) => UpstreamCall;
 }
 
 /** A framed stream event: SSE `event`/`data`, or one NDJSON line as `data`. */

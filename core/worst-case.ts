@@ -8,12 +8,17 @@
 import { maxOutputTokens } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import type { TokenEstimator } from './token-estimate.ts';
+import { withChatOutputCap } from './dialects/openai-chat/index.ts';
 
 export interface WorstCaseTokens {
   /** Prompt tokens, counted locally once per exchange. */
   promptTokens: number;
   /** Output tokens of all choices: the per-choice cap × `n`. */
   outputTokens: number;
+  /** The per-choice output cap (the request's, or the default). */
+  outputTokensPerChoice: number;
+  /** `n`: how many choices the request asks for (at least 1). */
+  choices: number;
 }
 
 /**
@@ -22,8 +27,18 @@ export interface WorstCaseTokens {
  */
 export function worstCaseTokens(ex: Exchange, tokens: TokenEstimator, defaultMaxOutputTokens: number): WorstCaseTokens {
   const request = ex.request;
-  if (!request) return { promptTokens: 0, outputTokens: 0 };
+  if (!request) return { promptTokens: 0, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 };
   const perChoice = maxOutputTokens(request) ?? defaultMaxOutputTokens;
   const choices = typeof request.n === 'number' && request.n > 1 ? Math.floor(request.n) : 1;
-  return { promptTokens: tokens.promptTokens(ex), outputTokens: perChoice * choices };
+  return { promptTokens: tokens.promptTokens(ex), outputTokens: perChoice * choices, outputTokensPerChoice: perChoice, choices };
+}
+
+/**
+ * Lowers `ex`'s output limit to `tokens` per choice: in the canonical request (what translating
+ * providers send) and in the client's own body in its dialect's field (what a native pass-through
+ * sends). The caller rebuilds the upstream call afterwards (`UpstreamCall.withOutputCap`).
+ */
+export function capOutputTokens(ex: Exchange, tokens: number): void {
+  if (ex.request) ex.request = withChatOutputCap(ex.request, tokens);
+  if (ex.clientBody && ex.dialect) ex.clientBody = ex.dialect.capOutput(ex.clientBody, tokens);
 }

@@ -68,6 +68,8 @@ export interface Dialect {
   errorBody(err: GatewayError): unknown;
   /** A renderer for one exchange's answer. */
   createRenderer(ex: Exchange): ResponseRenderer;
+  /** The client's body with its output limit set to `tokens` per choice (for native pass-through). */
+  capOutput(body: Readonly<Record<string, unknown>>, tokens: number): Readonly<Record<string, unknown>>;
   /** The body answering a token-count route (`kind: 'token-count'`) counted locally. */
   tokenCountBody?(inputTokens: number): unknown;
 }

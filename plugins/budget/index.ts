@@ -5,8 +5,12 @@
  *   anything else is done for the request.
  * - `beforeUpstream` (reservation): once the router has picked the model, the request's worst-case
  *   cost (`core/worst-case.ts`: prompt tokens counted locally × input price + the output cap ×
- *   `n` choices × output price) is reserved atomically; a reservation that does not fit
- *   gets 402 `budget_exceeded` with `x-should-retry: false`, and nothing is forwarded.
+ *   `n` choices × output price) is reserved atomically. When it does not fit, "serve what fits"
+ *   (`overflow: "cap"`, the default): if what remains pays for the prompt and at least
+ *   `minOutputTokens` per choice, the request goes out with its output limit lowered to what the
+ *   budget can pay (the call rebuilt in the client's dialect and the provider's field), that capped
+ *   cost is reserved, and the response carries `x-tollgate-max-tokens-capped`. Otherwise (or with
+ *   `overflow: "refuse"`) 402 `budget_exceeded` with `x-should-retry: false`, and nothing is forwarded.
  * - `onResponseEnd` (settlement, after pricing set `ex.cost`): the reservation becomes the actual
  *   cost, or is released when nothing was billed. Every user's spend is recorded, limited or not, so
  *   `GET /api/account` can show it.
@@ -18,6 +22,7 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
+import type { UpstreamCall } from '../../core/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
@@ -52,13 +57,21 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   };
   ctx.services.provide('budget', service);
 
-  /** Worst-case cost of the request, or null when its model has no price. */
-  function worstCaseNanos(ex: Exchange): number | null {
+  /**
+   * What to reserve for `ex`: its worst case when that fits `remainingNanos`; else, with overflow
+   * "cap", the most output tokens per choice the remainder pays for (`capTokens`), if at least
+   * `minOutputTokens`; else the worst case (which the ledger then refuses). Zero for an unpriced model.
+   */
+  function plan(ex: Exchange, remainingNanos: number): { amountNanos: number; capTokens: number | null; unpriced: boolean } {
     const pricing = ctx.services.get('pricing');
     const price = pricing?.priceFor(ex.target!.provider, ex.target!.model) ?? null;
-    if (!pricing || !price) return null;
-    const { promptTokens, outputTokens } = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
-    return pricing.maxCostNanos(price, promptTokens, outputTokens);
+    if (!pricing || !price) return { amountNanos: 0, capTokens: null, unpriced: true };
+    const worst = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
+    const amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
+    if (amountNanos <= remainingNanos || config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false };
+    const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
+    const capTokens = affordableTokens(costOf, remainingNanos, config.minOutputTokens, worst.outputTokensPerChoice);
+    return capTokens === null ? { amountNanos, capTokens: null, unpriced: false } : { amountNanos: costOf(capTokens), capTokens, unpriced: false };
   }
 
   return {
@@ -69,22 +82,30 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       const status = ledger.status(ex.principal.gatewayUserId, ctx.clock());
       if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
     },
-    beforeUpstream(ex, state) {
+    beforeUpstream(ex, state, call): UpstreamCall | undefined {
       if (!ex.principal || !ex.target || !ex.request) return;
       const userId = ex.principal.gatewayUserId;
-      const status = ledger.status(userId, ctx.clock());
+      const nowMs = ctx.clock();
+      const status = ledger.status(userId, nowMs);
       let amountNanos = 0;
+      let capped: UpstreamCall | undefined;
       // Unlimited users reserve nothing, which also spares them the local token count.
       if (status && status.limitNanos !== null) {
-        const worstCase = worstCaseNanos(ex);
-        if (worstCase === null && config.unpricedModels === 'deny') {
+        const reservation = plan(ex, status.remainingNanos ?? 0);
+        if (reservation.unpriced && config.unpricedModels === 'deny') {
           throw budgetExceeded(`The model "${ex.target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
         }
-        amountNanos = worstCase ?? 0;
+        amountNanos = reservation.amountNanos;
+        if (reservation.capTokens !== null && call.withOutputCap) {
+          capped = call.withOutputCap(reservation.capTokens);
+          ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
+        }
       }
-      const result = ledger.reserve(userId, amountNanos, ctx.clock());
+      // Synchronous from the status read to here: no other request can reserve in between.
+      const result = ledger.reserve(userId, amountNanos, nowMs);
       if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
       state.reservation = result;
+      return capped;
     },
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
@@ -95,6 +116,23 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       ledger.close();
     },
   };
+}
+
+/**
+ * The most output tokens per choice, between `floor` and `ceiling`, whose cost (`costOf`, monotonic)
+ * fits `remainingNanos`; null when not even `floor` fits. A binary search: costs round per part, so
+ * the exact answer is found without dividing prices.
+ */
+export function affordableTokens(costOf: (perChoice: number) => number, remainingNanos: number, floor: number, ceiling: number): number | null {
+  if (ceiling < floor || costOf(floor) > remainingNanos) return null;
+  let low = floor;
+  let high = ceiling;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (costOf(mid) <= remainingNanos) low = mid;
+    else high = mid - 1;
+  }
+  return low;
 }
 
 export const budget = definePlugin<BudgetConfig>({

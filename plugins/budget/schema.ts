@@ -5,6 +5,8 @@ export interface BudgetConfig {
   timeZone: string;
   maxOutputTokensEstimate: number;
   unpricedModels: 'allow' | 'deny';
+  overflow: 'cap' | 'refuse';
+  minOutputTokens: number;
 }
 
 export const budgetSchema: JsonSchema = {
@@ -22,6 +24,17 @@ export const budgetSchema: JsonSchema = {
       minimum: 1,
       default: 4096,
       description: 'Output tokens reserved for a request that sets neither max_completion_tokens nor max_tokens.',
+    },
+    overflow: {
+      enum: ['cap', 'refuse'],
+      default: 'cap',
+      description: 'When a request\'s worst case does not fit the remaining budget: "cap" serves it with its output limit lowered to what the budget can pay (at least minOutputTokens; the response says so in x-tollgate-max-tokens-capped), "refuse" answers 402.',
+    },
+    minOutputTokens: {
+      type: 'integer',
+      minimum: 1,
+      default: 256,
+      description: 'With overflow "cap": the fewest output tokens per choice worth serving; below it the request is refused (402).',
     },
     unpricedModels: {
       enum: ['allow', 'deny'],

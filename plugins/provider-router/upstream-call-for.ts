@@ -8,6 +8,7 @@
 import type { Exchange } from '../../core/exchange.ts';
 import type { UpstreamCall } from '../../core/upstream-call.ts';
 import type { ChatCallOptions, ProviderService } from './providers/base.ts';
+import { capOutputTokens } from '../../core/worst-case.ts';
 
 /** The allow-listed dialect headers the client sent, by lowercase name. */
 function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, string> {
@@ -20,8 +21,20 @@ function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, 
   return picked;
 }
 
-/** The upstream call for a model-call exchange routed to `provider`. */
+/**
+ * The upstream call for a model-call exchange routed to `provider`, able to rebuild itself with a
+ * lower output limit (`withOutputCap`, used by a budget that can pay for less than was asked).
+ */
 export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
+  const call = buildCall(ex, provider, options);
+  call.withOutputCap = (tokens) => {
+    capOutputTokens(ex, tokens);
+    return buildCall(ex, provider, options);
+  };
+  return call;
+}
+
+function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);

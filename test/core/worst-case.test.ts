@@ -14,7 +14,7 @@ describe('worst case of a model call', () => {
   test('is the counted prompt plus the output cap', () => {
     const ex = exchange({ model: 'm', messages, max_tokens: 100 });
     const prompt = tokens.promptTokens(exchange({ model: 'm', messages }));
-    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: prompt, outputTokens: 100 });
+    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: prompt, outputTokens: 100, outputTokensPerChoice: 100, choices: 1 });
   });
 
   test('prefers max_completion_tokens, falls back to the configured estimate', () => {
@@ -29,6 +29,6 @@ describe('worst case of a model call', () => {
   });
 
   test('is zero for an exchange that is not a model call', () => {
-    assert.deepEqual(worstCaseTokens(exchange(null), tokens, 4096), { promptTokens: 0, outputTokens: 0 });
+    assert.deepEqual(worstCaseTokens(exchange(null), tokens, 4096), { promptTokens: 0, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
   });
 });

@@ -54,4 +54,6 @@ export const anthropicMessages: Dialect = {
   errorBody: anthropicErrorBody,
   createRenderer: createAnthropicMessagesRenderer,
   tokenCountBody: (inputTokens) => ({ input_tokens: inputTokens }),
+  // `max_tokens` is required and is the only output limit of a Messages request.
+  capOutput: (body, tokens) => ({ ...body, max_tokens: tokens }),
 };

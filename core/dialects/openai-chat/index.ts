@@ -31,4 +31,16 @@ export const openAIChat: Dialect = {
   },
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIChatRenderer,
+  capOutput: (body, tokens) => withChatOutputCap(body, tokens),
 };
+
+/**
+ * A chat request with its output limit lowered: `max_completion_tokens` when the client used it (the
+ * field reasoning models need), and `max_tokens` when it used that or neither.
+ */
+export function withChatOutputCap<T extends Readonly<Record<string, unknown>>>(request: T, tokens: number): T {
+  const capped: Record<string, unknown> = { ...request };
+  if (request.max_completion_tokens != null) capped.max_completion_tokens = tokens;
+  if (request.max_tokens != null || request.max_completion_tokens == null) capped.max_tokens = tokens;
+  return capped as T;
+}
