@@ -28,6 +28,11 @@ export const providerRouterSchema: JsonSchema = {
             type: 'string', pattern: '^https?://',
             description: 'Base URL as the provider documents it: "https://api.openai.com/v1", "https://api.anthropic.com", "https://generativelanguage.googleapis.com/v1beta", "https://api.mistral.ai/v1", "http://127.0.0.1:11434"; an OpenAI-compatible server\'s URL up to "/v1".',
           },
+          nativeDialects: {
+            type: 'array',
+            items: { enum: ['openai-responses'] },
+            description: 'For "openai-compatible": the dialects the server also serves natively besides Chat Completions (["openai-responses"] when it has /v1/responses); those requests are passed through instead of translated.',
+          },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
         },
       },

@@ -16,6 +16,8 @@ export interface ProviderSettings {
   baseUrl: string;
   /** Shared (gateway-wide) API key; empty = none. */
   apiKey: string;
+  /** Dialects an OpenAI-compatible server also speaks natively (e.g. `openai-responses`). */
+  nativeDialects?: string[];
 }
 
 /** The credential used for one call. */

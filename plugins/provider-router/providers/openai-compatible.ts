@@ -39,6 +39,13 @@ function normalizeChunk(decoded: DecodedChunk): void {
 
 export class OpenAICompatibleProvider extends OpenAIProvider {
   override readonly name: string = 'OpenAI-compatible';
+
+  /** Most compatible servers speak only Chat Completions; the manifest says which also serve more. */
+  private readonly declaredDialects: ReadonlySet<string> = new Set(this.settings.nativeDialects ?? []);
+
+  override get nativeDialects(): ReadonlySet<string> {
+    return this.declaredDialects;
+  }
   /** Local servers (vLLM, LM Studio) often run without a key. */
   override readonly requiresApiKey: boolean = false;
 

@@ -13,7 +13,8 @@ import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamC
 import { upstreamError, type GatewayError } from '../../../core/errors.ts';
 import { malformedResponse, truncatedStream, type UpstreamHeaders } from './canonical.ts';
 import { upstreamErrorFor, type UpstreamErrorFacts } from './upstream-error-policy.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from './base.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from './base.ts';
+import { responsesCodec } from './openai-responses-codec.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
 interface OpenAIErrorBody {
@@ -91,8 +92,30 @@ class OpenAIStreamDecoder implements StreamDecoder {
   }
 }
 
+/** OpenAI speaks the Responses dialect natively (Chat Completions is the canonical form itself). */
+const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['openai-responses']);
+/** Upstream paths (under the base URL) of the natively spoken operations. */
+const NATIVE_PATHS: Readonly<Record<string, string>> = { 'responses.create': '/responses' };
+
 export class OpenAIProvider extends ProviderService {
   readonly name: string = 'OpenAI';
+
+  override get nativeDialects(): ReadonlySet<string> {
+    return NATIVE_DIALECTS;
+  }
+
+  /**
+   * A Responses request passed through: the client's body with only `model` replaced, the answer
+   * relayed byte for byte and observed (`openai-responses-codec.ts`) for usage and text.
+   */
+  override buildNativeCall(dialect: string, options: NativeCallOptions): UpstreamCall {
+    const path = NATIVE_PATHS[options.operation];
+    if (!this.nativeDialects.has(dialect) || !path) return super.buildNativeCall(dialect, options);
+    const { origin, basePath } = splitBaseUrl(options.credential.baseUrl);
+    const provider = this.id;
+    const codec = responsesCodec(provider, options.model, (status, bodyText, headers) => mapOpenAIError(provider, options.model, status, bodyText, headers));
+    return this.postNative(options, origin, `${basePath}${path}`, codec);
+  }
 
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
