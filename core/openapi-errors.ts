@@ -37,6 +37,11 @@ export const openApiHeaders: Record<string, { description: string; schema: Recor
 const headerRefs = (names: readonly string[]) =>
   Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
+/** A 200 response object answering JSON of the component schema `schema`, with `x-request-id`. */
+export function jsonOk(description: string, schema: string) {
+  return { description, headers: responseHeaders(false), content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } };
+}
+
 /** Headers of a successful response: `x-request-id`, plus the `x-ratelimit-*` set on proxied responses. */
 export function responseHeaders(withRateLimits: boolean): Record<string, { $ref: string }> {
   return headerRefs(withRateLimits ? ['x-request-id', ...RATE_LIMIT_HEADERS] : ['x-request-id']);

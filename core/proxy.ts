@@ -106,14 +106,19 @@ function failStream(ex: Exchange, call: UpstreamCall, res: ServerResponse, rende
   res.end(renderer.error(gatewayError));
 }
 
-async function relayStream(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
-  body: AsyncIterable<Buffer>, deps: ProxyDeps,
-): Promise<void> {
+/** Sends a stream's headers: status 200 known to the response hooks, then the headers flushed at once. */
+function startStream(ex: Exchange, res: ServerResponse, hooks: ResponseHooks): void {
   ex.status = 200;
   hooks.start(ex);
   res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
   res.flushHeaders();
+}
+
+async function relayStream(
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  body: AsyncIterable<Buffer>, deps: ProxyDeps,
+): Promise<void> {
+  startStream(ex, res, hooks);
 
   const framer = framerFor(call);
   const decoder = call.codec.createStreamDecoder();
@@ -163,10 +168,7 @@ async function relayNativeStream(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
-  ex.status = 200;
-  hooks.start(ex);
-  res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
-  res.flushHeaders();
+  startStream(ex, res, hooks);
   const observer = createObserver(ex, call, hooks, deps.log);
   try {
     for await (const buf of body) {

@@ -9,7 +9,7 @@
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { responseHeaders } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi-errors.ts';
 import { accountSchema } from './openapi.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { reply } from '../../core/plugin.ts';
@@ -103,11 +103,7 @@ export const account = definePlugin<Record<string, never>>({
       tag: { name: 'Account', description: 'The caller\'s own budget, limits and usage.' },
       summary: 'The caller\'s account',
       description: 'The gateway user behind the key: identity, budget (limit, spent, reserved, remaining, period, when it resets), rate limits with what remains, and usage this budget period.',
-      success: {
-        description: 'The caller\'s identity, budget, rate limits and usage this budget period.',
-        headers: responseHeaders(false),
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Account' } } },
-      },
+      success: jsonOk('The caller\'s identity, budget, rate limits and usage this budget period.', 'Account'),
       errors: {},
       schemas: { Account: accountSchema },
     },

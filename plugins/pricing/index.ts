@@ -11,7 +11,7 @@
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { responseHeaders } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi-errors.ts';
 import { pricingSchemas } from './openapi.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
@@ -101,11 +101,7 @@ export const pricing = definePlugin<PricingConfig>({
       tag: { name: 'Pricing', description: 'What each model costs.' },
       summary: 'Model prices',
       description: 'Every priced model, per 1,000 and per 1,000,000 tokens in USD. Per-1k prices are the stored per-million prices / 1000.',
-      success: {
-        description: 'Every priced model (rows without a model are never listed), prices in USD.',
-        headers: responseHeaders(false),
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/PricingList' } } },
-      },
+      success: jsonOk('Every priced model (rows without a model are never listed), prices in USD.', 'PricingList'),
       errors: {},
       schemas: pricingSchemas,
     },

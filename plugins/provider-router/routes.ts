@@ -4,16 +4,10 @@
  * `GET /api/providers/{provider}`.
  */
 import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
-import { responseHeaders } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi-errors.ts';
 import { providerRouterSchemas } from './openapi-schemas.ts';
 
 const MODELS_TAG = { name: 'Models', description: 'Models and providers the gateway can route to.' };
-
-const jsonOk = (description: string, schema: string) => ({
-  description,
-  headers: responseHeaders(false),
-  content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
-});
 
 const listModelsDoc: RouteDoc = {
   operationId: 'listModels', tag: MODELS_TAG,
