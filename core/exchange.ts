@@ -75,7 +75,7 @@ export interface Exchange {
   /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
   clientBody: Readonly<Record<string, unknown>> | null;
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */
-  readonly untranslatable: GatewayError | null;
+  untranslatable: GatewayError | null;
   /** True when the client asked for a streamed answer. */
   stream: boolean;
   /** True when a streaming client asked for usage in the stream (OpenAI `stream_options.include_usage`). */

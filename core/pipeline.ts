@@ -13,8 +13,12 @@ import { sendError, sendJson } from './respond.ts';
 import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
 
 export interface Pipeline {
-  /** Runs one exchange to completion: request phases, dispatch, response phases. Never throws. */
-  run(ex: Exchange, res: ServerResponse): Promise<void>;
+  /**
+   * Runs one exchange to completion: request phases, dispatch, response phases. Never throws.
+   * `loadBody` reads and parses the request body into `ex`; it runs once the leading `headersOnly`
+   * plugins (authentication) passed, and a failure there (400, 413) ends the exchange like a denial.
+   */
+  run(ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void>;
   /** Closes every plugin, in reverse manifest order. */
   close(): Promise<void>;
   readonly pluginNames: readonly string[];
@@ -57,6 +61,8 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   const onResponseChunk = stepsFor(plugins, 'onResponseChunk').reverse();
   const onResponseEnd = stepsFor(plugins, 'onResponseEnd').reverse();
   const createState = plugins.map((p) => (p.createState ? p.createState.bind(p) : null));
+  /** The first plugin that may need the body: it is read when the pipeline reaches this index. */
+  const bodyAt = Math.max(0, plugins.findIndex((p) => !p.headersOnly));
 
   function stateOf(ex: Exchange, index: number): unknown {
     let state = ex.states[index];
@@ -121,10 +127,18 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     }
   }
 
-  async function run(ex: Exchange, res: ServerResponse): Promise<void> {
+  async function run(ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
     let entered = 0;
+    let pendingBody = loadBody;
+    const readBody = async () => {
+      entered = bodyAt;
+      const load = pendingBody!;
+      pendingBody = undefined;
+      await load();
+    };
     try {
       for (const step of onRequest) {
+        if (pendingBody && step.index >= bodyAt) await readBody();
         entered = step.index;
         const result = await step.fn(ex, stateOf(ex, step.index));
         if (isReply(result)) {
@@ -133,6 +147,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
           return;
         }
       }
+      if (pendingBody) await readBody();
       entered = router.index;
       const routed: UpstreamCall | Reply = await router.fn(ex, stateOf(ex, router.index));
       entered = plugins.length;

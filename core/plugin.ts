@@ -2,7 +2,8 @@
  * The plugin contract. A plugin is a named object whose optional hooks the pipeline calls in a fixed
  * order; the manifest lists plugins in the order they run. Rules:
  *
- * Request phases run in manifest order, each plugin once:
+ * Request phases run in manifest order, each plugin once. The request body is read and parsed when
+ * the pipeline passes the leading run of `headersOnly` plugins (before that, `ex.request` is null):
  * - `onRequest(ex, state)`: authenticate, check limits, reserve. MAY read the parsed request and the
  *   slots earlier plugins filled, set slots it owns (`principal`, ...), add response headers to
  *   `ex.responseHeaders`. To deny, throw a `GatewayError` from `core/errors.ts`. To answer locally,
@@ -59,6 +60,12 @@ type MaybePromise<T> = T | Promise<T>;
 
 export interface Plugin<S = void> {
   readonly name: string;
+  /**
+   * True when `onRequest` needs only the headers (authentication). The leading run of such plugins
+   * runs before the request body is read, so a stranger is refused before the gateway reads, say, a
+   * 32 MiB body; the body is parsed when the pipeline passes the first plugin without this flag.
+   */
+  readonly headersOnly?: boolean;
   createState?(ex: Exchange): S;
   onRequest?(ex: Exchange, state: S): MaybePromise<void | Reply>;
   route?(ex: Exchange, state: S): MaybePromise<UpstreamCall | Reply>;

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { Log } from './log.ts';
-import { methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
+import { GatewayError, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './respond.ts';
 import { parseJsonBody, readRequestBody } from './request-body.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -115,8 +115,6 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const startedAtPerfMs = performance.now();
     const startedAtMs = clock();
     const { dialect } = route;
-    const maxBodyBytes = (dialect && options.maxBodyBytesByDialect?.[dialect.id]) || options.maxBodyBytes;
-    const parsed = dialect && route.hasBody ? dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation) : null;
     const controller = new AbortController();
     const ex: Exchange = {
       id: requestId,
@@ -129,11 +127,11 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       startedAtPerfMs,
       signal: controller.signal,
       dialect,
-      request: parsed?.canonical ?? null,
-      clientBody: parsed?.body ?? null,
-      untranslatable: parsed?.untranslatable ?? null,
-      stream: parsed?.stream ?? false,
-      clientWantsUsage: parsed?.wantsStreamUsage ?? false,
+      request: null,
+      clientBody: null,
+      untranslatable: null,
+      stream: false,
+      clientWantsUsage: false,
       principal: null,
       target: null,
       modelServed: null,
@@ -157,10 +155,29 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     });
     running.add(controller);
     try {
-      await pipeline.run(ex, res);
+      await pipeline.run(ex, res, dialect && route.hasBody ? () => loadBody(req, ex, dialect, route) : undefined);
     } finally {
       running.delete(controller);
       if (draining && running.size === 0) drainedResolve?.();
+    }
+  }
+
+  /**
+   * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed).
+   * A refused body (400, 413) closes the connection when part of it was left unread.
+   */
+  async function loadBody(req: IncomingMessage, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
+    const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
+    try {
+      const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation);
+      ex.request = parsed.canonical;
+      ex.clientBody = parsed.body;
+      ex.untranslatable = parsed.untranslatable ?? null;
+      ex.stream = parsed.stream;
+      ex.clientWantsUsage = parsed.wantsStreamUsage;
+    } catch (err) {
+      if (err instanceof GatewayError && !req.readableEnded) err.headers.connection = 'close';
+      throw err;
     }
   }
 

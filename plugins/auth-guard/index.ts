@@ -87,6 +87,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
 
   return {
     name: 'auth-guard',
+    headersOnly: true,
     onRequest(ex) {
       const key = presentedKey(ex.headers);
       if (!key) throw invalidApiKey('Missing API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".');

@@ -257,6 +257,19 @@ describe('errors in Anthropic\'s shape', () => {
     });
   });
 
+  test('a stranger is refused 401 before the body is read, even a malformed or huge one', async () => {
+    const res = await fetch(`${tg.gateway.origin}/api/v1/messages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'tg-nobody' }, body: '{"model": ',
+    });
+    assert.equal(res.status, 401);
+    assert.equal(((await res.json()) as { error: { type: string } }).error.type, 'authentication_error');
+    const chat = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer tg-nobody' }, body: 'x'.repeat(5 * 1024 * 1024),
+    });
+    assert.equal(chat.status, 401, 'not 413: the body was never read');
+    await chat.arrayBuffer();
+  });
+
   test('a malformed body is 400 invalid_request_error', async () => {
     const res = await post('', '{"model": "anthropic/x", "messages": ');
     assert.equal(res.status, 400);
