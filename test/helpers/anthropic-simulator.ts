@@ -24,6 +24,15 @@
  * validation (without `max_tokens`); `thinking` blocks replayed in assistant turns need their
  * `signature`.
  * Set `failModels` to make `GET /v1/models` answer 500.
+ *
+ * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
+ * tool `Write` (else `Bash`) it answers one `tool_use` of it (stop `tool_use`), and once the last user
+ * turn carries the `tool_result` it answers `agent.answer`; message and tool ids are unique per answer.
+ * For Claude Code: with an `anthropic-beta` of `per-turn-control-*`, `role: "system"` text turns are
+ * accepted between the others (Claude Code sends them with that beta to models it thinks support it,
+ * and retries without both when refused). Everything else it sends already passes: `cache_control` on
+ * blocks, tools and system blocks, `thinking` (`enabled` / `adaptive`), `metadata`,
+ * `context_management`, `output_config`, tools' `defer_loading`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
