@@ -24,10 +24,20 @@
  * validation (without `max_tokens`); `thinking` blocks replayed in assistant turns need their
  * `signature`.
  * Set `failModels` to make `GET /v1/models` answer 500.
+ *
+ * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
+ * tool `Write` (else `Bash`) it answers one `tool_use` of it (stop `tool_use`), and once the last user
+ * turn carries the `tool_result` it answers `agent.answer`; message and tool ids are unique per answer.
+ * For Claude Code: with an `anthropic-beta` of `per-turn-control-*`, `role: "system"` text turns are
+ * accepted between the others (Claude Code sends them with that beta to models it thinks support it,
+ * and retries without both when refused). Everything else it sends already passes: `cache_control` on
+ * blocks, tools and system blocks, `thinking` (`enabled` / `adaptive`), `metadata`,
+ * `context_management`, `output_config`, tools' `defer_loading`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
+import { agentToolCall, type SimAgent } from './sim-agent.ts';
 
 export interface SimModel { id: string; display_name: string; created_at: string }
 
@@ -35,6 +45,8 @@ export interface AnthropicSimulatorOptions {
   models?: SimModel[];
   /** Largest page the model list serves, whatever `limit` asks (clients must follow `has_more`). */
   modelPageSize?: number;
+  /** Plays a scripted coding agent, whatever the model (sim-agent.ts). */
+  agent?: SimAgent;
 }
 
 export type { RecordedRequest } from './sim-http.ts';
@@ -146,12 +158,21 @@ function validateToolPairs(messages: Array<{ role: string; content: unknown }>):
   return null;
 }
 
-function validateMessages(messages: unknown): string | null {
+/**
+ * `systemTurns`: the request's `anthropic-beta` has `per-turn-control-*`, with which Claude Code sends
+ * `role: "system"` turns of text between the others (and retries without that beta when refused).
+ */
+function validateMessages(messages: unknown, systemTurns = false): string | null {
   if (!Array.isArray(messages)) return 'messages: Field required';
   if (messages.length === 0) return 'messages: at least one message is required';
   let previousRole = '';
   for (const [i, message] of (messages as Json[]).entries()) {
     const role = String(message.role);
+    if (role === 'system' && systemTurns) {
+      const blocks = blocksOf(message.content);
+      if (!Array.isArray(blocks) || blocks.length === 0 || blocks.some((b) => b.type !== 'text')) return `messages.${i}: system turns hold text blocks`;
+      continue;
+    }
     if (role !== 'user' && role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (role === previousRole) return `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`;
     previousRole = role;
@@ -166,7 +187,7 @@ function validateMessages(messages: unknown): string | null {
       if (problem) return problem;
     }
   }
-  return validateToolPairs(messages as Array<{ role: string; content: unknown }>);
+  return validateToolPairs((messages as Array<{ role: string; content: unknown }>).filter((m) => m.role !== 'system'));
 }
 
 function validateParams(body: Json): string | null {
@@ -204,12 +225,28 @@ function validateTools(body: Json): string | null {
 
 // ----- answers
 
-interface Answer { blocks: Block[]; stopReason: string }
+interface Answer { id?: string; blocks: Block[]; stopReason: string }
 
-function answerFor(body: Json): Answer {
+let agentTurns = 0;
+
+/** The scripted agent's turn (sim-agent.ts), or null when the request offers none of its tools. */
+function agentAnswer(agent: SimAgent, body: Json): Answer | null {
+  const messages = body.messages as Array<{ role: string; content: unknown }>;
+  const call = agentToolCall(agent, ((body.tools ?? []) as Json[]).map((t) => String(t.name)), body);
+  if (!call) return null;
+  const id = `${++agentTurns}`.padStart(4, '0');
+  if (blocksOf(messages.at(-1)!.content).some((b) => b.type === 'tool_result')) {
+    return { id: `msg_sim_agent_${id}`, blocks: [{ type: 'text', text: agent.answer }], stopReason: 'end_turn' };
+  }
+  return { id: `msg_sim_agent_${id}`, blocks: [{ type: 'tool_use', id: `toolu_sim_agent_${id}`, ...call }], stopReason: 'tool_use' };
+}
+
+function answerFor(body: Json, agent: SimAgent | undefined): Answer {
   const model = String(body.model);
   const messages = body.messages as Array<{ role: string; content: unknown }>;
   const tools = (body.tools ?? []) as Json[];
+  const scripted = agent && agentAnswer(agent, body);
+  if (scripted) return scripted;
   if (model === 'sim-tool' && tools.length > 0) {
     const answered = blocksOf(messages.at(-1)!.content).some((b) => b.type === 'tool_result');
     if (answered) return { blocks: [{ type: 'text', text: SIM_TOOL_ANSWER }], stopReason: 'end_turn' };
@@ -233,7 +270,7 @@ function answerFor(body: Json): Answer {
 
 function messageBody(body: Json, answer: Answer): Json {
   return {
-    id: 'msg_sim_01', type: 'message', role: 'assistant', model: body.model, content: answer.blocks,
+    id: answer.id ?? 'msg_sim_01', type: 'message', role: 'assistant', model: body.model, content: answer.blocks,
     stop_reason: answer.stopReason, stop_sequence: null,
     usage: { ...SIM_USAGE, cache_creation: { ephemeral_5m_input_tokens: 3, ephemeral_1h_input_tokens: 0 }, server_tool_use: null, service_tier: 'standard' },
   };
@@ -243,7 +280,7 @@ function messageBody(body: Json, answer: Answer): Json {
 function streamEvents(body: Json, answer: Answer): string[] {
   const { output_tokens: _output, ...inputUsage } = SIM_USAGE;
   const events = [event('message_start', {
-    message: { id: 'msg_sim_01', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputUsage, output_tokens: 1 } },
+    message: { id: answer.id ?? 'msg_sim_01', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputUsage, output_tokens: 1 } },
   })];
   answer.blocks.forEach((block, index) => {
     events.push(...blockEvents(block, index));
@@ -333,14 +370,14 @@ async function streamAnswer(req: IncomingMessage, res: ServerResponse, body: Jso
   res.end(events.at(-1));
 }
 
-function messages(req: IncomingMessage, res: ServerResponse, body: Json | null) {
+function messages(req: IncomingMessage, res: ServerResponse, body: Json | null, agent: SimAgent | undefined) {
   if (req.headers['anthropic-version'] === undefined) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
   if (!body) return sendError(res, 400, 'invalid_request_error', 'There was an issue with your request body: it is not valid JSON.');
-  const problem = validateParams(body) ?? validateMessages(body.messages);
+  const problem = validateParams(body) ?? validateMessages(body.messages, /per-turn-control-/.test(String(req.headers['anthropic-beta'] ?? '')));
   if (problem) return sendError(res, 400, 'invalid_request_error', problem);
   const model = String(body.model);
   if (sendChosenError(res, model)) return;
-  const answer = answerFor(body);
+  const answer = answerFor(body, agent);
   if (body.stream === true) return streamAnswer(req, res, body, answer);
   if (model === 'sim-reset') return req.socket.destroy();
   res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId() });
@@ -386,7 +423,7 @@ export async function startAnthropicSimulator(options: AnthropicSimulatorOptions
       if (state.failModels) return sendError(res, 500, 'api_error', 'Internal server error');
       return listModels(res, query, models, pageSize);
     }
-    if (req.method === 'POST' && path === '/v1/messages') return messages(req, res, body);
+    if (req.method === 'POST' && path === '/v1/messages') return messages(req, res, body, options.agent);
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokens(req, res, body);
     sendError(res, 404, 'not_found_error', 'Not found');
   });

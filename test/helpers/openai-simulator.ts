@@ -18,10 +18,16 @@
  * - `sim-flood`: streams 4,000 chunks of ~1 KiB as fast as the socket takes them, counting how often
  *   the socket pushed back (`backpressureWaits`)
  * Every other model answers normally. Bench and tests share this file.
+ *
+ * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
+ * function tool `Write` (else `Bash`) it answers `tool_calls` (finish `tool_calls`; streamed as one
+ * call whose `arguments` arrive in two pieces), and once the last message is a `tool` message it
+ * answers `agent.answer`. Requests without those tools get the normal reply.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
+import { agentToolCall, type SimAgent } from './sim-agent.ts';
 
 export interface SimulatorOptions {
   /** Content chunks in a normal stream (the stream has 1 role chunk + N content + 1 finish [+ usage]). */
@@ -29,6 +35,8 @@ export interface SimulatorOptions {
   slowMs?: number;
   dripMs?: number;
   models?: string[];
+  /** Plays a scripted coding agent, whatever the model (sim-agent.ts). */
+  agent?: SimAgent;
 }
 
 export type { RecordedRequest } from './sim-http.ts';
@@ -99,6 +107,40 @@ const drainOrClose = (res: ServerResponse) =>
     res.on('close', done);
   });
 
+let agentTurns = 0;
+
+/** The scripted agent's answer (sim-agent.ts) as a chat.completion and its chunks, or null when no tool fits. */
+function agentAnswer(agent: SimAgent, body: Record<string, unknown>, usage: SimUsage, includeUsage: boolean): { completion: string; events: string[] } | null {
+  const messages = (body.messages ?? []) as Array<{ role: string }>;
+  const names = ((body.tools ?? []) as Array<{ function?: { name?: string } }>).map((t) => String(t.function?.name));
+  const call = agentToolCall(agent, names, { system: messages.filter((m) => m.role === 'system'), messages });
+  if (!call) return null;
+  const model = String(body.model);
+  const id = `chatcmpl-sim-agent-${++agentTurns}`;
+  const done = messages.at(-1)?.role === 'tool';
+  const args = JSON.stringify(call.input);
+  const toolCall = { id: `call_sim_agent_${agentTurns}`, type: 'function', function: { name: call.name, arguments: args } };
+  const message = done ? { role: 'assistant', content: agent.answer, refusal: null } : { role: 'assistant', content: null, refusal: null, tool_calls: [toolCall] };
+  const finish = done ? 'stop' : 'tool_calls';
+  const completion = JSON.stringify({
+    id, object: 'chat.completion', created: 1_700_000_000, model, system_fingerprint: 'fp_sim',
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage, service_tier: 'default',
+  });
+  const deltas = done
+    ? [{ content: agent.answer }]
+    : [
+        { tool_calls: [{ index: 0, ...toolCall, function: { name: call.name, arguments: '' } }] },
+        { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 10) } }] },
+        { tool_calls: [{ index: 0, function: { arguments: args.slice(10) } }] },
+      ];
+  const events = [sse(chunk(id, model, { role: 'assistant', content: done ? '' : null, refusal: null }, null))];
+  for (const delta of deltas) events.push(sse(chunk(id, model, delta, null)));
+  events.push(sse(chunk(id, model, {}, finish)));
+  if (includeUsage) events.push(sse({ ...chunk(id, model, {}, null, usage), choices: [] }));
+  events.push('data: [DONE]\n\n');
+  return { completion, events };
+}
+
 function sendError(res: ServerResponse, status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) {
   const body = JSON.stringify({ error: { param: null, code: null, ...error } });
   res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_sim_error', ...headers });
@@ -148,6 +190,13 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       finished = true;
       res.end(data);
     };
+    const scripted = options.agent && agentAnswer(options.agent, body, usage, includeUsage);
+    if (scripted) {
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'x-request-id': 'req_sim' });
+      if (!stream) return finish(scripted.completion);
+      for (const event of scripted.events.slice(0, -1)) res.write(event);
+      return finish(scripted.events.at(-1));
+    }
     switch (model) {
       case 'sim-429':
         return sendError(res, 429, { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' }, {

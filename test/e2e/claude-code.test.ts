@@ -1,0 +1,198 @@
+/**
+ * The real Claude Code CLI against the gateway's Messages endpoint, run as a user would:
+ * `claude -p <task> --output-format json` with `ANTHROPIC_BASE_URL=<gateway>/api` and a gateway key,
+ * a throwaway HOME and working directory, no stdin, nothing but 127.0.0.1 to talk to. The simulators
+ * play a scripted agent (test/helpers/sim-agent.ts): the first answer calls Claude Code's `Write`
+ * tool, the next one (after the tool's result) is the final text. Twice: natively passed through to
+ * an Anthropic simulator, and translated to an OpenAI-format one by a manifest model name.
+ *
+ * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
+ * does it). Without it the tests skip, unless `CI` is set: then they fail.
+ * `--allowedTools Write,Bash` lets the tool run without a prompt (in `-p` mode an unapproved call is
+ * denied, listed in `permission_denials`); `--permission-mode bypassPermissions` is refused as root.
+ */
+import { after, before, describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
+import { dataDirWithPrices } from '../helpers/prices.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
+import { SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import type { RecordedRequest } from '../helpers/sim-http.ts';
+import type { SimAgent } from '../helpers/sim-agent.ts';
+
+const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', answer: 'I created hello.txt.' };
+const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
+const NATIVE = 'claude-sonnet-4-5';
+/** Mapped to `openai/gpt-4o-mini` by the manifest. */
+const TRANSLATED = 'claude-haiku-4-5';
+const TIMEOUT_MS = 90_000;
+
+const toolsDir = process.env.TOLLGATE_TOOLS_DIR || join(tmpdir(), 'tollgate-test-tools');
+const manifest = join(toolsDir, 'tools.json');
+const claude = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { claude: { bin: string; version: string } }).claude : null;
+const skip = !claude && !process.env.CI ? `Claude Code is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\`` : false;
+
+let anthropic: AnthropicSimulator;
+let openai: OpenAISimulator;
+let tg: TestGateway;
+/** What reached the gateway: method and URL (with its query). */
+const received: Array<{ method: string; url: string }> = [];
+const running = new Set<number>();
+
+before(async () => {
+  anthropic = await startAnthropicSimulator({ agent: AGENT });
+  openai = await startOpenAISimulator({ agent: AGENT });
+  const dataDir = await dataDirWithPrices([
+    { model: NATIVE, provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
+    { model: 'gpt-4o-mini', provider: 'openai', input: 0.15, output: 0.6, cachedInput: 0.075 },
+  ]);
+  tg = await startTestGateway({
+    dataDir,
+    providers: {
+      anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
+      openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-openai-upstream' },
+    },
+    router: { models: { [TRANSLATED]: 'openai/gpt-4o-mini' } },
+  });
+  tg.gateway.server.server.on('request', (req) => {
+    received.push({ method: req.method!, url: req.url! });
+  });
+});
+after(async () => {
+  for (const pid of running) process.kill(-pid, 'SIGKILL'); // a run cut short by a failed assertion or a cancel
+  await tg?.close();
+  await anthropic?.close();
+  await openai?.close();
+});
+
+interface Run { code: number | null; signal: string | null; stdout: string; stderr: string; cwd: string }
+
+/** Runs `claude -p TASK` in a fresh directory with a fresh HOME; killed (its whole group) after TIMEOUT_MS. */
+function runClaude(model: string): Promise<Run> {
+  assert.ok(claude, `Claude Code is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\``);
+  const cwd = tempDir('tollgate-claude-cwd-');
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('tollgate-claude-home-'), LANG: 'C.UTF-8',
+    ANTHROPIC_BASE_URL: `${tg.gateway.origin}/api`, ANTHROPIC_API_KEY: tg.apiKey,
+    DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+  };
+  const args = ['-p', TASK, '--output-format', 'json', '--model', model, '--allowedTools', 'Write,Bash'];
+  const child = spawn(claude.bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  running.add(child.pid!);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    process.kill(-child.pid!, 'SIGKILL');
+  }, TIMEOUT_MS);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data) => (stdout += data));
+  child.stderr.on('data', (data) => (stderr += data));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child.pid!);
+      resolve({ code, signal: timedOut ? `killed after ${TIMEOUT_MS} ms` : signal, stdout, stderr, cwd });
+    });
+  });
+}
+
+/** Asserts the run succeeded as a user sees it: exit 0, `is_error: false`, the final text, the file. */
+function assertDone(run: Run): void {
+  assert.equal(run.code, 0, `claude exited ${run.code ?? run.signal}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+  const result = JSON.parse(run.stdout) as { is_error: boolean; result: string; subtype: string; permission_denials: unknown[] };
+  assert.equal(result.is_error, false, run.stdout);
+  assert.equal(result.subtype, 'success');
+  assert.equal(result.result, AGENT.answer);
+  assert.deepEqual(result.permission_denials, []);
+  assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
+}
+
+/** The request log rows of `model` (waits until there are `count`). */
+async function logRows(model: string, count: number): Promise<LogRow[]> {
+  for (let i = 0; i < 200; i++) {
+    const rows = await tg.gateway.store.db.selectFrom('llm_requests').selectAll().where('model_requested', '=', model).orderBy('id').execute();
+    if (rows.length >= count) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`fewer than ${count} llm_requests rows for ${model}`);
+}
+
+/** One diagnostic line per upstream request: path, model, max_tokens, stream, tools, beta. */
+function summarize(t: TestContext, requests: RecordedRequest[]): void {
+  for (const r of requests) {
+    const b = r.body ?? {};
+    const tools = (b.tools as unknown[] | undefined)?.length ?? 0;
+    t.diagnostic(`${r.method} ${r.path} model=${String(b.model)} max_tokens=${String(b.max_tokens)} stream=${String(b.stream)} tools=${tools} beta=${String(r.headers['anthropic-beta'] ?? '')}`);
+  }
+}
+
+describe('Claude Code against the gateway', { skip }, () => {
+  test('a task needing a tool call runs against a native Anthropic upstream, billed as messages.create', async (t) => {
+    const first = anthropic.requests.length;
+    const firstReceived = received.length;
+    const run = await runClaude(NATIVE);
+    const upstream = anthropic.requests.slice(first).filter((r) => r.method === 'POST');
+    summarize(t, upstream);
+    assertDone(run);
+
+    const calls = received.slice(firstReceived);
+    assert.ok(calls.length >= 2, 'the tool call and the final answer');
+    assert.ok(calls.every((c) => c.method === 'POST' && c.url.startsWith('/api/v1/messages')), JSON.stringify(calls));
+    assert.ok(calls.some((c) => c.url === '/api/v1/messages?beta=true'), 'Claude Code uses the beta path');
+    const messages = upstream.filter((r) => r.path === '/v1/messages');
+    const last = messages.at(-1)!.body!;
+    assert.equal(last.model, NATIVE);
+    assert.equal(last.stream, true, 'Claude Code streams');
+    assert.ok((last.tools as Array<{ name: string }>).some((tool) => tool.name === 'Write'));
+    assert.match(String(messages.at(-1)!.headers['anthropic-beta']), /claude-code-20250219/, 'the beta header reaches Anthropic');
+    assert.equal(messages.at(-1)!.headers['x-api-key'], 'sk-ant-upstream');
+
+    const rows = await logRows(NATIVE, messages.length);
+    for (const row of rows) {
+      assert.equal(row.endpoint, 'messages.create');
+      assert.equal(row.provider, 'anthropic');
+      assert.equal(row.status, 200);
+      assert.equal(row.stream, 1);
+      assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
+      assert.equal(row.usage_estimated, 0);
+      // 12 × $3 + 5 × $0.30 + 3 × $3.75 + 9 × $15, per million, in nano-USD.
+      assert.equal(row.cost_nanos, 12 * 3000 + 5 * 300 + 3 * 3750 + 9 * 15000);
+    }
+  });
+
+  test('the same task runs on an OpenAI-format upstream through translation, billed as messages.create', async (t) => {
+    const first = openai.requests.length;
+    const firstAnthropic = anthropic.requests.length;
+    const run = await runClaude(TRANSLATED);
+    const upstream = openai.requests.slice(first).filter((r) => r.method === 'POST');
+    summarize(t, upstream);
+    assertDone(run);
+
+    assert.equal(anthropic.requests.length, firstAnthropic, 'nothing reached Anthropic');
+    assert.ok(upstream.length >= 2, 'the tool call and the final answer');
+    const last = upstream.at(-1)!.body!;
+    assert.equal(last.model, 'gpt-4o-mini');
+    assert.equal(last.stream, true);
+    assert.ok((last.tools as Array<{ function: { name: string } }>).some((tool) => tool.function.name === 'Write'));
+    const turns = last.messages as Array<{ role: string; tool_call_id?: string }>;
+    assert.equal(turns.at(-1)!.role, 'tool', 'the tool result comes back as a tool message');
+
+    const rows = await logRows(TRANSLATED, upstream.length);
+    for (const row of rows) {
+      assert.equal(row.endpoint, 'messages.create');
+      assert.equal(row.provider, 'openai');
+      assert.equal(row.status, 200);
+      assert.equal(row.prompt_tokens, OPENAI_USAGE.prompt_tokens);
+      assert.equal(row.completion_tokens, OPENAI_USAGE.completion_tokens);
+      // 16 × $0.15 + 3 cached × $0.075 + 24 × $0.60, per million, in nano-USD.
+      assert.equal(row.cost_nanos, 16 * 150 + 3 * 75 + 24 * 600);
+    }
+  });
+});

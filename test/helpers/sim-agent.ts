@@ -1,0 +1,46 @@
+/**
+ * The scripted coding agent the LLM simulators play when started with `agent` (for driving a real
+ * agent CLI such as Claude Code): offered a tool named `Write` (else `Bash`), the model first calls
+ * it to create `agent.file` with `agent.content` in the client's working directory, and once the
+ * last user turn carries the tool's result it answers `agent.answer`. Requests without those tools
+ * (an agent's side requests: titles, quota checks) get the simulator's ordinary reply.
+ *
+ * The working directory is read from the request ("Primary working directory: /tmp/x", which Claude
+ * Code writes in a system reminder of the first user turn); without one the path stays relative.
+ */
+export interface SimAgent {
+  /** File name, relative to the client's working directory. */
+  file: string;
+  content: string;
+  /** The final text, after the tool's result. */
+  answer: string;
+}
+
+export interface AgentToolCall {
+  name: 'Write' | 'Bash';
+  input: Record<string, unknown>;
+}
+
+/** The first absolute working directory named in any string of `body` (system prompt, turns), if any. */
+export function workingDirectory(body: unknown): string | null {
+  if (typeof body === 'string') return /working directory:\s*(\/\S*)/i.exec(body)?.[1] ?? null;
+  if (!body || typeof body !== 'object') return null;
+  for (const value of Object.values(body)) {
+    const found = workingDirectory(value);
+    if (found) return found;
+  }
+  return null;
+}
+
+const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** The tool call that creates the file, or null when neither `Write` nor `Bash` is offered. */
+export function agentToolCall(agent: SimAgent, toolNames: string[], body: Record<string, unknown>): AgentToolCall | null {
+  const dir = workingDirectory({ system: body.system, messages: body.messages });
+  const path = dir ? `${dir.replace(/\/$/, '')}/${agent.file}` : agent.file;
+  if (toolNames.includes('Write')) return { name: 'Write', input: { file_path: path, content: agent.content } };
+  if (toolNames.includes('Bash')) {
+    return { name: 'Bash', input: { command: `printf '%s' ${shellQuote(agent.content)} > ${shellQuote(path)}`, description: `Write ${agent.file}` } };
+  }
+  return null;
+}
