@@ -32,6 +32,7 @@ const CONTRACT_PATHS: Record<string, string[]> = {
   '/providers/{provider}': ['get'],
   '/v1/messages': ['post'],
   '/v1/messages/count_tokens': ['post'],
+  '/v1/responses': ['post'],
 };
 
 const SWAGGER_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

@@ -15,6 +15,7 @@
  */
 import { createBodyValidator } from '../../request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
+import { invalidRequest } from '../../errors.ts';
 import { openAIErrorBody } from '../openai-chat/index.ts';
 import { responsesCreateDoc } from './openapi.ts';
 import { createOpenAIResponsesRenderer } from './render.ts';
@@ -36,8 +37,13 @@ export const openAIResponses: Dialect = {
     const body = validateCreate(json);
     const stream = body.stream === true;
     // Every Responses stream ends with usage (response.completed), so a streaming client always wants it.
-    const { request, untranslatable } = toCanonical(body);
-    return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable };
+    const { request, untranslatable, previousResponseId } = toCanonical(body);
+    // Until the gateway keeps conversation state itself, a continuation can only go to an upstream
+    // that keeps it (OpenAI, passed through); translated, it would silently lose the conversation.
+    const continuation = previousResponseId
+      ? invalidRequest('"previous_response_id" is supported only for models served by OpenAI\'s Responses API for now; send the whole conversation as "input" instead.', 'previous_response_id')
+      : null;
+    return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable: untranslatable ?? continuation };
   },
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIResponsesRenderer,

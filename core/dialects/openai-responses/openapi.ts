@@ -20,9 +20,9 @@ const usageSchema: JsonSchema = {
   required: ['input_tokens', 'output_tokens', 'total_tokens'],
   properties: {
     input_tokens: { type: 'integer', description: 'Prompt tokens, cached ones included.' },
-    input_tokens_details: { type: 'object', properties: { cached_tokens: { type: 'integer', description: 'Prompt tokens read from the cache.' } } },
+    input_tokens_details: { type: 'object', description: 'Parts of input_tokens.', properties: { cached_tokens: { type: 'integer', description: 'Prompt tokens read from the cache.' } } },
     output_tokens: { type: 'integer', description: 'Generated tokens, reasoning included.' },
-    output_tokens_details: { type: 'object', properties: { reasoning_tokens: { type: 'integer', description: 'Tokens spent reasoning.' } } },
+    output_tokens_details: { type: 'object', description: 'Parts of output_tokens.', properties: { reasoning_tokens: { type: 'integer', description: 'Tokens spent reasoning.' } } },
     total_tokens: { type: 'integer', description: 'input_tokens + output_tokens.' },
   },
 };
@@ -35,8 +35,8 @@ const responseSchema: JsonSchema = {
     object: { const: 'response', description: 'Always "response".' },
     created_at: { type: 'integer', description: 'Unix time (seconds) the request arrived.' },
     status: { enum: ['completed', 'incomplete', 'failed', 'in_progress', 'cancelled', 'queued'], description: '"completed"; "incomplete" when the output limit or a content filter cut the answer (see incomplete_details).' },
-    incomplete_details: { type: ['object', 'null'], properties: { reason: { type: 'string', description: '"max_output_tokens" or "content_filter".' } } },
-    error: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } }, description: 'Why a response failed.' },
+    incomplete_details: { type: ['object', 'null'], description: 'Why the response is incomplete; null when it is not.', properties: { reason: { type: 'string', description: '"max_output_tokens" or "content_filter".' } } },
+    error: { type: ['object', 'null'], properties: { code: { type: 'string', description: 'A stable error code.' }, message: { type: 'string', description: 'What went wrong.' } }, description: 'Why a response failed.' },
     model: { type: 'string', description: 'The model that answered.' },
     output: {
       type: 'array',

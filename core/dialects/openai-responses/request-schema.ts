@@ -81,7 +81,7 @@ export const responsesRequestSchema: JsonSchema = {
     instructions: nullable('string', 'The system prompt, placed before the input.'),
     tools: { type: 'array', items: tool, description: 'Tools the model may call.' },
     tool_choice: {
-      anyOf: [{ enum: ['auto', 'none', 'required'] }, { type: 'object', required: ['type'], properties: { type: { type: 'string' }, name: { type: 'string' } } }],
+      anyOf: [{ enum: ['auto', 'none', 'required'] }, { type: 'object', required: ['type'], properties: { type: { type: 'string', description: '"function" (other kinds need a native OpenAI upstream).' }, name: { type: 'string', description: 'The function to call.' } } }],
       description: '"auto", "none", "required", or {"type":"function","name"} to force one function.',
     },
     parallel_tool_calls: nullable('boolean', 'false: at most one function call per turn.'),
@@ -93,7 +93,7 @@ export const responsesRequestSchema: JsonSchema = {
     }),
     text: {
       type: 'object',
-      properties: { format: textFormat, verbosity: { type: ['string', 'null'], description: '"low", "medium" or "high" (native OpenAI upstreams only).' } },
+      properties: { format: { ...textFormat, description: 'The answer\'s format: text, a JSON object, or JSON matching a schema.' }, verbosity: { type: ['string', 'null'], description: '"low", "medium" or "high" (native OpenAI upstreams only).' } },
       description: 'Output format options.',
     },
     stream: nullable('boolean', 'true: answer as server-sent Responses events (response.created ... response.completed).'),
