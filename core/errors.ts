@@ -22,6 +22,8 @@ export interface GatewayErrorInit {
   /** Extra response headers, e.g. `WWW-Authenticate`, `Retry-After`. */
   headers?: Record<string, string>;
   cause?: unknown;
+  /** The upstream's own error body, sent as it is instead of a rendered one (native pass-through). */
+  relayedBody?: string;
 }
 
 /** A denial or failure with a status and body from the contract. Throw it; the pipeline renders it. */
@@ -31,6 +33,8 @@ export class GatewayError extends Error {
   readonly code: string;
   readonly param: string | null;
   readonly headers: Record<string, string>;
+  /** The upstream's own error body, sent as it is instead of a rendered one (native pass-through). */
+  readonly relayedBody: string | null;
 
   constructor(init: GatewayErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -40,6 +44,18 @@ export class GatewayError extends Error {
     this.code = init.code;
     this.param = init.param ?? null;
     this.headers = init.headers ?? {};
+    this.relayedBody = init.relayedBody ?? null;
+  }
+
+  /**
+   * This error answered with the upstream's own `status` and body, for a client that speaks the
+   * upstream's dialect: agents match on the provider's words (Claude Code on Anthropic's messages)
+   * and statuses (529). The code, type and headers stay this error's, for the log and retries.
+   */
+  relayed(status: number, body: string): GatewayError {
+    return new GatewayError({
+      status, type: this.type, code: this.code, message: this.message, param: this.param, headers: this.headers, cause: this.cause, relayedBody: body,
+    });
   }
 
   toBody(): ErrorBody {

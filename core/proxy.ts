@@ -37,6 +37,20 @@ export interface ProxyDeps {
   tokens: TokenEstimator;
 }
 
+/** An upstream error body that may reach a native client as it is: a JSON object, not about the credential. */
+function relayable(status: number, text: string): boolean {
+  return status !== 401 && status !== 403 && text.startsWith('{') && isJson(text);
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The exchange's dialect; a model call without one (a hand-built exchange) speaks OpenAI Chat. */
 function dialectOf(ex: Exchange): Dialect {
   return ex.dialect ?? openAIChat;
@@ -52,7 +66,11 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
   ex.upstreamStatus = upstream.statusCode;
   if (upstream.statusCode < 200 || upstream.statusCode > 299) {
     const text = await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => '');
-    throw call.codec.decodeError(upstream.statusCode, text, upstream.headers);
+    const error = call.codec.decodeError(upstream.statusCode, text, upstream.headers);
+    // The client speaks the upstream's dialect: its own words and status go back unchanged, except
+    // where they could quote the credential (401, 403) or are not the upstream's error body.
+    if (call.passthrough && relayable(upstream.statusCode, text)) throw error.relayed(upstream.statusCode, text);
+    throw error;
   }
   const renderer = dialectOf(ex).createRenderer(ex);
   try {

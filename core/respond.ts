@@ -33,5 +33,5 @@ const openAIShape: ErrorBodyRenderer = (err) => err.toBody();
 export function sendError(
   res: ServerResponse, err: GatewayError, requestId: string, extraHeaders?: Record<string, string>, body: ErrorBodyRenderer = openAIShape,
 ): void {
-  sendJson(res, err.status, body(err), requestId, extraHeaders, err.headers);
+  sendJson(res, err.status, err.relayedBody ?? body(err), requestId, extraHeaders, err.headers);
 }

@@ -147,6 +147,19 @@ describe('messages to a native Anthropic upstream', () => {
     assert.equal(sim.requests.at(-1)!.path, '/v1/messages/count_tokens');
   });
 
+  test('relays the upstream\'s own error status and words (529 overloaded, a 400), never a credential error\'s', async () => {
+    const overloaded = await post('', JSON.stringify({ model: 'anthropic/sim-overloaded', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }));
+    assert.equal(overloaded.status, 529);
+    const body = (await overloaded.json()) as { type: string; error: { type: string; message: string } };
+    assert.deepEqual([body.type, body.error.type, body.error.message], ['error', 'overloaded_error', 'Overloaded']);
+    const bad = await post('', JSON.stringify({ model: `anthropic/${MODEL}`, max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }, { role: 'user', content: 'Again' }] }));
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { error: { message: string } }).error.message, /^messages: roles must alternate/);
+    const denied = await post('', JSON.stringify({ model: 'anthropic/sim-401', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }));
+    assert.equal(denied.status, 401);
+    assert.doesNotMatch(await denied.text(), /x-api-key/, 'the upstream\'s words about the key are replaced');
+  });
+
   test('accepts Claude Code\'s ?beta=true and a Bearer token', async () => {
     const res = await fetch(`${tg.gateway.origin}/api/v1/messages?beta=true`, {
       method: 'POST',
