@@ -213,6 +213,16 @@ describe('messages translated to an OpenAI-format upstream', () => {
     assert.match(body.error.message, /messages\[0\]\.content\[0\]\.type/);
   });
 
+  test('thinking becomes reasoning_effort for a reasoning model, and is dropped for one that refuses it', async () => {
+    const ask = (model: string) => client.messages.create({
+      model, max_tokens: 30_000, thinking: { type: 'enabled', budget_tokens: 20_000 }, messages: [{ role: 'user', content: 'Think.' }],
+    });
+    await ask('openai/o4-mini');
+    assert.equal(openai.requests.at(-1)!.body!.reasoning_effort, 'high');
+    await ask('openai/gpt-4o-mini');
+    assert.equal(openai.requests.at(-1)!.body!.reasoning_effort, undefined);
+  });
+
   test('counts tokens locally for a provider without a token-count endpoint', async () => {
     const counted = await client.messages.countTokens({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'How long is this?' }] });
     assert.ok(counted.input_tokens > 3 && counted.input_tokens < 20, String(counted.input_tokens));

@@ -46,6 +46,11 @@ export class OpenAICompatibleProvider extends OpenAIProvider {
   override get nativeDialects(): ReadonlySet<string> {
     return this.declaredDialects;
   }
+
+  /** Other servers' model names say nothing about reasoning: `reasoning_effort` goes as the client sent it. */
+  protected override refusesReasoning(): boolean {
+    return false;
+  }
   /** Local servers (vLLM, LM Studio) often run without a key. */
   override readonly requiresApiKey: boolean = false;
 

@@ -92,6 +92,12 @@ class OpenAIStreamDecoder implements StreamDecoder {
   }
 }
 
+/**
+ * OpenAI model families without reasoning: they refuse `reasoning_effort` (400), which a translated
+ * request carries when its client asked for thinking (Claude Code always does). Dropped for them.
+ */
+const NON_REASONING_MODELS = /^(gpt-3\.5|gpt-4(?!\.5)|gpt-4o|gpt-4\.1|chatgpt-4o)/;
+
 /** OpenAI speaks the Responses dialect natively (Chat Completions is the canonical form itself). */
 const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['openai-responses']);
 /** Upstream paths (under the base URL) of the natively spoken operations. */
@@ -121,9 +127,15 @@ export class OpenAIProvider extends ProviderService {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const stream = request.stream === true;
     const body: ChatCompletionRequest = { ...request, model };
+    if (body.reasoning_effort !== undefined && this.refusesReasoning(model)) delete body.reasoning_effort;
     // Always ask for usage so streams are billed; the core strips it if the client did not ask.
     if (stream) body.stream_options = { ...request.stream_options, include_usage: true };
     return this.postJson(credential, origin, `${basePath}/chat/completions`, body, stream, this.codec(model));
+  }
+
+  /** True for OpenAI's non-reasoning models; an OpenAI-compatible server decides for itself. */
+  protected refusesReasoning(model: string): boolean {
+    return NON_REASONING_MODELS.test(model);
   }
 
   protected codec(model: string): ResponseCodec {
