@@ -215,7 +215,7 @@ describe('messages translated to an OpenAI-format upstream', () => {
 
   test('thinking becomes reasoning_effort for a reasoning model, and is dropped for one that refuses it', async () => {
     const ask = (model: string) => client.messages.create({
-      model, max_tokens: 30_000, thinking: { type: 'enabled', budget_tokens: 20_000 }, messages: [{ role: 'user', content: 'Think.' }],
+      model, max_tokens: 18_000, thinking: { type: 'enabled', budget_tokens: 16_384 }, messages: [{ role: 'user', content: 'Think.' }],
     });
     await ask('openai/o4-mini');
     assert.equal(openai.requests.at(-1)!.body!.reasoning_effort, 'high');
