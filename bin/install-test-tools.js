@@ -1,26 +1,50 @@
 #!/usr/bin/env node
 // Installs the tools some end-to-end tests drive but the project does not depend on, outside the
-// repository's node_modules: the real Claude Code CLI (test/e2e/claude-code.test.ts). Run by .ci/run
-// before the tests; idempotent (nothing is fetched when the pinned version is already there).
+// repository's node_modules: the real Claude Code CLI (test/e2e/claude-code.test.ts) and the real
+// Codex CLI (test/e2e/codex.test.ts). Run by .ci/run before the tests; idempotent (nothing is
+// fetched for a tool whose pinned version is already there).
 //
 //   node bin/install-test-tools.js        into $TOLLGATE_TOOLS_DIR, default <os tmpdir>/tollgate-test-tools
 //
-// Writes <dir>/tools.json ({"claude": {"version", "bin"}}), which the tests read to find the CLI.
-// Claude Code 2.x is a native executable (the optional dependency @anthropic-ai/claude-code-<os>-<cpu>,
-// which the package's postinstall copies over bin/claude.exe), so it needs no newer Node than ours.
-// When npm did not run that postinstall, the platform package's binary is used directly.
+// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {"version", "bin"}}), which the
+// tests read to find the CLIs.
+// - Claude Code 2.x is a native executable (the optional dependency @anthropic-ai/claude-code-<os>-<cpu>,
+//   which the package's postinstall copies over bin/claude.exe), so it needs no newer Node than ours.
+//   When npm did not run that postinstall, the platform package's binary is used directly.
+// - Codex is a native executable too: the package's bin/codex.js launches the one in the optional
+//   dependency @openai/codex-<os>-<cpu> (an alias of @openai/codex@<version>-<os>-<cpu>, ~400 MB
+//   unpacked, with its own bubblewrap for the sandbox); when the launcher does not run, that binary directly.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Pinned: a new Claude Code can send new fields; bump it on purpose and rerun the test. */
-const CLAUDE_CODE_VERSION = '2.1.330';
+const libc = process.platform === 'linux' && !process.report?.getReport().header.glibcVersionRuntime ? '-musl' : '';
+/** Codex's Rust target triple, the folder its platform package keeps the binary in. */
+const codexTarget = { 'linux-x64': 'x86_64-unknown-linux-musl', 'linux-arm64': 'aarch64-unknown-linux-musl', 'darwin-x64': 'x86_64-apple-darwin', 'darwin-arm64': 'aarch64-apple-darwin' }[`${process.platform}-${process.arch}`];
+
+/** Pinned: a new CLI can send new fields; bump a version on purpose and rerun its test. */
+const TOOLS = {
+  claude: {
+    name: 'Claude Code', pkg: '@anthropic-ai/claude-code', version: '2.1.330',
+    candidates: (dir) => [
+      join(dir, 'node_modules', '.bin', 'claude'),
+      join(dir, 'node_modules', '@anthropic-ai', `claude-code-${process.platform}-${process.arch}${libc}`, 'claude'),
+    ],
+  },
+  codex: {
+    name: 'Codex', pkg: '@openai/codex', version: '0.169.0',
+    candidates: (dir) => [
+      join(dir, 'node_modules', '.bin', 'codex'),
+      join(dir, 'node_modules', '@openai', `codex-${process.platform}-${process.arch}`, 'vendor', String(codexTarget), 'bin', 'codex'),
+    ],
+  },
+};
 
 const dir = process.env.TOLLGATE_TOOLS_DIR || join(tmpdir(), 'tollgate-test-tools');
 const manifestPath = join(dir, 'tools.json');
 
-/** The version a candidate binary reports, or null when it does not run. */
+/** The version a candidate binary reports ("2.1.330 (Claude Code)", "codex-cli 0.169.0"), or null when it does not run. */
 function versionOf(bin) {
   if (!existsSync(bin)) return null;
   try {
@@ -30,33 +54,27 @@ function versionOf(bin) {
   }
 }
 
-function installed() {
-  if (!existsSync(manifestPath)) return null;
-  const { claude } = JSON.parse(readFileSync(manifestPath, 'utf8'));
-  return claude?.version === CLAUDE_CODE_VERSION && versionOf(claude.bin)?.startsWith(CLAUDE_CODE_VERSION) ? claude : null;
-}
+const runs = (bin, version) => versionOf(bin)?.split(/\s+/).includes(version) ?? false;
 
-const current = installed();
-if (current) {
-  console.log(`test tools: Claude Code ${current.version} already in ${dir}`);
-  process.exit(0);
-}
-
-mkdirSync(dir, { recursive: true });
-const started = Date.now();
+const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : {};
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-execFileSync(npm, ['install', '--prefix', dir, '--no-audit', '--no-fund', '--save-exact', `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`], { stdio: 'inherit' });
-
-const libc = process.platform === 'linux' && !process.report?.getReport().header.glibcVersionRuntime ? '-musl' : '';
-const candidates = [
-  join(dir, 'node_modules', '.bin', 'claude'),
-  join(dir, 'node_modules', '@anthropic-ai', `claude-code-${process.platform}-${process.arch}${libc}`, 'claude'),
-];
-const bin = candidates.find((candidate) => versionOf(candidate)?.startsWith(CLAUDE_CODE_VERSION));
-if (!bin) {
-  console.error(`test tools: no working claude ${CLAUDE_CODE_VERSION} after the install; tried ${candidates.join(', ')}`);
-  process.exit(1);
+mkdirSync(dir, { recursive: true });
+for (const [id, tool] of Object.entries(TOOLS)) {
+  const current = manifest[id];
+  if (current?.version === tool.version && runs(current.bin, tool.version)) {
+    console.log(`test tools: ${tool.name} ${tool.version} already in ${dir}`);
+    continue;
+  }
+  const started = Date.now();
+  execFileSync(npm, ['install', '--prefix', dir, '--no-audit', '--no-fund', '--save-exact', `${tool.pkg}@${tool.version}`], { stdio: 'inherit' });
+  const candidates = tool.candidates(dir);
+  const bin = candidates.find((candidate) => runs(candidate, tool.version));
+  if (!bin) {
+    console.error(`test tools: no working ${tool.name} ${tool.version} after the install; tried ${candidates.join(', ')}`);
+    process.exit(1);
+  }
+  manifest[id] = { version: tool.version, bin };
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  const size = execFileSync('du', ['-sh', dir], { encoding: 'utf8' }).split('\t')[0];
+  console.log(`test tools: ${tool.name} ${tool.version} installed in ${dir} (now ${size}) in ${((Date.now() - started) / 1000).toFixed(1)} s: ${bin}`);
 }
-writeFileSync(manifestPath, `${JSON.stringify({ claude: { version: CLAUDE_CODE_VERSION, bin } }, null, 2)}\n`);
-const size = execFileSync('du', ['-sh', dir], { encoding: 'utf8' }).split('\t')[0];
-console.log(`test tools: Claude Code ${CLAUDE_CODE_VERSION} installed in ${dir} (${size}) in ${((Date.now() - started) / 1000).toFixed(1)} s: ${bin}`);

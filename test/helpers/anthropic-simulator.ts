@@ -26,8 +26,9 @@
  * Set `failModels` to make `GET /v1/models` answer 500.
  *
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
- * tool `Write` (else `Bash`) it answers one `tool_use` of it (stop `tool_use`), and once the last user
- * turn carries the `tool_result` it answers `agent.answer`; message and tool ids are unique per answer.
+ * tool it knows (`Write`, else `Bash`, Codex's `exec_command`, `shell`) it answers one `tool_use` of
+ * it (stop `tool_use`), and once the last user turn carries the `tool_result` it answers
+ * `agent.answer`; message and tool ids are unique per answer.
  * For Claude Code: with an `anthropic-beta` of `per-turn-control-*`, `role: "system"` text turns are
  * accepted between the others (Claude Code sends them with that beta to models it thinks support it,
  * and retries without both when refused). Everything else it sends already passes: `cache_control` on

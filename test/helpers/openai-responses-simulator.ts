@@ -12,10 +12,17 @@
  *   otherwise answers `RESPONSES_TOOL_ANSWER`
  * - `sim-429`: 429 rate limit; `sim-failed`: streams one delta then `response.failed`
  * Every other model answers `RESPONSES_REPLY` in `RESPONSES_PIECES`.
+ *
+ * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
+ * function tool it knows (Codex's `exec_command`, ...), it answers one `function_call` of it, and once
+ * the input ends with a `function_call_output` it answers `agent.answer`; item and call ids are unique
+ * per answer. Requests without those tools get the normal reply. The stream is what Codex reads:
+ * `response.output_item.done` carries each finished item, `response.completed` the usage.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
+import { agentToolCall, type SimAgent } from './sim-agent.ts';
 
 export const RESPONSES_PIECES = ['Hello', ' from', ' the', ' Responses', ' simulator.'];
 export const RESPONSES_REPLY = RESPONSES_PIECES.join('');
@@ -32,6 +39,11 @@ export interface ResponsesSimulator {
   close(): Promise<void>;
 }
 
+export interface ResponsesSimulatorOptions {
+  /** Plays a scripted coding agent, whatever the model (sim-agent.ts). */
+  agent?: SimAgent;
+}
+
 type Json = Record<string, unknown>;
 type Item = Json & { type: string };
 
@@ -40,10 +52,25 @@ function sendError(res: ServerResponse, status: number, type: string, code: stri
   res.end(JSON.stringify({ error: { message, type, code, param: null } }));
 }
 
+let agentTurns = 0;
+
+/** The scripted agent's answer (sim-agent.ts), or null when the request offers none of its tools. */
+function agentOutput(agent: SimAgent, body: Json, input: Item[], tools: Json[]): Item[] | null {
+  const call = agentToolCall(agent, tools.map((t) => String(t.name)), body);
+  if (!call) return null;
+  const id = `${++agentTurns}`.padStart(4, '0');
+  if (input.at(-1)?.type === 'function_call_output') {
+    return [{ type: 'message', id: `msg_sim_agent_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: agent.answer, annotations: [] }] }];
+  }
+  return [{ type: 'function_call', id: `fc_sim_agent_${id}`, call_id: `call_sim_agent_${id}`, name: call.name, arguments: JSON.stringify(call.input), status: 'completed' }];
+}
+
 /** The output items of the answer to `body`. */
-function outputFor(body: Json): Item[] {
+function outputFor(body: Json, agent: SimAgent | undefined): Item[] {
   const input = Array.isArray(body.input) ? (body.input as Item[]) : [];
   const tools = Array.isArray(body.tools) ? (body.tools as Json[]).filter((t) => t.type === 'function') : [];
+  const scripted = agent && agentOutput(agent, body, input, tools);
+  if (scripted) return scripted;
   if (body.model === 'sim-tool' && tools.length > 0 && input.at(-1)?.type !== 'function_call_output') {
     return [{ type: 'function_call', id: 'fc_sim_1', call_id: 'call_sim_1', name: String(tools[0]!.name), arguments: '{"city":"Paris"}', status: 'completed' }];
   }
@@ -86,9 +113,9 @@ function streamEvents(body: Json, output: Item[]): Json[] {
   return events;
 }
 
-async function stream(res: ServerResponse, body: Json) {
+async function stream(res: ServerResponse, body: Json, agent: SimAgent | undefined) {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  let events = streamEvents(body, outputFor(body));
+  let events = streamEvents(body, outputFor(body, agent));
   if (body.model === 'sim-failed') {
     const failed = responseObject(body, 'failed', [], null);
     failed.error = { code: 'server_error', message: 'The model failed.' };
@@ -98,21 +125,21 @@ async function stream(res: ServerResponse, body: Json) {
   res.end();
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, body: Json | null) {
+async function handle(req: IncomingMessage, res: ServerResponse, body: Json | null, agent: SimAgent | undefined) {
   if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) return sendError(res, 401, 'invalid_request_error', 'invalid_api_key', 'Missing bearer authentication.');
   if (!body || typeof body.model !== 'string' || body.input === undefined) return sendError(res, 400, 'invalid_request_error', 'missing_required_parameter', 'Missing required parameter: \'model\' or \'input\'.');
   if (body.model === 'sim-429') return sendError(res, 429, 'requests', 'rate_limit_exceeded', 'Rate limit reached for requests.');
-  if (body.stream === true) return stream(res, body);
+  if (body.stream === true) return stream(res, body, agent);
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(responseObject(body, 'completed', outputFor(body), RESPONSES_USAGE)));
+  res.end(JSON.stringify(responseObject(body, 'completed', outputFor(body, agent), RESPONSES_USAGE)));
 }
 
-export async function startResponsesSimulator(): Promise<ResponsesSimulator> {
+export async function startResponsesSimulator(options: ResponsesSimulatorOptions = {}): Promise<ResponsesSimulator> {
   const requests: RecordedRequest[] = [];
   const server: Server = createServer(async (req, res) => {
     const { request } = await readSimRequest(req);
     requests.push(request);
-    if (req.method === 'POST' && request.path === '/v1/responses') return handle(req, res, request.body);
+    if (req.method === 'POST' && request.path === '/v1/responses') return handle(req, res, request.body, options.agent);
     sendError(res, 404, 'invalid_request_error', 'not_found', `Unknown path ${request.path}`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -20,9 +20,9 @@
  * Every other model answers normally. Bench and tests share this file.
  *
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
- * function tool `Write` (else `Bash`) it answers `tool_calls` (finish `tool_calls`; streamed as one
- * call whose `arguments` arrive in two pieces), and once the last message is a `tool` message it
- * answers `agent.answer`. Requests without those tools get the normal reply.
+ * function tool it knows (`Write`, `Bash`, Codex's `exec_command`, `shell`) it answers `tool_calls`
+ * (finish `tool_calls`; streamed as one call whose `arguments` arrive in two pieces), and once the
+ * last message is a `tool` message it answers `agent.answer`. Requests without those tools get the normal reply.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

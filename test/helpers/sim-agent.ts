@@ -1,12 +1,14 @@
 /**
  * The scripted coding agent the LLM simulators play when started with `agent` (for driving a real
- * agent CLI such as Claude Code): offered a tool named `Write` (else `Bash`), the model first calls
- * it to create `agent.file` with `agent.content` in the client's working directory, and once the
- * last user turn carries the tool's result it answers `agent.answer`. Requests without those tools
- * (an agent's side requests: titles, quota checks) get the simulator's ordinary reply.
+ * agent CLI such as Claude Code or Codex): offered a tool named `Write` (else `Bash`, else Codex's
+ * `exec_command`, else its older `shell`), the model first calls it to create `agent.file` with
+ * `agent.content` in the client's working directory, and once the last user turn carries the tool's
+ * result it answers `agent.answer`. Requests without those tools (an agent's side requests: titles,
+ * quota checks) get the simulator's ordinary reply.
  *
  * The working directory is read from the request ("Primary working directory: /tmp/x", which Claude
- * Code writes in a system reminder of the first user turn); without one the path stays relative.
+ * Code writes in a system reminder of the first user turn; `<cwd>/tmp/x</cwd>`, in Codex's
+ * `<environment_context>`); without one the path stays relative.
  */
 export interface SimAgent {
   /** File name, relative to the client's working directory. */
@@ -17,13 +19,13 @@ export interface SimAgent {
 }
 
 export interface AgentToolCall {
-  name: 'Write' | 'Bash';
+  name: 'Write' | 'Bash' | 'exec_command' | 'shell';
   input: Record<string, unknown>;
 }
 
 /** The first absolute working directory named in any string of `body` (system prompt, turns), if any. */
 export function workingDirectory(body: unknown): string | null {
-  if (typeof body === 'string') return /working directory:\s*(\/\S*)/i.exec(body)?.[1] ?? null;
+  if (typeof body === 'string') return /working directory:\s*(\/\S*)|<cwd>(\/[^<]*)<\/cwd>/i.exec(body)?.slice(1).find(Boolean) ?? null;
   if (!body || typeof body !== 'object') return null;
   for (const value of Object.values(body)) {
     const found = workingDirectory(value);
@@ -34,13 +36,18 @@ export function workingDirectory(body: unknown): string | null {
 
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
-/** The tool call that creates the file, or null when neither `Write` nor `Bash` is offered. */
+/**
+ * The tool call that creates the file, or null when none of the tools is offered. `body` holds the
+ * conversation: `system` and `messages` (chat, Anthropic), or `instructions` and `input` (Responses).
+ */
 export function agentToolCall(agent: SimAgent, toolNames: string[], body: Record<string, unknown>): AgentToolCall | null {
-  const dir = workingDirectory({ system: body.system, messages: body.messages });
+  const dir = workingDirectory({ system: body.system, messages: body.messages, instructions: body.instructions, input: body.input });
   const path = dir ? `${dir.replace(/\/$/, '')}/${agent.file}` : agent.file;
+  const command = `printf '%s' ${shellQuote(agent.content)} > ${shellQuote(path)}`;
   if (toolNames.includes('Write')) return { name: 'Write', input: { file_path: path, content: agent.content } };
-  if (toolNames.includes('Bash')) {
-    return { name: 'Bash', input: { command: `printf '%s' ${shellQuote(agent.content)} > ${shellQuote(path)}`, description: `Write ${agent.file}` } };
-  }
+  if (toolNames.includes('Bash')) return { name: 'Bash', input: { command, description: `Write ${agent.file}` } };
+  // Codex: unified exec takes a shell command line; the older `shell` tool an argv.
+  if (toolNames.includes('exec_command')) return { name: 'exec_command', input: { cmd: command } };
+  if (toolNames.includes('shell')) return { name: 'shell', input: { command: ['bash', '-lc', command] } };
   return null;
 }

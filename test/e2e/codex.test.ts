@@ -1,0 +1,237 @@
+/**
+ * The real Codex CLI against the gateway's Responses endpoint, run as a user would:
+ * `codex exec --skip-git-repo-check <task>` with a `CODEX_HOME` whose config.toml declares the gateway
+ * as a model provider (`wire_api = "responses"`, the key in `TOLLGATE_API_KEY`), a throwaway HOME and
+ * working directory, no stdin, nothing but 127.0.0.1 to talk to. The simulators play a scripted agent
+ * (test/helpers/sim-agent.ts): the first answer calls Codex's `exec_command` tool to write a file, the
+ * next one (after its output) is the final text. Natively passed through to an OpenAI Responses
+ * simulator, and translated (Responses → chat → Anthropic and back) to an Anthropic one.
+ *
+ * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
+ * does it). Without it the tests skip, unless `CI` is set: then they fail.
+ * - `[analytics] enabled = false`: else Codex looks up ab.chatgpt.com; `[features] plugins = false`:
+ *   else github.com, api.github.com and chatgpt.com (the plugin marketplace).
+ * - The command runs in Codex's own sandbox (`--sandbox workspace-write`: its bundled bubblewrap, which
+ *   needs unprivileged user namespaces); where `codex sandbox -- true` fails, unsandboxed
+ *   (`--dangerously-bypass-approvals-and-sandbox`). `codex exec` never asks for approval.
+ * - Codex always offers a `namespace` tool (multi_agent_v1) and the built-in `web_search`, which a
+ *   translated route refuses; `[features] multi_agent = false` and `web_search = "disabled"` drop them.
+ */
+import { after, before, describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
+import { dataDirWithPrices } from '../helpers/prices.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { RESPONSES_USAGE, startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
+import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
+import type { RecordedRequest } from '../helpers/sim-http.ts';
+import type { SimAgent } from '../helpers/sim-agent.ts';
+
+const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', answer: 'I created hello.txt.' };
+const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
+const NATIVE = 'openai/gpt-5-mini';
+const TRANSLATED = 'anthropic/claude-sonnet-4-5';
+/** What a translated route needs: no `namespace` tool, no built-in `web_search`. */
+const FUNCTION_TOOLS_ONLY = { topLevel: ['web_search = "disabled"'], features: ['multi_agent = false'] };
+const TIMEOUT_MS = 90_000;
+
+const toolsDir = process.env.TOLLGATE_TOOLS_DIR || join(tmpdir(), 'tollgate-test-tools');
+const manifest = join(toolsDir, 'tools.json');
+const codex = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { codex?: { bin: string; version: string } }).codex ?? null : null;
+const skip = !codex && !process.env.CI ? `Codex is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\`` : false;
+
+let responses: ResponsesSimulator;
+let anthropic: AnthropicSimulator;
+let tg: TestGateway;
+/** How commands run: in Codex's sandbox when it works here. */
+let sandbox: string[];
+/** What reached the gateway: method and URL. */
+const received: Array<{ method: string; url: string }> = [];
+const running = new Set<number>();
+
+before(async () => {
+  responses = await startResponsesSimulator({ agent: AGENT });
+  anthropic = await startAnthropicSimulator({ agent: AGENT });
+  const dataDir = await dataDirWithPrices([
+    { model: 'gpt-5-mini', provider: 'openai', input: 0.25, output: 2, cachedInput: 0.025 },
+    { model: 'claude-sonnet-4-5', provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
+  ]);
+  tg = await startTestGateway({
+    dataDir,
+    providers: {
+      openai: { type: 'openai', baseUrl: responses.baseUrl, apiKey: 'sk-openai-upstream' },
+      anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
+    },
+  });
+  tg.gateway.server.server.on('request', (req) => {
+    received.push({ method: req.method!, url: req.url! });
+  });
+  if (codex) {
+    const dirs = runDirs();
+    const probe = spawnSync(codex.bin, ['sandbox', '--', 'true'], { cwd: dirs.cwd, env: { PATH: dirs.PATH, HOME: dirs.HOME, CODEX_HOME: dirs.CODEX_HOME }, stdio: 'ignore', timeout: 30_000 });
+    sandbox = probe.status === 0 ? ['--sandbox', 'workspace-write'] : ['--dangerously-bypass-approvals-and-sandbox'];
+  }
+});
+after(async () => {
+  for (const pid of running) process.kill(-pid, 'SIGKILL'); // a run cut short by a failed assertion or a cancel
+  await tg?.close();
+  await responses?.close();
+  await anthropic?.close();
+});
+
+interface Run { code: number | null; signal: string | null; stdout: string; stderr: string; cwd: string }
+
+/** A fresh working directory, HOME and CODEX_HOME, in one temp dir. */
+function runDirs(): { cwd: string; HOME: string; CODEX_HOME: string; PATH: string } {
+  const root = tempDir('tollgate-codex-');
+  const [cwd, HOME, CODEX_HOME] = ['cwd', 'home', 'codex-home'].map((name) => join(root, name));
+  for (const dir of [cwd!, HOME!, CODEX_HOME!]) mkdirSync(dir);
+  return { cwd: cwd!, HOME: HOME!, CODEX_HOME: CODEX_HOME!, PATH: process.env.PATH ?? '/usr/bin:/bin' };
+}
+
+/** config.toml: the gateway as the model provider, nothing that talks to other hosts. */
+function config(model: string, extra: { topLevel: string[]; features: string[] } = { topLevel: [], features: [] }): string {
+  return [
+    'model_provider = "tollgate"', `model = "${model}"`, ...extra.topLevel, '',
+    '[model_providers.tollgate]', 'name = "Tollgate"', `base_url = "${tg.gateway.origin}/api/v1"`, 'wire_api = "responses"',
+    'env_key = "TOLLGATE_API_KEY"', 'request_max_retries = 0', 'stream_max_retries = 0', '',
+    '[analytics]', 'enabled = false', '',
+    '[features]', 'plugins = false', ...extra.features, '',
+  ].join('\n');
+}
+
+/** Runs `codex exec TASK` in a fresh directory with a fresh HOME and CODEX_HOME; killed (its whole group) after TIMEOUT_MS. */
+function runCodex(t: TestContext, configToml: string): Promise<Run> {
+  assert.ok(codex, `Codex is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\``);
+  const { cwd, ...dirs } = runDirs();
+  writeFileSync(join(dirs.CODEX_HOME, 'config.toml'), configToml);
+  const env = { ...dirs, TOLLGATE_API_KEY: tg.apiKey };
+  const args = ['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...sandbox, TASK];
+  t.diagnostic(`codex ${args.slice(0, -1).join(' ')} <task>`);
+  const child = spawn(codex.bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  running.add(child.pid!);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    process.kill(-child.pid!, 'SIGKILL');
+  }, TIMEOUT_MS);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data) => (stdout += data));
+  child.stderr.on('data', (data) => (stderr += data));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child.pid!);
+      resolve({ code, signal: timedOut ? `killed after ${TIMEOUT_MS} ms` : signal, stdout, stderr, cwd });
+    });
+  });
+}
+
+/** Asserts the run succeeded as a user sees it: exit 0, the final text on stdout, the file. */
+function assertDone(run: Run): void {
+  assert.equal(run.code, 0, `codex exited ${run.code ?? run.signal}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+  assert.equal(run.stdout.trim(), AGENT.answer, run.stderr);
+  assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
+}
+
+/** The request log rows of `model` (waits until there are `count`). */
+async function logRows(model: string, count: number): Promise<LogRow[]> {
+  for (let i = 0; i < 200; i++) {
+    const rows = await tg.gateway.store.db.selectFrom('llm_requests').selectAll().where('model_requested', '=', model).orderBy('id').execute();
+    if (rows.length >= count) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`fewer than ${count} llm_requests rows for ${model}`);
+}
+
+/** One diagnostic line per upstream request: path, model, stream, tools, the kinds of input items. */
+function summarize(t: TestContext, requests: RecordedRequest[]): void {
+  for (const r of requests) {
+    const b = r.body ?? {};
+    const tools = ((b.tools ?? []) as Array<{ type: string; name?: string; function?: { name: string } }>).map((tool) => tool.name ?? tool.function?.name ?? tool.type);
+    const items = ((b.input ?? b.messages ?? []) as Array<{ type?: string; role?: string }>).map((item) => item.type === 'message' || !item.type ? item.role : item.type);
+    t.diagnostic(`${r.method} ${r.path} model=${String(b.model)} stream=${String(b.stream)} tools=${tools.join(',')} input=${items.join(',')}`);
+  }
+}
+
+describe('Codex against the gateway', { skip }, () => {
+  test('a task needing a tool call runs against a native OpenAI Responses upstream, billed as responses.create', async (t) => {
+    const first = responses.requests.length;
+    const firstReceived = received.length;
+    const run = await runCodex(t, config(NATIVE));
+    const upstream = responses.requests.slice(first);
+    summarize(t, upstream);
+    assertDone(run);
+
+    const calls = received.slice(firstReceived);
+    assert.ok(calls.length >= 2, 'the tool call and the final answer');
+    assert.ok(calls.every((c) => c.method === 'POST' && c.url === '/api/v1/responses'), JSON.stringify(calls));
+    assert.ok(upstream.every((r) => r.path === '/v1/responses'));
+    const last = upstream.at(-1)!;
+    assert.equal(last.body!.model, 'gpt-5-mini');
+    assert.equal(last.body!.stream, true, 'Codex streams');
+    assert.equal(last.headers.authorization, 'Bearer sk-openai-upstream');
+    const tools = last.body!.tools as Array<{ type: string; name?: string }>;
+    assert.ok(tools.some((tool) => tool.name === 'exec_command'));
+    assert.ok(tools.some((tool) => tool.type === 'web_search'), 'built-in tools reach OpenAI unchanged');
+    const input = last.body!.input as Array<{ type: string; call_id?: string }>;
+    assert.equal(input.at(-1)!.type, 'function_call_output', 'the command\'s output comes back');
+
+    const rows = await logRows(NATIVE, upstream.length);
+    for (const row of rows) {
+      assert.equal(row.endpoint, 'responses.create');
+      assert.equal(row.provider, 'openai');
+      assert.equal(row.status, 200);
+      assert.equal(row.stream, 1);
+      assert.equal(row.prompt_tokens, RESPONSES_USAGE.input_tokens);
+      assert.equal(row.completion_tokens, RESPONSES_USAGE.output_tokens);
+      // (21 − 5) × $0.25 + 5 × $0.025 + 13 × $2 per million, in nano-USD.
+      assert.equal(row.cost_nanos, 16 * 250 + 5 * 25 + 13 * 2000);
+    }
+  });
+
+  test('the same task runs on an Anthropic upstream through translation, billed as responses.create', async (t) => {
+    const first = anthropic.requests.length;
+    const firstNative = responses.requests.length;
+    const run = await runCodex(t, config(TRANSLATED, FUNCTION_TOOLS_ONLY));
+    const upstream = anthropic.requests.slice(first).filter((r) => r.path === '/v1/messages');
+    summarize(t, upstream);
+    assertDone(run);
+
+    assert.equal(responses.requests.length, firstNative, 'nothing reached OpenAI');
+    assert.ok(upstream.length >= 2, 'the tool call and the final answer');
+    const last = upstream.at(-1)!.body!;
+    assert.equal(last.model, 'claude-sonnet-4-5');
+    assert.equal(last.stream, true);
+    assert.ok((last.tools as Array<{ name: string }>).some((tool) => tool.name === 'exec_command'));
+    const turns = last.messages as Array<{ role: string; content: Array<{ type: string }> }>;
+    assert.ok(turns.at(-1)!.content.some((block) => block.type === 'tool_result'), 'the command\'s output comes back as a tool_result');
+
+    const rows = await logRows(TRANSLATED, upstream.length);
+    for (const row of rows) {
+      assert.equal(row.endpoint, 'responses.create');
+      assert.equal(row.provider, 'anthropic');
+      assert.equal(row.status, 200);
+      assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
+      // 12 × $3 + 5 × $0.30 + 3 × $3.75 + 9 × $15, per million, in nano-USD.
+      assert.equal(row.cost_nanos, 12 * 3000 + 5 * 300 + 3 * 3750 + 9 * 15000);
+    }
+  });
+
+  test('with its default tools Codex is refused on a translated route, by a 400 naming the namespace tool', async (t) => {
+    const first = anthropic.requests.length;
+    const run = await runCodex(t, config(TRANSLATED));
+    assert.notEqual(run.code, 0);
+    t.diagnostic(run.stderr.split('\n').find((line) => line.startsWith('ERROR: ')) ?? '');
+    const error = JSON.parse(/^ERROR: (\{.*\})$/m.exec(run.stderr)?.[1] ?? '{}') as { error?: { param: string; message: string } };
+    assert.equal(error.error?.param, 'tools[4]', run.stderr);
+    assert.match(error.error.message, /"namespace" tools cannot be translated/);
+    assert.equal(anthropic.requests.length, first, 'nothing reached Anthropic');
+  });
+});
