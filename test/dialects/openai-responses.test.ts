@@ -101,9 +101,9 @@ describe('openai-responses untranslatable parts', () => {
   const CANNOT = 'cannot be translated to the gateway\'s canonical request';
   const cases: Array<[string, Record<string, unknown>, string, string]> = [
     ['a built-in tool', { input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} }, { type: 'web_search' }] },
-      `Invalid value for "tools[1]": "web_search" tools ${CANNOT} (only "function" tools can); they work only with an OpenAI upstream.`, 'tools[1]'],
+      `Invalid value for "tools[1]": "web_search" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream.`, 'tools[1]'],
     ['a custom tool', { input: 'x', tools: [{ type: 'custom', name: 'apply_patch' }] },
-      `Invalid value for "tools[0]": "custom" tools ${CANNOT} (only "function" tools can); they work only with an OpenAI upstream.`, 'tools[0]'],
+      `Invalid value for "tools[0]": "custom" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream.`, 'tools[0]'],
     ['an image uploaded to the Files API', { input: [user([{ type: 'input_image', file_id: 'file-1', detail: 'auto' }])] },
       `Invalid value for "input[0].content[0].file_id": images uploaded to OpenAI's Files API ${CANNOT}; send "image_url" (a URL or a data URL).`, 'input[0].content[0].file_id'],
     ['an input_file part', { input: [user([text('read'), { type: 'input_file', file_id: 'file-1' }])] },

@@ -35,6 +35,7 @@
  *   and Codex fails the turn on `response.failed`. The codes are the gateway's own (e.g.
  *   `rate_limit_exceeded`, which Codex retries, `upstream_timeout`).
  */
+import { declaredNamespaces, splitName } from './namespaces.ts';
 import { tokenCountsOf } from '../../chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
@@ -59,7 +60,12 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
   private finishReason: string | null = null;
   private reasoningTokens = 0;
 
-  constructor(private readonly ex: Exchange) {}
+  /** The namespaces the request declared, to split flattened call names back (`namespaces.ts`). */
+  private readonly namespaces: readonly string[];
+
+  constructor(private readonly ex: Exchange) {
+    this.namespaces = declaredNamespaces(ex.clientBody);
+  }
 
   private model(fromUpstream?: string): string {
     return fromUpstream || this.ex.modelServed || this.ex.target?.model || this.ex.request?.model || '';
@@ -77,7 +83,7 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
       // An answer with neither text nor calls is still one (empty) message, as OpenAI sends it.
       if (texts.length > 0 || calls.length === 0) output.push(messageItem(responsesId('msg_'), texts.length > 0 ? texts : [''], outcome.status));
       for (const call of calls) {
-        output.push(functionCallItem(responsesId('fc_'), call.id || responsesId('call_'), call.function.name, call.function.arguments ?? '', 'completed'));
+        output.push(functionCallItem(responsesId('fc_'), call.id || responsesId('call_'), call.function.name, call.function.arguments ?? '', 'completed', this.namespaces));
       }
     }
     // ex.usage is the upstream's count (or the gateway's estimate when it sent none); see core/proxy.ts.
@@ -220,12 +226,12 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     let out = '';
     let index = this.toolItems.get(toolIndex);
     if (index === undefined) {
-      out += this.add(functionCallItem(responsesId('fc_'), id || responsesId('call_'), name ?? '', '', 'in_progress'));
+      out += this.add(functionCallItem(responsesId('fc_'), id || responsesId('call_'), name ?? '', '', 'in_progress', this.namespaces));
       index = this.open!;
       this.toolItems.set(toolIndex, index);
     }
     const item = this.output[index] as OutputFunctionCall;
-    if (name && !item.name) item.name = name;
+    if (name && !item.name) Object.assign(item, splitName(name, this.namespaces));
     if (!args) return out;
     item.arguments += args;
     return out + this.event('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: args });

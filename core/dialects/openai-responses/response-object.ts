@@ -7,6 +7,7 @@
  * `ResponseFunctionToolCall`, `ResponseReasoningItem`, `ResponseUsage`, `Response.IncompleteDetails`),
  * https://platform.openai.com/docs/api-reference/responses/object .
  */
+import { splitName } from './namespaces.ts';
 import { randomBytes } from 'node:crypto';
 import type { ChatCompletionChunkChoice, ChatMessage, TokenCounts } from '../../chat-types.ts';
 import type { Exchange } from '../../exchange.ts';
@@ -71,8 +72,13 @@ export function messageItem(id: string, texts: string[], status: OutputMessage['
   return { id, type: 'message', status, role: 'assistant', content: texts.map(outputText) };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: OutputFunctionCall['status']): OutputFunctionCall {
-  return { id, type: 'function_call', status, arguments: args, call_id: callId, name };
+export function functionCallItem(
+  id: string, callId: string, name: string, args: string, status: OutputFunctionCall['status'], namespaces: readonly string[] = [],
+): OutputFunctionCall {
+  const split = splitName(name, namespaces);
+  const item: OutputFunctionCall = { id, type: 'function_call', status, arguments: args, call_id: callId, name: split.name };
+  if (split.namespace) item.namespace = split.namespace;
+  return item;
 }
 
 export function reasoningItem(id: string, text: string): OutputReasoning {

@@ -44,6 +44,7 @@
  * the router throws only when it must translate. Missing required fields are always a 400.
  */
 import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../chat-types.ts';
+import { flatName } from './namespaces.ts';
 import { invalidRequest, type GatewayError } from '../../errors.ts';
 import type { FunctionCallItem, FunctionCallOutputItem, InputContentPart, InputItem, InputMessageItem, ResponseCreateParams, ToolParam } from './types.ts';
 
@@ -156,11 +157,18 @@ function appendItems(items: InputItem[], messages: ChatMessage[], skipped: Skipp
  * A function call joins the assistant message just before it (the turn's text, or the calls already
  * gathered): chat wants every call of a turn in one assistant message, answered by the tool messages after it.
  */
+/** A replayed call's chat name: flattened when it was a namespaced tool's. */
+function qualifiedName(item: FunctionCallItem, param: string): string {
+  const name = stringField(item, 'name', param);
+  const namespace = (item as { namespace?: unknown }).namespace;
+  return typeof namespace === 'string' && namespace !== '' ? flatName(namespace, name) : name;
+}
+
 function appendFunctionCall(item: FunctionCallItem, param: string, messages: ChatMessage[]): void {
   const call = {
     id: stringField(item, 'call_id', param),
     type: 'function' as const,
-    function: { name: stringField(item, 'name', param), arguments: stringField(item, 'arguments', param) },
+    function: { name: qualifiedName(item, param), arguments: stringField(item, 'arguments', param) },
   };
   const last = messages.at(-1);
   if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
@@ -248,7 +256,8 @@ function toolMessage(item: FunctionCallOutputItem, param: string, images: ChatCo
 /** `tools`, `tool_choice`, `parallel_tool_calls` → their chat forms. */
 function toolParams(params: ResponseCreateParams, skipped: Skipped): Partial<ChatCompletionRequest> {
   const out: Partial<ChatCompletionRequest> = {};
-  const tools = (params.tools ?? []).map((tool, i) => functionTool(tool, i, skipped)).filter((tool): tool is ChatTool => tool !== null);
+  const tools = (params.tools ?? []).flatMap((tool, i) => (tool.type === 'namespace' ? namespaceTools(tool, i, skipped) : [functionTool(tool, i, skipped)]))
+    .filter((tool): tool is ChatTool => tool !== null);
   if (tools.length > 0) out.tools = tools;
   const choice = params.tool_choice;
   if (choice === 'auto' || choice === 'none' || choice === 'required') out.tool_choice = choice;
@@ -266,16 +275,28 @@ function toolParams(params: ResponseCreateParams, skipped: Skipped): Partial<Cha
   return out;
 }
 
-function functionTool(tool: ToolParam, i: number, skipped: Skipped): ChatTool | null {
+/** A namespace's function tools, flattened to `<namespace>__<name>` (`namespaces.ts`). */
+function namespaceTools(tool: ToolParam, i: number, skipped: Skipped): Array<ChatTool | null> {
+  const namespace = tool.name;
+  if (typeof namespace !== 'string' || namespace === '') throw invalidRequest(`Missing required field "tools[${i}].name".`, `tools[${i}].name`);
+  const inner = Array.isArray(tool.tools) ? (tool.tools as ToolParam[]) : [];
+  return inner.map((fn, j) => {
+    const flat = functionTool(fn, i, skipped, `tools[${i}].tools[${j}]`);
+    if (flat) flat.function.name = flatName(namespace, flat.function.name);
+    return flat;
+  });
+}
+
+function functionTool(tool: ToolParam, i: number, skipped: Skipped, at = `tools[${i}]`): ChatTool | null {
   if (tool.type !== 'function') {
     skipped.push(invalidRequest(
-      `Invalid value for "tools[${i}]": "${tool.type}" tools ${CANNOT} (only "function" tools can); they work only with an OpenAI upstream.`,
-      `tools[${i}]`,
+      `Invalid value for "${at}": "${tool.type}" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream.`,
+      at,
     ));
     return null;
   }
   const name = tool.name;
-  if (typeof name !== 'string' || name === '') throw invalidRequest(`Missing required field "tools[${i}].name".`, `tools[${i}].name`);
+  if (typeof name !== 'string' || name === '') throw invalidRequest(`Missing required field "${at}.name".`, `${at}.name`);
   const fn: ChatTool['function'] = { name };
   if (typeof tool.description === 'string' && tool.description !== '') fn.description = tool.description;
   if (typeof tool.parameters === 'object' && tool.parameters !== null) fn.parameters = tool.parameters as Record<string, unknown>;

@@ -118,6 +118,8 @@ export interface OutputFunctionCall {
   arguments: string;
   call_id: string;
   name: string;
+  /** The namespace of a namespaced tool's call. */
+  namespace?: string;
 }
 
 export interface SummaryText {
