@@ -130,3 +130,26 @@ export function tokenCountsOf(usage: Usage): TokenCounts {
     cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens || 0,
   };
 }
+
+/**
+ * The reasoning text of a canonical message or delta: `reasoning_content` (DeepSeek, vLLM, the
+ * translating providers) or `reasoning` (OpenRouter, Ollama's OpenAI mode); '' when there is none.
+ */
+export function reasoningOf(message: ChatMessage | ChatCompletionChunkChoice['delta']): string {
+  const text = message.reasoning_content ?? message.reasoning;
+  return typeof text === 'string' ? text : '';
+}
+
+/**
+ * The texts of a canonical message's content (a string, or text parts) followed by its refusal's
+ * text, empty ones left out: what a dialect without a refusal field shows as the answer's text.
+ */
+export function messageTexts(message: ChatMessage): string[] {
+  const texts: string[] = [];
+  if (typeof message.content === 'string') texts.push(message.content);
+  else if (Array.isArray(message.content)) {
+    for (const part of message.content) if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
+  }
+  if (typeof message.refusal === 'string') texts.push(message.refusal);
+  return texts.filter((text) => text !== '');
+}

@@ -13,10 +13,10 @@
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
 import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -42,7 +42,6 @@ let openai: OpenAISimulator;
 let tg: TestGateway;
 /** What reached the gateway: method and URL (with its query). */
 const received: Array<{ method: string; url: string }> = [];
-const running = new Set<number>();
 
 before(async () => {
   anthropic = await startAnthropicSimulator({ agent: AGENT });
@@ -64,13 +63,13 @@ before(async () => {
   });
 });
 after(async () => {
-  for (const pid of running) process.kill(-pid, 'SIGKILL'); // a run cut short by a failed assertion or a cancel
+  killAll(); // a run cut short by a failed assertion or a cancel
   await tg?.close();
   await anthropic?.close();
   await openai?.close();
 });
 
-interface Run { code: number | null; signal: string | null; stdout: string; stderr: string; cwd: string }
+type Run = AgentRun;
 
 /** Runs `claude -p TASK` in a fresh directory with a fresh HOME; killed (its whole group) after TIMEOUT_MS. */
 function runClaude(model: string): Promise<Run> {
@@ -82,25 +81,7 @@ function runClaude(model: string): Promise<Run> {
     DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
   };
   const args = ['-p', TASK, '--output-format', 'json', '--model', model, '--allowedTools', 'Write,Bash'];
-  const child = spawn(claude.bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  running.add(child.pid!);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    process.kill(-child.pid!, 'SIGKILL');
-  }, TIMEOUT_MS);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data) => (stdout += data));
-  child.stderr.on('data', (data) => (stderr += data));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      running.delete(child.pid!);
-      resolve({ code, signal: timedOut ? `killed after ${TIMEOUT_MS} ms` : signal, stdout, stderr, cwd });
-    });
-  });
+  return runAgentCli(claude.bin, args, cwd, env, TIMEOUT_MS);
 }
 
 /** Asserts the run succeeded as a user sees it: exit 0, `is_error: false`, the final text, the file. */

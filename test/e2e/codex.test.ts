@@ -19,10 +19,11 @@
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
 import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -51,7 +52,6 @@ let tg: TestGateway;
 let sandbox: string[];
 /** What reached the gateway: method and URL. */
 const received: Array<{ method: string; url: string }> = [];
-const running = new Set<number>();
 
 before(async () => {
   responses = await startResponsesSimulator({ agent: AGENT });
@@ -77,13 +77,13 @@ before(async () => {
   }
 });
 after(async () => {
-  for (const pid of running) process.kill(-pid, 'SIGKILL'); // a run cut short by a failed assertion or a cancel
+  killAll(); // a run cut short by a failed assertion or a cancel
   await tg?.close();
   await responses?.close();
   await anthropic?.close();
 });
 
-interface Run { code: number | null; signal: string | null; stdout: string; stderr: string; cwd: string }
+type Run = AgentRun;
 
 /** A fresh working directory, HOME and CODEX_HOME, in one temp dir. */
 function runDirs(): { cwd: string; HOME: string; CODEX_HOME: string; PATH: string } {
@@ -112,25 +112,7 @@ function runCodex(t: TestContext, configToml: string): Promise<Run> {
   const env = { ...dirs, TOLLGATE_API_KEY: tg.apiKey };
   const args = ['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...sandbox, TASK];
   t.diagnostic(`codex ${args.slice(0, -1).join(' ')} <task>`);
-  const child = spawn(codex.bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  running.add(child.pid!);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    process.kill(-child.pid!, 'SIGKILL');
-  }, TIMEOUT_MS);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data) => (stdout += data));
-  child.stderr.on('data', (data) => (stderr += data));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      running.delete(child.pid!);
-      resolve({ code, signal: timedOut ? `killed after ${TIMEOUT_MS} ms` : signal, stdout, stderr, cwd });
-    });
-  });
+  return runAgentCli(codex.bin, args, cwd, env, TIMEOUT_MS);
 }
 
 /** Asserts the run succeeded as a user sees it: exit 0, the final text on stdout, the file. */

@@ -24,8 +24,8 @@
  *   `message_stop`. Usage-only chunks send nothing: their counts reach `ex.usage` before `end()`.
  */
 import { randomBytes } from 'node:crypto';
-import type { ChatCompletionChunkChoice, ChatMessage, TokenCounts } from '../../chat-types.ts';
-import { tokenCountsOf } from '../../chat-types.ts';
+import type { TokenCounts } from '../../chat-types.ts';
+import { messageTexts, reasoningOf, tokenCountsOf } from '../../chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
 import type { DecodedChunk, DecodedResponse } from '../../upstream-call.ts';
@@ -73,23 +73,6 @@ export function toolInputOf(args: string | undefined): unknown {
   }
 }
 
-/** Reasoning text of a message or delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama). */
-function reasoningOf(message: ChatMessage | ChatCompletionChunkChoice['delta']): string {
-  const text = message.reasoning_content ?? message.reasoning;
-  return typeof text === 'string' ? text : '';
-}
-
-/** The text of a message's content (a string, or text parts) followed by a refusal's text. */
-function textsOf(message: ChatMessage): string[] {
-  const texts: string[] = [];
-  if (typeof message.content === 'string') texts.push(message.content);
-  else if (Array.isArray(message.content)) {
-    for (const part of message.content) if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
-  }
-  if (typeof message.refusal === 'string') texts.push(message.refusal);
-  return texts.filter((text) => text !== '');
-}
-
 /** One SSE event: `event:` carries the same name as `data.type`, as Anthropic sends it. */
 function sseEvent(event: MessageStreamEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -123,7 +106,7 @@ class AnthropicMessagesRenderer implements ResponseRenderer {
     if (choice) {
       const reasoning = reasoningOf(choice.message);
       if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' });
-      for (const text of textsOf(choice.message)) content.push({ type: 'text', text });
+      for (const text of messageTexts(choice.message)) content.push({ type: 'text', text });
       for (const call of choice.message.tool_calls ?? []) {
         content.push({ type: 'tool_use', id: call.id || anthropicId('toolu_'), name: call.function.name, input: toolInputOf(call.function.arguments) });
       }

@@ -36,13 +36,13 @@
  *   `rate_limit_exceeded`, which Codex retries, `upstream_timeout`).
  */
 import { declaredNamespaces, splitName } from './namespaces.ts';
-import { tokenCountsOf } from '../../chat-types.ts';
+import { messageTexts, reasoningOf, tokenCountsOf } from '../../chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
 import type { DecodedChunk, DecodedResponse } from '../../upstream-call.ts';
 import type { ResponseRenderer } from '../dialect.ts';
 import {
-  functionCallItem, messageItem, outcomeOf, outputText, reasoningItem, reasoningOf, responseObject, responsesId, responseUsageOf, textsOf,
+  functionCallItem, messageItem, outcomeOf, outputText, reasoningItem, responseObject, responsesId, responseUsageOf,
 } from './response-object.ts';
 import type { OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, ResponseErrorEvent, ResponseStatus } from './types.ts';
 
@@ -78,7 +78,7 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     if (choice) {
       const reasoning = reasoningOf(choice.message);
       if (reasoning) output.push(reasoningItem(responsesId('rs_'), reasoning));
-      const texts = textsOf(choice.message);
+      const texts = messageTexts(choice.message);
       const calls = choice.message.tool_calls ?? [];
       // An answer with neither text nor calls is still one (empty) message, as OpenAI sends it.
       if (texts.length > 0 || calls.length === 0) output.push(messageItem(responsesId('msg_'), texts.length > 0 ? texts : [''], outcome.status));

@@ -9,7 +9,7 @@
  */
 import { splitName } from './namespaces.ts';
 import { randomBytes } from 'node:crypto';
-import type { ChatCompletionChunkChoice, ChatMessage, TokenCounts } from '../../chat-types.ts';
+import type { TokenCounts } from '../../chat-types.ts';
 import type { Exchange } from '../../exchange.ts';
 import type { OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, OutputText, ResponseCreateParams, ResponseObject, ResponseStatus, ResponseUsage } from './types.ts';
 
@@ -46,24 +46,6 @@ export function responseUsageOf(counts: TokenCounts | null, reasoningTokens: num
     output_tokens_details: { reasoning_tokens: reasoningTokens },
     total_tokens: input + output,
   };
-}
-
-/** Reasoning text of a message or delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama). */
-export function reasoningOf(message: ChatMessage | ChatCompletionChunkChoice['delta']): string {
-  const text = message.reasoning_content ?? message.reasoning;
-  return typeof text === 'string' ? text : '';
-}
-
-/** The texts of a message's content (a string, or text parts) followed by a refusal's text. */
-export function textsOf(message: ChatMessage): string[] {
-  const texts: string[] = [];
-  if (typeof message.content === 'string') texts.push(message.content);
-  else if (Array.isArray(message.content)) {
-    for (const part of message.content) if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
-  }
-  // Canonical refusals are text to the client here, as in the Anthropic dialect.
-  if (typeof message.refusal === 'string') texts.push(message.refusal);
-  return texts.filter((text) => text !== '');
 }
 
 export const outputText = (text: string): OutputText => ({ type: 'output_text', text, annotations: [], logprobs: [] });
