@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
-import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
@@ -95,16 +95,6 @@ function assertDone(run: Run): void {
   assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
 }
 
-/** The request log rows of `model` (waits until there are `count`). */
-async function logRows(model: string, count: number): Promise<LogRow[]> {
-  for (let i = 0; i < 200; i++) {
-    const rows = await tg.gateway.store.db.selectFrom('llm_requests').selectAll().where('model_requested', '=', model).orderBy('id').execute();
-    if (rows.length >= count) return rows;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`fewer than ${count} llm_requests rows for ${model}`);
-}
-
 /** One diagnostic line per upstream request: path, model, max_tokens, stream, tools, beta. */
 function summarize(t: TestContext, requests: RecordedRequest[]): void {
   for (const r of requests) {
@@ -135,7 +125,7 @@ describe('Claude Code against the gateway', { skip }, () => {
     assert.match(String(messages.at(-1)!.headers['anthropic-beta']), /claude-code-20250219/, 'the beta header reaches Anthropic');
     assert.equal(messages.at(-1)!.headers['x-api-key'], 'sk-ant-upstream');
 
-    const rows = await logRows(NATIVE, messages.length);
+    const rows = await tg.logRowsOf(NATIVE, messages.length);
     for (const row of rows) {
       assert.equal(row.endpoint, 'messages.create');
       assert.equal(row.provider, 'anthropic');
@@ -165,7 +155,7 @@ describe('Claude Code against the gateway', { skip }, () => {
     const turns = last.messages as Array<{ role: string; tool_call_id?: string }>;
     assert.equal(turns.at(-1)!.role, 'tool', 'the tool result comes back as a tool message');
 
-    const rows = await logRows(TRANSLATED, upstream.length);
+    const rows = await tg.logRowsOf(TRANSLATED, upstream.length);
     for (const row of rows) {
       assert.equal(row.endpoint, 'messages.create');
       assert.equal(row.provider, 'openai');

@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
-import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { RESPONSES_USAGE, startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
@@ -122,16 +122,6 @@ function assertDone(run: Run): void {
   assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
 }
 
-/** The request log rows of `model` (waits until there are `count`). */
-async function logRows(model: string, count: number): Promise<LogRow[]> {
-  for (let i = 0; i < 200; i++) {
-    const rows = await tg.gateway.store.db.selectFrom('llm_requests').selectAll().where('model_requested', '=', model).orderBy('id').execute();
-    if (rows.length >= count) return rows;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`fewer than ${count} llm_requests rows for ${model}`);
-}
-
 /** One diagnostic line per upstream request: path, model, stream, tools, the kinds of input items. */
 function summarize(t: TestContext, requests: RecordedRequest[]): void {
   for (const r of requests) {
@@ -165,7 +155,7 @@ describe('Codex against the gateway', { skip }, () => {
     const input = last.body!.input as Array<{ type: string; call_id?: string }>;
     assert.equal(input.at(-1)!.type, 'function_call_output', 'the command\'s output comes back');
 
-    const rows = await logRows(NATIVE, upstream.length);
+    const rows = await tg.logRowsOf(NATIVE, upstream.length);
     for (const row of rows) {
       assert.equal(row.endpoint, 'responses.create');
       assert.equal(row.provider, 'openai');
@@ -195,7 +185,7 @@ describe('Codex against the gateway', { skip }, () => {
     const turns = last.messages as Array<{ role: string; content: Array<{ type: string }> }>;
     assert.ok(turns.at(-1)!.content.some((block) => block.type === 'tool_result'), 'the command\'s output comes back as a tool_result');
 
-    const rows = await logRows(TRANSLATED, upstream.length);
+    const rows = await tg.logRowsOf(TRANSLATED, upstream.length);
     for (const row of rows) {
       assert.equal(row.endpoint, 'responses.create');
       assert.equal(row.provider, 'anthropic');

@@ -67,6 +67,8 @@ export interface TestGateway {
   readonly serverLog: string[];
   /** Waits for the background logger to write the row of `requestId`. */
   logRow(requestId: string): Promise<LogRow>;
+  /** Waits until the log holds at least `count` rows whose requested model is `model`; all of them, oldest first. */
+  logRowsOf(model: string, count: number): Promise<LogRow[]>;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,14 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error(`no llm_requests row for ${requestId}`);
+    },
+    async logRowsOf(model, count) {
+      for (let i = 0; i < 200; i++) {
+        const rows = await gateway.store.db.selectFrom('llm_requests').selectAll().where('model_requested', '=', model).orderBy('id').execute();
+        if (rows.length >= count) return rows;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`fewer than ${count} llm_requests rows for ${model}`);
     },
     close: () => gateway.close(),
   };
