@@ -90,6 +90,7 @@ export const ERROR_CATALOG = {
   model_not_found: { status: 404, type: 'not_found_error', param: 'model', message: 'The model does not exist or is not available. GET /api/v1/models lists the models you can use.' },
   provider_not_configured: { status: 400, type: 'invalid_request_error', param: 'model', message: 'The provider has no credential for you.' },
   not_found: { status: 404, type: 'not_found_error', message: 'No route for this path. The API lives under /api (e.g. POST /api/v1/chat/completions).' },
+  endpoint_not_found: { status: 404, type: 'not_found_error', message: 'No such endpoint under /api. GET /api/docs lists every endpoint.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
   // Upstreams (`upstream_error`'s code may be the provider's own).
   upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream failed.' },
@@ -225,6 +226,17 @@ export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' |
 /** 404 for a path the gateway does not serve. */
 export function routeNotFound(method: string, path: string): GatewayError {
   return gatewayError('not_found', { message: `No route for ${method} ${path}. The API lives under /api (e.g. POST /api/v1/chat/completions).` });
+}
+
+/**
+ * 404 for a path under `/api` that no endpoint has (a client with a wrong base URL or an API the
+ * gateway does not serve): names the path and the endpoints it does serve, so it cannot be mistaken
+ * for an unknown model.
+ */
+export function endpointNotFound(method: string, path: string, endpoints: readonly string[]): GatewayError {
+  return gatewayError('endpoint_not_found', {
+    message: `Tollgate has no endpoint ${method} ${path}. Supported: ${endpoints.join(', ')}. (Check the client's base URL: it should end in /api/v1.)`,
+  });
 }
 
 /** 405 for a known path with the wrong method. */

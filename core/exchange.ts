@@ -76,6 +76,11 @@ export interface Exchange {
   clientBody: Readonly<Record<string, unknown>> | null;
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */
   untranslatable: GatewayError | null;
+  /**
+   * An answer decided before the pipeline ran (the 404 of an unknown endpoint): the request hooks
+   * run (authentication, log, metrics), then this error answers instead of the router.
+   */
+  readonly refusal: GatewayError | null;
   /** True when the client asked for a streamed answer. */
   stream: boolean;
   /** True when a streaming client asked for usage in the stream (OpenAI `stream_options.include_usage`). */

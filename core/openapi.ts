@@ -86,7 +86,8 @@ function buildStaticParts(routes: readonly RouteDeclaration[]): Omit<OpenApiDocu
   const tags = new Map<string, string>();
   const schemas: Record<string, JsonSchema> = {};
   for (const route of routes) {
-    const path = route.path.startsWith(`${API_PREFIX}/`) ? route.path.slice(API_PREFIX.length) : route.path;
+    const absolute = route.path.replace(/\{([a-z_]+)\+\}/, '{$1}');
+    const path = absolute.startsWith(`${API_PREFIX}/`) ? absolute.slice(API_PREFIX.length) : absolute;
     (paths[path] ??= {})[route.method.toLowerCase()] = buildOperation(route.doc);
     if (!tags.has(route.doc.tag.name)) tags.set(route.doc.tag.name, route.doc.tag.description);
     Object.assign(schemas, route.doc.schemas);

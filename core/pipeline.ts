@@ -149,6 +149,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       }
       if (pendingBody) await readBody();
       entered = router.index;
+      if (ex.refusal) throw ex.refusal;
       const routed: UpstreamCall | Reply = await router.fn(ex, stateOf(ex, router.index));
       entered = plugins.length;
       if (isReply(routed)) {

@@ -28,7 +28,12 @@ export interface RouteDoc {
   schemas?: Record<string, JsonSchema>;
 }
 
-/** One endpoint. `path` is absolute and may end in one `{param}` segment: `/api/providers/{provider}`. */
+/**
+ * One endpoint. `path` is absolute and may hold one `{param}` segment (`/api/providers/{provider}`,
+ * `/api/v1/responses/{id}/input_items`), or end in one greedy `{param+}` that also takes slashes
+ * (`/api/v1/models/{model+}`: model ids are `provider/model`, and clients send the slash raw or as `%2F`).
+ * The OpenAPI document names a greedy parameter without its `+`.
+ */
 export interface RouteDeclaration {
   method: RouteMethod;
   path: string;
@@ -44,6 +49,12 @@ export interface RouteDeclaration {
   kind?: 'model-call' | 'token-count';
   doc: RouteDoc;
 }
+
+/**
+ * The operation of a request to a path under `/api` that no route declares. It still runs through
+ * the pipeline (authenticated, logged, counted in `/metrics`) and is answered 404 `endpoint_not_found`.
+ */
+export const UNKNOWN_ENDPOINT = 'endpoint.unknown';
 
 /** A route as the server matches it, with the owner's id attached. */
 export interface MatchedRoute<T> {
@@ -66,11 +77,13 @@ export interface RouteTable<T extends { method: RouteMethod; path: string }> {
 interface ParamPattern<T> {
   prefix: string;
   param: string;
+  /** True for `{param+}`: the value may span several segments. */
+  greedy: boolean;
   suffix: string;
   byMethod: Map<string, T>;
 }
 
-const PARAM_SEGMENT = /^(.*\/)\{([a-z_]+)\}(\/.*)?$/;
+const PARAM_SEGMENT = /^(.*\/)\{([a-z_]+)(\+?)\}(\/.*)?$/;
 
 /** Builds the table; throws when two declarations claim the same method and path. */
 export function createRouteTable<T extends { method: RouteMethod; path: string }>(routes: readonly T[]): RouteTable<T> {
@@ -80,8 +93,11 @@ export function createRouteTable<T extends { method: RouteMethod; path: string }
     const param = PARAM_SEGMENT.exec(route.path);
     let byMethod: Map<string, T>;
     if (param) {
-      let pattern = patterns.find((p) => p.prefix === param[1] && p.suffix === (param[3] ?? ''));
-      if (!pattern) patterns.push((pattern = { prefix: param[1]!, param: param[2]!, suffix: param[3] ?? '', byMethod: new Map() }));
+      const greedy = param[3] === '+';
+      const suffix = param[4] ?? '';
+      if (greedy && suffix) throw new Error(`route ${route.path}: a greedy {${param[2]}+} parameter must end the path`);
+      let pattern = patterns.find((p) => p.prefix === param[1] && p.suffix === suffix && p.greedy === greedy);
+      if (!pattern) patterns.push((pattern = { prefix: param[1]!, param: param[2]!, greedy, suffix, byMethod: new Map() }));
       byMethod = pattern.byMethod;
     } else {
       let entry = exact.get(route.path);
@@ -91,6 +107,8 @@ export function createRouteTable<T extends { method: RouteMethod; path: string }
     if (byMethod.has(route.method)) throw new Error(`route ${route.method} ${route.path} is declared twice`);
     byMethod.set(route.method, route);
   }
+  // A greedy parameter would swallow a path a one-segment pattern names: those are tried first.
+  patterns.sort((a, b) => Number(a.greedy) - Number(b.greedy));
   return {
     routes,
     match(path) {
@@ -99,7 +117,7 @@ export function createRouteTable<T extends { method: RouteMethod; path: string }
       for (const pattern of patterns) {
         if (!path.startsWith(pattern.prefix) || !path.endsWith(pattern.suffix)) continue;
         const raw = path.slice(pattern.prefix.length, path.length - pattern.suffix.length);
-        if (!raw || raw.includes('/')) continue;
+        if (!raw || (!pattern.greedy && raw.includes('/'))) continue;
         try {
           return { byMethod: pattern.byMethod, params: { [pattern.param]: decodeURIComponent(raw) } };
         } catch {

@@ -9,11 +9,11 @@ import { randomUUID } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { Log } from './log.ts';
-import { GatewayError, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
+import { GatewayError, endpointNotFound, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './respond.ts';
 import { parseJsonBody, readRequestBody } from './request-body.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { createRouteTable, type RouteDeclaration } from './routes.ts';
+import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './routes.ts';
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
 
@@ -59,6 +59,16 @@ export function pipelineRoutes(plugins: readonly PluginFactory[]): PipelineRoute
   ];
 }
 
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The route of a path under `/api` that no route declares (see `UNKNOWN_ENDPOINT`); not in the OpenAPI document. */
+function unknownEndpoint(method: string): PipelineRoute {
+  return {
+    method: method === 'POST' || method === 'DELETE' ? method : 'GET', path: '/api/{unknown}', operation: UNKNOWN_ENDPOINT, dialect: null,
+    doc: { operationId: 'unknownEndpoint', summary: '', description: '', tag: { name: '', description: '' }, success: {}, errors: {} },
+  };
+}
+
 /** A new request id: `req_` + 32 hex digits. */
 export function newRequestId(): string {
   return `req_${randomUUID().replace(/-/g, '')}`;
@@ -93,6 +103,10 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
         if (path === subtree.prefix || path.startsWith(`${subtree.prefix}/`)) return await subtree.handle(req, res, requestId, path);
       }
       const matched = table.match(path);
+      if (!matched && path.startsWith('/api/')) {
+        if (draining) throw shuttingDown();
+        return await runExchange(req, res, requestId, method, path, unknownEndpoint(method), NO_PARAMS, endpointNotFound(method, path, endpointsNear(path)));
+      }
       if (!matched) throw routeNotFound(method, path);
       route = matched.byMethod.get(method) ?? null;
       if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
@@ -108,9 +122,16 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     }
   }
 
+  /** `METHOD /path` of every declared endpoint under the path's version prefix (`/api/v1`), else under `/api`. */
+  function endpointsNear(path: string): string[] {
+    const version = /^\/api\/v\d+\//.exec(path)?.[0];
+    const under = version && table.routes.some((r) => r.path.startsWith(version)) ? version : '/api/';
+    return table.routes.filter((r) => r.path.startsWith(under)).map((r) => `${r.method} ${r.path.replace('+}', '}')}`);
+  }
+
   async function runExchange(
     req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string,
-    route: PipelineRoute, params: Readonly<Record<string, string>>,
+    route: PipelineRoute, params: Readonly<Record<string, string>>, refusal: GatewayError | null = null,
   ): Promise<void> {
     const startedAtPerfMs = performance.now();
     const startedAtMs = clock();
@@ -130,6 +151,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       request: null,
       clientBody: null,
       untranslatable: null,
+      refusal,
       stream: false,
       clientWantsUsage: false,
       principal: null,

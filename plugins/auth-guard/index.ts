@@ -18,6 +18,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
 import { hashApiKey } from '../../core/api-keys.ts';
+import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
 import { nowIso, prepareQuery } from '../../core/db.ts';
 import { authGuardSchema, type AuthGuardConfig } from './schema.ts';
 import { TEST_TICKET_PREFIX, TEST_TICKET_TTL_MS, type AuthGuardService } from '../../core/services.ts';
@@ -82,6 +83,13 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     return record;
   }
 
+  function identifyQuietly(ex: Exchange): void {
+    const key = presentedKey(ex.headers);
+    const record = key && !key.startsWith(TEST_TICKET_PREFIX) ? find(hashApiKey(key)) : null;
+    const live = record && !record.revoked && !record.userDisabled && (record.expiresAtMs === null || record.expiresAtMs > ex.startedAtMs);
+    if (live) ex.principal = record.principal;
+  }
+
   const tickets = createTestTickets(store, ctx.clock);
   ctx.services.provide('authGuard', tickets.service);
 
@@ -89,6 +97,9 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     name: 'auth-guard',
     headersOnly: true,
     onRequest(ex) {
+      // A path no endpoint has answers its 404 to anyone (the endpoint list is public, as the OpenAPI
+      // document is); a valid key only attributes the request for the log.
+      if (ex.operation === UNKNOWN_ENDPOINT) return identifyQuietly(ex);
       const key = presentedKey(ex.headers);
       if (!key) throw invalidApiKey('Missing API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".');
       const isTicket = key.startsWith(TEST_TICKET_PREFIX);

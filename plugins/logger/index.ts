@@ -5,6 +5,8 @@
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
+import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
+
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { nowIso } from '../../core/db.ts';
@@ -52,7 +54,9 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
   return {
     name: 'logger',
     onResponseEnd(ex) {
-      if (!isModelOperation(ex.operation)) return;
+      // Model calls, and a user's requests to endpoints that do not exist (a wrong base URL shows in
+      // their log); anonymous probes of unknown paths write nothing, so strangers cannot fill the table.
+      if (!isModelOperation(ex.operation) && !(ex.operation === UNKNOWN_ENDPOINT && ex.principal)) return;
       writer.enqueue(rowFor(ex, performance.now()));
     },
     close() {

@@ -5,6 +5,7 @@
  */
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
 import { getModelDisplayName } from '../../core/model-display-name.ts';
+import { invalidRequest } from '../../core/errors.ts';
 
 type Lists = Array<{ provider: string; models: CatalogEntry[] }>;
 
@@ -31,6 +32,21 @@ export function openAIModelList(lists: Lists, names: Readonly<Record<string, str
   const data = lists.flatMap(({ provider, models }) => models.map((m) => listedModel(`${provider}/${m.id}`, m)));
   for (const [name, target] of Object.entries(names)) data.push(listedModel(name, { id: name, created: 0, owned_by: target.slice(0, target.indexOf('/')), display_name: name }));
   return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
+
+/**
+ * `GET /api/v1/models/{model}` (OpenAI's `models.retrieve`): the entry of `GET /api/v1/models` whose
+ * id is `requested` (`provider/model` or a manifest model name), else the one entry of a bare id that
+ * exactly one provider lists. Null when none lists it; throws 400 when several do (as a model call would).
+ */
+export function retrieveModel(list: ReturnType<typeof openAIModelList>, requested: string) {
+  const exact = list.data.find((m) => m.id === requested);
+  if (exact) return exact;
+  const bare = list.data.filter((m) => m.id.slice(m.id.indexOf('/') + 1) === requested);
+  if (bare.length > 1) {
+    throw invalidRequest(`The model "${requested}" is offered by several providers: ${bare.map((m) => m.id).join(', ')}. Name one.`, 'model');
+  }
+  return bare[0] ?? null;
 }
 
 /** One model as `GET /api/models` and `GET /api/providers/{provider}` show it, with its per-1k prices. */

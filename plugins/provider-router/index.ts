@@ -12,14 +12,14 @@ import { upstreamCallFor } from './upstream-call-for.ts';
 import { isTokenCountOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { providerNotConfigured, providerNotFound, routeNotFound } from '../../core/errors.ts';
+import { modelNotFound, providerNotConfigured, providerNotFound, routeNotFound } from '../../core/errors.ts';
 import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
 import { loadPersistedCatalog, persistCatalog } from '../../core/model-catalog-store.ts';
 import { resolveModel } from './resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
-import { modelCatalog, openAIModelList, providerView, type PriceLookup } from './api-views.ts';
+import { modelCatalog, openAIModelList, providerView, retrieveModel, type PriceLookup } from './api-views.ts';
 import { per1k } from '../../core/money.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
@@ -100,6 +100,12 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
       switch (ex.operation) {
         case 'models.list':
           return reply(200, openAIModelList(await catalogFor(ex).all(), config.models));
+        case 'models.retrieve': {
+          const requested = ex.params.model ?? '';
+          const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), config.models), requested);
+          if (!model) throw modelNotFound(requested);
+          return reply(200, model);
+        }
         case 'models.catalog':
           return reply(200, modelCatalog(await catalogFor(ex).all(), prices));
         case 'providers.get':

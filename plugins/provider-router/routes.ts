@@ -18,6 +18,25 @@ const listModelsDoc: RouteDoc = {
   schemas: providerRouterSchemas,
 };
 
+const retrieveModelDoc: RouteDoc = {
+  operationId: 'retrieveModel', tag: MODELS_TAG,
+  summary: 'Retrieve a model (OpenAI format)',
+  description: 'One entry of `GET /v1/models` (OpenAI\'s `models.retrieve`). The id is `provider/model` (its slash sent raw or as `%2F`), a model name from the manifest, or a bare model id that exactly one provider lists.',
+  parameters: [{ name: 'model', in: 'path', required: true, description: 'Model id, e.g. `openai/gpt-4o-mini`.', schema: { type: 'string' } }],
+  success: jsonOk('The model, in OpenAI\'s shape (with Anthropic\'s `type`, `display_name`, `created_at`).', 'OpenAIModel'),
+  errors: {
+    400: {
+      when: 'A bare model id that several providers list (`invalid_request`); the message names each `provider/model`.',
+      example: { code: 'invalid_request', message: 'The model "llama3" is offered by several providers: ollama/llama3, groq/llama3. Name one.', param: 'model' },
+    },
+    404: {
+      when: 'No provider lists this model (`model_not_found`).',
+      example: { code: 'model_not_found', message: 'The model "gpt-5-turbo" does not exist or is not available. GET /api/v1/models lists the models you can use.', param: 'model' },
+    },
+  },
+  schemas: providerRouterSchemas,
+};
+
 const listModelCatalogDoc: RouteDoc = {
   operationId: 'listModelCatalog', tag: MODELS_TAG,
   summary: 'List models with display names and prices',
@@ -42,6 +61,7 @@ const getProviderDoc: RouteDoc = {
 
 export const providerRouterRoutes: readonly RouteDeclaration[] = [
   { method: 'GET', path: '/api/v1/models', operation: 'models.list', doc: listModelsDoc },
+  { method: 'GET', path: '/api/v1/models/{model+}', operation: 'models.retrieve', doc: retrieveModelDoc },
   { method: 'GET', path: '/api/models', operation: 'models.catalog', doc: listModelCatalogDoc },
   { method: 'GET', path: '/api/providers/{provider}', operation: 'providers.get', doc: getProviderDoc },
 ];

@@ -26,6 +26,7 @@ let doc: OpenApiDocument;
 const CONTRACT_PATHS: Record<string, string[]> = {
   '/v1/chat/completions': ['post'],
   '/v1/models': ['get'],
+  '/v1/models/{model}': ['get'],
   '/models': ['get'],
   '/account': ['get'],
   '/pricing': ['get'],
@@ -418,7 +419,7 @@ describe('GET /api/docs', () => {
       const res = await rawGet(path);
       assert.equal(res.status, 404, path);
       assert.doesNotMatch(res.body, /"dependencies"|root:/, path);
-      assert.equal((JSON.parse(res.body) as { error: { code: string } }).error.code, 'not_found', path);
+      assert.match((JSON.parse(res.body) as { error: { code: string } }).error.code, /^(endpoint_)?not_found$/, path);
     }
   });
 });

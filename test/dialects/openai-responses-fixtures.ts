@@ -11,7 +11,7 @@ export function exchange(fields: Partial<Exchange> = {}): Exchange {
   return {
     id: `req_${++ids}`, operation: 'responses.create', method: 'POST', path: '/api/v1/responses',
     headers: {}, params: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
-    dialect: openAIResponses, request: null, clientBody: null, untranslatable: null, stream: false, clientWantsUsage: false, principal: null,
+    dialect: openAIResponses, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null,
     target: { provider: 'openai', model: 'gpt-5-mini' }, modelServed: null,
     usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
