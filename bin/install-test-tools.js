@@ -6,14 +6,18 @@
 //
 //   node bin/install-test-tools.js        into $TOLLGATE_TOOLS_DIR, default <os tmpdir>/tollgate-test-tools
 //
-// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {"version", "bin"}}), which the
-// tests read to find the CLIs.
+// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {...}, "node24": {...}, "aiSdk": {...}}),
+// which the tests read (test/helpers/test-tools.ts) to find them.
 // - Claude Code 2.x is a native executable (the optional dependency @anthropic-ai/claude-code-<os>-<cpu>,
 //   which the package's postinstall copies over bin/claude.exe), so it needs no newer Node than ours.
 //   When npm did not run that postinstall, the platform package's binary is used directly.
 // - Codex is a native executable too: the package's bin/codex.js launches the one in the optional
 //   dependency @openai/codex-<os>-<cpu> (an alias of @openai/codex@<version>-<os>-<cpu>, ~400 MB
 //   unpacked, with its own bubblewrap for the sandbox); when the launcher does not run, that binary directly.
+// - Node 24 (the npm package node-<os>-<cpu>, a plain binary): current clients need Node 22+ (the Vercel
+//   AI SDK 7 does), and CI runs the whole suite on it too (.ci/run).
+// - The Vercel AI SDK (`ai`, `@ai-sdk/openai`, `zod`), which needs Node 22+: the tests run a client
+//   script with the Node 24 binary, resolving the packages from this folder ("bin" is the folder).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +28,18 @@ const libc = process.platform === 'linux' && !process.report?.getReport().header
 const codexTarget = { 'linux-x64': 'x86_64-unknown-linux-musl', 'linux-arm64': 'aarch64-unknown-linux-musl', 'darwin-x64': 'x86_64-apple-darwin', 'darwin-arm64': 'aarch64-apple-darwin' }[`${process.platform}-${process.arch}`];
 
 /** Pinned: a new CLI can send new fields; bump a version on purpose and rerun its test. */
+const nodePkg = `node-${process.platform}-${process.arch}`;
 const TOOLS = {
+  node24: {
+    name: 'Node 24', pkg: nodePkg, version: '24.21.0',
+    candidates: (dir) => [join(dir, 'node_modules', nodePkg, 'bin', 'node')],
+  },
+  aiSdk: {
+    name: 'Vercel AI SDK', pkg: 'ai', version: '7.0.173', with: ['@ai-sdk/openai@4.0.118', 'zod@4.6.7'],
+    candidates: (dir) => [dir],
+    // A library, not a binary: installed when every package is at its pinned version.
+    installed: (dir, version) => [['ai', version], ['@ai-sdk/openai', '4.0.118']].every(([name, v]) => packageVersion(dir, name) === v),
+  },
   claude: {
     name: 'Claude Code', pkg: '@anthropic-ai/claude-code', version: '2.1.330',
     candidates: (dir) => [
@@ -54,21 +69,29 @@ function versionOf(bin) {
   }
 }
 
-const runs = (bin, version) => versionOf(bin)?.split(/\s+/).includes(version) ?? false;
+/** Whether `bin` runs and reports `version` ("v24.21.0" counts as 24.21.0). */
+const runs = (bin, version) => versionOf(bin)?.split(/\s+/).some((word) => word.replace(/^v/, '') === version) ?? false;
+
+function packageVersion(dir, name) {
+  const path = join(dir, 'node_modules', name, 'package.json');
+  return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')).version : null;
+}
+
+const works = (tool, bin) => (tool.installed ? tool.installed(bin, tool.version) : runs(bin, tool.version));
 
 const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : {};
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 mkdirSync(dir, { recursive: true });
 for (const [id, tool] of Object.entries(TOOLS)) {
   const current = manifest[id];
-  if (current?.version === tool.version && runs(current.bin, tool.version)) {
+  if (current?.version === tool.version && works(tool, current.bin)) {
     console.log(`test tools: ${tool.name} ${tool.version} already in ${dir}`);
     continue;
   }
   const started = Date.now();
-  execFileSync(npm, ['install', '--prefix', dir, '--no-audit', '--no-fund', '--save-exact', `${tool.pkg}@${tool.version}`], { stdio: 'inherit' });
+  execFileSync(npm, ['install', '--prefix', dir, '--no-audit', '--no-fund', '--save-exact', `${tool.pkg}@${tool.version}`, ...(tool.with ?? [])], { stdio: 'inherit' });
   const candidates = tool.candidates(dir);
-  const bin = candidates.find((candidate) => runs(candidate, tool.version));
+  const bin = candidates.find((candidate) => works(tool, candidate));
   if (!bin) {
     console.error(`test tools: no working ${tool.name} ${tool.version} after the install; tried ${candidates.join(', ')}`);
     process.exit(1);

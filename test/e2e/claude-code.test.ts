@@ -13,10 +13,10 @@
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
+import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -32,10 +32,8 @@ const NATIVE = 'claude-sonnet-4-5';
 const TRANSLATED = 'claude-haiku-4-5';
 const TIMEOUT_MS = 90_000;
 
-const toolsDir = process.env.TOLLGATE_TOOLS_DIR || join(tmpdir(), 'tollgate-test-tools');
-const manifest = join(toolsDir, 'tools.json');
-const claude = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { claude: { bin: string; version: string } }).claude : null;
-const skip = !claude && !process.env.CI ? `Claude Code is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\`` : false;
+const claude = testTool('claude');
+const skip = skipWithout([[claude, 'Claude Code']]);
 
 let anthropic: AnthropicSimulator;
 let openai: OpenAISimulator;
@@ -73,7 +71,7 @@ type Run = AgentRun;
 
 /** Runs `claude -p TASK` in a fresh directory with a fresh HOME; killed (its whole group) after TIMEOUT_MS. */
 function runClaude(model: string): Promise<Run> {
-  assert.ok(claude, `Claude Code is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\``);
+  assert.ok(claude, missingMessage('Claude Code'));
   const cwd = tempDir('tollgate-claude-cwd-');
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('tollgate-claude-home-'), LANG: 'C.UTF-8',

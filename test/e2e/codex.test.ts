@@ -20,10 +20,10 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
+import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -40,10 +40,8 @@ const TRANSLATED = 'anthropic/claude-sonnet-4-5';
 const FUNCTION_TOOLS_ONLY = { topLevel: ['web_search = "disabled"'], features: [] as string[] };
 const TIMEOUT_MS = 90_000;
 
-const toolsDir = process.env.TOLLGATE_TOOLS_DIR || join(tmpdir(), 'tollgate-test-tools');
-const manifest = join(toolsDir, 'tools.json');
-const codex = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { codex?: { bin: string; version: string } }).codex ?? null : null;
-const skip = !codex && !process.env.CI ? `Codex is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\`` : false;
+const codex = testTool('codex');
+const skip = skipWithout([[codex, 'Codex']]);
 
 let responses: ResponsesSimulator;
 let anthropic: AnthropicSimulator;
@@ -106,7 +104,7 @@ function config(model: string, extra: { topLevel: string[]; features: string[] }
 
 /** Runs `codex exec TASK` in a fresh directory with a fresh HOME and CODEX_HOME; killed (its whole group) after TIMEOUT_MS. */
 function runCodex(t: TestContext, configToml: string): Promise<Run> {
-  assert.ok(codex, `Codex is not installed in ${toolsDir}: run \`node bin/install-test-tools.js\``);
+  assert.ok(codex, missingMessage('Codex'));
   const { cwd, ...dirs } = runDirs();
   writeFileSync(join(dirs.CODEX_HOME, 'config.toml'), configToml);
   const env = { ...dirs, TOLLGATE_API_KEY: tg.apiKey };

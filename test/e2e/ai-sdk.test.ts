@@ -1,0 +1,149 @@
+/**
+ * The Vercel AI SDK (`ai` 7 + `@ai-sdk/openai` 4, whose default `openai(model)` speaks the Responses
+ * API) against the gateway: `generateText`, `streamText` and a tool loop, natively passed through to an
+ * OpenAI Responses simulator and translated to an Anthropic simulator, each billed and logged.
+ *
+ * AI SDK 7 needs Node 22+, so the client (test/helpers/ai-sdk-client.mjs) runs in a child process on
+ * the Node 24 binary that bin/install-test-tools.js installs with the SDK. Without them the tests skip,
+ * unless `CI` is set: then they fail.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { dataDirWithPrices } from '../helpers/prices.ts';
+import {
+  RESPONSES_PIECES, RESPONSES_REPLY, RESPONSES_TOOL_ANSWER, RESPONSES_USAGE, startResponsesSimulator, type ResponsesSimulator,
+} from '../helpers/openai-responses-simulator.ts';
+import { SIM_REPLY, SIM_TOOL_ANSWER, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
+import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
+
+const node24 = testTool('node24');
+const aiSdk = testTool('aiSdk');
+const skip = skipWithout([[node24, 'Node 24'], [aiSdk, 'The Vercel AI SDK']]);
+const CLIENT = fileURLToPath(new URL('../helpers/ai-sdk-client.mjs', import.meta.url));
+
+interface Usage { inputTokens: number; outputTokens: number; totalTokens: number }
+interface ClientResult {
+  text?: string;
+  deltas?: string[];
+  usage?: Usage;
+  finishReason?: string;
+  responseId?: string;
+  steps?: number;
+  toolCalls?: Array<{ toolName: string; input: unknown }>;
+  toolResults?: unknown[];
+  error?: { name: string; message: string; statusCode: number | null };
+}
+
+let responses: ResponsesSimulator;
+let anthropic: AnthropicSimulator;
+let tg: TestGateway;
+
+/** Runs one AI SDK call in the Node 24 client; resolves with what it printed. */
+function aiSdkCall(op: 'generate' | 'stream' | 'tools', model: string, prompt: string): Promise<ClientResult> {
+  assert.ok(node24 && aiSdk, missingMessage('Node 24 or the Vercel AI SDK'));
+  const args = { sdkDir: aiSdk.bin, baseURL: `${tg.gateway.origin}/api/v1`, apiKey: tg.apiKey, model, op, prompt };
+  return new Promise((resolve, reject) => {
+    execFile(node24.bin, [CLIENT, JSON.stringify(args)], { timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`AI SDK client failed: ${err.message}\n${stderr}`));
+      try {
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ClientResult);
+      } catch {
+        reject(new Error(`AI SDK client printed no JSON: ${stdout}\n${stderr}`));
+      }
+    });
+  });
+}
+
+before(async () => {
+  responses = await startResponsesSimulator();
+  anthropic = await startAnthropicSimulator();
+  tg = await startTestGateway({
+    dataDir: await dataDirWithPrices([
+      { model: 'gpt-5-mini', provider: 'openai', input: 0.25, output: 2, cachedInput: 0.025 },
+      { model: 'claude-sonnet-4-5', provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
+    ]),
+    providers: {
+      openai: { type: 'openai', baseUrl: responses.baseUrl, apiKey: 'sk-openai-upstream' },
+      anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
+    },
+  });
+});
+
+after(async () => {
+  await tg?.close();
+  await responses?.close();
+  await anthropic?.close();
+});
+
+describe('the Vercel AI SDK through the Responses API', { skip }, () => {
+  test('generateText, natively passed through to OpenAI, billed from response.completed', async () => {
+    const result = await aiSdkCall('generate', 'openai/gpt-5-mini', 'Say hello');
+    assert.equal(result.error, undefined, JSON.stringify(result.error));
+    assert.equal(result.text, RESPONSES_REPLY);
+    assert.equal(result.usage?.inputTokens, RESPONSES_USAGE.input_tokens);
+    assert.equal(result.usage?.outputTokens, RESPONSES_USAGE.output_tokens);
+    const sent = responses.requests.at(-1)!;
+    assert.equal(sent.path, '/v1/responses');
+    assert.equal(sent.body!.model, 'gpt-5-mini');
+    const [row] = await tg.logRowsOf('openai/gpt-5-mini', 1);
+    assert.equal(row!.endpoint, 'responses.create');
+    // (21 − 5) × $0.25 + 5 × $0.025 + 13 × $2 per million, in nano-USD.
+    assert.equal(row!.cost_nanos, 16 * 250 + 5 * 25 + 13 * 2000);
+  });
+
+  test('streamText, natively: the deltas are the upstream\'s, usage arrives', async () => {
+    const result = await aiSdkCall('stream', 'openai/gpt-5-mini', 'Say hello');
+    assert.equal(result.error, undefined, JSON.stringify(result.error));
+    assert.deepEqual(result.deltas, RESPONSES_PIECES);
+    assert.equal(result.usage?.outputTokens, RESPONSES_USAGE.output_tokens);
+    assert.equal(result.finishReason, 'stop');
+    assert.equal(responses.requests.at(-1)!.body!.stream, true);
+  });
+
+  test('generateText and streamText translated to Anthropic, billed at Anthropic\'s usage', async () => {
+    const generated = await aiSdkCall('generate', 'anthropic/claude-sonnet-4-5', 'Say hello');
+    assert.equal(generated.error, undefined, JSON.stringify(generated.error));
+    assert.equal(generated.text, SIM_REPLY);
+    const total = SIM_USAGE.input_tokens + SIM_USAGE.cache_creation_input_tokens + SIM_USAGE.cache_read_input_tokens;
+    assert.equal(generated.usage?.inputTokens, total);
+    assert.equal(generated.usage?.outputTokens, SIM_USAGE.output_tokens);
+    const streamed = await aiSdkCall('stream', 'anthropic/claude-sonnet-4-5', 'Say hello');
+    assert.equal(streamed.error, undefined, JSON.stringify(streamed.error));
+    assert.equal(streamed.text, SIM_REPLY);
+    assert.ok(streamed.deltas!.length > 1, 'streamed in several deltas');
+    const rows = await tg.logRowsOf('anthropic/claude-sonnet-4-5', 2);
+    // 12 × $3 + 5 × $0.30 + 3 × $3.75 + 9 × $15 per million, in nano-USD.
+    for (const row of rows) assert.equal(row.cost_nanos, 12 * 3000 + 5 * 300 + 3 * 3750 + 9 * 15000);
+  });
+
+  test('a tool loop (generateText with stopWhen), natively', async () => {
+    const native = await aiSdkCall('tools', 'openai/sim-tool', 'Weather in Paris?');
+    assert.equal(native.error, undefined, JSON.stringify(native.error));
+    assert.deepEqual(native.toolCalls, [{ toolName: 'get_weather', input: { city: 'Paris' } }]);
+    assert.equal(native.steps, 2);
+    assert.equal(native.text, RESPONSES_TOOL_ANSWER);
+    const secondTurn = responses.requests.at(-1)!.body!.input as Array<{ type?: string; call_id?: string; output?: string }>;
+    const output = secondTurn.find((item) => item.type === 'function_call_output');
+    assert.equal(output?.call_id, 'call_sim_1');
+    assert.match(String(output?.output), /sunny/);
+  });
+
+  // The SDK stores responses (store: true) and refers back to their items with `item_reference`,
+  // which a translated route resolves from the gateway's own response store.
+  test('a tool loop, translated to Anthropic', async () => {
+    const translated = await aiSdkCall('tools', 'anthropic/sim-tool', 'Weather in Paris and London?');
+    assert.equal(translated.error, undefined, JSON.stringify(translated.error));
+    assert.deepEqual(translated.toolCalls?.map((c) => c.input), [{ city: 'Paris' }, { city: 'London' }]);
+    assert.equal(translated.text, SIM_TOOL_ANSWER);
+    const lastTurn = anthropic.requests.at(-1)!.body!.messages as Array<{ role: string; content: Array<{ type: string }> }>;
+    assert.deepEqual(lastTurn.at(-1)!.content.map((block) => block.type), ['tool_result', 'tool_result']);
+  });
+
+  test('an upstream refusal reaches the SDK as an API error with its status', async () => {
+    const result = await aiSdkCall('generate', 'openai/sim-429', 'Say hello');
+    assert.equal(result.error?.statusCode, 429);
+  });
+});
