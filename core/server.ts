@@ -191,7 +191,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   async function loadBody(req: IncomingMessage, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
     const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
     try {
-      const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation);
+      const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation, req.headers);
       ex.request = parsed.canonical;
       ex.clientBody = parsed.body;
       ex.untranslatable = parsed.untranslatable ?? null;

@@ -14,6 +14,7 @@
  * unchanged and the provider's decoder only observes them for usage and text. The renderer is then
  * used for nothing but an error that ends a stream cut short.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest } from '../chat-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
@@ -62,8 +63,9 @@ export interface Dialect {
   /**
    * Validates a parsed JSON body for `operation` and maps it to the canonical request. Throws
    * `GatewayError` 400 (`invalid_request`, `param` naming the field) when it breaks the schema.
+   * `headers` (lowercase names) carry the client's wishes about the translation, where a dialect has any.
    */
-  parseRequest(json: unknown, operation: string): ParsedRequest;
+  parseRequest(json: unknown, operation: string, headers?: IncomingHttpHeaders): ParsedRequest;
   /** The JSON body of an error response in this dialect's shape (the status and headers are the error's). */
   errorBody(err: GatewayError): unknown;
   /** A renderer for one exchange's answer. */

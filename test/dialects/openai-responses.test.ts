@@ -101,9 +101,9 @@ describe('openai-responses untranslatable parts', () => {
   const CANNOT = 'cannot be translated to the gateway\'s canonical request';
   const cases: Array<[string, Record<string, unknown>, string, string]> = [
     ['a built-in tool', { input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} }, { type: 'web_search' }] },
-      `Invalid value for "tools[1]": "web_search" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream.`, 'tools[1]'],
+      `Invalid value for "tools[1]": "web_search" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream. To have the gateway leave them out instead, send the header "x-tollgate-optional-tools: web_search".`, 'tools[1]'],
     ['a custom tool', { input: 'x', tools: [{ type: 'custom', name: 'apply_patch' }] },
-      `Invalid value for "tools[0]": "custom" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream.`, 'tools[0]'],
+      `Invalid value for "tools[0]": "custom" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream. To have the gateway leave them out instead, send the header "x-tollgate-optional-tools: custom".`, 'tools[0]'],
     ['an image uploaded to the Files API', { input: [user([{ type: 'input_image', file_id: 'file-1', detail: 'auto' }])] },
       `Invalid value for "input[0].content[0].file_id": images uploaded to OpenAI's Files API ${CANNOT}; send "image_url" (a URL or a data URL).`, 'input[0].content[0].file_id'],
     ['an input_file part', { input: [user([text('read'), { type: 'input_file', file_id: 'file-1' }])] },
@@ -134,6 +134,18 @@ describe('openai-responses untranslatable parts', () => {
     assert.equal(parsed.untranslatable?.param, 'input[0].content[1].type');
     assert.deepEqual(parsed.canonical.messages, [{ role: 'user', content: 'hi' }]);
     assert.deepEqual(parsed.canonical.tools, [{ type: 'function', function: { name: 'f' } }]);
+  });
+
+  test('leaves out the built-in tools the client marks optional (x-tollgate-optional-tools), and only those', () => {
+    const tools = [{ type: 'web_search' }, { type: 'function', name: 'f' }, { type: 'file_search', vector_store_ids: ['vs'] }];
+    const parse = (header: string) => openAIResponses.parseRequest({ ...base, input: 'hi', tools }, 'responses.create', { 'x-tollgate-optional-tools': header });
+    const some = parse('web_search, image_generation');
+    assert.deepEqual(some.canonical.tools, [{ type: 'function', function: { name: 'f' } }]);
+    assert.equal(some.untranslatable?.param, 'tools[2]', 'file_search was not marked optional');
+    assert.deepEqual(some.body.tools, tools, 'the client body (native pass-through) keeps them');
+    const all = parse('*');
+    assert.equal(all.untranslatable, null);
+    assert.deepEqual(all.canonical.tools, [{ type: 'function', function: { name: 'f' } }]);
   });
 
   const invalid: Array<[string, Record<string, unknown>, string, string]> = [

@@ -15,7 +15,7 @@
  *   needs unprivileged user namespaces); where `codex sandbox -- true` fails, unsandboxed
  *   (`--dangerously-bypass-approvals-and-sandbox`). `codex exec` never asks for approval.
  * - Codex always offers a `namespace` tool (multi_agent_v1), which a translated route flattens to
- *   function tools, and the built-in `web_search`, which it refuses; `web_search = "disabled"` drops it.
+ *   function tools, and the built-in `web_search`, which it refuses; the header `x-tollgate-optional-tools: web_search` (Codex's `http_headers`) has it left out.
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,8 +36,12 @@ const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', ans
 const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
 const NATIVE = 'openai/gpt-5-mini';
 const TRANSLATED = 'anthropic/claude-sonnet-4-5';
-/** What a translated route needs: no built-in `web_search` (namespaced function tools are flattened). */
-const FUNCTION_TOOLS_ONLY = { topLevel: ['web_search = "disabled"'], features: [] as string[] };
+interface ConfigExtra { topLevel?: string[]; provider?: string[]; features?: string[] }
+/**
+ * What a translated route needs: Codex's built-in `web_search` marked optional, so the translation
+ * leaves it out (namespaced function tools are flattened).
+ */
+const OPTIONAL_WEB_SEARCH: ConfigExtra = { provider: ['http_headers = { "x-tollgate-optional-tools" = "web_search" }'] };
 const TIMEOUT_MS = 90_000;
 
 const codex = testTool('codex');
@@ -92,13 +96,13 @@ function runDirs(): { cwd: string; HOME: string; CODEX_HOME: string; PATH: strin
 }
 
 /** config.toml: the gateway as the model provider, nothing that talks to other hosts. */
-function config(model: string, extra: { topLevel: string[]; features: string[] } = { topLevel: [], features: [] }): string {
+function config(model: string, extra: ConfigExtra = {}): string {
   return [
-    'model_provider = "tollgate"', `model = "${model}"`, ...extra.topLevel, '',
+    'model_provider = "tollgate"', `model = "${model}"`, ...(extra.topLevel ?? []), '',
     '[model_providers.tollgate]', 'name = "Tollgate"', `base_url = "${tg.gateway.origin}/api/v1"`, 'wire_api = "responses"',
-    'env_key = "TOLLGATE_API_KEY"', 'request_max_retries = 0', 'stream_max_retries = 0', '',
+    'env_key = "TOLLGATE_API_KEY"', 'request_max_retries = 0', 'stream_max_retries = 0', ...(extra.provider ?? []), '',
     '[analytics]', 'enabled = false', '',
-    '[features]', 'plugins = false', ...extra.features, '',
+    '[features]', 'plugins = false', ...(extra.features ?? []), '',
   ].join('\n');
 }
 
@@ -169,7 +173,7 @@ describe('Codex against the gateway', { skip }, () => {
   test('the same task runs on an Anthropic upstream through translation, billed as responses.create', async (t) => {
     const first = anthropic.requests.length;
     const firstNative = responses.requests.length;
-    const run = await runCodex(t, config(TRANSLATED, FUNCTION_TOOLS_ONLY));
+    const run = await runCodex(t, config(TRANSLATED, OPTIONAL_WEB_SEARCH));
     const upstream = anthropic.requests.slice(first).filter((r) => r.path === '/v1/messages');
     summarize(t, upstream);
     assertDone(run);

@@ -5,6 +5,11 @@
  * rendered as Responses (`render.ts`); errors take OpenAI's body, as in the `openai-chat` dialect. On a
  * native OpenAI upstream the client's body and its `openai-beta` header go through unchanged.
  *
+ * Built-in tools (`web_search`, ...) cannot be translated: a translated request that has them is
+ * refused with a 400 naming them, unless the client marks their types optional with the header
+ * `x-tollgate-optional-tools: web_search,file_search` (or `*`); then the translation leaves them out
+ * (Codex sets it with `http_headers` in its provider table). Native pass-through keeps them.
+ *
  * `previous_response_id` is not expanded here: the canonical request carries only the body's own
  * input and the id stays in the client body (`to-canonical.ts`, `CanonicalMapping.previousResponseId`),
  * for the gateway to expand from its state store.
@@ -13,6 +18,7 @@
  * https://platform.openai.com/docs/api-reference/responses ; docs/architecture.md ("Dialects",
  * "How to add a dialect").
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { createBodyValidator } from '../../request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { invalidRequest } from '../../errors.ts';
@@ -28,16 +34,25 @@ export const RESPONSES_CREATE = 'responses.create';
 
 const validateCreate = createBodyValidator<ResponseCreateParams>(responsesRequestSchema);
 
+/** Header naming the built-in tool types a translation may leave out (comma-separated, or `*`). */
+export const OPTIONAL_TOOLS_HEADER = 'x-tollgate-optional-tools';
+
+function optionalTools(headers: IncomingHttpHeaders | undefined): ReadonlySet<string> | undefined {
+  const value = headers?.[OPTIONAL_TOOLS_HEADER];
+  if (!value) return undefined;
+  return new Set((Array.isArray(value) ? value.join(',') : value).split(',').map((type) => type.trim()).filter(Boolean));
+}
+
 export const openAIResponses: Dialect = {
   id: 'openai-responses',
   routes: [{ method: 'POST', path: '/api/v1/responses', operation: RESPONSES_CREATE, hasBody: true, doc: responsesCreateDoc }],
   passthroughHeaders: ['openai-beta'],
   streamContentType: 'text/event-stream; charset=utf-8',
-  parseRequest(json: unknown): ParsedRequest {
+  parseRequest(json: unknown, _operation: string, headers?: IncomingHttpHeaders): ParsedRequest {
     const body = validateCreate(json);
     const stream = body.stream === true;
     // Every Responses stream ends with usage (response.completed), so a streaming client always wants it.
-    const { request, untranslatable, previousResponseId } = toCanonical(body);
+    const { request, untranslatable, previousResponseId } = toCanonical(body, { optionalTools: optionalTools(headers) });
     // Until the gateway keeps conversation state itself, a continuation can only go to an upstream
     // that keeps it (OpenAI, passed through); translated, it would silently lose the conversation.
     const continuation = previousResponseId

@@ -23,7 +23,7 @@
  * | `reasoning` items | dropped (OpenAI-only replay, encrypted for OpenAI) |
  * | `item_reference`, built-in tool calls (`web_search_call`, `local_shell_call`, `custom_tool_call`, ...) | left out, recorded as untranslatable |
  * | `tools[]` `{type:"function", name, description, parameters, strict}` | `{type:"function", function:{name, description, parameters, strict}}` |
- * | built-in and custom tools (`web_search`, `file_search`, `mcp`, `custom`, ...) | left out, recorded as untranslatable (400 naming `tools[i]`) |
+ * | built-in and custom tools (`web_search`, `file_search`, `mcp`, `custom`, ...) | left out, recorded as untranslatable (400 naming `tools[i]`); left out silently when the client marks their type optional (`MappingOptions.optionalTools`) |
  * | `tool_choice` auto / none / required / `{type:"function", name}` | `"auto"` / `"none"` / `"required"` / `{type:"function", function:{name}}`; other kinds untranslatable |
  * | `max_output_tokens` | `max_completion_tokens` |
  * | `reasoning.effort` | `reasoning_effort` |
@@ -60,9 +60,19 @@ export interface CanonicalMapping {
 type Skipped = GatewayError[];
 
 const CANNOT = 'cannot be translated to the gateway\'s canonical request';
+const NONE: ReadonlySet<string> = new Set();
+
+/** How a client wants a translation to treat what it cannot carry. */
+export interface MappingOptions {
+  /**
+   * Built-in tool types (`web_search`, `file_search`, ...; `*` for all) the client marks optional
+   * (header `x-tollgate-optional-tools`): a translation leaves them out instead of refusing the request.
+   */
+  optionalTools?: ReadonlySet<string>;
+}
 
 /** Maps a request validated by the dialect's schema. Throws a 400 for a missing required field. */
-export function toCanonical(params: ResponseCreateParams): CanonicalMapping {
+export function toCanonical(params: ResponseCreateParams, options: MappingOptions = {}): CanonicalMapping {
   const skipped: Skipped = [];
   const messages: ChatMessage[] = [];
   if (typeof params.instructions === 'string' && params.instructions !== '') messages.push({ role: 'system', content: params.instructions });
@@ -73,7 +83,7 @@ export function toCanonical(params: ResponseCreateParams): CanonicalMapping {
   if (typeof params.max_output_tokens === 'number') request.max_completion_tokens = params.max_output_tokens;
   if (typeof params.temperature === 'number') request.temperature = params.temperature;
   if (typeof params.top_p === 'number') request.top_p = params.top_p;
-  Object.assign(request, toolParams(params, skipped));
+  Object.assign(request, toolParams(params, skipped, options.optionalTools));
   const effort = params.reasoning?.effort;
   if (typeof effort === 'string' && effort !== '') request.reasoning_effort = effort;
   const format = responseFormat(params.text?.format);
@@ -254,9 +264,10 @@ function toolMessage(item: FunctionCallOutputItem, param: string, images: ChatCo
 }
 
 /** `tools`, `tool_choice`, `parallel_tool_calls` → their chat forms. */
-function toolParams(params: ResponseCreateParams, skipped: Skipped): Partial<ChatCompletionRequest> {
+function toolParams(params: ResponseCreateParams, skipped: Skipped, optional: ReadonlySet<string> = NONE): Partial<ChatCompletionRequest> {
   const out: Partial<ChatCompletionRequest> = {};
-  const tools = (params.tools ?? []).flatMap((tool, i) => (tool.type === 'namespace' ? namespaceTools(tool, i, skipped) : [functionTool(tool, i, skipped)]))
+  const droppable = (tool: ToolParam) => tool.type !== 'function' && tool.type !== 'namespace' && (optional.has(tool.type) || optional.has('*'));
+  const tools = (params.tools ?? []).flatMap((tool, i) => (droppable(tool) ? [] : tool.type === 'namespace' ? namespaceTools(tool, i, skipped) : [functionTool(tool, i, skipped)]))
     .filter((tool): tool is ChatTool => tool !== null);
   if (tools.length > 0) out.tools = tools;
   const choice = params.tool_choice;
@@ -290,7 +301,7 @@ function namespaceTools(tool: ToolParam, i: number, skipped: Skipped): Array<Cha
 function functionTool(tool: ToolParam, i: number, skipped: Skipped, at = `tools[${i}]`): ChatTool | null {
   if (tool.type !== 'function') {
     skipped.push(invalidRequest(
-      `Invalid value for "${at}": "${tool.type}" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream.`,
+      `Invalid value for "${at}": "${tool.type}" tools ${CANNOT} (only "function" and "namespace" tools can); they work only with an OpenAI upstream. To have the gateway leave them out instead, send the header "x-tollgate-optional-tools: ${tool.type}".`,
       at,
     ));
     return null;
