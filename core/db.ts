@@ -9,7 +9,8 @@
 import { readFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openSqlite } from './sqlite-driver.ts';
 import { Kysely, SqliteDialect, type Compilable } from 'kysely';
 import type { Database } from './db-types.ts';
 
@@ -72,7 +73,7 @@ export interface OpenStoreOptions {
 /** Opens (creating if needed) the database file and brings its schema up to date. */
 export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   mkdirSync(dirname(file), { recursive: true });
-  const sqlite = new BetterSqlite3(file);
+  const sqlite = openSqlite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { hashApiKey } from '../../core/api-keys.ts';
@@ -62,7 +62,7 @@ describe('tollgate keys', () => {
     assert.match(created.key, /^tg_[A-Za-z0-9_-]{43}$/);
     assert.equal(created.key_prefix, created.key.slice(0, 11));
 
-    const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
     const row = db.prepare('SELECT * FROM api_keys WHERE id = ?').get(created.id) as Record<string, unknown>;
     db.close();
     assert.equal(row.key_hash, hashApiKey(created.key));
@@ -97,7 +97,7 @@ describe('tollgate admins', () => {
   test('create reads the password from stdin and stores a scrypt hash', async () => {
     const admin = await cliJson<{ username: string }>(['admins', 'create', '--username', 'ops', '--password-stdin'], { dataDir, input: 'a long enough password\n' });
     assert.equal(admin.username, 'ops');
-    const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
     const hash = db.prepare("SELECT password_hash FROM admin_users WHERE username = 'ops'").pluck().get() as string;
     db.close();
     assert.match(hash, /^scrypt\$131072\$8\$1\$/);

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startOllamaSimulator, type OllamaSimulator } from '../helpers/ollama-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
@@ -103,7 +103,7 @@ describe('an unknown path under /api', () => {
     // An anonymous probe writes no log row (strangers cannot fill the table); a user's does.
     const mine = await fetch(`${tg.gateway.origin}/api/v1/nope`, { headers: { authorization: `Bearer ${tg.apiKey}` } });
     await tg.logRow(mine.headers.get('x-request-id')!);
-    const db = new Database(join(tg.dataDir, 'tollgate.db'), { readonly: true });
+    const db = openSqlite(join(tg.dataDir, 'tollgate.db'), { readonly: true });
     try {
       assert.deepEqual(db.prepare('SELECT count(*) AS n FROM llm_requests WHERE request_id = ?').get(anonymous.headers.get('x-request-id')), { n: 0 });
     } finally {

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { startOpenAISimulator, simStreamText, SIM_REPLY, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
@@ -31,7 +31,7 @@ type Row = Selectable<LlmRequestsTable>;
 
 /** Waits for the background logger to write the row of `requestId`. */
 async function logRow(requestId: string): Promise<Row> {
-  const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
   try {
     for (let i = 0; i < 100; i++) {
       const row = db.prepare('SELECT * FROM llm_requests WHERE request_id = ?').get(requestId) as Row | undefined;

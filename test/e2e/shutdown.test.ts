@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { startOpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson } from '../helpers/cli.ts';
@@ -76,7 +76,7 @@ test('SIGTERM during load drains in-flight streams, writes every queued log row 
     assert.equal(s.pieces, 400, 'in-flight stream ran to its end');
     assert.equal(s.finish, 'stop');
   }
-  const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
   const logged = new Set((db.prepare('SELECT request_id FROM llm_requests WHERE status = 200').pluck().all() as string[]));
   db.close();
   const expected = [...completed, ...drained.map((s) => s.id)];

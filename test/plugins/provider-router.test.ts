@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { join } from 'node:path';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
@@ -84,7 +84,7 @@ describe('per-user provider credentials', () => {
     assert.equal(own.requests.at(-1)!.headers.authorization, 'Bearer sk-user-own-key-0123456789');
     assert.equal((await chat('byok/byok-model', otherKey)).status, 400, 'another user still has no credential');
 
-    const db = new Database(join(dataDir, 'tollgate.db'), { readonly: true });
+    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
     const row = db.prepare('SELECT * FROM provider_credentials WHERE provider = ?').get('byok') as { ciphertext: Buffer; hint: string; nonce: Buffer; auth_tag: Buffer };
     db.close();
     assert.equal(row.ciphertext.includes(Buffer.from('sk-user-own-key')), false);

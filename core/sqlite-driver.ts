@@ -1,0 +1,28 @@
+/**
+ * The SQLite driver: better-sqlite3, in the major that is safe on the running Node.
+ *
+ * Why two: better-sqlite3 12 subclasses the raw `node::ObjectWrap`, whose destructor on Node 24
+ * asserts a current Environment; a Statement collected at teardown or by a GC outside one aborts the
+ * process (`Assertion failed: (env) != nullptr` in `RemoveEnvironmentCleanupHook`, WiseLibs/better-sqlite3
+ * #1515, seen here on every Node 24 test run). better-sqlite3 13 moved to Node-API and fixes it, but
+ * needs Node 22+ (it crashes on Node 20). So Node 22+ loads 13 (`better-sqlite3-napi`, an npm alias
+ * that ships prebuilt binaries) and Node 20 loads 12 (compiled at install). Their JavaScript API is
+ * the same; every module opens databases through `openSqlite`.
+ */
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+export type SqliteDatabase = BetterSqlite3.Database;
+export type SqliteOptions = BetterSqlite3.Options;
+
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
+/** The npm package this Node loads. */
+export const SQLITE_PACKAGE = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+
+const Driver = createRequire(import.meta.url)(SQLITE_PACKAGE) as typeof BetterSqlite3;
+
+/** Opens (creating when allowed) the database at `path` (`:memory:` for a private one). */
+export function openSqlite(path: string, options?: SqliteOptions): SqliteDatabase {
+  return new Driver(path, options);
+}
