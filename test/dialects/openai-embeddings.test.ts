@@ -48,7 +48,7 @@ describe('openai-embeddings request schema', () => {
   });
 
   test('keeps dimensions, encoding_format and user; the client body is forwarded as sent', () => {
-    const body = { model, input: 'x', dimensions: 256, encoding_format: 'base64', user: 'u-1', stream: false };
+    const body = { model, input: 'x', dimensions: 256, encoding_format: 'base64', user: 'u-1' };
     const parsed = parse(body);
     assert.deepEqual(parsed.embedding, { model, input: ['x'], dimensions: 256, encodingFormat: 'base64' });
     assert.deepEqual(parsed.body, body);
@@ -74,6 +74,7 @@ describe('openai-embeddings request schema', () => {
       [{ model, input: 'x', dimensions: 1.5 }, 'Invalid value for "dimensions": must be integer.', 'dimensions'],
       [{ model, input: 'x', encoding_format: 'int8' }, 'Invalid value for "encoding_format": must be one of "float", "base64".', 'encoding_format'],
       [{ model, input: 'x', stream: true }, 'Embeddings are not streamed; leave out "stream".', 'stream'],
+      [{ model, input: 'x', stream: false }, 'Embeddings are not streamed; leave out "stream".', 'stream'],
       [[], 'The request body must be a JSON object.', null as unknown as string],
     ];
     for (const [body, message, param] of cases) assert.deepEqual(refusal(body), { message, param }, JSON.stringify(body).slice(0, 80));

@@ -107,6 +107,11 @@ describe('embeddings through the openai SDK, native to OpenAI and OpenAI-compati
     await assertBilled(requestId, { provider: 'openai', model: 'openai/text-embedding-3-small', promptTokens, usdPerMillion: PRICES['text-embedding-3-small'], estimated: false });
   });
 
+  test('/metrics counts embeddings under their own operation', async () => {
+    const text = await (await fetch(`${tg.gateway.origin}/metrics`)).text();
+    assert.match(text, /operation="embeddings\.create",provider="openai",model="text-embedding-3-small",status="200"} [1-9]/);
+  });
+
   test('token-id inputs reach OpenAI as they are', async () => {
     const input = [[1, 2, 3], [40, 50]];
     const { result } = await embed(tg.client, { model: 'openai/text-embedding-3-small', input, encoding_format: 'float' });

@@ -41,7 +41,8 @@ const validateEmbeddings = createBodyValidator<EmbeddingBody>(embeddingRequestSc
 export function parseEmbeddingBody(json: unknown): { body: EmbeddingBody; embedding: EmbeddingRequest } {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw invalidRequest('The request body must be a JSON object.');
   const raw = json as Record<string, unknown>;
-  if (raw.stream !== undefined && raw.stream !== null && raw.stream !== false) {
+  // Not even `stream: false`: it is no field of OpenAI's embeddings API, which would refuse it upstream.
+  if (raw.stream !== undefined) {
     throw invalidRequest('Embeddings are not streamed; leave out "stream".', 'stream');
   }
   // A missing or bad model is the schema's 400 (naming "model"), before anything about the input.
