@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
 import type { Dialect } from './dialects/dialect.ts';
+import type { EmbeddingRequest } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
 
 /**
@@ -72,6 +73,12 @@ export interface Exchange {
   readonly dialect: Dialect | null;
   /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */
   request: ChatCompletionRequest | null;
+  /**
+   * The canonical embeddings call (`core/embedding-types.ts`) of an embeddings exchange; null (or
+   * absent, in a hand-built exchange) for every other. Its inputs are what the prompt estimate
+   * counts, and it generates no output tokens.
+   */
+  embedding?: EmbeddingRequest | null;
   /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
   clientBody: Readonly<Record<string, unknown>> | null;
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */

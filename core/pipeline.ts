@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
 import type { Plugin, Reply } from './plugin.ts';
 import type { ChatCompletionChunk } from './chat-types.ts';
-import type { UpstreamCall } from './upstream-call.ts';
+import type { ModelCall } from './upstream-call.ts';
 import { toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './respond.ts';
 import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
@@ -150,7 +150,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       if (pendingBody) await readBody();
       entered = router.index;
       if (ex.refusal) throw ex.refusal;
-      const routed: UpstreamCall | Reply = await router.fn(ex, stateOf(ex, router.index));
+      const routed: ModelCall | Reply = await router.fn(ex, stateOf(ex, router.index));
       entered = plugins.length;
       if (isReply(routed)) {
         answer(ex, res, routed, entered);

@@ -149,6 +149,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       signal: controller.signal,
       dialect,
       request: null,
+      embedding: null,
       clientBody: null,
       untranslatable: null,
       refusal,
@@ -193,6 +194,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     try {
       const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation, req.headers);
       ex.request = parsed.canonical;
+      ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
       ex.untranslatable = parsed.untranslatable ?? null;
       ex.stream = parsed.stream;

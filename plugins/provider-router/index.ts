@@ -38,6 +38,8 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
 
 async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin> {
   const providers = createProviders(config, ctx);
+  /** Providers that answer embeddings, named in the 400 for one that does not. */
+  const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);
   const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.sqlite, provider, models);
   const catalog = createCatalog(providers, {
     ttlMs: config.catalogTtlMs,
@@ -126,7 +128,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
         if (ex.untranslatable) throw ex.untranslatable;
         return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
       }
-      return upstreamCallFor(ex, provider, { model, credential });
+      return upstreamCallFor(ex, provider, { model, credential }, embedders);
     },
     close() {
       credentials.close();

@@ -19,6 +19,10 @@
  *   the socket pushed back (`backpressureWaits`)
  * Every other model answers normally. Bench and tests share this file.
  *
+ * `POST /v1/embeddings` answers OpenAI's `CreateEmbeddingResponse` with the deterministic vectors of
+ * `sim-embeddings.ts` (base64 little-endian float32s when `encoding_format` is `base64`, `dimensions`
+ * honoured) and `usage.prompt_tokens`; `sim-404` and `sim-500` fail as for chat.
+ *
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
  * function tool it knows (`Write`, `Bash`, Codex's `exec_command`, `shell`) it answers `tool_calls`
  * (finish `tool_calls`; streamed as one call whose `arguments` arrive in two pieces), and once the
@@ -28,6 +32,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
 import { agentToolCall, type SimAgent } from './sim-agent.ts';
+import { simEmbedding, simEmbeddingTokens, simInputs, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 
 export interface SimulatorOptions {
   /** Content chunks in a normal stream (the stream has 1 role chunk + N content + 1 finish [+ usage]). */
@@ -145,6 +150,23 @@ function sendError(res: ServerResponse, status: number, error: Record<string, un
   const body = JSON.stringify({ error: { param: null, code: null, ...error } });
   res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_sim_error', ...headers });
   res.end(body);
+}
+
+/** `POST /v1/embeddings`: the deterministic vectors of every input, OpenAI's shape and usage. */
+function embeddings(res: ServerResponse, body: Record<string, unknown>) {
+  const model = String(body.model ?? '');
+  if (model === 'sim-404') return sendError(res, 404, { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', code: 'model_not_found' });
+  if (model === 'sim-500') return sendError(res, 500, { message: 'The server had an error while processing your request.', type: 'server_error' });
+  const inputs = simInputs(body.input);
+  const dimensions = typeof body.dimensions === 'number' ? body.dimensions : SIM_EMBEDDING_DIMENSIONS;
+  const base64 = body.encoding_format === 'base64';
+  const data = inputs.map((input, index) => {
+    const vector = simEmbedding(input, dimensions);
+    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+  });
+  const tokens = inputs.reduce((sum, input) => sum + simEmbeddingTokens(input), 0);
+  res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_sim' });
+  res.end(JSON.stringify({ object: 'list', data, model: `${model}-sim`, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
 }
 
 export async function startOpenAISimulator(options: SimulatorOptions = {}): Promise<OpenAISimulator> {
@@ -274,6 +296,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       return res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_715_367_049, owned_by: 'system' })) }));
     }
     if (req.method === 'POST' && path === '/v1/chat/completions' && body) return chat(req, res, body);
+    if (req.method === 'POST' && path === '/v1/embeddings' && body) return embeddings(res, body);
     sendError(res, 404, { message: `Unknown path ${path}`, type: 'invalid_request_error' });
   });
   server.keepAliveTimeout = 60_000;
