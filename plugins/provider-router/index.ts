@@ -36,7 +36,19 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
   return providers;
 }
 
+/**
+ * Warns about a shared provider key that is a Tollgate key (`tg_...`): the walkthrough's two keys
+ * swapped, or one variable (`OPENAI_API_KEY`) used for both. The upstream would refuse every request.
+ */
+function warnAboutGatewayKeys(config: ProviderRouterConfig, log: PluginContext['log']): void {
+  for (const [id, settings] of Object.entries(config.providers)) {
+    if (!settings.apiKey.startsWith('tg_')) continue;
+    log.warn(`provider "${id}" is configured with a Tollgate key (tg_...) as its apiKey; it needs the provider's own key (from the manifest or its environment variable), and clients send the tg_ key to the gateway`, { provider: id });
+  }
+}
+
 async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin> {
+  warnAboutGatewayKeys(config, ctx.log);
   const providers = createProviders(config, ctx);
   /** Providers that answer embeddings, named in the 400 for one that does not. */
   const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);

@@ -226,15 +226,16 @@ describe('testing keys', () => {
     assert.equal(res.body.completion.error.code, 'provider_not_found');
   });
 
-  test('the test does not count as a use of the key', async () => {
+  test('the test counts as a use of the key: "Last used" shows it', async () => {
     const userId = await newUser();
     const tested = await newKey(userId);
-    const used = await newKey(userId);
+    const untested = await newKey(userId);
     assert.equal((await admin.post(`/admin/api/keys/${tested.id}/test`, { model: 'gpt-4o-mini' })).body.ok, true);
-    assert.equal(await sdkStatus(sdk(used.key)), 200);
-    // Once the other key's use is written back, a use of the tested key would have been too.
-    assert.notEqual(await lastUsedOf(used.id), null);
-    const row = await tg.gateway.store.db.selectFrom('api_keys').select('last_used_at').where('id', '=', tested.id).executeTakeFirstOrThrow();
+    assert.notEqual(await lastUsedOf(tested.id), null);
+    const keys = await admin.get(`/admin/api/users/${userId}/keys`);
+    const shown = (keys.body.data as Array<{ id: number; last_used_at: string | null }>).find((k) => k.id === tested.id);
+    assert.match(shown?.last_used_at ?? '', ISO);
+    const row = await tg.gateway.store.db.selectFrom('api_keys').select('last_used_at').where('id', '=', untested.id).executeTakeFirstOrThrow();
     assert.equal(row.last_used_at, null);
   });
 
