@@ -149,3 +149,11 @@ CREATE INDEX llm_requests_by_model_served_time ON llm_requests (model_served, cr
 -- Every earlier row was a chat completion.
 ALTER TABLE llm_requests ADD COLUMN endpoint TEXT;
 UPDATE llm_requests SET endpoint = 'chat.completions';
+
+-- version: 6
+-- Routing and failover (README "Routing and failover").
+-- Every upstream attempt of a request, oldest first, as a JSON array of
+-- {"provider","model","status","errorCode","latencyMs"}; NULL when nothing was dispatched.
+ALTER TABLE llm_requests ADD COLUMN attempts TEXT;
+-- The models a key may call, as a JSON array of glob patterns ("openai/*", "claude-*", a group name); NULL = all.
+ALTER TABLE api_keys ADD COLUMN models TEXT;

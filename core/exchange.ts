@@ -7,6 +7,7 @@ import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
 import type { Dialect } from './dialects/dialect.ts';
 import type { EmbeddingRequest } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
+import type { UpstreamAttempt } from './upstream-attempts.ts';
 
 /**
  * A gateway operation: the stable name a route declares (`chat.completions`, `models.list`,
@@ -26,6 +27,11 @@ export interface Principal {
   /** Limits of this API key, applied on top of the user's; null = none. */
   keyRpm: number | null;
   keyTpm: number | null;
+  /**
+   * The models this API key may call, as glob patterns (`openai/*`, `claude-*`, a group name);
+   * null or absent = every model. Checked by the router against the requested name.
+   */
+  models?: readonly string[] | null;
 }
 
 /**
@@ -104,6 +110,11 @@ export interface Exchange {
   promptTokensEstimate: number | null;
   /** Text the upstream generated so far (content, refusals, tool-call arguments), for estimating usage. */
   readonly generated: string[];
+  /**
+   * Every upstream attempt of this request in order, the one that served last (`core/upstream-attempts.ts`);
+   * empty or absent when nothing was dispatched.
+   */
+  attempts?: UpstreamAttempt[];
   /** Status of the upstream's answer once its headers arrived; null when nothing was forwarded. */
   upstreamStatus: number | null;
   /** Set by the pricing plugin when the response ends; null when nothing was billed. */

@@ -166,6 +166,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       usageEstimated: false,
       promptTokensEstimate: null,
       generated: [],
+      attempts: [],
       upstreamStatus: null,
       cost: null,
       status: 0,

@@ -6,6 +6,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from './chat-types.ts';
 import type { EmbeddingResult } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
+import type { FallbackPlan } from './upstream-attempts.ts';
 
 /** How the upstream frames a stream: SSE (`text/event-stream`) or NDJSON (one JSON object per line). */
 export type StreamFraming = 'sse' | 'ndjson';
@@ -42,6 +43,11 @@ export interface UpstreamCall extends UpstreamRequest {
    * the request asked uses it). Absent when the call cannot be rebuilt.
    */
   withOutputCap?: (tokens: number) => ModelCall;
+  /**
+   * Set by the router on the call it returns: what to try when this attempt fails before anything
+   * reached the client (`core/upstream-attempts.ts`). Absent: one attempt only.
+   */
+  fallback?: FallbackPlan;
 }
 
 /**
@@ -55,6 +61,8 @@ export interface EmbeddingsCall extends UpstreamRequest {
   codec: EmbeddingsCodec;
   /** Never set: an embeddings call generates no output, so there is no output limit to lower. */
   withOutputCap?: never;
+  /** As `UpstreamCall.fallback`. */
+  fallback?: FallbackPlan;
 }
 
 /** Every call the router may hand the core. */

@@ -9,6 +9,8 @@
  * - `sim-quota`: 429 `insufficient_quota`
  * - `sim-500`: 500 server error; `sim-404`: 404 `model_not_found`; `sim-401`: 401 invalid key (echoing it, as OpenAI does)
  * - `sim-slow`: waits `slowMs` before answering
+ * - `sim-flaky-<n>`: its first n requests (counted per model name) answer 503 with `retry-after-ms: 40`,
+ *   the next ones answer normally
  * - `sim-reset`: streams 3 chunks then resets the connection (non-stream: resets at once)
  * - `sim-malformed`: a body / event that is not JSON
  * - `sim-mid-error`: streams 2 chunks then an in-band `{"error":...}` event
@@ -182,6 +184,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   const piece = simStreamPiece;
   let usage: SimUsage = SIM_USAGE;
   const usageOf = (model: string) => (model === 'sim-no-usage' ? null : usage);
+  const flakySeen = new Map<string, number>();
 
   const completionBody = (model: string) =>
     JSON.stringify({
@@ -218,6 +221,12 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       if (!stream) return finish(scripted.completion);
       for (const event of scripted.events.slice(0, -1)) res.write(event);
       return finish(scripted.events.at(-1));
+    }
+    const flaky = /^sim-flaky-(\d+)$/.exec(model);
+    if (flaky) {
+      const seen = (flakySeen.get(model) ?? 0) + 1;
+      flakySeen.set(model, seen);
+      if (seen <= Number(flaky[1])) return sendError(res, 503, { message: 'The server is overloaded.', type: 'server_error' }, { 'retry-after-ms': '40' });
     }
     switch (model) {
       case 'sim-429':
