@@ -53,7 +53,6 @@ function warnAboutGatewayKeys(config: ProviderRouterConfig, log: PluginContext['
   }
 }
 
-
 /** Waits `ms`, or less when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
