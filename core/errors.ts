@@ -226,10 +226,11 @@ export function upstreamError(init: { status: number; code?: string | null; mess
   });
 }
 
-/** 504: the upstream did not connect, answer or keep sending within its timeout. */
-export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' | 'body', cause?: unknown): GatewayError {
+/** 504: the upstream did not connect, answer or keep sending within its timeout, or a non-streamed call passed its deadline. */
+export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' | 'body' | 'deadline', cause?: unknown): GatewayError {
+  const what = phase === 'deadline' ? 'did not finish its answer within upstream.requestDeadlineMs' : `timed out (${phase})`;
   return gatewayError('upstream_timeout', {
-    message: `Upstream "${provider}" timed out (${phase}). Try again; if it persists the provider may be degraded.`,
+    message: `Upstream "${provider}" ${what}. Try again; if it persists the provider may be degraded.`,
     cause,
   });
 }

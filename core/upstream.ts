@@ -24,6 +24,9 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
+/** `UpstreamSettings.requestDeadlineMs` when absent: 5 minutes, for reasoning models' long non-streamed answers. */
+export const DEFAULT_REQUEST_DEADLINE_MS = 300_000;
+
 /** Creates the gateway's upstream client. Timeouts in ms; 0 disables a timeout. */
 export function createUpstreamClient(settings: Readonly<UpstreamSettings>): UpstreamClient {
   const agent = new Agent({
@@ -34,7 +37,14 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     bodyTimeout: settings.bodyTimeoutMs,
   });
 
+  const deadlineMs = settings.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
+
   async function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+    // A non-streamed answer arrives whole or not at all, so it gets one deadline for headers and
+    // body; a stream's silence is bounded by bodyTimeoutMs instead (it may legitimately last long).
+    const stream = (call as { stream?: boolean }).stream === true;
+    const deadline = !stream && deadlineMs > 0 ? AbortSignal.timeout(deadlineMs) : null;
+    const combined = deadline && signal ? AbortSignal.any([signal, deadline]) : (deadline ?? signal ?? null);
     try {
       const res = await agent.request({
         origin: call.origin,
@@ -42,7 +52,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
         method: call.method,
         headers: call.headers,
         body: call.body,
-        signal: signal ?? null,
+        signal: combined,
         headersTimeout: settings.headersTimeoutMs,
         bodyTimeout: settings.bodyTimeoutMs,
       });
@@ -93,6 +103,8 @@ export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number
 /** Maps an undici / socket failure to the contract's error. GatewayErrors pass through. */
 export function transportError(provider: string, err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  // The deadline of a non-streamed call (AbortSignal.timeout): undici fails with the signal's reason.
+  if ((err as { name?: string } | null)?.name === 'TimeoutError') return upstreamTimeout(provider, 'deadline', err);
   const code = (err as { code?: string } | null)?.code;
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
