@@ -197,8 +197,13 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       controller.abort();
     });
     running.add(controller);
+    const hasBody = dialect !== null && route.hasBody === true;
+    // An answer given before the body was read (a stranger's 401, a rate-limit 429) closes the
+    // connection: draining the rest of an unread body (up to 32 MiB) for keep-alive would make the
+    // gateway read what it refused to. loadBody lifts this once the body is read.
+    if (hasBody && !req.readableEnded) res.setHeader('connection', 'close');
     try {
-      await pipeline.run(ex, res, dialect && route.hasBody ? () => loadBody(req, ex, dialect, route) : undefined);
+      await pipeline.run(ex, res, hasBody ? () => loadBody(req, res, ex, dialect, route) : undefined);
     } finally {
       running.delete(controller);
       if (draining && running.size === 0) drainedResolve?.();
@@ -209,10 +214,12 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
    * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed).
    * A refused body (400, 413) closes the connection when part of it was left unread.
    */
-  async function loadBody(req: IncomingMessage, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
+  async function loadBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
     const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
     try {
-      const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation, req.headers);
+      const text = await readRequestBody(req, maxBodyBytes);
+      res.removeHeader('connection');
+      const parsed = dialect.parseRequest(parseJsonBody(text), route.operation, req.headers);
       ex.request = parsed.canonical;
       ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
