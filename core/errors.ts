@@ -98,6 +98,7 @@ export const ERROR_CATALOG = {
   upstream_unreachable: { status: 502, type: 'upstream_error', message: 'Could not complete the call to the upstream. Try again; if it persists the provider may be down.' },
   upstream_malformed_response: { status: 502, type: 'upstream_error', message: 'The upstream sent an answer that is not what its API documents.' },
   upstream_stream_truncated: { status: 502, type: 'upstream_error', message: 'The upstream ended the stream before the answer was complete.' },
+  upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The upstream sent more than the gateway accepts for one answer (upstream.maxResponseBytes, upstream.maxStreamBytes).' },
   // The gateway itself.
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },

@@ -82,7 +82,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       clock: options.clock ?? systemClock, services: createServiceRegistry(), tokens, metrics,
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
-    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
+    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });
     let origin = '';
     // Calls to itself (the admin key test) go to loopback even when listening on every interface.
     let loopbackOrigin = '';

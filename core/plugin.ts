@@ -104,6 +104,8 @@ export interface UpstreamSettings {
   bodyTimeoutMs: number;
   maxResponseBytes: number;
   connectionsPerOrigin: number;
+  /** Most bytes relayed from one upstream stream. Default 64 MiB. */
+  maxStreamBytes?: number;
   /** Longest a non-streamed call may take in all (headers and body); 0 = none. Default 300,000. */
   requestDeadlineMs?: number;
 }

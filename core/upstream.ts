@@ -7,7 +7,7 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
-import { GatewayError, upstreamError, upstreamTimeout } from './errors.ts';
+import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
 
 export interface UpstreamResponse {
   statusCode: number;
@@ -82,7 +82,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
   return { send, getJson, close: () => agent.close() };
 }
 
-/** Reads a whole (bounded) body as UTF-8. Throws 502 when it exceeds `maxBytes`. */
+/** Reads a whole (bounded) body as UTF-8. Throws 502 `upstream_response_too_large` when it exceeds `maxBytes`. */
 export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
@@ -90,7 +90,9 @@ export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number
     for await (const part of body) {
       size += part.length;
       if (size > maxBytes) {
-        throw upstreamError({ status: 502, message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes.` });
+        throw gatewayError('upstream_response_too_large', {
+          message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
+        });
       }
       parts.push(part);
     }
