@@ -149,3 +149,7 @@ CREATE INDEX llm_requests_by_model_served_time ON llm_requests (model_served, cr
 -- Every earlier row was a chat completion.
 ALTER TABLE llm_requests ADD COLUMN endpoint TEXT;
 UPDATE llm_requests SET endpoint = 'chat.completions';
+
+-- version: 6
+-- Requests in flight at once per gateway user (rate-limit plugin); NULL = the manifest default.
+ALTER TABLE gateway_users ADD COLUMN max_concurrent INTEGER CHECK (max_concurrent > 0);

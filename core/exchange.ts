@@ -26,6 +26,8 @@ export interface Principal {
   /** Limits of this API key, applied on top of the user's; null = none. */
   keyRpm: number | null;
   keyTpm: number | null;
+  /** Requests in flight at once for this user; null or absent = the manifest default applies. */
+  maxConcurrent?: number | null;
 }
 
 /**

@@ -146,6 +146,7 @@ const manifestSchema: JsonSchema = {
         maxResponseBytes: { type: 'integer', minimum: 1024, default: 16 * 1024 * 1024, description: 'Largest non-streamed upstream body read (it is held whole in memory); beyond it 502 upstream_response_too_large.' },
         maxStreamBytes: { type: 'integer', minimum: 1024, default: 64 * 1024 * 1024, description: 'Most bytes relayed from one upstream stream; beyond it the stream ends with the dialect\'s error event (upstream_response_too_large), billed for what was sent.' },
         connectionsPerOrigin: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive pool size per upstream origin.' },
+        queueTimeoutMs: { type: 'integer', minimum: 0, default: 30_000, description: 'Longest a call waits for a connection when its origin\'s pool (connectionsPerOrigin) is full; then 503 upstream_busy. 0 = no limit.' },
         requestDeadlineMs: { type: 'integer', minimum: 0, default: 300_000, description: 'Longest a non-streamed upstream call may take in all, headers and body (504 upstream_timeout); 0 = none. Reasoning models can take minutes.' },
       },
     },

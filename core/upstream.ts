@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
 import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
+import { queueTimer, raceQueue, reportDispatch } from './upstream-queue.ts';
 
 export interface UpstreamResponse {
   statusCode: number;
@@ -27,6 +28,9 @@ export interface UpstreamClient {
 /** `UpstreamSettings.requestDeadlineMs` when absent: 5 minutes, for reasoning models' long non-streamed answers. */
 export const DEFAULT_REQUEST_DEADLINE_MS = 300_000;
 
+/** `UpstreamSettings.queueTimeoutMs` when absent: 30 s waiting for a pool connection, then 503 `upstream_busy`. */
+export const DEFAULT_QUEUE_TIMEOUT_MS = 30_000;
+
 /** Creates the gateway's upstream client. Timeouts in ms; 0 disables a timeout. */
 export function createUpstreamClient(settings: Readonly<UpstreamSettings>): UpstreamClient {
   const agent = new Agent({
@@ -35,8 +39,9 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     keepAliveTimeout: 30_000,
     headersTimeout: settings.headersTimeoutMs,
     bodyTimeout: settings.bodyTimeoutMs,
-  });
+  }).compose(reportDispatch);
 
+  const queueTimeoutMs = settings.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS;
   const deadlineMs = settings.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
 
   async function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
@@ -44,9 +49,12 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     // body; a stream's silence is bounded by bodyTimeoutMs instead (it may legitimately last long).
     const stream = (call as { stream?: boolean }).stream === true;
     const deadline = !stream && deadlineMs > 0 ? AbortSignal.timeout(deadlineMs) : null;
-    const combined = deadline && signal ? AbortSignal.any([signal, deadline]) : (deadline ?? signal ?? null);
+    const queue = queueTimer(call.provider, queueTimeoutMs);
+    const signals = [signal, deadline, queue.signal].filter((s): s is AbortSignal => s != null);
+    const combined = signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? null);
     try {
-      const res = await agent.request({
+      const res = await raceQueue(agent.request({
+        ...queue.options,
         origin: call.origin,
         path: call.path,
         method: call.method,
@@ -55,7 +63,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
         signal: combined,
         headersTimeout: settings.headersTimeoutMs,
         bodyTimeout: settings.bodyTimeoutMs,
-      });
+      }), queue.signal);
       return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       throw transportError(call.provider, err);

@@ -61,7 +61,7 @@ describe('slow clients', () => {
   before(async () => {
     tg = await startTestGateway({
       providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
-      server: { headersTimeoutMs: 1_500, requestTimeoutMs: 1_500, maxConnectionsPerAddress: 40, maxConnections: 150 },
+      server: { headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, maxConnectionsPerAddress: 40, maxConnections: 150 },
     });
   });
   after(async () => {
@@ -74,15 +74,15 @@ describe('slow clients', () => {
     const attack = Array.from({ length: 300 }, () => slowClient(port, '127.0.0.2'));
     clients.push(...attack);
     // Over the per-address cap, connections are closed as soon as they are accepted.
-    assert.ok(await until(() => attack.filter((c) => c.closed).length >= 260, 1_000), `${attack.filter((c) => c.closed).length} closed`);
+    assert.ok(await until(() => attack.filter((c) => c.closed).length >= 260, 3_000), `${attack.filter((c) => c.closed).length} closed`);
     const held = attack.filter((c) => !c.closed);
-    assert.ok(held.length > 0 && held.length <= 40, `${held.length} held`);
+    assert.equal(held.length, 40);
 
     const completion = await tg.client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(completion.object, 'chat.completion');
 
     // Those that never finish their headers are answered 408 and closed after headersTimeoutMs.
-    assert.ok(await until(() => held.every((c) => c.closed), 6_000), `${held.filter((c) => !c.closed).length} still open`);
+    assert.ok(await until(() => held.every((c) => c.closed), 10_000), `${held.filter((c) => !c.closed).length} still open`);
     assert.match(held[0]!.received, /^HTTP\/1\.1 408/);
   });
 
@@ -94,7 +94,7 @@ describe('slow clients', () => {
     }
     clients.push(...idle);
     // 160 under a cap of 150: at least 10 are closed at once (others may already be in the count).
-    assert.ok(await until(() => idle.filter((c) => c.closed).length >= 10, 1_000), `${idle.filter((c) => c.closed).length} closed`);
+    assert.ok(await until(() => idle.filter((c) => c.closed).length >= 10, 3_000), `${idle.filter((c) => c.closed).length} closed`);
     for (const client of idle) client.socket.destroy();
   });
 });
