@@ -54,8 +54,9 @@ test('a small request is not held up while a 49,999-character CJK prompt is coun
   const loopDelayMaxMs = loopDelay.max / 1e6;
   assert.equal(answer.status, 200);
   assert.ok(probes > 0);
-  // Generous bounds: measured here ~20 ms of longest loop block and ~150 ms for the /healthz (which
-  // also waits its turn behind the big request's other work); before the fix 8.6 s for both.
-  assert.ok(loopDelayMaxMs < 300, `the event loop was blocked for ${loopDelayMaxMs.toFixed(0)} ms`);
-  assert.ok(slowestMs < 1_000, `a /healthz waited ${slowestMs.toFixed(0)} ms`);
+  // Generous bounds (wall clock, so a loaded machine stretches them): measured alone ~20 ms of longest
+  // loop block and ~150 ms for the /healthz (which also waits its turn behind the big request's other
+  // work), ~400 ms of block with the whole suite running on 2 cores; before the fix 8.6 s alone.
+  assert.ok(loopDelayMaxMs < 1_500, `the event loop was blocked for ${loopDelayMaxMs.toFixed(0)} ms`);
+  assert.ok(slowestMs < 2_500, `a /healthz waited ${slowestMs.toFixed(0)} ms`);
 });
