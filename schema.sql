@@ -157,3 +157,7 @@ UPDATE llm_requests SET endpoint = 'chat.completions';
 ALTER TABLE llm_requests ADD COLUMN attempts TEXT;
 -- The models a key may call, as a JSON array of glob patterns ("openai/*", "claude-*", a group name); NULL = all.
 ALTER TABLE api_keys ADD COLUMN models TEXT;
+
+-- version: 7
+-- Requests in flight at once per gateway user (rate-limit plugin); NULL = the manifest default.
+ALTER TABLE gateway_users ADD COLUMN max_concurrent INTEGER CHECK (max_concurrent > 0);

@@ -7,7 +7,7 @@ import type { BudgetPeriod } from '../core/db-types.ts';
 import { addDataDirOption, parsePositiveInt, parseUsd, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printRecord, printTable } from './output.ts';
 
-const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'created_at'];
+const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'created_at'];
 
 interface UserOptions {
   name?: string;
@@ -16,6 +16,7 @@ interface UserOptions {
   budgetPeriod?: BudgetPeriod;
   rpm?: number;
   tpm?: number;
+  maxConcurrent?: number;
   disabled?: boolean;
   json?: boolean;
   dataDir?: string;
@@ -27,7 +28,8 @@ function addUserFieldOptions(command: Command): Command {
     .option('--budget <usd>', 'budget limit in USD per period ("none" = unlimited)', (v: string) => (v === 'none' ? v : parseUsd(v)))
     .addOption(new Option('--budget-period <period>', 'when the budget resets').choices(BUDGET_PERIODS))
     .option('--rpm <n>', 'requests per minute', parsePositiveInt('--rpm'))
-    .option('--tpm <n>', 'tokens per minute', parsePositiveInt('--tpm'));
+    .option('--tpm <n>', 'tokens per minute', parsePositiveInt('--tpm'))
+    .option('--max-concurrent <n>', 'requests in flight at once (default: the manifest\'s rate-limit defaultMaxConcurrent)', parsePositiveInt('--max-concurrent'));
 }
 
 function fieldsOf(options: UserOptions): UserFields {
@@ -38,6 +40,7 @@ function fieldsOf(options: UserOptions): UserFields {
   if (options.budgetPeriod !== undefined) fields.budgetPeriod = options.budgetPeriod;
   if (options.rpm !== undefined) fields.rpm = options.rpm;
   if (options.tpm !== undefined) fields.tpm = options.tpm;
+  if (options.maxConcurrent !== undefined) fields.maxConcurrent = options.maxConcurrent;
   if (options.disabled !== undefined) fields.disabled = options.disabled;
   return fields;
 }

@@ -15,6 +15,8 @@ export interface GatewayUsersTable {
   budget_period: Generated<BudgetPeriod>;
   rpm: number | null;
   tpm: number | null;
+  /** Requests in flight at once; null = the rate-limit plugin's default. */
+  max_concurrent: number | null;
   created_at: string;
   updated_at: string;
   /** Integer nano-USD spent in the period starting at `budget_period_start`. */

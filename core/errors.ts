@@ -83,6 +83,7 @@ export const ERROR_CATALOG = {
   permission_denied: { status: 403, type: 'permission_error', message: 'This request is not allowed for your key.' },
   budget_exceeded: { status: 402, type: 'budget_exceeded', message: 'Your budget cannot cover this request.', headers: NO_RETRY },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached.' },
+  concurrency_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests in flight at once.', headers: { 'retry-after': '1', 'retry-after-ms': '1000' } },
   // The request.
   invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.', headers: NO_RETRY },
   request_too_large: { status: 413, type: 'invalid_request_error', message: 'Request body exceeds the gateway\'s limit.', headers: NO_RETRY },
@@ -98,6 +99,8 @@ export const ERROR_CATALOG = {
   upstream_unreachable: { status: 502, type: 'upstream_error', message: 'Could not complete the call to the upstream. Try again; if it persists the provider may be down.' },
   upstream_malformed_response: { status: 502, type: 'upstream_error', message: 'The upstream sent an answer that is not what its API documents.' },
   upstream_stream_truncated: { status: 502, type: 'upstream_error', message: 'The upstream ended the stream before the answer was complete.' },
+  upstream_busy: { status: 503, type: 'upstream_error', message: 'Every connection to the upstream is busy. Retry shortly.', headers: { 'retry-after': '1' } },
+  upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The upstream sent more than the gateway accepts for one answer (upstream.maxResponseBytes, upstream.maxStreamBytes).' },
   // The gateway itself.
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
@@ -226,10 +229,11 @@ export function upstreamError(init: { status: number; code?: string | null; mess
   });
 }
 
-/** 504: the upstream did not connect, answer or keep sending within its timeout. */
-export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' | 'body', cause?: unknown): GatewayError {
+/** 504: the upstream did not connect, answer or keep sending within its timeout, or a non-streamed call passed its deadline. */
+export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' | 'body' | 'deadline', cause?: unknown): GatewayError {
+  const what = phase === 'deadline' ? 'did not finish its answer within upstream.requestDeadlineMs' : `timed out (${phase})`;
   return gatewayError('upstream_timeout', {
-    message: `Upstream "${provider}" timed out (${phase}). Try again; if it persists the provider may be degraded.`,
+    message: `Upstream "${provider}" ${what}. Try again; if it persists the provider may be degraded.`,
     cause,
   });
 }

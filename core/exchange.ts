@@ -32,6 +32,8 @@ export interface Principal {
    * null or absent = every model. Checked by the router against the requested name.
    */
   models?: readonly string[] | null;
+  /** Requests in flight at once for this user; null or absent = the manifest default applies. */
+  maxConcurrent?: number | null;
 }
 
 /**

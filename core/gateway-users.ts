@@ -20,6 +20,8 @@ export interface GatewayUserView {
   budget_period: BudgetPeriod;
   rpm: number | null;
   tpm: number | null;
+  /** Requests in flight at once; null = the manifest default (rate-limit `defaultMaxConcurrent`). */
+  max_concurrent: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -34,6 +36,7 @@ export function toUserView(row: GatewayUser): GatewayUserView {
     budget_period: row.budget_period,
     rpm: row.rpm,
     tpm: row.tpm,
+    max_concurrent: row.max_concurrent ?? null,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -47,6 +50,7 @@ export interface UserFields {
   budgetPeriod?: BudgetPeriod;
   rpm?: number | null;
   tpm?: number | null;
+  maxConcurrent?: number | null;
   disabled?: boolean;
 }
 
@@ -62,6 +66,7 @@ export async function createGatewayUser(db: Kysely<Database>, fields: UserFields
       budget_period: fields.budgetPeriod ?? 'monthly',
       rpm: fields.rpm ?? null,
       tpm: fields.tpm ?? null,
+      max_concurrent: fields.maxConcurrent ?? null,
       created_at: now,
       updated_at: now,
     })
@@ -94,6 +99,7 @@ export async function updateGatewayUser(db: Kysely<Database>, id: number, fields
   if (fields.budgetPeriod !== undefined) set.budget_period = fields.budgetPeriod;
   if (fields.rpm !== undefined) set.rpm = fields.rpm;
   if (fields.tpm !== undefined) set.tpm = fields.tpm;
+  if (fields.maxConcurrent !== undefined) set.max_concurrent = fields.maxConcurrent;
   const row = await db.updateTable('gateway_users').set(set).where('id', '=', id).returningAll().executeTakeFirst();
   return row ? toUserView(row) : undefined;
 }

@@ -21,6 +21,7 @@ import { apiDocsRoutes } from './api-docs.ts';
 import { createAdminMount, type AdminMount } from './admin/index.ts';
 import { redirectToAdmin } from './admin/static-routes.ts';
 import { createCors } from './cors.ts';
+import { fileLimitWarning, openFilesLimit } from './connection-limits.ts';
 
 /** Reported by `GET /admin/api/me`. */
 export const GATEWAY_VERSION = '0.1.0';
@@ -64,6 +65,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const log = options.log ?? createLog(manifest.server.logLevel);
   const store = openDataDir(options.dataDir);
   const upstream = createUpstreamClient(manifest.upstream);
+  const filesLimit = openFilesLimit();
+  log.info('open-file limit', { soft: filesLimit?.soft ?? null, hard: filesLimit?.hard ?? null, maxConnections: manifest.server.maxConnections });
+  const filesWarning = fileLimitWarning(manifest.server.maxConnections, filesLimit);
+  if (filesWarning) log.warn(filesWarning);
   const plugins: Plugin<unknown>[] = [];
   let server: GatewayServer | null = null;
   let admin: AdminMount | null = null;
@@ -77,7 +82,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       clock: options.clock ?? systemClock, services: createServiceRegistry(), tokens, metrics,
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
-    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, log, tokens });
+    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });
     let origin = '';
     // Calls to itself (the admin key test) go to loopback even when listening on every interface.
     let loopbackOrigin = '';
@@ -91,6 +96,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
       pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, maxBodyBytesByDialect: manifest.server.maxBodyBytesByDialect, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
+      connections: manifest.server,
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
       cors: createCors(manifest.server.cors),

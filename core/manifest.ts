@@ -29,6 +29,16 @@ export interface ServerSettings {
   /** Body limits of single dialects (by dialect id), over `maxBodyBytes`. */
   maxBodyBytesByDialect: Record<string, number>;
   drainTimeoutMs: number;
+  /** Time a client has to send its request headers (408 and close after). */
+  headersTimeoutMs: number;
+  /** Time a client has to send its whole request, body included (408 and close after). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open. */
+  keepAliveTimeoutMs: number;
+  /** Open client connections at most; more are closed at once. */
+  maxConnections: number;
+  /** Open client connections per remote address at most; more are closed at once. */
+  maxConnectionsPerAddress: number;
   logLevel: LogLevel;
   /** CORS for browser apps on other origins (`cors.ts`); no origins = off. */
   cors: CorsSettings;
@@ -90,6 +100,11 @@ const manifestSchema: JsonSchema = {
           additionalProperties: { type: 'integer', minimum: 1024, description: 'Bytes.' },
         },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
+        headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
+        requestTimeoutMs: { type: 'integer', minimum: 100, default: 300_000, description: 'Time a client has to send its whole request, body included (408 after). Does not limit the answer. At least headersTimeoutMs.' },
+        keepAliveTimeoutMs: { type: 'integer', minimum: 100, default: 65_000, description: 'How long an idle keep-alive client connection is kept open (above the 60 s of common load balancers).' },
+        maxConnections: { type: 'integer', minimum: 1, default: 4096, description: 'Open client connections at most; further ones are closed at once. Keep it below the process\'s file-descriptor limit (logged at start).' },
+        maxConnectionsPerAddress: { type: 'integer', minimum: 1, default: 256, description: 'Open client connections per remote address at most (loopback included); further ones are closed at once.' },
         logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
         cors: {
           type: 'object',
@@ -128,8 +143,11 @@ const manifestSchema: JsonSchema = {
         connectTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'TCP/TLS connect timeout (504 upstream_timeout).' },
         headersTimeoutMs: { type: 'integer', minimum: 0, default: 120_000, description: 'Time to the upstream response headers (504).' },
         bodyTimeoutMs: { type: 'integer', minimum: 0, default: 120_000, description: 'Longest silence between two body chunks (504 before headers, error event after).' },
-        maxResponseBytes: { type: 'integer', minimum: 1024, default: 32 * 1024 * 1024, description: 'Largest non-streamed upstream body read.' },
+        maxResponseBytes: { type: 'integer', minimum: 1024, default: 16 * 1024 * 1024, description: 'Largest non-streamed upstream body read (it is held whole in memory); beyond it 502 upstream_response_too_large.' },
+        maxStreamBytes: { type: 'integer', minimum: 1024, default: 64 * 1024 * 1024, description: 'Most bytes relayed from one upstream stream; beyond it the stream ends with the dialect\'s error event (upstream_response_too_large), billed for what was sent.' },
         connectionsPerOrigin: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive pool size per upstream origin.' },
+        queueTimeoutMs: { type: 'integer', minimum: 0, default: 30_000, description: 'Longest a call waits for a connection when its origin\'s pool (connectionsPerOrigin) is full; then 503 upstream_busy. 0 = no limit.' },
+        requestDeadlineMs: { type: 'integer', minimum: 0, default: 300_000, description: 'Longest a non-streamed upstream call may take in all, headers and body (504 upstream_timeout); 0 = none. Reasoning models can take minutes.' },
       },
     },
     plugins: {
@@ -228,6 +246,11 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
   ajv.addFormat('time-zone', { type: 'string', validate: isTimeZone });
   if (!ajv.validate(manifestSchema, substituted)) issues.push(...ajvIssues(ajv.errors, ''));
+
+  const server = (substituted as { server?: Partial<ServerSettings> }).server;
+  if (server && typeof server.requestTimeoutMs === 'number' && typeof server.headersTimeoutMs === 'number' && server.requestTimeoutMs < server.headersTimeoutMs) {
+    issues.push({ pointer: '/server/requestTimeoutMs', message: `must be >= headersTimeoutMs (${server.headersTimeoutMs}): the whole request includes its headers` });
+  }
 
   const plugins = (substituted as { plugins?: unknown }).plugins;
   if (Array.isArray(plugins)) {

@@ -104,6 +104,12 @@ export interface UpstreamSettings {
   bodyTimeoutMs: number;
   maxResponseBytes: number;
   connectionsPerOrigin: number;
+  /** Longest wait for a connection of a full pool (503 `upstream_busy`); 0 = none. Default 30,000. */
+  queueTimeoutMs?: number;
+  /** Most bytes relayed from one upstream stream. Default 64 MiB. */
+  maxStreamBytes?: number;
+  /** Longest a non-streamed call may take in all (headers and body); 0 = none. Default 300,000. */
+  requestDeadlineMs?: number;
 }
 
 /**

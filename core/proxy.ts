@@ -27,6 +27,7 @@ import { completeUsage, type TokenEstimator } from './token-estimate.ts';
 import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
+import { createStreamCap, settleOversized } from './stream-cap.ts';
 
 /** Response-phase callbacks, already bound to the plugins entered for this exchange. */
 export interface ResponseHooks {
@@ -37,6 +38,8 @@ export interface ResponseHooks {
 export interface ProxyDeps {
   upstream: UpstreamClient;
   maxResponseBytes: number;
+  /** Most bytes relayed from one upstream stream (default `DEFAULT_MAX_STREAM_BYTES`). */
+  maxStreamBytes?: number;
   log: Log;
   tokens: TokenEstimator;
 }
@@ -154,12 +157,14 @@ async function relayStream(
     completeUsage(ex, deps.tokens);
     res.end(renderer.end());
   };
+  const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
     for await (const buf of body) {
       // After the upstream's end marker the client's stream is complete; the rest of the upstream body
       // is drained, not cut: breaking out would destroy it (an AbortError with a stack trace per
       // request) and lose the keep-alive connection.
       if (done) continue;
+      cap.add(buf.length);
       framer.feed(utf8.decode(buf, { stream: true }), events);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
       if (done) finish();
@@ -177,6 +182,7 @@ async function relayStream(
       finish();
     }
   } catch (err) {
+    settleOversized(ex, err, deps.tokens, deps.log);
     failStream(ex, call, res, renderer, err, deps.log);
   }
 }
@@ -193,8 +199,10 @@ async function relayNativeStream(
 ): Promise<void> {
   startStream(ex, res, hooks);
   const observer = createObserver(ex, call, hooks, deps.log);
+  const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
     for await (const buf of body) {
+      cap.add(buf.length);
       if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
       const ok = res.write(buf);
       observer.feed(buf);
@@ -202,6 +210,7 @@ async function relayNativeStream(
     }
     observer.end();
   } catch (err) {
+    settleOversized(ex, err, deps.tokens, deps.log);
     failStream(ex, call, res, renderer, err, deps.log);
     return;
   }

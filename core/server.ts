@@ -17,6 +17,7 @@ import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './rou
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './cors.ts';
+import { capConnectionsPerAddress } from './connection-limits.ts';
 
 /** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
 export interface PipelineRoute extends RouteDeclaration {
@@ -32,6 +33,8 @@ export interface GatewayServerOptions {
   /** Body limits per dialect id, over `maxBodyBytes`. */
   maxBodyBytesByDialect?: Readonly<Record<string, number>>;
   drainTimeoutMs: number;
+  /** Client-side limits (manifest `server`); Node's defaults where absent, except the per-address cap (none). */
+  connections?: Partial<ConnectionSettings>;
   /** Wall clock for `Exchange.startedAtMs` (log timestamps, key expiry); default `Date.now`. */
   clock?: Clock;
   /** Extra local routes outside the pipeline (`GET /healthz` is built in). Key: "METHOD /path". */
@@ -41,6 +44,19 @@ export interface GatewayServerOptions {
   /** CORS for `/api/*` (`cors.ts`); null or absent = off. */
   cors?: Cors | null;
 }
+
+/** Timeouts and caps on client connections, in ms and counts (manifest `server`, docs/contract.md). */
+export interface ConnectionSettings {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+}
+
+const CONNECTION_DEFAULTS: ConnectionSettings = {
+  headersTimeoutMs: 20_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096, maxConnectionsPerAddress: 256,
+};
 
 export interface GatewayServer {
   readonly server: Server;
@@ -182,8 +198,13 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       controller.abort();
     });
     running.add(controller);
+    const hasBody = dialect !== null && route.hasBody === true;
+    // An answer given before the body was read (a stranger's 401, a rate-limit 429) closes the
+    // connection: draining the rest of an unread body (up to 32 MiB) for keep-alive would make the
+    // gateway read what it refused to. loadBody lifts this once the body is read.
+    if (hasBody && !req.readableEnded) res.setHeader('connection', 'close');
     try {
-      await pipeline.run(ex, res, dialect && route.hasBody ? () => loadBody(req, ex, dialect, route) : undefined);
+      await pipeline.run(ex, res, hasBody ? () => loadBody(req, res, ex, dialect, route) : undefined);
     } finally {
       running.delete(controller);
       if (draining && running.size === 0) drainedResolve?.();
@@ -194,10 +215,12 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
    * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed).
    * A refused body (400, 413) closes the connection when part of it was left unread.
    */
-  async function loadBody(req: IncomingMessage, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
+  async function loadBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
     const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
     try {
-      const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation, req.headers);
+      const text = await readRequestBody(req, maxBodyBytes);
+      res.removeHeader('connection');
+      const parsed = dialect.parseRequest(parseJsonBody(text), route.operation, req.headers);
       ex.request = parsed.canonical;
       ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
@@ -210,9 +233,18 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     }
   }
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+  const limits = { ...CONNECTION_DEFAULTS, ...options.connections };
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    // Node checks both timeouts on this interval (30 s by default, far coarser than a short headers timeout).
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs),
+  }, (req, res) => {
     void handle(req, res);
   });
+  server.maxConnections = limits.maxConnections;
+  capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
 
   let shutdownPromise: Promise<void> | null = null;
   async function drainAndClose(): Promise<void> {

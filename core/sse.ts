@@ -5,7 +5,18 @@
  */
 import { createParser } from 'eventsource-parser';
 import type { FramedEvent } from './upstream-call.ts';
-import type { ErrorBody } from './errors.ts';
+import { gatewayError, type ErrorBody } from './errors.ts';
+
+/**
+ * Longest single event (or NDJSON line) a framer buffers, in characters: 8 Mi. An upstream that sends
+ * an event without its end would otherwise grow the buffer until the stream's byte cap; a real event
+ * (one chunk of an answer) is a few KiB.
+ */
+export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
+
+function eventTooLarge(maxEventChars: number) {
+  return gatewayError('upstream_response_too_large', { message: `The upstream sent a stream event longer than ${maxEventChars} characters.` });
+}
 
 /** Incremental framer: feed decoded text as it arrives; complete events are appended to `out`. */
 export interface Framer {
@@ -14,18 +25,28 @@ export interface Framer {
   end(out: FramedEvent[]): void;
 }
 
-/** Creates an SSE framer. Comment lines (`: keep-alive`) are skipped. */
-export function createSseFramer(): Framer {
+/**
+ * Creates an SSE framer. Comment lines (`: keep-alive`) are skipped. `feed` throws `GatewayError`
+ * `upstream_response_too_large` (502) once one event exceeds `maxEventChars`.
+ */
+export function createSseFramer(maxEventChars = MAX_EVENT_CHARS): Framer {
   let sink: FramedEvent[] = [];
+  let overflow = false;
   const parser = createParser({
+    maxBufferSize: maxEventChars,
     onEvent: (message) => {
       sink.push({ event: message.event, data: message.data });
+    },
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') overflow = true;
     },
   });
   return {
     feed(text, out) {
+      if (overflow) throw eventTooLarge(maxEventChars);
       sink = out;
       parser.feed(text);
+      if (overflow) throw eventTooLarge(maxEventChars);
     },
     end(out) {
       // The spec drops an event cut off before its blank line; upstreams that close right after their
@@ -37,8 +58,8 @@ export function createSseFramer(): Framer {
   };
 }
 
-/** Creates an NDJSON framer: one event per non-empty line. */
-export function createNdjsonFramer(): Framer {
+/** Creates an NDJSON framer: one event per non-empty line. `feed` throws like the SSE framer's beyond `maxEventChars`. */
+export function createNdjsonFramer(maxEventChars = MAX_EVENT_CHARS): Framer {
   let pending = '';
   return {
     feed(text, out) {
@@ -51,6 +72,7 @@ export function createNdjsonFramer(): Framer {
         start = nl + 1;
       }
       pending = pending.slice(start);
+      if (pending.length > maxEventChars) throw eventTooLarge(maxEventChars);
     },
     end(out) {
       const line = pending.trim();

@@ -7,22 +7,24 @@
  *
  * Message overhead follows OpenAI's cookbook "How to count tokens with tiktoken": 3 tokens per
  * message, 1 per `name`, 3 to prime the reply. Images count as 765 tokens (a high-detail 1024×1024
- * image) because their size is unknown here. A string longer than `EXACT_CHARS_MAX` is counted as
- * ⌈chars / 3⌉ (above the ~4 chars per token of prose) so a huge prompt never blocks the event loop.
+ * image) because their size is unknown here.
+ *
+ * Each request's count is bounded in work (`bounded-token-count.ts`): exact for small texts, sampled
+ * and extrapolated beyond a budget of a few ms, so a huge or adversarial prompt (a 50,000-character CJK
+ * run, which the BPE takes ~10 s over) never blocks the event loop; the error bound is stated there.
  */
 import type { ChatCompletionRequest, ChatMessage, TokenCounts } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import { isTokenInput, type EmbeddingRequest } from './embedding-types.ts';
+import { createTokenMeter } from './bounded-token-count.ts';
 
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_NAME = 1;
 const REPLY_PRIMING_TOKENS = 3;
 const IMAGE_TOKENS = 765;
-/** Beyond this many characters a string is estimated, not tokenized (tokenizing costs ~1.7 µs/token). */
-export const EXACT_CHARS_MAX = 50_000;
 
 export interface TokenEstimator {
-  /** Tokens in `text`. */
+  /** Tokens in `text` (bounded work: exact when small, estimated beyond the budget). */
   count(text: string): number;
   /**
    * Prompt tokens of the canonical `ex.request` (or, for an embeddings call, of `ex.embedding`'s
@@ -36,20 +38,20 @@ export interface TokenEstimator {
 /** Loads the tokenizer (its merge table is ~2 MB; about 150 ms once per process). */
 export async function loadTokenEstimator(): Promise<TokenEstimator> {
   const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
-  const count = (text: string): number => {
-    if (!text) return 0;
-    return text.length > EXACT_CHARS_MAX ? Math.ceil(text.length / 3) : countTokens(text);
-  };
+  // One meter per count: the budget bounds the work of a whole request, not of each string.
+  const meter = () => createTokenMeter(countTokens);
   return {
-    count,
+    count: (text) => meter().count(text),
     promptTokens(ex) {
       if (ex.promptTokensEstimate === null) {
+        const m = meter();
+        const count = (text: string) => m.count(text);
         ex.promptTokensEstimate = ex.embedding ? embeddingTokens(ex.embedding, count) : ex.request ? requestTokens(ex.request, count) : 0;
       }
       return ex.promptTokensEstimate;
     },
     completionTokens(ex) {
-      return count(ex.generated.join(''));
+      return meter().count(ex.generated.join(''));
     },
   };
 }

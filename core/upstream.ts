@@ -7,7 +7,8 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
-import { GatewayError, upstreamError, upstreamTimeout } from './errors.ts';
+import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
+import { queueTimer, raceQueue, reportDispatch } from './upstream-queue.ts';
 
 export interface UpstreamResponse {
   statusCode: number;
@@ -24,6 +25,12 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
+/** `UpstreamSettings.requestDeadlineMs` when absent: 5 minutes, for reasoning models' long non-streamed answers. */
+export const DEFAULT_REQUEST_DEADLINE_MS = 300_000;
+
+/** `UpstreamSettings.queueTimeoutMs` when absent: 30 s waiting for a pool connection, then 503 `upstream_busy`. */
+export const DEFAULT_QUEUE_TIMEOUT_MS = 30_000;
+
 /** Creates the gateway's upstream client. Timeouts in ms; 0 disables a timeout. */
 export function createUpstreamClient(settings: Readonly<UpstreamSettings>): UpstreamClient {
   const agent = new Agent({
@@ -32,20 +39,31 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     keepAliveTimeout: 30_000,
     headersTimeout: settings.headersTimeoutMs,
     bodyTimeout: settings.bodyTimeoutMs,
-  });
+  }).compose(reportDispatch);
+
+  const queueTimeoutMs = settings.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS;
+  const deadlineMs = settings.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
 
   async function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+    // A non-streamed answer arrives whole or not at all, so it gets one deadline for headers and
+    // body; a stream's silence is bounded by bodyTimeoutMs instead (it may legitimately last long).
+    const stream = (call as { stream?: boolean }).stream === true;
+    const deadline = !stream && deadlineMs > 0 ? AbortSignal.timeout(deadlineMs) : null;
+    const queue = queueTimer(call.provider, queueTimeoutMs);
+    const signals = [signal, deadline, queue.signal].filter((s): s is AbortSignal => s != null);
+    const combined = signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? null);
     try {
-      const res = await agent.request({
+      const res = await raceQueue(agent.request({
+        ...queue.options,
         origin: call.origin,
         path: call.path,
         method: call.method,
         headers: call.headers,
         body: call.body,
-        signal: signal ?? null,
+        signal: combined,
         headersTimeout: settings.headersTimeoutMs,
         bodyTimeout: settings.bodyTimeoutMs,
-      });
+      }), queue.signal);
       return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       throw transportError(call.provider, err);
@@ -72,7 +90,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
   return { send, getJson, close: () => agent.close() };
 }
 
-/** Reads a whole (bounded) body as UTF-8. Throws 502 when it exceeds `maxBytes`. */
+/** Reads a whole (bounded) body as UTF-8. Throws 502 `upstream_response_too_large` when it exceeds `maxBytes`. */
 export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
@@ -80,7 +98,9 @@ export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number
     for await (const part of body) {
       size += part.length;
       if (size > maxBytes) {
-        throw upstreamError({ status: 502, message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes.` });
+        throw gatewayError('upstream_response_too_large', {
+          message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
+        });
       }
       parts.push(part);
     }
@@ -93,6 +113,8 @@ export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number
 /** Maps an undici / socket failure to the contract's error. GatewayErrors pass through. */
 export function transportError(provider: string, err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  // The deadline of a non-streamed call (AbortSignal.timeout): undici fails with the signal's reason.
+  if ((err as { name?: string } | null)?.name === 'TimeoutError') return upstreamTimeout(provider, 'deadline', err);
   const code = (err as { code?: string } | null)?.code;
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':

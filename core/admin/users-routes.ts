@@ -89,7 +89,7 @@ export async function requireUser(ctx: AdminContext, rawId: string | undefined):
   return user;
 }
 
-const USER_FIELDS = ['name', 'email', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'disabled'] as const;
+const USER_FIELDS = ['name', 'email', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'disabled'] as const;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** The user fields of a create (`name` required) or PATCH body (all optional). */
@@ -110,6 +110,7 @@ function readUserFields(raw: unknown, creating: boolean): UserFields {
     budgetPeriod: enumField(body, 'budget_period', BUDGET_PERIODS),
     rpm: numberField(body, 'rpm', limit),
     tpm: numberField(body, 'tpm', limit),
+    maxConcurrent: numberField(body, 'max_concurrent', limit),
     disabled: booleanField(body, 'disabled'),
   };
 }

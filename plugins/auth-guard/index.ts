@@ -65,7 +65,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     store.db
       .selectFrom('api_keys as k')
       .innerJoin('gateway_users as u', 'u.id', 'k.gateway_user_id')
-      .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models'])
+      .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models'])
       .where('k.key_hash', '=', ''),
   );
   const touch = prepareQuery(store.sqlite, store.db.updateTable('api_keys').set({ last_used_at: '' }).where('id', '=', 0));
@@ -90,7 +90,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     const row = lookup.get(hash);
     const record: KeyRecord | false = row
       ? {
-          principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models) },
+          principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models), maxConcurrent: row.max_concurrent },
           expiresAtMs: row.expires_at ? Date.parse(row.expires_at) : null,
           revoked: row.revoked_at !== null,
           userDisabled: row.disabled === 1,

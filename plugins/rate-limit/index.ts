@@ -10,6 +10,11 @@
  * was forwarded); requests are never given back. Every limited chat response carries the contract's
  * `x-ratelimit-*` headers, showing the limit with less remaining when the user's and the key's both apply.
  *
+ * Concurrency: model calls in flight at once per user (its `max_concurrent`, else the manifest's
+ * `defaultMaxConcurrent`) and per key (`maxConcurrentPerKey`), checked with the rates and given back
+ * when the response ends (`concurrency.ts`); beyond it 429 `concurrency_limit_exceeded` with
+ * `retry-after: 1` and `x-ratelimit-{limit,remaining}-concurrency`.
+ *
  * State is in memory: limits restart full when the gateway restarts. A user whose limit is changed
  * starts with a full bucket at the new limit.
  */
@@ -17,12 +22,13 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
-import { rateLimitExceeded } from '../../core/errors.ts';
+import { gatewayError, rateLimitExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { createGcraLimiter, type GcraDecision, type GcraLimiter } from './gcra.ts';
 import { setRateLimitHeaders, tighterOf } from './headers.ts';
 import type { LimitState, RateLimitService } from '../../core/services.ts';
 import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
+import { createInFlightCounter } from './concurrency.ts';
 
 const PERIOD_MS = 60_000;
 
@@ -41,6 +47,15 @@ interface AppliedLimit {
 interface ExchangeState {
   /** Token units taken in onRequest, to settle when the response ends. */
   reserved: Array<{ limiter: GcraLimiter; key: string; units: number }>;
+  /** In-flight slots taken in onRequest, given back when the response ends. */
+  slots: string[];
+}
+
+/** One concurrency limit that applies to a caller. */
+interface ConcurrencySlot {
+  scope: Scope;
+  limit: number;
+  key: string;
 }
 
 function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<ExchangeState> {
@@ -51,6 +66,27 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     let limiter = limiters.get(id);
     if (!limiter) limiters.set(id, (limiter = createGcraLimiter({ limit, periodMs: PERIOD_MS })));
     return limiter;
+  }
+
+  const inFlight = createInFlightCounter();
+
+  function slotsOf(principal: Principal): ConcurrencySlot[] {
+    const slots: ConcurrencySlot[] = [];
+    const userLimit = principal.maxConcurrent ?? config.defaultMaxConcurrent;
+    if (userLimit !== null) slots.push({ scope: 'user', limit: userLimit, key: `user:${principal.gatewayUserId}` });
+    if (config.maxConcurrentPerKey !== null) slots.push({ scope: 'key', limit: config.maxConcurrentPerKey, key: `key:${principal.apiKeyId}` });
+    return slots;
+  }
+
+  /** Throws 429 `concurrency_limit_exceeded` when a slot is full; takes nothing. */
+  function checkConcurrency(slots: readonly ConcurrencySlot[]): void {
+    const full = slots.find((slot) => inFlight.count(slot.key) >= slot.limit);
+    if (!full) return;
+    const whose = full.scope === 'user' ? 'your gateway user' : 'this API key';
+    throw gatewayError('concurrency_limit_exceeded', {
+      message: `Too many requests in flight: ${whose} may have ${full.limit} at once (streams count until they end). Retry when one finishes.`,
+      headers: { 'x-ratelimit-limit-concurrency': String(full.limit), 'x-ratelimit-remaining-concurrency': '0' },
+    });
   }
 
   function limitsOf(principal: Principal): AppliedLimit[] {
@@ -91,6 +127,33 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
       + `Retry in ${retrySec} s, or ask for fewer output tokens.`;
   }
 
+  /** Checks every rpm/tpm limit, then takes from all of them (throws 429 before taking any). */
+  function takeRates(ex: Exchange, principal: Principal, state: ExchangeState): void {
+    const applied = limitsOf(principal);
+    if (applied.length === 0) return;
+    const nowMs = ctx.clock();
+    const reservation = applied.some((a) => a.dimension === 'tokens') ? reservationOf(ex) : 0;
+    const costOf = (a: AppliedLimit) => (a.dimension === 'requests' ? 1 : reservation);
+
+    // Check every limit before taking from any, so a refusal leaves all of them untouched.
+    let refusal: { limit: AppliedLimit; decision: GcraDecision } | null = null;
+    for (const limit of applied) {
+      const decision = limit.limiter.check(limit.key, costOf(limit), nowMs);
+      if (!decision.allowed && (!refusal || decision.retryAfterMs > refusal.decision.retryAfterMs)) refusal = { limit, decision };
+    }
+    if (refusal) {
+      const headers = headersOf(applied, applied.map((a) => stateOf(a, a.limiter.peek(a.key, nowMs))));
+      throw rateLimitExceeded(refusalMessage(refusal.limit, refusal.decision, reservation), refusal.decision.retryAfterMs, headers);
+    }
+
+    const states = applied.map((limit) => {
+      const decision = limit.limiter.tryTake(limit.key, costOf(limit), nowMs);
+      if (limit.dimension === 'tokens') state.reserved.push({ limiter: limit.limiter, key: limit.key, units: decision.cost });
+      return stateOf(limit, decision);
+    });
+    Object.assign(ex.responseHeaders, headersOf(applied, states));
+  }
+
   const service: RateLimitService = {
     statusOf(principal) {
       const nowMs = ctx.clock();
@@ -103,34 +166,19 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   return {
     name: 'rate-limit',
-    createState: () => ({ reserved: [] }),
+    createState: () => ({ reserved: [], slots: [] }),
     onRequest(ex, state) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
-      const applied = limitsOf(ex.principal);
-      if (applied.length === 0) return;
-      const nowMs = ctx.clock();
-      const reservation = applied.some((a) => a.dimension === 'tokens') ? reservationOf(ex) : 0;
-      const costOf = (a: AppliedLimit) => (a.dimension === 'requests' ? 1 : reservation);
-
-      // Check every limit before taking from any, so a refusal leaves all of them untouched.
-      let refusal: { limit: AppliedLimit; decision: GcraDecision } | null = null;
-      for (const limit of applied) {
-        const decision = limit.limiter.check(limit.key, costOf(limit), nowMs);
-        if (!decision.allowed && (!refusal || decision.retryAfterMs > refusal.decision.retryAfterMs)) refusal = { limit, decision };
+      const slots = slotsOf(ex.principal);
+      checkConcurrency(slots);
+      takeRates(ex, ex.principal, state);
+      for (const slot of slots) {
+        inFlight.take(slot.key);
+        state.slots.push(slot.key);
       }
-      if (refusal) {
-        const headers = headersOf(applied, applied.map((a) => stateOf(a, a.limiter.peek(a.key, nowMs))));
-        throw rateLimitExceeded(refusalMessage(refusal.limit, refusal.decision, reservation), refusal.decision.retryAfterMs, headers);
-      }
-
-      const states = applied.map((limit) => {
-        const decision = limit.limiter.tryTake(limit.key, costOf(limit), nowMs);
-        if (limit.dimension === 'tokens') state.reserved.push({ limiter: limit.limiter, key: limit.key, units: decision.cost });
-        return stateOf(limit, decision);
-      });
-      Object.assign(ex.responseHeaders, headersOf(applied, states));
     },
     onResponseEnd(ex, state) {
+      for (const key of state.slots.splice(0)) inFlight.release(key);
       if (state.reserved.length === 0) return;
       const actual = ex.usage ? ex.usage.promptTokens + ex.usage.completionTokens : 0;
       const nowMs = ctx.clock();

@@ -33,6 +33,10 @@ describe('tollgate users', () => {
     assert.match(human.stdout, /^ID\s+NAME\s+EMAIL/);
     assert.match(human.stdout, /ada@example\.com/);
 
+    assert.equal(updated.max_concurrent, null);
+    const capped = await cliJson<Record<string, unknown>>(['users', 'update', id, '--max-concurrent', '8'], { dataDir });
+    assert.equal(capped.max_concurrent, 8);
+
     assert.deepEqual(await cliJson(['users', 'delete', 'ada'], { dataDir }), { id: Number(id), deleted: true });
     assert.deepEqual(await cliJson(['users', 'list'], { dataDir }), []);
   });

@@ -316,12 +316,13 @@ describe('config schema', () => {
   const validate = (config: Record<string, unknown>) =>
     validateManifest({ plugins: [{ name: 'rate-limit', config }, { name: 'provider-router', config: { providers: {} } }] }, pluginRegistry, { env: {} });
 
-  test('an empty config means no default limits and a 4096-token output reservation', () => {
-    assert.deepEqual(validate({}).plugins[0]!.config, { defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096 });
+  test('an empty config means no default rate limits, 64 requests in flight per user and a 4096-token output reservation', () => {
+    assert.deepEqual(validate({}).plugins[0]!.config, { defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, defaultMaxConcurrent: 64, maxConcurrentPerKey: null });
   });
 
   test('explicit values are kept', () => {
-    assert.deepEqual(validate({ defaultRpm: 60, defaultTpm: null, maxOutputTokensEstimate: 1 }).plugins[0]!.config, { defaultRpm: 60, defaultTpm: null, maxOutputTokensEstimate: 1 });
+    const config = { defaultRpm: 60, defaultTpm: null, maxOutputTokensEstimate: 1, defaultMaxConcurrent: null, maxConcurrentPerKey: 3 };
+    assert.deepEqual(validate(config).plugins[0]!.config, config);
   });
 
   const rejected: Array<[Record<string, unknown>, string]> = [

@@ -1,0 +1,68 @@
+/**
+ * The bounded token count: exact for small texts, bounded work and a stated error beyond the budget
+ * (issue 14, item 2). The counter is the real o200k tokenizer.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CHUNK_CHARS, NON_ASCII_UNITS, chunkEnd, createTokenMeter } from '../../core/bounded-token-count.ts';
+
+const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+let seed = 11;
+const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+/** A run of CJK characters without punctuation: one pre-token, the BPE's quadratic case. */
+const cjkRun = (chars: number) => Array.from({ length: chars }, () => String.fromCharCode(0x4e00 + Math.floor(random() * 3000))).join('');
+const prose = 'The gateway counts tokens locally when the upstream reports no usage, and a budget reserves them before forwarding. ';
+
+/** `countTokens` that also adds up the units of work it was given. */
+function meteredCounter() {
+  const spent = { units: 0, calls: 0 };
+  const count = (text: string) => {
+    spent.calls++;
+    for (let i = 0; i < text.length; i++) spent.units += text.charCodeAt(i) < 128 ? 1 : NON_ASCII_UNITS;
+    return countTokens(text);
+  };
+  return { count, spent };
+}
+
+test('counts a small text exactly', () => {
+  const meter = createTokenMeter(countTokens);
+  for (const text of ['hi', prose, prose.repeat(20), '你好，世界。今天天气很好。', JSON.stringify({ a: [1, 2, 3], b: 'x' })]) {
+    assert.equal(meter.count(text), countTokens(text), text.slice(0, 30));
+  }
+  assert.equal(meter.estimated, false);
+});
+
+test('never hands the tokenizer more than its budgets, whatever the size of the request', () => {
+  const { count, spent } = meteredCounter();
+  const budget = { exactBudgetUnits: 20_000, sampleBudgetUnits: 10_000 };
+  const meter = createTokenMeter(count, budget);
+  for (let i = 0; i < 5; i++) meter.count(cjkRun(20_000));
+  meter.count(prose.repeat(2_000));
+  assert.ok(spent.units <= budget.exactBudgetUnits + budget.sampleBudgetUnits, `spent ${spent.units} units`);
+  assert.equal(meter.estimated, true);
+});
+
+test('estimates a CJK run beyond the budget within 5% of the exact count', () => {
+  const text = cjkRun(6_000);
+  const exact = countTokens(text);
+  const estimate = createTokenMeter(countTokens, { exactBudgetUnits: 12_000, sampleBudgetUnits: 12_000 }).count(text);
+  assert.ok(Math.abs(estimate - exact) / exact < 0.05, `estimate ${estimate} vs exact ${exact}`);
+});
+
+test('estimates English beyond the budget within 5% of the exact count', () => {
+  const words = prose.split(' ');
+  const text = Array.from({ length: 20_000 }, () => words[Math.floor(random() * words.length)]).join(' ');
+  const exact = countTokens(text);
+  const estimate = createTokenMeter(countTokens, { exactBudgetUnits: 10_000, sampleBudgetUnits: 5_000 }).count(text);
+  assert.ok(Math.abs(estimate - exact) / exact < 0.05, `estimate ${estimate} vs exact ${exact}`);
+});
+
+test('cuts chunks before a whitespace when one is near, and never inside a surrogate pair', () => {
+  const words = 'word '.repeat(100);
+  const end = chunkEnd(words, 0);
+  assert.ok(end <= CHUNK_CHARS && end > CHUNK_CHARS / 2);
+  assert.equal(words[end], ' ');
+  const emoji = 'a' + '😀'.repeat(200);
+  const cut = chunkEnd(emoji, 0);
+  assert.ok(!(emoji.charCodeAt(cut - 1) >= 0xd800 && emoji.charCodeAt(cut - 1) <= 0xdbff), 'cut after a high surrogate');
+});
