@@ -60,7 +60,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { manifest, registry } = options;
   const env = options.env ?? process.env;
   const log = options.log ?? createLog(manifest.server.logLevel);
-  const store = openDataDir(options.dataDir);
+  const store = openDataDir(options.dataDir, log);
   const upstream = createUpstreamClient(manifest.upstream);
   const plugins: Plugin<unknown>[] = [];
   let server: GatewayServer | null = null;
