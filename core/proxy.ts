@@ -12,8 +12,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
-import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta } from './chat-types.ts';
-import { tokenCountsOf } from './chat-types.ts';
+import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta, Usage } from './chat-types.ts';
+import { invalidUsageField, MAX_REPORTED_TOKENS, tokenCountsOf } from './chat-types.ts';
 import type { DecodedChunk, FramedEvent, StreamDecoder, UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient } from './upstream.ts';
 import { readBodyText, transportError } from './upstream.ts';
@@ -60,8 +60,37 @@ function streamHeaders(ex: Exchange): Record<string, string> {
   return { 'content-type': dialectOf(ex).streamContentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-request-id': ex.id };
 }
 
+/** The response hooks plus where the upstream's usage reports go (`createUsageReader`). */
+interface ObservingHooks extends ResponseHooks {
+  usage(ex: Exchange, report: Usage): void;
+}
+
+/**
+ * Takes upstream usage reports into `ex.usage`. A report with a field that is not a sane token count
+ * (`invalidUsageField`: a negative, fractional or huge number, e.g. `completion_tokens: 1e22`) is
+ * treated as missing, so `completeUsage` counts the exchange locally, and is logged once per exchange
+ * with the provider, model and field (never the body). A later sane report replaces it.
+ */
+function createUsageReader(call: UpstreamCall, log: Log): ObservingHooks['usage'] {
+  let warned = false;
+  return (ex, report) => {
+    const invalid = invalidUsageField(report);
+    if (!invalid) {
+      ex.usage = tokenCountsOf(report);
+      return;
+    }
+    ex.usage = null;
+    if (warned) return;
+    warned = true;
+    log.warn('upstream usage report is not a sane token count; counting tokens locally', {
+      requestId: ex.id, provider: call.provider, model: ex.modelServed ?? ex.target?.model ?? null,
+      field: invalid.field, value: String(invalid.value).slice(0, 40), maxTokens: MAX_REPORTED_TOKENS,
+    });
+  };
+}
+
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
-export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
+export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerResponse, responseHooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
   const upstream = await deps.upstream.send(call, ex.signal);
   ex.upstreamStatus = upstream.statusCode;
   if (upstream.statusCode < 200 || upstream.statusCode > 299) {
@@ -73,6 +102,7 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
     throw error;
   }
   const renderer = dialectOf(ex).createRenderer(ex);
+  const hooks: ObservingHooks = { start: responseHooks.start, chunk: responseHooks.chunk, usage: createUsageReader(call, deps.log) };
   try {
     if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
@@ -85,14 +115,14 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
 }
 
 async function relayCompletion(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
   ex.modelServed = completion.model || null;
-  if (completion.usage) ex.usage = tokenCountsOf(completion.usage);
+  if (completion.usage) hooks.usage(ex, completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {
     for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
     completeUsage(ex, deps.tokens);
@@ -125,7 +155,7 @@ function failStream(ex: Exchange, call: UpstreamCall, res: ServerResponse, rende
 }
 
 /** Sends a stream's headers: status 200 known to the response hooks, then the headers flushed at once. */
-function startStream(ex: Exchange, res: ServerResponse, hooks: ResponseHooks): void {
+function startStream(ex: Exchange, res: ServerResponse, hooks: ObservingHooks): void {
   ex.status = 200;
   hooks.start(ex);
   res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
@@ -133,7 +163,7 @@ function startStream(ex: Exchange, res: ServerResponse, hooks: ResponseHooks): v
 }
 
 async function relayStream(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   startStream(ex, res, hooks);
@@ -183,7 +213,7 @@ async function relayStream(
  * recorded for the log; a stream cut short ends with the dialect's error event.
  */
 async function relayNativeStream(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   startStream(ex, res, hooks);
@@ -211,7 +241,7 @@ interface StreamObserver {
 }
 
 /** Decodes a relayed stream for accounting only. Its own failures never disturb the relay. */
-function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, log: Log): StreamObserver {
+function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks, log: Log): StreamObserver {
   const framer = framerFor(call);
   const decoder = call.codec.createStreamDecoder();
   const utf8 = new TextDecoder('utf-8');
@@ -272,7 +302,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, 
  */
 function decodeAll(
   decoder: StreamDecoder, events: FramedEvent[], chunks: DecodedChunk[],
-  write: (out: string) => void, ex: Exchange, hooks: ResponseHooks, renderer: ResponseRenderer,
+  write: (out: string) => void, ex: Exchange, hooks: ObservingHooks, renderer: ResponseRenderer,
 ): boolean {
   let done = false;
   try {
@@ -291,15 +321,15 @@ function decodeAll(
 }
 
 /** Observes one canonical chunk: the served model, generated text, usage, then the chunk hooks. */
-function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ResponseHooks): void {
+function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
   if (ex.modelServed === null && chunk.model) ex.modelServed = chunk.model;
   for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
-  if (chunk.usage) ex.usage = tokenCountsOf(chunk.usage);
+  if (chunk.usage) hooks.usage(ex, chunk.usage);
   hooks.chunk(ex, chunk);
 }
 
 /** Observes decoded chunks and renders them in the exchange's dialect (one string per upstream read). */
-function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ResponseHooks, renderer: ResponseRenderer): string {
+function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ObservingHooks, renderer: ResponseRenderer): string {
   let out = '';
   for (const decoded of chunks) {
     observeChunk(ex, decoded.chunk, hooks);
