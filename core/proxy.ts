@@ -21,6 +21,7 @@ import { createNdjsonFramer, createSseFramer, type Framer } from './sse.ts';
 import { GatewayError, toGatewayError } from './errors.ts';
 import type { Log } from './log.ts';
 import { completeUsage, type TokenEstimator } from './token-estimate.ts';
+import { createByteRedactor, credentialsOf, redactError, redactText } from './redact.ts';
 import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
 
@@ -63,6 +64,8 @@ function streamHeaders(ex: Exchange): Record<string, string> {
 /** The response hooks plus where the upstream's usage reports go (`createUsageReader`). */
 interface ObservingHooks extends ResponseHooks {
   usage(ex: Exchange, report: Usage): void;
+  /** The call's credentials (`credentialsOf`), redacted from every upstream text. */
+  secrets: readonly string[];
 }
 
 /**
@@ -93,16 +96,18 @@ function createUsageReader(call: UpstreamCall, log: Log): ObservingHooks['usage'
 export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerResponse, responseHooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
   const upstream = await deps.upstream.send(call, ex.signal);
   ex.upstreamStatus = upstream.statusCode;
+  // An upstream may quote the key it was sent; no upstream text reaches the client or the log with it.
+  const secrets = credentialsOf(call);
   if (upstream.statusCode < 200 || upstream.statusCode > 299) {
-    const text = await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => '');
-    const error = call.codec.decodeError(upstream.statusCode, text, upstream.headers);
+    const text = redactText(await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => ''), secrets);
+    const error = redactError(call.codec.decodeError(upstream.statusCode, text, upstream.headers), secrets);
     // The client speaks the upstream's dialect: its own words and status go back unchanged, except
     // where they could quote the credential (401, 403) or are not the upstream's error body.
     if (call.passthrough && relayable(upstream.statusCode, text)) throw error.relayed(upstream.statusCode, text);
     throw error;
   }
   const renderer = dialectOf(ex).createRenderer(ex);
-  const hooks: ObservingHooks = { start: responseHooks.start, chunk: responseHooks.chunk, usage: createUsageReader(call, deps.log) };
+  const hooks: ObservingHooks = { start: responseHooks.start, chunk: responseHooks.chunk, usage: createUsageReader(call, deps.log), secrets };
   try {
     if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
@@ -118,7 +123,7 @@ async function relayCompletion(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
-  const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
+  const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
   ex.modelServed = completion.model || null;
@@ -144,10 +149,17 @@ function framerFor(call: UpstreamCall): Framer {
   return call.codec.framing === 'sse' ? createSseFramer() : createNdjsonFramer();
 }
 
+/** Redacts the call's credentials from framed events before they are decoded (and rendered or thrown). */
+function redactEvents(events: FramedEvent[], secrets: readonly string[]): void {
+  for (const event of events) event.data = redactText(event.data, secrets);
+}
+
 /** Ends a stream that failed after its headers were sent with the dialect's error event. */
-function failStream(ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log): void {
+function failStream(
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log, secrets: readonly string[],
+): void {
   if (ex.clientAborted || res.destroyed || res.writableEnded) return;
-  const gatewayError = toGatewayError(transportError(call.provider, err));
+  const gatewayError = redactError(toGatewayError(transportError(call.provider, err)), secrets);
   if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') log.error('stream relay failed', { requestId: ex.id, err });
   ex.status = gatewayError.status;
   ex.errorCode = gatewayError.code;
@@ -186,6 +198,7 @@ async function relayStream(
       // request) and lose the keep-alive connection.
       if (done) continue;
       framer.feed(utf8.decode(buf, { stream: true }), events);
+      redactEvents(events, hooks.secrets);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
       if (done) finish();
       else if (res.writableNeedDrain) await drained(res);
@@ -193,6 +206,7 @@ async function relayStream(
     if (!done) {
       framer.feed(utf8.decode(), events);
       framer.end(events);
+      redactEvents(events, hooks.secrets);
       if (!decodeAll(decoder, events, chunks, write, ex, hooks, renderer)) {
         decoder.finish(chunks);
         const out = renderChunks(ex, chunks, hooks, renderer);
@@ -202,7 +216,7 @@ async function relayStream(
       finish();
     }
   } catch (err) {
-    failStream(ex, call, res, renderer, err, deps.log);
+    failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
   }
 }
 
@@ -218,16 +232,21 @@ async function relayNativeStream(
 ): Promise<void> {
   startStream(ex, res, hooks);
   const observer = createObserver(ex, call, hooks, deps.log);
+  // The upstream's bytes go out unchanged except for the call's credentials, were it to quote them.
+  const redactor = createByteRedactor(hooks.secrets);
+  const relay = async (buf: Buffer) => {
+    if (buf.length === 0) return;
+    if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
+    const ok = res.write(buf);
+    observer.feed(buf);
+    if (!ok && res.writableNeedDrain) await drained(res);
+  };
   try {
-    for await (const buf of body) {
-      if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
-      const ok = res.write(buf);
-      observer.feed(buf);
-      if (!ok && res.writableNeedDrain) await drained(res);
-    }
+    for await (const buf of body) await relay(redactor.push(buf));
+    await relay(redactor.end());
     observer.end();
   } catch (err) {
-    failStream(ex, call, res, renderer, err, deps.log);
+    failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
     return;
   }
   completeUsage(ex, deps.tokens);
