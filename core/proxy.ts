@@ -113,9 +113,9 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
     else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
     else await relayStream(ex, call, res, hooks, renderer, upstream.body, deps);
   } finally {
-    // The upstream accepted the request, so it bills it: a client that left is billed for what was
-    // generated so far, counted locally.
-    if (ex.clientAborted) completeUsage(ex, deps.tokens);
+    // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
+    // cut, is billed for what was generated so far, counted locally.
+    if (ex.clientAborted || shutdownCut(ex) !== null) completeUsage(ex, deps.tokens);
   }
 }
 
@@ -149,6 +149,12 @@ function framerFor(call: UpstreamCall): Framer {
   return call.codec.framing === 'sse' ? createSseFramer() : createNdjsonFramer();
 }
 
+/** The `gateway_shutdown` error the server aborted this exchange with (drain timeout), or null. */
+function shutdownCut(ex: Exchange): GatewayError | null {
+  const reason: unknown = ex.signal.aborted ? ex.signal.reason : null;
+  return reason instanceof GatewayError && reason.code === 'gateway_shutdown' ? reason : null;
+}
+
 /** Redacts the call's credentials from framed events before they are decoded (and rendered or thrown). */
 function redactEvents(events: FramedEvent[], secrets: readonly string[]): void {
   for (const event of events) event.data = redactText(event.data, secrets);
@@ -159,7 +165,7 @@ function failStream(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log, secrets: readonly string[],
 ): void {
   if (ex.clientAborted || res.destroyed || res.writableEnded) return;
-  const gatewayError = redactError(toGatewayError(transportError(call.provider, err)), secrets);
+  const gatewayError = shutdownCut(ex) ?? redactError(toGatewayError(transportError(call.provider, err)), secrets);
   if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') log.error('stream relay failed', { requestId: ex.id, err });
   ex.status = gatewayError.status;
   ex.errorCode = gatewayError.code;
