@@ -9,9 +9,16 @@ export function addDataDirOption(command: Command): Command {
   return command.option('--data-dir <dir>', 'data directory (default: $TOLLGATE_DATA_DIR or ./data)');
 }
 
+/** Warnings of opening the data dir (permissions tightened), as `warning: <what> <fields>` lines on stderr. */
+const stderrWarnings = {
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    process.stderr.write(`warning: ${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
+  },
+};
+
 /** Opens the store for one command and closes it afterwards. */
 export async function withStore<T>(options: { dataDir?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = openDataDir(resolveDataDir(options.dataDir));
+  const store = openDataDir(resolveDataDir(options.dataDir), stderrWarnings);
   try {
     return await fn(store);
   } finally {

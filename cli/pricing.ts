@@ -9,6 +9,7 @@ import {
   deletePrice, importPrices, listPrices, PriceValidationError, setPrice, type ImportResult, type PriceInput,
 } from '../core/price-table.ts';
 import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../core/price-dataset.ts';
+import { MAX_USD_PER_MILLION, usdPerMillionProblem } from '../core/price-bounds.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, withStore } from './context.ts';
@@ -30,7 +31,10 @@ interface PricingOptions {
 function parseUsdPerMillion(label: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new CliError(`${label} must be a non-negative number of USD per million tokens (e.g. 0.15), got "${value}"`);
+    if (Number.isFinite(n) && n > MAX_USD_PER_MILLION) throw new CliError(`${label} must be at most ${MAX_USD_PER_MILLION} USD per million tokens, got "${value}"`);
+    if (value.trim() === '' || usdPerMillionProblem(n) !== null) {
+      throw new CliError(`${label} must be a non-negative number of USD per million tokens (e.g. 0.15), got "${value}"`);
+    }
     return n;
   };
 }

@@ -121,8 +121,42 @@ export interface TokenCounts {
   cacheWriteTokens: number;
 }
 
-/** Reads `TokenCounts` from an OpenAI-shaped usage object, tolerating missing fields. */
-export function tokenCountsOf(usage: Usage): TokenCounts {
+/**
+ * The most tokens one field of one request's usage may report: 10,000,000 (50× the largest context
+ * window sold today). A larger count is a broken or hostile upstream, and billing it would overflow
+ * the integer cost arithmetic (`cost.ts`, `price-bounds.ts`).
+ */
+export const MAX_REPORTED_TOKENS = 10_000_000;
+
+/** The fields of a `Usage` that are billed, by their canonical path, and how to read each. */
+const BILLED_FIELDS: ReadonlyArray<[string, (usage: Usage) => unknown]> = [
+  ['prompt_tokens', (u) => u.prompt_tokens],
+  ['completion_tokens', (u) => u.completion_tokens],
+  ['prompt_tokens_details.cached_tokens', (u) => u.prompt_tokens_details?.cached_tokens],
+  ['prompt_tokens_details.cache_write_tokens', (u) => u.prompt_tokens_details?.cache_write_tokens],
+];
+
+/**
+ * The first billed field of an upstream's usage report that is present but not a token count (an
+ * integer from 0 to `MAX_REPORTED_TOKENS`), with its value; null when the report is sane. Absent and
+ * null fields count as 0. Every provider's usage reaches the gateway through this check
+ * (`tokenCountsOf`, called by the proxy for translated and passed-through answers alike).
+ */
+export function invalidUsageField(usage: Usage): { field: string; value: unknown } | null {
+  for (const [field, read] of BILLED_FIELDS) {
+    const value = read(usage);
+    if (value === undefined || value === null) continue;
+    if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_REPORTED_TOKENS) return { field, value };
+  }
+  return null;
+}
+
+/**
+ * Reads `TokenCounts` from an OpenAI-shaped usage object, missing fields as 0. Null when a field is
+ * not a sane count (`invalidUsageField`): the caller treats the report as missing and counts locally.
+ */
+export function tokenCountsOf(usage: Usage): TokenCounts | null {
+  if (invalidUsageField(usage)) return null;
   return {
     promptTokens: usage.prompt_tokens || 0,
     completionTokens: usage.completion_tokens || 0,

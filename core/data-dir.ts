@@ -12,6 +12,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSy
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from './db.ts';
+import type { Log } from './log.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenModes, withPrivateUmask } from './private-files.ts';
 import { createKeyring, type Keyring } from './secret-box.ts';
 
 /** `--data-dir`, else `TOLLGATE_DATA_DIR`, else `./data`; absolute. */
@@ -23,10 +25,28 @@ export function databasePath(dataDir: string): string {
   return join(dataDir, 'tollgate.db');
 }
 
-/** Opens the store in `dataDir`, creating the directory and database on first use. */
-export function openDataDir(dataDir: string): Store {
-  mkdirSync(dataDir, { recursive: true });
-  return openStore(databasePath(dataDir));
+/**
+ * Opens the store in `dataDir`, creating the directory (0700) and database (0600, and its `-wal` /
+ * `-shm`) on first use (`private-files.ts`). An existing directory or database file readable by
+ * group or others is tightened first, with a warning on `log` naming each path and its old mode.
+ */
+export function openDataDir(dataDir: string, log?: Pick<Log, 'warn'>): Store {
+  const file = databasePath(dataDir);
+  const privatePaths = [
+    { path: dataDir, maxMode: PRIVATE_DIR_MODE },
+    ...[file, `${file}-wal`, `${file}-shm`].map((path) => ({ path, maxMode: PRIVATE_FILE_MODE })),
+  ];
+  const tightened = tightenModes(privatePaths);
+  const store = withPrivateUmask(() => {
+    mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    return openStore(file);
+  });
+  // Another process (an older CLI) may have created the WAL between the check and the open.
+  tightened.push(...tightenModes(privatePaths));
+  for (const { path, fromMode, toMode } of tightened) {
+    log?.warn('tightened the permissions of a data file: it was readable by other OS users', { path, fromMode, toMode });
+  }
+  return store;
 }
 
 /**
@@ -45,7 +65,7 @@ export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
     if (key.length !== 32) throw new Error(`${file} does not hold base64 of 32 bytes.`);
     return { key, created: false };
   }
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const key = randomBytes(32);
   writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);

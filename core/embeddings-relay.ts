@@ -10,6 +10,7 @@
  * the log row is marked estimated.
  */
 import type { ServerResponse } from 'node:http';
+import { MAX_REPORTED_TOKENS } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import type { EmbeddingsCall } from './upstream-call.ts';
 import { readBodyText } from './upstream.ts';
@@ -26,7 +27,11 @@ export async function relayEmbeddings(
   const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
   const result = call.codec.decodeEmbeddings(text);
   ex.modelServed = result.model || null;
-  if (result.promptTokens !== null) ex.usage = { promptTokens: result.promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
+  // A count that is not a sane token count is treated as missing and counted locally (as for chat).
+  const reported = result.promptTokens;
+  if (reported !== null && Number.isSafeInteger(reported) && reported >= 0 && reported <= MAX_REPORTED_TOKENS) {
+    ex.usage = { promptTokens: reported, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
+  }
   completeUsage(ex, deps.tokens);
   let payload = text;
   if (!call.passthrough) {

@@ -106,6 +106,8 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
   /** Log only: the client left before the answer was complete (status 499, never sent). */
   client_disconnected: { status: 499, type: 'client_error', message: 'The client closed the connection before the answer was complete.' },
+  // Log-side too: a stream still running when the shutdown drain timed out; billed for what was sent.
+  gateway_shutdown: { status: 503, type: 'server_error', message: 'The gateway shut down before the answer was complete. Retry the request.' },
   // The admin API (docs/admin-api.md).
   session_required: { status: 401, type: 'authentication_error', message: 'Log in first: POST /admin/api/login with {"username","password"}. Sessions end after inactivity.' },
   invalid_credentials: { status: 401, type: 'authentication_error', message: 'Wrong username or password.' },
@@ -262,6 +264,15 @@ export function methodNotAllowed(method: string, path: string, allowed: string):
 /** 503 while the gateway drains for shutdown. */
 export function shuttingDown(): GatewayError {
   return gatewayError('shutting_down');
+}
+
+/**
+ * 503: an exchange still running when the shutdown drain timed out (`drainTimeoutMs`): the reason the
+ * server aborts it with, so the proxy ends its stream with this error, bills what was generated and
+ * logs this code instead of an upstream failure.
+ */
+export function gatewayShutdown(): GatewayError {
+  return gatewayError('gateway_shutdown');
 }
 
 /** 500: anything unexpected. Details go to the server log only. */

@@ -63,7 +63,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { manifest, registry } = options;
   const env = options.env ?? process.env;
   const log = options.log ?? createLog(manifest.server.logLevel);
-  const store = openDataDir(options.dataDir);
+  const store = openDataDir(options.dataDir, log);
   const upstream = createUpstreamClient(manifest.upstream);
   const filesLimit = openFilesLimit();
   log.info('open-file limit', { soft: filesLimit?.soft ?? null, hard: filesLimit?.hard ?? null, maxConnections: manifest.server.maxConnections });

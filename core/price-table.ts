@@ -11,6 +11,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, ModelPricingTable } from './db-types.ts';
 import { nowIso, prepareQuery, type Store } from './db.ts';
+import { MAX_USD_PER_MILLION, usdPerMillionProblem } from './price-bounds.ts';
 
 /** One model's price, as stored in `model_pricing` (USD per million tokens). */
 export interface ModelPrice {
@@ -74,10 +75,14 @@ function checkPrice(row: Record<string, unknown>, field: string, required: boole
     if (required) throw new PriceValidationError(`${field} is required: a price in USD per million tokens, e.g. 0.15`, field);
     return null;
   }
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new PriceValidationError(`${field} must be a non-negative number of USD per million tokens, got ${JSON.stringify(value) ?? String(value)}`, field);
+  const got = JSON.stringify(value) ?? String(value);
+  if (typeof value === 'number' && Number.isFinite(value) && value > MAX_USD_PER_MILLION) {
+    throw new PriceValidationError(`${field} must be at most ${MAX_USD_PER_MILLION} USD per million tokens, got ${got}`, field);
   }
-  return value;
+  if (usdPerMillionProblem(value) !== null) {
+    throw new PriceValidationError(`${field} must be a non-negative number of USD per million tokens, got ${got}`, field);
+  }
+  return value as number;
 }
 
 /**
@@ -175,7 +180,7 @@ export interface ImportResult {
   updated: number;
   /** Rows left alone because an admin set that model's price by hand. */
   skippedManual: number;
-  /** Rows without a model, or with a price that is not a non-negative number. */
+  /** Rows without a model, or with a price outside 0..`MAX_USD_PER_MILLION` (`price-bounds.ts`). */
   skippedInvalid: number;
 }
 

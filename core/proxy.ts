@@ -15,8 +15,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
-import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta } from './chat-types.ts';
-import { tokenCountsOf } from './chat-types.ts';
+import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta, Usage } from './chat-types.ts';
+import { invalidUsageField, MAX_REPORTED_TOKENS, tokenCountsOf } from './chat-types.ts';
 import type { DecodedChunk, FramedEvent, ModelCall, StreamDecoder, UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient } from './upstream.ts';
 import { readBodyText, transportError } from './upstream.ts';
@@ -24,6 +24,7 @@ import { createNdjsonFramer, createSseFramer, type Framer } from './sse.ts';
 import { GatewayError, toGatewayError } from './errors.ts';
 import type { Log } from './log.ts';
 import { completeUsage, type TokenEstimator } from './token-estimate.ts';
+import { createByteRedactor, credentialsOf, redactError, redactText } from './redact.ts';
 import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
@@ -67,40 +68,74 @@ function streamHeaders(ex: Exchange): Record<string, string> {
   return { 'content-type': dialectOf(ex).streamContentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-request-id': ex.id };
 }
 
+/** The response hooks plus where the upstream's usage reports go (`createUsageReader`). */
+interface ObservingHooks extends ResponseHooks {
+  usage(ex: Exchange, report: Usage): void;
+  /** The call's credentials (`credentialsOf`), redacted from every upstream text. */
+  secrets: readonly string[];
+}
+
+/**
+ * Takes upstream usage reports into `ex.usage`. A report with a field that is not a sane token count
+ * (`invalidUsageField`: a negative, fractional or huge number, e.g. `completion_tokens: 1e22`) is
+ * treated as missing, so `completeUsage` counts the exchange locally, and is logged once per exchange
+ * with the provider, model and field (never the body). A later sane report replaces it.
+ */
+function createUsageReader(call: Pick<ModelCall, 'provider'>, log: Log): ObservingHooks['usage'] {
+  let warned = false;
+  return (ex, report) => {
+    const invalid = invalidUsageField(report);
+    if (!invalid) {
+      ex.usage = tokenCountsOf(report);
+      return;
+    }
+    ex.usage = null;
+    if (warned) return;
+    warned = true;
+    log.warn('upstream usage report is not a sane token count; counting tokens locally', {
+      requestId: ex.id, provider: call.provider, model: ex.modelServed ?? ex.target?.model ?? null,
+      field: invalid.field, value: String(invalid.value).slice(0, 40), maxTokens: MAX_REPORTED_TOKENS,
+    });
+  };
+}
+
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
-export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
+export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, responseHooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
   const upstream = await deps.upstream.send(call, ex.signal);
   ex.upstreamStatus = upstream.statusCode;
+  // An upstream may quote the key it was sent; no upstream text reaches the client or the log with it.
+  const secrets = credentialsOf(call);
   if (upstream.statusCode < 200 || upstream.statusCode > 299) {
-    const text = await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => '');
-    const error = call.codec.decodeError(upstream.statusCode, text, upstream.headers);
+    const text = redactText(await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => ''), secrets);
+    const error = redactError(call.codec.decodeError(upstream.statusCode, text, upstream.headers), secrets);
     // The client speaks the upstream's dialect: its own words and status go back unchanged, except
     // where they could quote the credential (401, 403) or are not the upstream's error body.
     if (call.passthrough && relayable(upstream.statusCode, text)) throw error.relayed(upstream.statusCode, text);
     throw error;
   }
   const renderer = dialectOf(ex).createRenderer(ex);
+  const hooks: ObservingHooks = { start: responseHooks.start, chunk: responseHooks.chunk, usage: createUsageReader(call, deps.log), secrets };
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
     else await relayStream(ex, call, res, hooks, renderer, upstream.body, deps);
   } finally {
-    // The upstream accepted the request, so it bills it: a client that left is billed for what was
-    // generated so far, counted locally.
-    if (ex.clientAborted) completeUsage(ex, deps.tokens);
+    // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
+    // cut, is billed for what was generated so far, counted locally.
+    if (ex.clientAborted || shutdownCut(ex) !== null) completeUsage(ex, deps.tokens);
   }
 }
 
 async function relayCompletion(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
-  const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
+  const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
   ex.modelServed = completion.model || null;
-  if (completion.usage) ex.usage = tokenCountsOf(completion.usage);
+  if (completion.usage) hooks.usage(ex, completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {
     for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
     completeUsage(ex, deps.tokens);
@@ -122,10 +157,23 @@ function framerFor(call: UpstreamCall): Framer {
   return call.codec.framing === 'sse' ? createSseFramer() : createNdjsonFramer();
 }
 
+/** The `gateway_shutdown` error the server aborted this exchange with (drain timeout), or null. */
+function shutdownCut(ex: Exchange): GatewayError | null {
+  const reason: unknown = ex.signal.aborted ? ex.signal.reason : null;
+  return reason instanceof GatewayError && reason.code === 'gateway_shutdown' ? reason : null;
+}
+
+/** Redacts the call's credentials from framed events before they are decoded (and rendered or thrown). */
+function redactEvents(events: FramedEvent[], secrets: readonly string[]): void {
+  for (const event of events) event.data = redactText(event.data, secrets);
+}
+
 /** Ends a stream that failed after its headers were sent with the dialect's error event. */
-function failStream(ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log): void {
+function failStream(
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log, secrets: readonly string[],
+): void {
   if (ex.clientAborted || res.destroyed || res.writableEnded) return;
-  const gatewayError = toGatewayError(transportError(call.provider, err));
+  const gatewayError = shutdownCut(ex) ?? redactError(toGatewayError(transportError(call.provider, err)), secrets);
   if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') log.error('stream relay failed', { requestId: ex.id, err });
   ex.status = gatewayError.status;
   ex.errorCode = gatewayError.code;
@@ -133,7 +181,7 @@ function failStream(ex: Exchange, call: UpstreamCall, res: ServerResponse, rende
 }
 
 /** Sends a stream's headers: status 200 known to the response hooks, then the headers flushed at once. */
-function startStream(ex: Exchange, res: ServerResponse, hooks: ResponseHooks): void {
+function startStream(ex: Exchange, res: ServerResponse, hooks: ObservingHooks): void {
   ex.status = 200;
   hooks.start(ex);
   res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
@@ -141,7 +189,7 @@ function startStream(ex: Exchange, res: ServerResponse, hooks: ResponseHooks): v
 }
 
 async function relayStream(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   startStream(ex, res, hooks);
@@ -166,6 +214,7 @@ async function relayStream(
       if (done) continue;
       cap.add(buf.length);
       framer.feed(utf8.decode(buf, { stream: true }), events);
+      redactEvents(events, hooks.secrets);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
       if (done) finish();
       else if (res.writableNeedDrain) await drained(res);
@@ -173,6 +222,7 @@ async function relayStream(
     if (!done) {
       framer.feed(utf8.decode(), events);
       framer.end(events);
+      redactEvents(events, hooks.secrets);
       if (!decodeAll(decoder, events, chunks, write, ex, hooks, renderer)) {
         decoder.finish(chunks);
         const out = renderChunks(ex, chunks, hooks, renderer);
@@ -183,7 +233,7 @@ async function relayStream(
     }
   } catch (err) {
     settleOversized(ex, err, deps.tokens, deps.log);
-    failStream(ex, call, res, renderer, err, deps.log);
+    failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
   }
 }
 
@@ -194,24 +244,31 @@ async function relayStream(
  * recorded for the log; a stream cut short ends with the dialect's error event.
  */
 async function relayNativeStream(
-  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
   startStream(ex, res, hooks);
   const observer = createObserver(ex, call, hooks, deps.log);
+  // The upstream's bytes go out unchanged except for the call's credentials, were it to quote them.
+  const redactor = createByteRedactor(hooks.secrets);
+  const relay = async (buf: Buffer) => {
+    if (buf.length === 0) return;
+    if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
+    const ok = res.write(buf);
+    observer.feed(buf);
+    if (!ok && res.writableNeedDrain) await drained(res);
+  };
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
     for await (const buf of body) {
       cap.add(buf.length);
-      if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
-      const ok = res.write(buf);
-      observer.feed(buf);
-      if (!ok && res.writableNeedDrain) await drained(res);
+      await relay(redactor.push(buf));
     }
+    await relay(redactor.end());
     observer.end();
   } catch (err) {
     settleOversized(ex, err, deps.tokens, deps.log);
-    failStream(ex, call, res, renderer, err, deps.log);
+    failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
     return;
   }
   completeUsage(ex, deps.tokens);
@@ -225,7 +282,7 @@ interface StreamObserver {
 }
 
 /** Decodes a relayed stream for accounting only. Its own failures never disturb the relay. */
-function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, log: Log): StreamObserver {
+function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks, log: Log): StreamObserver {
   const framer = framerFor(call);
   const decoder = call.codec.createStreamDecoder();
   const utf8 = new TextDecoder('utf-8');
@@ -286,7 +343,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, 
  */
 function decodeAll(
   decoder: StreamDecoder, events: FramedEvent[], chunks: DecodedChunk[],
-  write: (out: string) => void, ex: Exchange, hooks: ResponseHooks, renderer: ResponseRenderer,
+  write: (out: string) => void, ex: Exchange, hooks: ObservingHooks, renderer: ResponseRenderer,
 ): boolean {
   let done = false;
   try {
@@ -305,15 +362,15 @@ function decodeAll(
 }
 
 /** Observes one canonical chunk: the served model, generated text, usage, then the chunk hooks. */
-function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ResponseHooks): void {
+function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
   if (ex.modelServed === null && chunk.model) ex.modelServed = chunk.model;
   for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
-  if (chunk.usage) ex.usage = tokenCountsOf(chunk.usage);
+  if (chunk.usage) hooks.usage(ex, chunk.usage);
   hooks.chunk(ex, chunk);
 }
 
 /** Observes decoded chunks and renders them in the exchange's dialect (one string per upstream read). */
-function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ResponseHooks, renderer: ResponseRenderer): string {
+function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ObservingHooks, renderer: ResponseRenderer): string {
   let out = '';
   for (const decoded of chunks) {
     observeChunk(ex, decoded.chunk, hooks);

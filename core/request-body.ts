@@ -22,14 +22,40 @@ export async function readRequestBody(req: IncomingMessage, maxBodyBytes: number
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
 }
 
-/** Parses JSON. Throws 400 `invalid_request` with the parser's reason. */
+/**
+ * How deeply arrays and objects may nest in a request body. Real bodies stay under ~15 (a tool's JSON
+ * Schema inside a tool inside `tools`); the validator and the translators recurse, so a body nested
+ * 10,000 deep would overflow the stack (a 500) instead of being refused.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Parses JSON. Throws 400 `invalid_request` with the parser's reason, or when it nests deeper than `MAX_JSON_DEPTH`. */
 export function parseJsonBody(raw: Buffer): unknown {
   if (raw.length === 0) throw invalidRequest('The request body is empty; send a JSON object.');
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(raw.toString('utf8'));
   } catch (err) {
     throw invalidRequest(`The request body is not valid JSON (${(err as Error).message}).`);
   }
+  if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+    throw invalidRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
+  return value;
+}
+
+/** Whether `value` nests arrays/objects deeper than `maxDepth` (a top-level object is depth 1). Iterative: no recursion to overflow. */
+export function jsonDepthExceeds(value: unknown, maxDepth: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item.value !== 'object' || item.value === null) continue;
+    const depth = item.depth + 1;
+    if (depth > maxDepth) return true;
+    const children = Array.isArray(item.value) ? item.value : Object.values(item.value);
+    for (const child of children) if (typeof child === 'object' && child !== null) stack.push({ value: child, depth });
+  }
+  return false;
 }
 
 /** `/messages/0/role` → `messages[0].role` */
@@ -56,6 +82,11 @@ function describeError(error: ErrorObject): { message: string; param: string | n
   return { message: `Invalid value for "${field}": ${error.message ?? 'invalid'}.`, param: field };
 }
 
+/** Path segments of the field an error is about (`/messages/0/content/1` → 4). */
+function depthOf(error: ErrorObject): number {
+  return error.instancePath.split('/').length + (error.keyword === 'required' ? 1 : 0);
+}
+
 /** Compiles `schema` into a checker that throws 400 `invalid_request` naming the first bad field. */
 export function createBodyValidator<T>(schema: JsonSchema): (value: unknown) => T {
   const ajv = new Ajv({ allErrors: false, strict: false });
@@ -63,8 +94,10 @@ export function createBodyValidator<T>(schema: JsonSchema): (value: unknown) => 
   return (value: unknown): T => {
     if (validate(value)) return value as T;
     const errors = validate.errors ?? [];
-    // A nullable field fails both anyOf branches; the useful error is the non-null branch's.
-    const error = errors.find((e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && e.params.type === 'null')) ?? errors[0];
+    // A nullable field fails both anyOf branches; the useful error is the non-null branch's. Of a
+    // union's branches (content: string or parts) the one that got deepest names the real fault.
+    const useful = errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'if' && !(e.keyword === 'type' && e.params.type === 'null'));
+    const error = useful.reduce<ErrorObject | undefined>((best, e) => (best && depthOf(best) >= depthOf(e) ? best : e), undefined) ?? errors[0];
     if (!error) throw invalidRequest('The request body is invalid.');
     const { message, param } = describeError(error);
     throw invalidRequest(message, param);

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { Log } from './log.ts';
-import { GatewayError, endpointNotFound, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
+import { GatewayError, endpointNotFound, gatewayShutdown, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './respond.ts';
 import { parseJsonBody, readRequestBody } from './request-body.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -256,7 +256,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       const waitMs = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
       if ((await Promise.race([drained, waitMs(options.drainTimeoutMs)])) === 'timeout') {
         log.warn('drain timeout: cutting in-flight requests', { inFlight: running.size });
-        for (const controller of running) controller.abort();
+        for (const controller of running) controller.abort(gatewayShutdown());
         // Cut exchanges still run their response hooks (the logger records them); give them a moment.
         await Promise.race([drained, waitMs(2_000)]);
       }

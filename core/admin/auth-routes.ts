@@ -1,8 +1,9 @@
 /**
  * `POST /admin/api/login`, `POST /admin/api/logout`, `GET /admin/api/me` (docs/admin-api.md
  * "Session and protection"). Login checks the scrypt hash (`core/passwords.ts`) and is throttled per
- * username and per client address; a wrong username and a wrong password get the same answer, and an
- * unknown username still costs one scrypt, so response times do not reveal which names exist.
+ * username and per client address, each attempt counted before the hash is checked
+ * (`login-throttle.ts`); a wrong username and a wrong password get the same answer, and an unknown
+ * username still costs one scrypt, so response times do not reveal which names exist.
  */
 import type { IncomingMessage } from 'node:http';
 import { invalidCredentials, invalidRequest, tooManyLoginAttempts } from '../errors.ts';
@@ -51,16 +52,23 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         const password = fields.password;
         if (typeof password !== 'string' || password === '') throw invalidRequest('"password" is required.', 'password');
         const ip = clientAddress(req);
-        const waitMs = deps.throttle.retryAfterMs(username, ip, ctx.clock());
-        if (waitMs > 0) throw tooManyLoginAttempts(waitMs);
-        const row = findAdmin.get(username);
-        const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash));
-        if (!row || !ok) {
-          deps.throttle.recordFailure(username, ip, ctx.clock());
-          ctx.log.warn('admin login failed', { username, ip });
-          throw invalidCredentials();
+        // Reserved before the (asynchronous) scrypt: concurrent guesses are each counted.
+        const reserved = deps.throttle.begin(username, ip, ctx.clock());
+        if ('retryAfterMs' in reserved) throw tooManyLoginAttempts(reserved.retryAfterMs);
+        const { attempt } = reserved;
+        let row: { id: number; username: string; password_hash: string } | undefined;
+        try {
+          row = findAdmin.get(username);
+          const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash));
+          if (!row || !ok) {
+            attempt.failed(ctx.clock());
+            ctx.log.warn('admin login failed', { username, ip });
+            throw invalidCredentials();
+          }
+          attempt.succeeded();
+        } finally {
+          attempt.release();
         }
-        deps.throttle.recordSuccess(username);
         const admin = { id: row.id, username: row.username };
         const userAgent = req.headers['user-agent'] ?? null;
         const { token, times } = deps.sessions.create(admin, { ip, userAgent });

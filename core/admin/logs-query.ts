@@ -14,7 +14,7 @@ import { nowIso } from '../db.ts';
 import type { Database } from '../db-types.ts';
 import { invalidRequest } from '../errors.ts';
 import { usd } from '../money.ts';
-import { parseTimestamp, queryInt, queryString } from './fields.ts';
+import { parseQueryTime, queryInt, queryString } from './fields.ts';
 
 /** One request as the admin API shows it. `user_id` is null once the user is deleted. */
 export interface LogRow {
@@ -88,7 +88,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * whole UTC day, so `to=2026-11-21` ends at 2026-11-22T00:00:00.000Z (exclusive) and includes the 21st.
  * Throws the contract's 400 with `param` naming the bad parameter.
  */
-export function parseLogFilters(query: URLSearchParams): LogFilters {
+export function parseLogFilters(query: URLSearchParams, nowMs: number): LogFilters {
   const filters: LogFilters = {};
   const userId = queryInt(query, 'user_id', { min: 1, max: MAX_ID });
   if (userId !== undefined) filters.userId = userId;
@@ -101,9 +101,9 @@ export function parseLogFilters(query: URLSearchParams): LogFilters {
   const status = queryString(query, 'status');
   if (status !== undefined) filters.status = parseStatus(status);
   const from = queryString(query, 'from');
-  if (from !== undefined) filters.fromIso = nowIso(parseTimestamp(from, 'from'));
+  if (from !== undefined) filters.fromIso = nowIso(parseQueryTime(from, 'from', nowMs));
   const to = queryString(query, 'to');
-  if (to !== undefined) filters.toIso = nowIso(parseTimestamp(to, 'to') + (isDate(to) ? DAY_MS : 0));
+  if (to !== undefined) filters.toIso = nowIso(parseQueryTime(to, 'to', nowMs) + (isDate(to) ? DAY_MS : 0));
   if (filters.fromIso && filters.toIso && filters.fromIso >= filters.toIso) {
     throw invalidRequest('"to" must be later than "from".', 'to');
   }

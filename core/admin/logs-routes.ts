@@ -22,7 +22,7 @@ export function createLogsRoutes(ctx: AdminContext): AdminRoute[] {
       method: 'GET',
       pattern: '/admin/api/logs',
       handler: function listLogs({ query }) {
-        const filters = parseLogFilters(query);
+        const filters = parseLogFilters(query, ctx.clock());
         const limit = queryInt(query, 'limit', PAGE_LIMIT);
         const cursorParam = queryString(query, 'cursor');
         const cursor = cursorParam === undefined ? undefined : decodeCursor(cursorParam);
@@ -36,7 +36,7 @@ export function createLogsRoutes(ctx: AdminContext): AdminRoute[] {
       pattern: '/admin/api/logs.csv',
       handler: async function exportLogsCsv({ query, res, requestId }) {
         // Validated before any byte is written, so a bad filter is still a JSON 400.
-        const filters = parseLogFilters(query);
+        const filters = parseLogFilters(query, ctx.clock());
         flushRequestLog();
         await sendLogsCsv(res, { store: ctx.store, log: ctx.log, filters, requestId, date: nowIso(ctx.clock()).slice(0, 10) });
         return 'sent' as const;

@@ -16,6 +16,7 @@ import {
 } from '../price-table.ts';
 import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../price-dataset.ts';
 import { costOf } from '../cost.ts';
+import { MAX_REPORTED_TOKENS } from '../chat-types.ts';
 import { usd } from '../money.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 
@@ -59,7 +60,9 @@ function priceNotFound(model: string) {
 
 /** A non-negative whole token count; `required` false gives 0 when absent. */
 function tokens(body: Body, name: string, required: boolean): number {
-  const value = required ? numberField(body, name, { required: true, integer: true, min: 0 }) : numberField(body, name, { integer: true, min: 0 });
+  // One request's worth: the most any usage report may bill (`MAX_REPORTED_TOKENS`).
+  const rule = { integer: true, min: 0, max: MAX_REPORTED_TOKENS };
+  const value = required ? numberField(body, name, { ...rule, required: true }) : numberField(body, name, rule);
   return value ?? 0;
 }
 

@@ -146,11 +146,19 @@ function localDateTime(ms: number, timeZone: string): string {
   return `${parts.year}-${parts.month}-${parts.day}T${hour}:${parts.minute}:00`;
 }
 
-/** One entry per local calendar day of the range (zeros included), oldest first. */
+/**
+ * The most days `queryPerDay` lists, whatever range it is given: the walk compares date strings, and
+ * past year 9999 they stop being dates (`addDays` gives `+010000-01`, which sorts before `9999-12-31`
+ * and maps to itself), so it is bounded by steps.
+ */
+export const MAX_PER_DAY_BUCKETS = 1_000;
+
+/** One entry per local calendar day of the range (zeros included, at most `MAX_PER_DAY_BUCKETS`), oldest first. */
 export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string): DayStats[] {
   const days = new Map<string, DayStats>();
   const lastDate = localDate(range.toMs - 1, timeZone);
-  for (let date = localDate(range.fromMs, timeZone); date <= lastDate; date = addDays(date, 1)) {
+  let date = localDate(range.fromMs, timeZone);
+  for (let step = 0; date <= lastDate && step < MAX_PER_DAY_BUCKETS; step++, date = addDays(date, 1)) {
     days.set(date, { date, requests: 0, errors: 0, total_tokens: 0, cost_usd: 0, cost_nanos: 0 });
   }
   const quarters = sqlite.prepare<unknown[], { quarter: string; requests: number; errors: number; total_tokens: number; cost_nanos: number }>(

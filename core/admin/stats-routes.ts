@@ -6,7 +6,7 @@
 import { nowIso } from '../db.ts';
 import { invalidRequest } from '../errors.ts';
 import { json, type AdminContext, type AdminRoute } from './context.ts';
-import { parseTimestamp, queryString } from './fields.ts';
+import { parseQueryTime, queryString } from './fields.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 import { usd } from '../money.ts';
 import {
@@ -15,8 +15,8 @@ import {
 } from './stats-query.ts';
 
 const DEFAULT_DAYS = 30;
-/** A longer period would only make a per-day series nobody can read. */
-const MAX_DAYS = 1000;
+/** A longer period would only make a per-day series nobody can read (and a bigger query). */
+export const MAX_STATS_DAYS = 400;
 const TOP_LIMIT = 5;
 const UNPRICED_LIMIT = 10;
 /** Users at or above this share of their period's budget are listed in `budget_alerts`. */
@@ -34,22 +34,24 @@ export interface BudgetAlert {
 /**
  * The period of a stats query. A `YYYY-MM-DD` bound is a local calendar day in `timeZone`: `from`
  * starts at its midnight, `to` includes it (the period ends at the next midnight). ISO timestamps
- * are taken as they are, `to` exclusive. 400 (`param`) for an unreadable, empty or too long period.
+ * are taken as they are, `to` exclusive. Bounds lie between 2000-01-01 and a year from now
+ * (`parseQueryTime`), the period is at most `MAX_STATS_DAYS` long. 400 (`param`) for an unreadable,
+ * out-of-range, empty or too long period.
  */
 export function parseStatsRange(query: URLSearchParams, nowMs: number, timeZone: string): StatsRange {
-  const to = readBound(query, 'to', timeZone, 1) ?? startOfLocalDay(addDays(localDate(nowMs, timeZone), 1), timeZone);
-  const from = readBound(query, 'from', timeZone, 0)
+  const to = readBound(query, 'to', timeZone, 1, nowMs) ?? startOfLocalDay(addDays(localDate(nowMs, timeZone), 1), timeZone);
+  const from = readBound(query, 'from', timeZone, 0, nowMs)
     ?? startOfLocalDay(addDays(localDate(to - 1, timeZone), 1 - DEFAULT_DAYS), timeZone);
   if (from >= to) throw invalidRequest('"to" must be later than "from".', 'to');
-  if (to - from > MAX_DAYS * 86_400_000) throw invalidRequest(`The period must be at most ${MAX_DAYS} days.`, 'from');
+  if (to - from > MAX_STATS_DAYS * 86_400_000) throw invalidRequest(`The period must be at most ${MAX_STATS_DAYS} days.`, 'from');
   return { fromMs: from, toMs: to, fromIso: nowIso(from), toIso: nowIso(to) };
 }
 
 /** A bound as epoch ms: a date is the local midnight `dayOffset` days after it; undefined when absent. */
-function readBound(query: URLSearchParams, name: 'from' | 'to', timeZone: string, dayOffset: 0 | 1): number | undefined {
+function readBound(query: URLSearchParams, name: 'from' | 'to', timeZone: string, dayOffset: 0 | 1, nowMs: number): number | undefined {
   const value = queryString(query, name);
   if (value === undefined) return undefined;
-  const ms = parseTimestamp(value, name);
+  const ms = parseQueryTime(value, name, nowMs);
   return /^\d{4}-\d{2}-\d{2}$/.test(value) ? startOfLocalDay(addDays(value, dayOffset), timeZone) : ms;
 }
 

@@ -14,7 +14,7 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { manualClock, startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { adminFetch, loginAdmin, TEST_ADMIN } from '../helpers/admin-client.ts';
 import { createAdmin } from '../../core/admin-users.ts';
-import { createLoginThrottle } from '../../core/admin/login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from '../../core/admin/login-throttle.ts';
 
 const T0 = Date.parse('2026-03-10T08:00:00.000Z');
 let sim: OpenAISimulator;
@@ -32,6 +32,22 @@ after(async () => {
   await tg.close();
   await sim.close();
 });
+
+/** `POST /admin/api/login` from local address `from` (any 127.0.0.0/8 address reaches the loopback server). */
+function loginFrom(from: string, body: unknown): Promise<{ status: number; retryAfter: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = request(`${origin}/admin/api/login`, {
+      method: 'POST', localAddress: from, agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
 
 /** A raw GET with exact headers (fetch adds `Sec-Fetch-*`-free requests, but not a raw path). */
 function rawGet(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
@@ -107,23 +123,67 @@ describe('admin login', () => {
     const after15 = await adminFetch(origin, 'POST', '/admin/api/login', { username: 'carol', password: 'carol password 1' });
     assert.equal(after15.status, 200);
   });
+
+  test('100 concurrent wrong guesses: at most 5 are checked, the rest get 429, and the real admin from another address logs in', async () => {
+    const guesses = await Promise.all(Array.from({ length: 100 }, (_, i) => loginFrom('127.0.0.3', { username: 'admin', password: `guess ${i}` })));
+    const checked = guesses.filter((g) => g.status === 401).length;
+    const refused = guesses.filter((g) => g.status === 429);
+    assert.equal(checked, 5, 'only the attempts within the limit reached the password check');
+    assert.equal(refused.length, 95);
+    assert.ok(refused.every((g) => Number(g.retryAfter) >= 1));
+    // The attacker's address stays locked out of "admin", even with the right password...
+    assert.equal((await loginFrom('127.0.0.3', TEST_ADMIN)).status, 429);
+    // ...while the real admin, from an address that never failed, is let in.
+    assert.equal((await loginFrom('127.0.0.4', TEST_ADMIN)).status, 200);
+    clock.advance(15 * 60_000);
+  });
 });
 
 describe('login throttle', () => {
-  test('limits one address trying many usernames to 4x the per-username allowance', () => {
+  /** Begins and fails one attempt; throws when the throttle refused it. */
+  const fail = (throttle: LoginThrottle, username: string, ip: string, nowMs: number) => {
+    const reserved = throttle.begin(username, ip, nowMs);
+    assert.ok('attempt' in reserved, `refused: ${JSON.stringify(reserved)}`);
+    reserved.attempt.failed(nowMs);
+  };
+  const waitOf = (throttle: LoginThrottle, username: string, ip: string, nowMs: number): number => {
+    const reserved = throttle.begin(username, ip, nowMs);
+    if ('retryAfterMs' in reserved) return reserved.retryAfterMs;
+    reserved.attempt.release();
+    return 0;
+  };
+
+  test('an address trying many usernames gets 4x the per-username allowance, then an exponential backoff', () => {
     const throttle = createLoginThrottle(5, 60_000);
-    for (let i = 0; i < 20; i++) throttle.recordFailure(`user${i}`, '10.0.0.1', 1_000 + i);
-    assert.equal(throttle.retryAfterMs('someone-else', '10.0.0.1', 2_000), 1_000 + 60_000 - 2_000);
-    assert.equal(throttle.retryAfterMs('someone-else', '10.0.0.2', 2_000), 0);
+    for (let i = 0; i < 20; i++) fail(throttle, `user${i}`, '10.0.0.1', 1_000 + i);
+    assert.equal(waitOf(throttle, 'someone-else', '10.0.0.1', 1_019), 1_000, 'first backoff: 1 s after the last failure');
+    fail(throttle, 'someone-else', '10.0.0.1', 2_019);
+    assert.equal(waitOf(throttle, 'someone-else', '10.0.0.1', 2_019), 2_000, 'then 2 s');
+    fail(throttle, 'someone-else', '10.0.0.1', 4_019);
+    assert.equal(waitOf(throttle, 'someone-else', '10.0.0.1', 4_019), 4_000, 'then 4 s');
+    assert.equal(waitOf(throttle, 'someone-else', '10.0.0.2', 4_019), 0, 'another address is not slowed');
   });
 
-  test('a success clears the username count but not the address count', () => {
+  test('a locked username refuses only addresses that have failed; a success clears it', () => {
     const throttle = createLoginThrottle(2, 60_000);
-    throttle.recordFailure('dave', '10.0.0.3', 0);
-    throttle.recordFailure('dave', '10.0.0.3', 1);
-    assert.ok(throttle.retryAfterMs('dave', '10.0.0.4', 2) > 0);
-    throttle.recordSuccess('dave');
-    assert.equal(throttle.retryAfterMs('dave', '10.0.0.4', 2), 0);
+    fail(throttle, 'dave', '10.0.0.3', 0);
+    fail(throttle, 'dave', '10.0.0.4', 1);
+    assert.equal(waitOf(throttle, 'dave', '10.0.0.3', 2), 60_000 - 2);
+    assert.equal(waitOf(throttle, 'dave', '10.0.0.5', 2), 0, 'an address that never failed may try');
+    const clean = throttle.begin('dave', '10.0.0.5', 2);
+    assert.ok('attempt' in clean);
+    clean.attempt.succeeded();
+    assert.equal(waitOf(throttle, 'dave', '10.0.0.3', 3), 0);
+  });
+
+  test('attempts in flight count: a burst is cut at the limit before any password is checked', () => {
+    const throttle = createLoginThrottle(5, 60_000);
+    const results = Array.from({ length: 100 }, () => throttle.begin('admin', '10.0.0.6', 0));
+    const reserved = results.filter((r) => 'attempt' in r);
+    assert.equal(reserved.length, 5);
+    assert.ok(results.every((r) => 'attempt' in r || r.retryAfterMs === 1_000));
+    for (const r of reserved) if ('attempt' in r) r.attempt.release();
+    assert.equal(waitOf(throttle, 'admin', '10.0.0.6', 0), 0, 'released attempts free their places');
   });
 });
 

@@ -210,7 +210,8 @@ describe('usage logs over the admin API', () => {
     const cases: Array<[string, string]> = [
       ['user_id=abc', 'user_id'], ['user_id=0', 'user_id'], ['key_id=1.5', 'key_id'], ['status=6xx', 'status'],
       ['status=ok', 'status'], ['from=yesterday', 'from'], ['to=11/20/2026', 'to'],
-      ['from=2026-11-20&to=2026-11-19', 'to'], ['limit=0', 'limit'], ['limit=501', 'limit'], ['cursor=not-a-cursor', 'cursor'],
+      ['from=2026-11-20&to=2026-11-19', 'to'], ['to=9999-12-31', 'to'], ['to=9999-12-31T23:59:59.999Z', 'to'],
+      ['from=1999-12-31', 'from'], ['limit=0', 'limit'], ['limit=501', 'limit'], ['cursor=not-a-cursor', 'cursor'],
     ];
     for (const [query, param] of cases) assertError(await admin.get(`/admin/api/logs?${query}`), 400, 'invalid_request', param);
     for (const [query, param] of cases.filter(([, p]) => p !== 'limit' && p !== 'cursor')) {

@@ -13,6 +13,7 @@ import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-clie
 import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
 import type { Store } from '../../core/db.ts';
 import type { NewLlmRequest } from '../../core/db-types.ts';
+import { queryPerDay } from '../../core/admin/stats-query.ts';
 
 /** 19:00 on 2026-11-20 in Tokyo (UTC+9). */
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
@@ -159,6 +160,31 @@ describe('GET /admin/api/stats', () => {
     assertError(await admin.get('/admin/api/stats?to=tomorrow'), 400, 'invalid_request', 'to');
     assertError(await admin.get('/admin/api/stats?from=2026-11-05&to=2026-11-01'), 400, 'invalid_request', 'to');
     assertError(await admin.get('/admin/api/stats?from=2020-01-01&to=2026-01-01'), 400, 'invalid_request', 'from');
+  });
+
+  test('dates before 2000 or more than a year ahead are 400 naming the parameter (year 9999 neither hangs nor fails)', async () => {
+    assertError(await admin.get('/admin/api/stats?to=9999-12-31T23:59:59.999Z'), 400, 'invalid_request', 'to');
+    assertError(await admin.get('/admin/api/stats?to=9999-12-31'), 400, 'invalid_request', 'to');
+    assertError(await admin.get('/admin/api/stats?from=9999-12-01'), 400, 'invalid_request', 'from');
+    assertError(await admin.get('/admin/api/stats?from=1999-12-31&to=2000-01-05'), 400, 'invalid_request', 'from');
+    assertError(await admin.get('/admin/api/stats?from=0001-01-01T00:00:00Z'), 400, 'invalid_request', 'from');
+    const res = await admin.get('/admin/api/stats?to=9999-12-31');
+    assert.match(res.body.error.message, /between 2000-01-01 and 2027-11-2\d \(one year from now\)/);
+  });
+
+  test('a period of up to 400 days is served day by day; 401 days is 400', async () => {
+    const res = await admin.get('/admin/api/stats?from=2025-10-01&to=2026-11-04');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.per_day.length, 400);
+    assertError(await admin.get('/admin/api/stats?from=2025-10-01&to=2026-11-05'), 400, 'invalid_request', 'from');
+  });
+
+  test('the per-day walk is bounded even for a range at the end of year 9999 in UTC (it used to loop forever)', () => {
+    const fromMs = Date.parse('9999-12-01T00:00:00.000Z');
+    const toMs = Date.parse('9999-12-31T23:59:59.999Z');
+    const days = queryPerDay(store.sqlite, { fromMs, toMs, fromIso: new Date(fromMs).toISOString(), toIso: new Date(toMs).toISOString() }, 'UTC');
+    assert.ok(days.length <= 1_000, `${days.length} buckets`);
+    assert.equal(days[0]!.date, '9999-12-01');
   });
 
   test('is 401 without a session', async () => {

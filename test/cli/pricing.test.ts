@@ -52,6 +52,7 @@ describe('tollgate pricing', () => {
       [['--input', 'abc', '--output', '1'], /--input must be a non-negative number of USD per million tokens \(e\.g\. 0\.15\), got "abc"/],
       [['--input', '1', '--output', '-2'], /--output must be a non-negative number of USD per million tokens \(e\.g\. 0\.15\), got "-2"/],
       [['--input', '1', '--output', '2', '--cached-input', 'Infinity'], /--cached-input must be a non-negative number/],
+      [['--input', '2e15', '--output', '1'], /--input must be at most 100000 USD per million tokens, got "2e15"/],
       [['--input', '1', '--output', '2', '--provider', 'Open AI'], /provider must be a provider id such as "openai"/],
       [['--input', '1'], /required option '--output <usd>' not specified/],
     ];
@@ -73,14 +74,15 @@ describe('tollgate pricing', () => {
       { input_price_per_million: 1, output_price_per_million: 1 },
       { model: 'negative', input_price_per_million: -1, output_price_per_million: 1 },
       { model: 'text-price', input_price_per_million: 'cheap', output_price_per_million: 1 },
+      { model: 'absurd-price', input_price_per_million: 1, output_price_per_million: 2e15 },
     ]);
-    assert.deepEqual(await cliJson<Counts>(['pricing', 'import', file], { dataDir }), { inserted: 1, updated: 0, skippedManual: 1, skippedInvalid: 4 });
+    assert.deepEqual(await cliJson<Counts>(['pricing', 'import', file], { dataDir }), { inserted: 1, updated: 0, skippedManual: 1, skippedInvalid: 5 });
     const list = await cliJson<Row[]>(['pricing', 'list'], { dataDir });
     assert.deepEqual(list.map((r) => [r.model, r.provider, r.input_price_per_million, r.source]), [['manual-model', null, 9, 'manual'], ['new-model', 'groq', 0.5, 'import']]);
 
     const text = await runCli(['pricing', 'import', file], { dataDir });
     assert.equal(text.code, 0, text.stderr);
-    assert.equal(text.stdout, 'Imported prices: 0 new, 1 updated, 1 kept because they were set by hand, 4 skipped as invalid (no model or a bad price).\n');
+    assert.equal(text.stdout, 'Imported prices: 0 new, 1 updated, 1 kept because they were set by hand, 5 skipped as invalid (no model or a bad price).\n');
   });
 
   test('refuses an import file that is not a JSON array', async () => {

@@ -24,7 +24,7 @@ export interface TestGatewayOptions {
   router?: Record<string, unknown>;
   /** Manifest `upstream` settings (timeouts). */
   upstream?: Record<string, unknown>;
-  /** Manifest `server` settings (`cors`, client timeouts, connection caps); host and port are the test's own. */
+  /** Manifest `server` settings (`cors`, client timeouts, connection caps, `drainTimeoutMs`); host and port are the test's own. */
   server?: Record<string, unknown>;
   /**
    * Config per plugin of the default chain (auth-guard → logger → metrics → rate-limit → budget →

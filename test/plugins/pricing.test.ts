@@ -60,6 +60,8 @@ describe('pricing store', () => {
     ['a negative input price', { model: 'm', input_price_per_million: -1, output_price_per_million: 1 }, /^input_price_per_million must be a non-negative number of USD per million tokens, got -1$/],
     ['a string output price', { model: 'm', input_price_per_million: 1, output_price_per_million: '1' }, /^output_price_per_million must be a non-negative number of USD per million tokens, got "1"$/],
     ['a missing output price', { model: 'm', input_price_per_million: 1 }, /^output_price_per_million is required/],
+    ['a price above 100,000 USD per million', { model: 'm', input_price_per_million: 2e15, output_price_per_million: 1 }, /^input_price_per_million must be at most 100000 USD per million tokens, got 2000000000000000$/],
+    ['a cache-write price above the bound', { model: 'm', input_price_per_million: 1, output_price_per_million: 1, cache_write_price_per_million: 100_000.01 }, /^cache_write_price_per_million must be at most 100000/],
     ['an infinite cached price', { model: 'm', input_price_per_million: 1, output_price_per_million: 1, cached_input_price_per_million: Infinity }, /^cached_input_price_per_million must be a non-negative number/],
     ['a provider that is not an id', { model: 'm', provider: 'Open AI', input_price_per_million: 1, output_price_per_million: 1 }, /^provider must be a provider id such as "openai"/],
   ];

@@ -9,18 +9,23 @@ import type { JsonSchema } from '../../json-schema.ts';
 const nullable = (schema: JsonSchema, description?: string): JsonSchema =>
   description === undefined ? { anyOf: [schema, { type: 'null' }] } : { anyOf: [schema, { type: 'null' }], description };
 
+const imageUrl: JsonSchema = {
+  type: 'object',
+  required: ['url'],
+  properties: { url: { type: 'string', description: 'An http(s) URL or a data URL ("data:image/png;base64,...").' }, detail: { enum: ['auto', 'low', 'high'] } },
+};
+
 const contentPart: JsonSchema = {
   type: 'object',
   required: ['type'],
   properties: {
     type: { type: 'string', description: '"text", "image_url", or a type a provider may support.' },
     text: { type: 'string' },
-    image_url: {
-      type: 'object',
-      required: ['url'],
-      properties: { url: { type: 'string', description: 'An http(s) URL or a data URL ("data:image/png;base64,...").' }, detail: { enum: ['auto', 'low', 'high'] } },
-    },
+    image_url: imageUrl,
   },
+  // An image part without its image is refused here: every translator reads `image_url.url`.
+  if: { properties: { type: { const: 'image_url' } } },
+  then: { properties: { image_url: imageUrl }, required: ['image_url'] },
 };
 
 const toolCall: JsonSchema = {
