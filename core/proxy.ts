@@ -6,6 +6,10 @@
  * Streams flow chunk by chunk with backpressure (a full client socket pauses the upstream read until
  * `drain`); nothing is buffered whole except a bounded non-streamed body.
  *
+ * When the dialect's answer is one object (`ResponseRenderer.finalAnswer`, `DecodedChunk.final`), the
+ * `onResponseComplete` hooks get it and are awaited before the answer's last bytes are written: a
+ * client that acts on the final event finds what they recorded (the Responses state store).
+ *
  * Errors before the response headers are thrown (the pipeline renders them in the dialect's shape).
  * After the stream's headers are sent, an error ends the stream with the dialect's error event, and
  * `ex.status` / `ex.errorCode` record it for the log.
@@ -28,6 +32,8 @@ import { openAIChat } from './dialects/openai-chat/index.ts';
 export interface ResponseHooks {
   start(ex: Exchange): void;
   chunk(ex: Exchange, chunk: ChatCompletionChunk): void;
+  /** The `onResponseComplete` hooks with the final answer object; never rejects (failures are logged). */
+  complete(ex: Exchange, final: unknown): Promise<void>;
 }
 
 export interface ProxyDeps {
@@ -100,6 +106,8 @@ async function relayCompletion(
   ex.status = 200;
   hooks.start(ex);
   const payload = call.passthrough ? text : renderer.completion(decoded);
+  const final = call.passthrough ? decoded.final : renderer.finalAnswer?.();
+  if (final !== undefined) await hooks.complete(ex, final);
   res.writeHead(200, {
     ...ex.responseHeaders,
     'content-type': 'application/json',
@@ -145,9 +153,12 @@ async function relayStream(
   const chunks: DecodedChunk[] = [];
   const write = (out: string) => res.write(out);
   let done = false;
-  const finish = () => {
+  const finish = async () => {
     completeUsage(ex, deps.tokens);
-    res.end(renderer.end());
+    const out = renderer.end();
+    const final = renderer.finalAnswer?.();
+    if (final !== undefined) await hooks.complete(ex, final);
+    res.end(out);
   };
   try {
     for await (const buf of body) {
@@ -157,7 +168,7 @@ async function relayStream(
       if (done) continue;
       framer.feed(utf8.decode(buf, { stream: true }), events);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
-      if (done) finish();
+      if (done) await finish();
       else if (res.writableNeedDrain) await drained(res);
     }
     if (!done) {
@@ -169,7 +180,7 @@ async function relayStream(
         if (out) res.write(out);
       }
       done = true;
-      finish();
+      await finish();
     }
   } catch (err) {
     failStream(ex, call, res, renderer, err, deps.log);
@@ -179,8 +190,10 @@ async function relayStream(
 /**
  * Native pass-through of a stream: every upstream byte goes to the client as it came, and a copy is
  * decoded only to observe usage, the served model and the generated text (the chunk hooks run on the
- * canonical chunks). An in-band error event reaches the client in the upstream's own words and is
- * recorded for the log; a stream cut short ends with the dialect's error event.
+ * canonical chunks). Each read is observed before it is written, so the event that completes the
+ * answer reaches `onResponseComplete` before the client. An in-band error event reaches the client in
+ * the upstream's own words and is recorded for the log; a stream cut short ends with the dialect's
+ * error event.
  */
 async function relayNativeStream(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
@@ -191,11 +204,12 @@ async function relayNativeStream(
   try {
     for await (const buf of body) {
       if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
-      const ok = res.write(buf);
-      observer.feed(buf);
-      if (!ok && res.writableNeedDrain) await drained(res);
+      const final = observer.feed(buf);
+      if (final !== undefined) await hooks.complete(ex, final);
+      if (!res.write(buf) && res.writableNeedDrain) await drained(res);
     }
-    observer.end();
+    const final = observer.end();
+    if (final !== undefined) await hooks.complete(ex, final);
   } catch (err) {
     failStream(ex, call, res, renderer, err, deps.log);
     return;
@@ -205,9 +219,13 @@ async function relayNativeStream(
 }
 
 interface StreamObserver {
-  feed(buf: Buffer): void;
-  /** The upstream closed the body; throws `GatewayError` when the stream was cut short. */
-  end(): void;
+  /** Observes one read; returns the final answer object when this read completed it (`DecodedChunk.final`). */
+  feed(buf: Buffer): unknown;
+  /**
+   * The upstream closed the body; returns the final answer object if the last event (unframed until
+   * now) completed it. Throws `GatewayError` when the stream was cut short.
+   */
+  end(): unknown;
 }
 
 /** Decodes a relayed stream for accounting only. Its own failures never disturb the relay. */
@@ -218,10 +236,14 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, 
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
   let state: 'observing' | 'done' | 'failed' = 'observing';
+  let final: unknown;
   const observe = (step: () => void) => {
     try {
       step();
-      for (const { chunk } of chunks) observeChunk(ex, chunk, hooks);
+      for (const decoded of chunks) {
+        observeChunk(ex, decoded.chunk, hooks);
+        if (decoded.final !== undefined) final = decoded.final;
+      }
     } catch (err) {
       state = 'failed';
       if (err instanceof GatewayError) {
@@ -236,7 +258,8 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, 
   };
   return {
     feed(buf) {
-      if (state !== 'observing') return;
+      if (state !== 'observing') return undefined;
+      final = undefined;
       observe(() => {
         framer.feed(utf8.decode(buf, { stream: true }), events);
         for (const event of events) {
@@ -246,9 +269,11 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, 
           }
         }
       });
+      return final;
     },
     end() {
-      if (state !== 'observing') return;
+      if (state !== 'observing') return undefined;
+      final = undefined;
       let truncated: unknown = null;
       observe(() => {
         framer.feed(utf8.decode(), events);
@@ -261,6 +286,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ResponseHooks, 
         }
       });
       if (truncated) throw truncated;
+      return final;
     },
   };
 }

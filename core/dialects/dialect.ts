@@ -48,6 +48,12 @@ export interface ResponseRenderer {
   end(): string;
   /** The one event that ends a stream which failed after its headers were sent. */
   error(err: GatewayError): string;
+  /**
+   * The answer object `completion()` or `end()` last rendered (the JSON value the client receives, or
+   * the one the stream's terminal event carries), for dialects whose answers are one object (the
+   * Responses API's `response`); undefined before either ran. Feeds `Plugin.onResponseComplete`.
+   */
+  finalAnswer?(): unknown;
 }
 
 /** One API surface clients speak. */

@@ -22,14 +22,16 @@ function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, 
 }
 
 /**
- * The upstream call for a model-call exchange routed to `provider`, able to rebuild itself with a
- * lower output limit (`withOutputCap`, used by a budget that can pay for less than was asked).
+ * The upstream call for a model-call exchange routed to `provider`, able to rebuild itself from the
+ * exchange as it stands (`rebuild`, for a plugin that changed the body it forwards) and with a lower
+ * output limit (`withOutputCap`, used by a budget that can pay for less than was asked).
  */
 export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
   const call = buildCall(ex, provider, options);
+  call.rebuild = () => upstreamCallFor(ex, provider, options);
   call.withOutputCap = (tokens) => {
     capOutputTokens(ex, tokens);
-    return buildCall(ex, provider, options);
+    return upstreamCallFor(ex, provider, options);
   };
   return call;
 }
