@@ -149,3 +149,29 @@ CREATE INDEX llm_requests_by_model_served_time ON llm_requests (model_served, cr
 -- Every earlier row was a chat completion.
 ALTER TABLE llm_requests ADD COLUMN endpoint TEXT;
 UPDATE llm_requests SET endpoint = 'chat.completions';
+
+-- version: 6
+-- OpenAI Responses kept by the gateway (plugin response-store), for previous_response_id on any
+-- provider and GET /api/v1/responses/{id}. One row per stored response, owned by the gateway user who
+-- created it. The id is the one the client saw (the gateway's resp_..., or the native upstream's own):
+-- an upstream's ids are not the gateway's to make unique, so the key is per user.
+CREATE TABLE responses (
+  gateway_user_id INTEGER NOT NULL REFERENCES gateway_users (id) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  -- Removed by the background sweep after this instant (ISO-8601 UTC); unreadable from then on.
+  expires_at TEXT NOT NULL,
+  -- The model as the client named it, and the provider that served it.
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  -- 1 when the upstream stored it itself (native pass-through whose response says store: true), so a
+  -- continuation passed through to the same provider can name it there unchanged.
+  served_natively INTEGER NOT NULL CHECK (served_natively IN (0, 1)),
+  previous_response_id TEXT,
+  -- JSON array: the request's own input items (a string input as one user message item).
+  input_items TEXT NOT NULL,
+  -- JSON: the final response object, as the client received it.
+  response TEXT NOT NULL,
+  PRIMARY KEY (gateway_user_id, id)
+) STRICT;
+CREATE INDEX responses_by_expiry ON responses (expires_at);
