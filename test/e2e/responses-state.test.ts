@@ -116,6 +116,18 @@ describe('stored responses', () => {
     await rejectsNotFound(client.responses.delete(created.id), created.id);
   });
 
+  test('retrieve, delete and input_items are not model calls: no request-log rows', async () => {
+    const { data: created } = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Say hello' }).withResponse();
+    await client.responses.retrieve(created.id);
+    await client.responses.inputItems.list(created.id);
+    await client.responses.delete(created.id);
+    // The log is written in order: once a later model call's row is there, earlier rows would be too.
+    const { response: later } = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Later' }).withResponse();
+    await tg.logRow(later.headers.get('x-request-id')!);
+    const rows = await tg.gateway.store.db.selectFrom('llm_requests').select('endpoint').where('endpoint', 'like', 'responses.%').execute();
+    assert.deepEqual([...new Set(rows.map((row) => row.endpoint))], ['responses.create']);
+  });
+
   test('another user\'s response is a 404 everywhere, and unknown as previous_response_id', async () => {
     const mine = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Private' });
     await rejectsNotFound(other.responses.retrieve(mine.id), mine.id);
