@@ -151,6 +151,14 @@ ALTER TABLE llm_requests ADD COLUMN endpoint TEXT;
 UPDATE llm_requests SET endpoint = 'chat.completions';
 
 -- version: 6
+-- Routing and failover (README "Routing and failover").
+-- Every upstream attempt of a request, oldest first, as a JSON array of
+-- {"provider","model","status","errorCode","latencyMs"}; NULL when nothing was dispatched.
+ALTER TABLE llm_requests ADD COLUMN attempts TEXT;
+-- The models a key may call, as a JSON array of glob patterns ("openai/*", "claude-*", a group name); NULL = all.
+ALTER TABLE api_keys ADD COLUMN models TEXT;
+
+-- version: 7
 -- OpenAI Responses kept by the gateway (plugin response-store), for previous_response_id on any
 -- provider and GET /api/v1/responses/{id}. One row per stored response, owned by the gateway user who
 -- created it. The id is the one the client saw (the gateway's resp_..., or the native upstream's own):

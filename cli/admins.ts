@@ -1,6 +1,6 @@
-/** `tollgate admins create|list|delete` (admin web UI accounts) */
+/** `tollgate admins create|list|passwd|delete` (admin web UI accounts) */
 import { Command } from 'commander';
-import { createAdmin, deleteAdmin, listAdmins } from '../core/admin-users.ts';
+import { createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/admin-users.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
 
@@ -11,7 +11,12 @@ interface AdminOptions {
   dataDir?: string;
 }
 
-const MIN_PASSWORD_LENGTH = 12;
+/** The password piped to the command, checked for length. */
+async function readPassword(): Promise<string> {
+  const password = await readStdin();
+  if (password.length < MIN_ADMIN_PASSWORD_LENGTH) throw new CliError(`the password must be at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`);
+  return password;
+}
 
 export function adminsCommand(): Command {
   const admins = new Command('admins').description('manage admin accounts for the web UI');
@@ -21,8 +26,7 @@ export function adminsCommand(): Command {
     .requiredOption('--password-stdin', 'read the password from standard input (never from argv)')
     .option('--json', 'print JSON')
     .action(async (options: AdminOptions) => {
-      const password = await readStdin();
-      if (password.length < MIN_PASSWORD_LENGTH) throw new CliError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      const password = await readPassword();
       const admin = await withStore(options, (store) =>
         createAdmin(store.db, options.username!, password).catch((err: { code?: string }) => {
           if (err.code === 'SQLITE_CONSTRAINT_UNIQUE') throw new CliError(`an admin named "${options.username}" already exists`);
@@ -39,6 +43,17 @@ export function adminsCommand(): Command {
       const rows = await withStore(options, (store) => listAdmins(store.db));
       if (options.json) printJson(rows);
       else printTable(rows, ['id', 'username', 'created_at']);
+    });
+
+  addDataDirOption(admins.command('passwd').description("change an admin's password (read from stdin); signs out the admin's sessions").argument('<username>'))
+    .requiredOption('--password-stdin', 'read the new password from standard input (never from argv)')
+    .option('--json', 'print JSON')
+    .action(async (username: string, options: AdminOptions) => {
+      const password = await readPassword();
+      const id = await withStore(options, (store) => setAdminPassword(store.db, username, password));
+      if (id === null) throw new CliError(`no admin named "${username}" (see \`tollgate admins list\`)`);
+      if (options.json) printJson({ id, username, password_changed: true });
+      else process.stdout.write(`Changed the password of admin "${username}"; their sessions were signed out.\n`);
     });
 
   addDataDirOption(admins.command('delete').description('delete an admin').argument('<username>'))

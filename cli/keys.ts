@@ -1,6 +1,6 @@
 /** `tollgate keys create|list|revoke` */
 import { Command } from 'commander';
-import { createApiKey, listApiKeys, revokeApiKey } from '../core/api-keys.ts';
+import { createApiKey, listApiKeys, parseModelPatterns, revokeApiKey } from '../core/api-keys.ts';
 import { addDataDirOption, parsePositiveInt, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printTable } from './output.ts';
 
@@ -10,6 +10,7 @@ interface KeyOptions {
   expires?: string;
   rpm?: number;
   tpm?: number;
+  models?: string[] | null;
   json?: boolean;
   dataDir?: string;
 }
@@ -29,14 +30,15 @@ export function keysCommand(): Command {
     .option('--expires <iso-8601>', 'expiry time, e.g. 2027-01-01 or 2027-01-01T12:00:00Z', parseExpiry)
     .option('--rpm <n>', 'requests per minute for this key, on top of the user\'s limit', parsePositiveInt('--rpm'))
     .option('--tpm <n>', 'tokens per minute for this key, on top of the user\'s limit', parsePositiveInt('--tpm'))
+    .option('--models <patterns>', 'comma-separated models or groups the key may call, * matching anything (e.g. \'openai/*,claude-*\'); default all', parseModelPatterns)
     .option('--json', 'print JSON')
     .action(async (options: KeyOptions) => {
       const created = await withStore(options, async (store) => {
         const user = await requireUser(store, options.user!);
-        return createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null });
+        return createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null, models: options.models ?? null });
       });
       if (options.json) {
-        printJson({ id: created.id, key: created.key, user_id: created.gateway_user_id, name: created.name, key_prefix: created.key_prefix, expires_at: created.expires_at, created_at: created.created_at });
+        printJson({ id: created.id, key: created.key, user_id: created.gateway_user_id, name: created.name, key_prefix: created.key_prefix, expires_at: created.expires_at, created_at: created.created_at, models: created.models });
         return;
       }
       process.stdout.write(`Created key ${created.id} for user ${created.gateway_user_id}. It is shown only now; store it safely:\n\n  ${created.key}\n\n`);

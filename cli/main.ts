@@ -14,11 +14,12 @@ import { secretCommand } from './secret.ts';
 import { modelsCommand } from './models.ts';
 import { pricingCommand } from './pricing.ts';
 import { CliError } from './output.ts';
+import { addGlobalOptions } from './global-options.ts';
 import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
 
 /** The whole program, its commands given `registry`. */
 export function createProgram(registry: PluginRegistry): Command {
-  return new Command('tollgate')
+  return addGlobalOptions(new Command('tollgate'))
     .description('Tollgate: a self-hosted, OpenAI-compatible LLM gateway')
     .version('0.1.0')
     .showHelpAfterError()

@@ -5,12 +5,22 @@ import { resolveDataDir } from '../core/data-dir.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, parsePositiveInt } from './context.ts';
+import { CliError } from './output.ts';
 
 interface ServeOptions {
   config?: string;
   host?: string;
   port?: number;
   dataDir?: string;
+}
+
+/** A user's mistake in where to listen, as one line (`error: port 8787 is in use; ...`), or null. */
+function listenError(err: unknown, port: number): CliError | null {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new CliError(`port ${port} is in use; start with --port N`);
+  if (code === 'EACCES') return new CliError(`port ${port} needs privileges this user lacks; start with --port N (above 1023)`);
+  if (code === 'EADDRNOTAVAIL') return new CliError(`this machine has no address ${(err as { address?: string }).address ?? ''} to listen on; start with --host 127.0.0.1`);
+  return null;
 }
 
 export function serveCommand(registry: PluginRegistry): Command {
@@ -21,7 +31,10 @@ export function serveCommand(registry: PluginRegistry): Command {
     .action(async (options: ServeOptions) => {
       const { manifest, source } = loadManifest(options.config, registry);
       const dataDir = resolveDataDir(options.dataDir);
-      const gateway = await startGateway({ manifest, registry, dataDir, host: options.host, port: options.port });
+      const port = options.port ?? manifest.server.port;
+      const gateway = await startGateway({ manifest, registry, dataDir, host: options.host, port }).catch((err: unknown) => {
+        throw listenError(err, port) ?? err;
+      });
       const lines = [
         `Tollgate is listening on ${gateway.origin}`,
         `  API base URL: ${gateway.origin}/api/v1`,
@@ -34,7 +47,12 @@ export function serveCommand(registry: PluginRegistry): Command {
       ];
       if (process.env.TOLLGATE_RUNNING_FROM) lines.push(`  Running:      ${process.env.TOLLGATE_RUNNING_FROM}`);
       const admin = gateway.bootstrapAdmin;
-      if (admin?.generated) lines.push(`Created admin "${admin.username}" with password ${admin.password} (shown once; change it or set TOLLGATE_ADMIN_PASSWORD).`);
+      if (admin?.generated) {
+        lines.push(
+          `Created admin "${admin.username}" with password ${admin.password} (shown once).`,
+          `  Change it at ${gateway.origin}/admin/#/account or with \`tollgate admins passwd ${admin.username} --password-stdin\`.`,
+        );
+      }
       else if (admin) lines.push(`Created admin "${admin.username}" with the password from TOLLGATE_ADMIN_PASSWORD.`);
       // One write, so whoever reads the first line gets the whole banner.
       process.stdout.write(lines.join('\n') + '\n');

@@ -37,6 +37,8 @@ export interface CreatedApiKey {
   /** Per-key limits on top of the user's; null = none. */
   rpm: number | null;
   tpm: number | null;
+  /** Glob patterns of the models the key may call; null = all. */
+  models: string[] | null;
 }
 
 export interface NewApiKeyInput {
@@ -46,6 +48,33 @@ export interface NewApiKeyInput {
   expiresAt?: string | null;
   rpm?: number | null;
   tpm?: number | null;
+  /** Glob patterns of the models the key may call (`openai/*`, `claude-*`, a group name); null or absent = all. */
+  models?: readonly string[] | null;
+}
+
+/** `api_keys.models` as stored (a JSON array) from patterns; null = all models. */
+export function modelsColumn(models: readonly string[] | null | undefined): string | null {
+  return models ? JSON.stringify(models) : null;
+}
+
+/** `api_keys.models` as patterns; null = all models (also for a value that is not a JSON array of strings). */
+export function parseModelsColumn(column: string | null): string[] | null {
+  if (column === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(column);
+    return Array.isArray(parsed) && parsed.every((p) => typeof p === 'string') ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Patterns from a comma-separated list (the CLI's `--models`, the admin form): trimmed, empties
+ * dropped; null for an empty list (all models).
+ */
+export function parseModelPatterns(list: string): string[] | null {
+  const patterns = list.split(',').map((p) => p.trim()).filter(Boolean);
+  return patterns.length > 0 ? patterns : null;
 }
 
 /** Creates a key for a user. */
@@ -63,6 +92,7 @@ export async function createApiKey(db: Kysely<Database>, input: NewApiKeyInput):
       expires_at: input.expiresAt ?? null,
       rpm: input.rpm ?? null,
       tpm: input.tpm ?? null,
+      models: modelsColumn(input.models),
     })
     .returning(['id'])
     .executeTakeFirstOrThrow();
@@ -76,11 +106,12 @@ export async function createApiKey(db: Kysely<Database>, input: NewApiKeyInput):
     created_at: createdAt,
     rpm: input.rpm ?? null,
     tpm: input.tpm ?? null,
+    models: input.models ? [...input.models] : null,
   };
 }
 
 /** A key as listed: never its hash. */
-export type ApiKeyView = Omit<ApiKey, 'key_hash'> & { status: 'active' | 'revoked' | 'expired' };
+export type ApiKeyView = Omit<ApiKey, 'key_hash' | 'models'> & { status: 'active' | 'revoked' | 'expired'; models: string[] | null };
 
 export function keyStatus(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, nowMs = Date.now()): ApiKeyView['status'] {
   if (key.revoked_at) return 'revoked';
@@ -92,11 +123,11 @@ export function keyStatus(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, nowMs 
 export async function listApiKeys(db: Kysely<Database>, gatewayUserId?: number): Promise<ApiKeyView[]> {
   let query = db
     .selectFrom('api_keys')
-    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm'])
+    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm', 'models'])
     .orderBy('id', 'desc');
   if (gatewayUserId !== undefined) query = query.where('gateway_user_id', '=', gatewayUserId);
   const rows = await query.execute();
-  return rows.map((r) => ({ ...r, status: keyStatus(r) }));
+  return rows.map((r) => ({ ...r, models: parseModelsColumn(r.models), status: keyStatus(r) }));
 }
 
 /** Revokes a key now. Returns false when no such key exists; revoking twice keeps the first time. */
@@ -116,10 +147,10 @@ export async function revokeApiKey(db: Kysely<Database>, id: number): Promise<bo
 export async function findApiKey(db: Kysely<Database>, id: number, nowMs = Date.now()): Promise<ApiKeyView | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm'])
+    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm', 'models'])
     .where('id', '=', id)
     .executeTakeFirst();
-  return row ? { ...row, status: keyStatus(row, nowMs) } : undefined;
+  return row ? { ...row, models: parseModelsColumn(row.models), status: keyStatus(row, nowMs) } : undefined;
 }
 
 /** Per user: how many keys it has (revoked and expired included) and when any of them was last used. */

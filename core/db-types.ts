@@ -34,6 +34,8 @@ export interface ApiKeysTable {
   last_used_at: string | null;
   rpm: number | null;
   tpm: number | null;
+  /** JSON array of glob patterns of the models the key may call; null = all (`core/api-keys.ts`). */
+  models: string | null;
 }
 
 export interface AdminUsersTable {
@@ -67,6 +69,8 @@ export interface LlmRequestsTable {
   unpriced: Generated<number>;
   /** The endpoint (dialect operation), e.g. `chat.completions`, `messages.create`. */
   endpoint: string | null;
+  /** JSON array of the upstream attempts (`core/upstream-attempts.ts` `UpstreamAttempt`); null when none. */
+  attempts: string | null;
 }
 
 export interface ModelPricingTable {

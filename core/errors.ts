@@ -190,6 +190,17 @@ export function invalidRequest(message: string, param: string | null = null): Ga
   return gatewayError('invalid_request', { message, param });
 }
 
+/**
+ * 400 `invalid_request` (param `model`): an embeddings call routed to a provider without an
+ * embeddings API (Anthropic). `alternatives` are ids of configured providers that have one.
+ */
+export function embeddingsUnsupported(providerName: string, alternatives: readonly string[]): GatewayError {
+  const hint = alternatives.length > 0
+    ? `use a model of a provider that has one, e.g. ${alternatives.map((id) => `"${id}/<embedding model>"`).join(', ')}`
+    : 'no provider configured here has one';
+  return invalidRequest(`${providerName} has no embeddings API; ${hint}.`, 'model');
+}
+
 /** 413: the request body exceeds `maxBodyBytes`. */
 export function requestTooLarge(maxBodyBytes: number): GatewayError {
   return gatewayError('request_too_large', { message: `Request body exceeds the gateway's limit of ${maxBodyBytes} bytes.` });

@@ -5,7 +5,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
 import type { Dialect } from './dialects/dialect.ts';
+import type { EmbeddingRequest } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
+import type { UpstreamAttempt } from './upstream-attempts.ts';
 
 /**
  * A gateway operation: the stable name a route declares (`chat.completions`, `models.list`,
@@ -25,6 +27,11 @@ export interface Principal {
   /** Limits of this API key, applied on top of the user's; null = none. */
   keyRpm: number | null;
   keyTpm: number | null;
+  /**
+   * The models this API key may call, as glob patterns (`openai/*`, `claude-*`, a group name);
+   * null or absent = every model. Checked by the router against the requested name.
+   */
+  models?: readonly string[] | null;
 }
 
 /**
@@ -74,6 +81,12 @@ export interface Exchange {
   readonly dialect: Dialect | null;
   /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */
   request: ChatCompletionRequest | null;
+  /**
+   * The canonical embeddings call (`core/embedding-types.ts`) of an embeddings exchange; null (or
+   * absent, in a hand-built exchange) for every other. Its inputs are what the prompt estimate
+   * counts, and it generates no output tokens.
+   */
+  embedding?: EmbeddingRequest | null;
   /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
   clientBody: Readonly<Record<string, unknown>> | null;
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */
@@ -99,6 +112,11 @@ export interface Exchange {
   promptTokensEstimate: number | null;
   /** Text the upstream generated so far (content, refusals, tool-call arguments), for estimating usage. */
   readonly generated: string[];
+  /**
+   * Every upstream attempt of this request in order, the one that served last (`core/upstream-attempts.ts`);
+   * empty or absent when nothing was dispatched.
+   */
+  attempts?: UpstreamAttempt[];
   /** Status of the upstream's answer once its headers arrived; null when nothing was forwarded. */
   upstreamStatus: number | null;
   /** Set by the pricing plugin when the response ends; null when nothing was billed. */

@@ -19,6 +19,8 @@ import { loadTokenEstimator } from './token-estimate.ts';
 import { createMetricsRegistry, metricsRoute } from './metrics.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { createAdminMount, type AdminMount } from './admin/index.ts';
+import { redirectToAdmin } from './admin/static-routes.ts';
+import { createCors } from './cors.ts';
 
 /** Reported by `GET /admin/api/me`. */
 export const GATEWAY_VERSION = '0.1.0';
@@ -89,8 +91,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
       pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, maxBodyBytesByDialect: manifest.server.maxBodyBytesByDialect, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
-      localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes) },
+      localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
+      cors: createCors(manifest.server.cors),
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);

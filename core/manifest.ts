@@ -9,6 +9,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import type { PluginFactory, UpstreamSettings } from './plugin.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { LogLevel } from './log.ts';
+import type { CorsSettings } from './cors.ts';
 
 /**
  * Every plugin a manifest may name, by name. The composition root (`tollgate.ts`) builds it and hands
@@ -29,6 +30,8 @@ export interface ServerSettings {
   maxBodyBytesByDialect: Record<string, number>;
   drainTimeoutMs: number;
   logLevel: LogLevel;
+  /** CORS for browser apps on other origins (`cors.ts`); no origins = off. */
+  cors: CorsSettings;
 }
 
 /** The admin web UI and its API (`/admin/`). */
@@ -88,6 +91,21 @@ const manifestSchema: JsonSchema = {
         },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
         logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
+        cors: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          description: 'CORS for browser apps calling /api/* from other origins (never /admin). Off until allowedOrigins lists an origin.',
+          properties: {
+            allowedOrigins: {
+              type: 'array', default: [], uniqueItems: true,
+              items: { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$' },
+              description: 'Origins allowed to call the API, exactly as browsers send them ("https://app.example", "http://localhost:5173"), or "*" for any.',
+            },
+            allowCredentials: { type: 'boolean', default: false, description: 'Answer Access-Control-Allow-Credentials: true (only for apps that send cookies; API keys need no credentials mode).' },
+            maxAgeSeconds: { type: 'integer', minimum: 0, maximum: 86_400, default: 600, description: 'How long browsers may cache a preflight answer.' },
+          },
+        },
       },
     },
     admin: {

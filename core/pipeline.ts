@@ -7,10 +7,11 @@ import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
 import type { Plugin, Reply } from './plugin.ts';
 import type { ChatCompletionChunk } from './chat-types.ts';
-import type { UpstreamCall } from './upstream-call.ts';
+import type { ModelCall } from './upstream-call.ts';
 import { toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './respond.ts';
-import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
+import type { ProxyDeps, ResponseHooks } from './proxy.ts';
+import { proxyWithFallback } from './upstream-attempts.ts';
 
 export interface Pipeline {
   /**
@@ -161,15 +162,17 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       if (pendingBody) await readBody();
       entered = router.index;
       if (ex.refusal) throw ex.refusal;
-      const routed: UpstreamCall | Reply = await router.fn(ex, stateOf(ex, router.index));
+      const routed: ModelCall | Reply = await router.fn(ex, stateOf(ex, router.index));
       entered = plugins.length;
       if (isReply(routed)) {
         answer(ex, res, routed, entered);
         return;
       }
+      // The router's fallback plan stays with the request even when a hook replaces the call (an output cap).
+      const fallback = routed.fallback ?? null;
       let call = routed;
       for (const step of beforeUpstream) call = (await step.fn(ex, stateOf(ex, step.index), call)) ?? call;
-      await proxy(ex, call, res, responseHooks(entered), deps);
+      await proxyWithFallback(ex, call, fallback, res, responseHooks(entered), deps);
     } catch (err) {
       if (ex.clientAborted) return;
       fail(ex, res, err, entered);

@@ -9,7 +9,7 @@
  *   `ex.responseHeaders`. To deny, throw a `GatewayError` from `core/errors.ts`. To answer locally,
  *   return a `Reply`. Either way no later request hook runs. MUST NOT write to the HTTP response.
  * - `route(ex, state)`: exactly one plugin implements it (the provider router, listed last). It picks
- *   provider, model and credential, sets `ex.target`, and returns the `UpstreamCall` to dispatch, or a
+ *   provider, model and credential, sets `ex.target`, and returns the call to dispatch (`ModelCall`: chat or embeddings), or a
  *   `Reply` for endpoints it answers itself (model lists).
  * - `beforeUpstream(ex, state, call)`: last look at the call before dispatch. MAY return a replacement
  *   (e.g. `call.withOutputCap(n)`), which later plugins and the dispatch then get.
@@ -37,7 +37,7 @@
  */
 import type { ChatCompletionChunk } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
-import type { UpstreamCall } from './upstream-call.ts';
+import type { ModelCall } from './upstream-call.ts';
 import type { GatewayError } from './errors.ts';
 import type { Store } from './db.ts';
 import type { Log } from './log.ts';
@@ -75,8 +75,8 @@ export interface Plugin<S = void> {
   readonly headersOnly?: boolean;
   createState?(ex: Exchange): S;
   onRequest?(ex: Exchange, state: S): MaybePromise<void | Reply>;
-  route?(ex: Exchange, state: S): MaybePromise<UpstreamCall | Reply>;
-  beforeUpstream?(ex: Exchange, state: S, call: UpstreamCall): MaybePromise<void | UpstreamCall>;
+  route?(ex: Exchange, state: S): MaybePromise<ModelCall | Reply>;
+  beforeUpstream?(ex: Exchange, state: S, call: ModelCall): MaybePromise<void | ModelCall>;
   onError?(ex: Exchange, state: S, error: GatewayError): void;
   onResponseStart?(ex: Exchange, state: S): void;
   onResponseChunk?(ex: Exchange, state: S, chunk: ChatCompletionChunk): void;

@@ -6,6 +6,9 @@
  * Streams flow chunk by chunk with backpressure (a full client socket pauses the upstream read until
  * `drain`); nothing is buffered whole except a bounded non-streamed body.
  *
+ * An embeddings call (`call.kind === 'embeddings'`) shares the dispatch and the error mapping, then
+ * is answered by its own small relay (`embeddings-relay.ts`).
+ *
  * When the dialect's answer is one object (`ResponseRenderer.finalAnswer`, `DecodedChunk.final`), the
  * `onResponseComplete` hooks get it and are awaited before the answer's last bytes are written: a
  * client that acts on the final event finds what they recorded (the Responses state store).
@@ -18,7 +21,7 @@ import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
 import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta } from './chat-types.ts';
 import { tokenCountsOf } from './chat-types.ts';
-import type { DecodedChunk, FramedEvent, StreamDecoder, UpstreamCall } from './upstream-call.ts';
+import type { DecodedChunk, FramedEvent, ModelCall, StreamDecoder, UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient } from './upstream.ts';
 import { readBodyText, transportError } from './upstream.ts';
 import { createNdjsonFramer, createSseFramer, type Framer } from './sse.ts';
@@ -27,6 +30,7 @@ import type { Log } from './log.ts';
 import { completeUsage, type TokenEstimator } from './token-estimate.ts';
 import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
+import { relayEmbeddings } from './embeddings-relay.ts';
 
 /** Response-phase callbacks, already bound to the plugins entered for this exchange. */
 export interface ResponseHooks {
@@ -67,7 +71,7 @@ function streamHeaders(ex: Exchange): Record<string, string> {
 }
 
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
-export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
+export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
   const upstream = await deps.upstream.send(call, ex.signal);
   ex.upstreamStatus = upstream.statusCode;
   if (upstream.statusCode < 200 || upstream.statusCode > 299) {
@@ -80,7 +84,8 @@ export async function proxy(ex: Exchange, call: UpstreamCall, res: ServerRespons
   }
   const renderer = dialectOf(ex).createRenderer(ex);
   try {
-    if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
+    if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
+    else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
     else await relayStream(ex, call, res, hooks, renderer, upstream.body, deps);
   } finally {

@@ -16,6 +16,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './routes.ts';
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
+import type { Cors } from './cors.ts';
 
 /** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
 export interface PipelineRoute extends RouteDeclaration {
@@ -37,6 +38,8 @@ export interface GatewayServerOptions {
   localRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, requestId: string) => void | Promise<void>>;
   /** Local handlers for a whole subtree: `prefix` itself and every path under `prefix/` (the admin UI). */
   prefixRoutes?: ReadonlyArray<{ prefix: string; handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void> }>;
+  /** CORS for `/api/*` (`cors.ts`); null or absent = off. */
+  cors?: Cors | null;
 }
 
 export interface GatewayServer {
@@ -96,6 +99,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     let route: PipelineRoute | null = null;
+    if (options.cors && path.startsWith('/api/') && options.cors.apply(req, res, requestId)) return;
     try {
       const local = localRoutes[`${method} ${path}`];
       if (local) return await local(req, res, requestId);
@@ -150,6 +154,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       signal: controller.signal,
       dialect,
       request: null,
+      embedding: null,
       clientBody: null,
       untranslatable: null,
       refusal,
@@ -162,6 +167,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       usageEstimated: false,
       promptTokensEstimate: null,
       generated: [],
+      attempts: [],
       upstreamStatus: null,
       cost: null,
       status: 0,
@@ -194,6 +200,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     try {
       const parsed = dialect.parseRequest(parseJsonBody(await readRequestBody(req, maxBodyBytes)), route.operation, req.headers);
       ex.request = parsed.canonical;
+      ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
       ex.untranslatable = parsed.untranslatable ?? null;
       ex.stream = parsed.stream;

@@ -12,6 +12,7 @@
  */
 import type { ChatCompletionRequest, ChatMessage, TokenCounts } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
+import { isTokenInput, type EmbeddingRequest } from './embedding-types.ts';
 
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_NAME = 1;
@@ -23,7 +24,10 @@ export const EXACT_CHARS_MAX = 50_000;
 export interface TokenEstimator {
   /** Tokens in `text`. */
   count(text: string): number;
-  /** Prompt tokens of the canonical `ex.request`, computed once per exchange (memoized on `ex.promptTokensEstimate`). */
+  /**
+   * Prompt tokens of the canonical `ex.request` (or, for an embeddings call, of `ex.embedding`'s
+   * inputs), computed once per exchange (memoized on `ex.promptTokensEstimate`).
+   */
   promptTokens(ex: Exchange): number;
   /** Tokens of what the upstream generated so far (`ex.generated`). */
   completionTokens(ex: Exchange): number;
@@ -39,7 +43,9 @@ export async function loadTokenEstimator(): Promise<TokenEstimator> {
   return {
     count,
     promptTokens(ex) {
-      if (ex.promptTokensEstimate === null) ex.promptTokensEstimate = ex.request ? requestTokens(ex.request, count) : 0;
+      if (ex.promptTokensEstimate === null) {
+        ex.promptTokensEstimate = ex.embedding ? embeddingTokens(ex.embedding, count) : ex.request ? requestTokens(ex.request, count) : 0;
+      }
       return ex.promptTokensEstimate;
     },
     completionTokens(ex) {
@@ -69,6 +75,17 @@ function requestTokens(body: ChatCompletionRequest, count: (text: string) => num
   let tokens = REPLY_PRIMING_TOKENS;
   for (const message of body.messages) tokens += messageTokens(message, count);
   if (Array.isArray(body.tools) && body.tools.length > 0) tokens += count(JSON.stringify(body.tools));
+  return tokens;
+}
+
+/**
+ * Input tokens of an embeddings call: each text counted as it is (no message overhead: the inputs are
+ * embedded one by one, not wrapped in a chat), token-id inputs by their length.
+ */
+function embeddingTokens(request: EmbeddingRequest, count: (text: string) => number): number {
+  let tokens = 0;
+  if (isTokenInput(request.input)) for (const ids of request.input) tokens += ids.length;
+  else for (const text of request.input as string[]) tokens += count(text);
   return tokens;
 }
 

@@ -4,7 +4,9 @@
  * the core dispatches them without knowing which provider it talks to.
  */
 import type { ChatCompletion, ChatCompletionChunk } from './chat-types.ts';
+import type { EmbeddingResult } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
+import type { FallbackPlan } from './upstream-attempts.ts';
 
 /** How the upstream frames a stream: SSE (`text/event-stream`) or NDJSON (one JSON object per line). */
 export type StreamFraming = 'sse' | 'ndjson';
@@ -23,8 +25,10 @@ export interface UpstreamRequest {
   body: string | null;
 }
 
-/** A model call: the request plus how to read its answer. */
+/** A chat-shaped model call (a completion or a stream): the request plus how to read its answer. */
 export interface UpstreamCall extends UpstreamRequest {
+  /** Absent or `completion`: what tells it from an `EmbeddingsCall`. */
+  kind?: 'completion';
   /** Whether the upstream will stream its answer. */
   stream: boolean;
   /**
@@ -38,13 +42,44 @@ export interface UpstreamCall extends UpstreamRequest {
    * dialect and in the provider's own field (set by the router; a budget that can pay for less than
    * the request asked uses it). Absent when the call cannot be rebuilt.
    */
-  withOutputCap?: (tokens: number) => UpstreamCall;
+  withOutputCap?: (tokens: number) => ModelCall;
+  /**
+   * Set by the router on the call it returns: what to try when this attempt fails before anything
+   * reached the client (`core/upstream-attempts.ts`). Absent: one attempt only.
+   */
+  fallback?: FallbackPlan;
   /**
    * The same call built again from the exchange as it now stands, for a plugin that changed what is
    * sent (`ex.clientBody`, `ex.request`) in `beforeUpstream` (set by the router). Absent when the call
    * cannot be rebuilt.
    */
-  rebuild?: () => UpstreamCall;
+  rebuild?: () => ModelCall;
+}
+
+/**
+ * An embeddings call: one non-streamed JSON answer whose codec decodes it to canonical vectors. The
+ * proxy relays it with `relayEmbeddings` (`core/embeddings-relay.ts`).
+ */
+export interface EmbeddingsCall extends UpstreamRequest {
+  kind: 'embeddings';
+  /** True for a native pass-through: the answer's bytes go to the client unchanged, only observed. */
+  passthrough?: boolean;
+  codec: EmbeddingsCodec;
+  /** Never set: an embeddings call generates no output, so there is no output limit to lower. */
+  withOutputCap?: never;
+  /** As `UpstreamCall.fallback`. */
+  fallback?: FallbackPlan;
+}
+
+/** Every call the router may hand the core. */
+export type ModelCall = UpstreamCall | EmbeddingsCall;
+
+/** How to read an embeddings answer. */
+export interface EmbeddingsCodec {
+  /** A non-2xx answer as the contract's error, as for chat. `bodyText` may be empty or not JSON. */
+  decodeError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError;
+  /** A 2xx body as canonical vectors. Throws `GatewayError` (502) when it is not a valid answer. */
+  decodeEmbeddings(bodyText: string): EmbeddingResult;
 }
 
 /** A framed stream event: SSE `event`/`data`, or one NDJSON line as `data`. */

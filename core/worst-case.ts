@@ -2,8 +2,9 @@
  * The worst case of a model call, which budgets and token limits reserve before forwarding: the
  * prompt counted locally (`token-estimate.ts`) plus every output token the request may make the
  * model generate: its output cap (`max_completion_tokens`, else `max_tokens`, else the plugin's
- * configured estimate) for each of its `n` choices. One helper, so budget and rate-limit reserve the
- * same thing.
+ * configured estimate) for each of its `n` choices. An embeddings call (`ex.embedding`) generates
+ * nothing: its worst case is its inputs alone, no output tokens (not a default output estimate).
+ * One helper, so budget and rate-limit reserve the same thing.
  */
 import { maxOutputTokens } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
@@ -28,6 +29,7 @@ export interface WorstCaseTokens {
 export function worstCaseTokens(ex: Exchange, tokens: TokenEstimator, defaultMaxOutputTokens: number): WorstCaseTokens {
   const request = ex.request;
   if (!request) return { promptTokens: 0, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 };
+  if (ex.embedding) return { promptTokens: tokens.promptTokens(ex), outputTokens: 0, outputTokensPerChoice: 0, choices: 1 };
   const perChoice = maxOutputTokens(request) ?? defaultMaxOutputTokens;
   const choices = typeof request.n === 'number' && request.n > 1 ? Math.floor(request.n) : 1;
   return { promptTokens: tokens.promptTokens(ex), outputTokens: perChoice * choices, outputTokensPerChoice: perChoice, choices };

@@ -6,5 +6,5 @@ export { CopyButton } from './components/copy.js';
 export { toast, Toasts } from './components/toast.js';
 export { useAsync } from './components/use-async.js';
 export {
-  formatUsd, formatNumber, formatCompact, formatPercent, formatDate, formatDateTime, formatRelative, formatMs,
+  formatUsd, formatNumber, formatCompact, formatPercent, formatDate, formatDateTime, formatDateTimeIn, formatDateIn, formatRelative, formatMs,
 } from './components/format.js';

@@ -10,6 +10,7 @@ import { LogsPage } from './pages/logs.js';
 import { UsersPage } from './pages/users.js';
 import { UserPage } from './pages/user.js';
 import { PricingPage } from './pages/pricing.js';
+import { AccountPage } from './pages/account.js';
 
 const ICONS = {
   dashboard: html`<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="3" y="3" width="7" height="9" rx="1.5"/><rect x="14" y="3" width="7" height="5" rx="1.5"/><rect x="14" y="12" width="7" height="9" rx="1.5"/><rect x="3" y="16" width="7" height="5" rx="1.5"/></svg>`,
@@ -51,6 +52,7 @@ function resolvePage(path) {
   if (user) return { Page: UserPage, title: 'User', params: { id: decodeURIComponent(user[1]) } };
   if (path === '/logs') return { Page: LogsPage, title: 'Usage logs', params: {} };
   if (path === '/pricing') return { Page: PricingPage, title: 'Pricing', params: {} };
+  if (path === '/account') return { Page: AccountPage, title: 'Account', params: {} };
   return { Page: NotFound, title: 'Not found', params: {} };
 }
 
@@ -73,13 +75,13 @@ function Sidebar({ me, path, onSignOut }) {
         ${ICONS[item.icon]}<span>${item.label}</span></a>`)}
     </nav>
     <div class="sidebar-foot">
-      <div class="who">
+      <a class="who" href="#/account" title="Account: change your password" aria-current=${path === '/account' ? 'page' : undefined}>
         <span class="avatar" aria-hidden="true">${name.slice(0, 1).toUpperCase()}</span>
         <span class="who-text">
           <span class="who-name" data-testid="admin-username">${name}</span>
-          <span class="who-meta">${me.gateway?.version ? `v${me.gateway.version}` : 'Administrator'}</span>
+          <span class="who-meta">Account${me.gateway?.version ? ` · v${me.gateway.version}` : ''}</span>
         </span>
-      </div>
+      </a>
       <button type="button" class="btn btn-sm" onClick=${onSignOut}>Sign out</button>
     </div>
   </aside>`;

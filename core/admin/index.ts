@@ -9,6 +9,7 @@ import { createAdminRouter, readCookie } from './router.ts';
 import { createSessionStore, SESSION_COOKIE } from './sessions.ts';
 import { createLoginThrottle } from './login-throttle.ts';
 import { createAuthRoutes } from './auth-routes.ts';
+import { createAccountRoutes } from './account-routes.ts';
 import { createAdminStatic } from './static-routes.ts';
 import { createUsersRoutes } from './users-routes.ts';
 import { createKeysRoutes } from './keys-routes.ts';
@@ -34,7 +35,7 @@ export function createAdminMount(ctx: AdminContext, settings: AdminSettings, ver
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
   const throttle = createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
-  const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version })];
+  const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version }), ...createAccountRoutes(ctx, { sessions })];
   for (const factory of ROUTE_MODULES) routes.push(...factory(ctx));
   const api = createAdminRouter(
     routes,

@@ -12,6 +12,20 @@ import { nowIso } from '../db.ts';
 import { requireUser } from './users-routes.ts';
 import { testApiKey } from './key-test.ts';
 
+/**
+ * `models`: the glob patterns of the models the key may call, an array of non-empty strings; null,
+ * absent or empty = every model.
+ */
+function modelPatternsField(body: Record<string, unknown>): string[] | null {
+  const value = body.models;
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || !value.every((p) => typeof p === 'string' && p.trim() !== '' && p.length <= 200) || value.length > 100) {
+    throw invalidRequest('"models" must be an array of model patterns (non-empty strings, e.g. ["openai/*", "claude-*"]), or null for every model.', 'models');
+  }
+  const patterns = value.map((p: string) => p.trim());
+  return patterns.length > 0 ? patterns : null;
+}
+
 const keyNotFound = () => resourceNotFound('key_not_found', 'No API key has this id.', 'id');
 
 export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
@@ -41,7 +55,7 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
       async handler({ params, body: raw }) {
         const user = await requireUser(ctx, params.id);
         const body = objectBody(raw);
-        onlyFields(body, ['name', 'expires_at', 'rpm', 'tpm']);
+        onlyFields(body, ['name', 'expires_at', 'rpm', 'tpm', 'models']);
         const name = stringField(body, 'name', { nullable: true, maxLength: 100 });
         const expires = stringField(body, 'expires_at', { nullable: true });
         let expiresAt: string | null = null;
@@ -54,6 +68,7 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
         const created = await createApiKey(db, {
           gatewayUserId: user.id, name: name ?? null, expiresAt,
           rpm: numberField(body, 'rpm', limit) ?? null, tpm: numberField(body, 'tpm', limit) ?? null,
+          models: modelPatternsField(body),
         });
         ctx.notifyChange();
         const view = await findApiKey(db, created.id, ctx.clock());

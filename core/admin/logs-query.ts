@@ -267,8 +267,35 @@ export function queryLogPage(store: Store, filters: LogFilters, page: { limit: n
   return { rows, nextCursor: more && last ? encodeCursor(last) : null };
 }
 
-/** One request by its row id; undefined when there is none. */
-export function getLogRow(store: Store, id: number): LogRow | undefined {
+/** One upstream attempt of a request, as the log detail shows it (`core/upstream-attempts.ts`). */
+export interface LogAttempt {
+  provider: string;
+  model: string;
+  /** The upstream's HTTP status; null when it did not answer (connection refused, timeout). */
+  status: number | null;
+  /** Null for the attempt that served. */
+  error_code: string | null;
+  latency_ms: number;
+}
+
+/** A row with what only the detail shows: every upstream attempt, oldest first (null: nothing dispatched). */
+export interface LogDetail extends LogRow {
+  attempts: LogAttempt[] | null;
+}
+
+/** `llm_requests.attempts` (JSON written by the logger) in the admin API's snake_case; null when absent or unreadable. */
+function parseAttempts(column: string | null | undefined): LogAttempt[] | null {
+  if (!column) return null;
+  try {
+    const parsed = JSON.parse(column) as Array<{ provider: string; model: string; status: number | null; errorCode: string | null; latencyMs: number }>;
+    return parsed.map((a) => ({ provider: a.provider, model: a.model, status: a.status, error_code: a.errorCode, latency_ms: a.latencyMs }));
+  } catch {
+    return null;
+  }
+}
+
+/** One request by its row id, with its attempts; undefined when there is none. */
+export function getLogRow(store: Store, id: number): LogDetail | undefined {
   const compiled = store.db
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')
@@ -277,6 +304,6 @@ export function getLogRow(store: Store, id: number): LogRow | undefined {
     .select(['u.name as user_name', 'k.key_prefix as api_key_prefix', 'k.name as api_key_name'])
     .where('r.id', '=', id)
     .compile();
-  const raw = store.sqlite.prepare<unknown[], RawLogRow>(compiled.sql).get(...compiled.parameters);
-  return raw ? toLogRow(raw) : undefined;
+  const raw = store.sqlite.prepare<unknown[], RawLogRow & { attempts: string | null }>(compiled.sql).get(...compiled.parameters);
+  return raw ? { ...toLogRow(raw), attempts: parseAttempts(raw.attempts) } : undefined;
 }

@@ -33,6 +33,8 @@ export interface SessionStore {
   /** The session's admin, or null when the token is unknown or the session ended (it is then deleted). */
   verify(token: string): { admin: AdminIdentity; times: SessionTimes } | null;
   destroy(token: string): void;
+  /** Ends every session of admin `adminId` but the one of `keepToken`; returns how many ended. */
+  destroyOthers(adminId: number, keepToken: string): number;
   /** Deletes every ended session. */
   purgeExpired(): number;
 }
@@ -56,6 +58,7 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
   );
   const touch = prepareQuery(sqlite, db.updateTable('admin_sessions').set({ last_seen_at: '' }).where('token_hash', '=', ''));
   const remove = prepareQuery(sqlite, db.deleteFrom('admin_sessions').where('token_hash', '=', ''));
+  const removeOthers = sqlite.prepare('DELETE FROM admin_sessions WHERE admin_user_id = ? AND token_hash <> ?');
   const removeEnded = sqlite.prepare('DELETE FROM admin_sessions WHERE expires_at <= ? OR last_seen_at <= ?');
 
   const times = (createdAt: string, lastSeenMs: number, expiresAt: string): SessionTimes => {
@@ -92,6 +95,9 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
     },
     destroy(token) {
       remove.run(hashToken(token));
+    },
+    destroyOthers(adminId, keepToken) {
+      return removeOthers.run(adminId, hashToken(keepToken)).changes;
     },
     purgeExpired() {
       const nowMs = clock();

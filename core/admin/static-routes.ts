@@ -73,6 +73,16 @@ function pageCsp(html: string): string {
   ].join('; ');
 }
 
+/**
+ * `GET /` → 302 `/admin/`: someone who opens the gateway's address in a browser lands on the admin
+ * UI. A 302, not a permanent redirect, so a browser does not remember it if the admin UI is later
+ * turned off.
+ */
+export function redirectToAdmin(_req: IncomingMessage, res: ServerResponse, requestId: string): void {
+  res.writeHead(302, { location: '/admin/', 'x-request-id': requestId, 'cache-control': 'no-store' });
+  res.end();
+}
+
 export interface AdminStatic {
   /** Serves `/admin`, `/admin/` and `/admin/<file>`; 404 for anything else under `/admin/`. */
   handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;

@@ -16,6 +16,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest } from '../chat-types.ts';
+import type { EmbeddingRequest, EmbeddingResult } from '../embedding-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
 import type { DecodedChunk, DecodedResponse } from '../upstream-call.ts';
@@ -23,8 +24,14 @@ import type { RouteDeclaration } from '../routes.ts';
 
 /** A client's request as the dialect read it. */
 export interface ParsedRequest {
-  /** The canonical request that plugins and translating providers read. */
+  /**
+   * The canonical request that plugins and translating providers read. For an embeddings call it
+   * carries the `model` only and no messages: the inputs are in `embedding`, and the accounting
+   * (`token-estimate.ts`, `worst-case.ts`) reads them from there.
+   */
   canonical: ChatCompletionRequest;
+  /** The canonical embeddings call, for a dialect operation that embeds (`openai-embeddings`). */
+  embedding?: EmbeddingRequest | null;
   /** The client's own body (validated), forwarded on native pass-through. */
   body: Readonly<Record<string, unknown>>;
   /** True when the client asked for a streamed answer. */
@@ -48,6 +55,8 @@ export interface ResponseRenderer {
   end(): string;
   /** The one event that ends a stream which failed after its headers were sent. */
   error(err: GatewayError): string;
+  /** The JSON body answering an embeddings call (a dialect with an embeddings operation has it). */
+  embeddings?(result: EmbeddingResult): string;
   /**
    * The answer object `completion()` or `end()` last rendered (the JSON value the client receives, or
    * the one the stream's terminal event carries), for dialects whose answers are one object (the

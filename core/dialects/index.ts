@@ -6,11 +6,12 @@ import type { Dialect } from './dialect.ts';
 import { openAIChat } from './openai-chat/index.ts';
 import { anthropicMessages } from './anthropic-messages/index.ts';
 import { openAIResponses } from './openai-responses/index.ts';
+import { openAIEmbeddings } from './openai-embeddings/index.ts';
 
 export type { Dialect, ParsedRequest, ResponseRenderer } from './dialect.ts';
 export { openAIErrorBody } from './openai-chat/index.ts';
 
-export const dialects: readonly Dialect[] = [openAIChat, anthropicMessages, openAIResponses];
+export const dialects: readonly Dialect[] = [openAIChat, anthropicMessages, openAIResponses, openAIEmbeddings];
 
 const operationsOf = (kind: 'model-call' | 'token-count'): ReadonlySet<string> =>
   new Set(dialects.flatMap((d) => d.routes.filter((r) => (r.kind ?? 'model-call') === kind).map((r) => r.operation)));

@@ -1,7 +1,8 @@
 /**
  * auth-guard: authenticates every request by gateway API key (`Authorization: Bearer <key>` or
  * `x-api-key: <key>`), then sets `ex.principal`. Unknown, revoked or expired keys get 401
- * `invalid_api_key`; a disabled user gets 403 `permission_denied`.
+ * `invalid_api_key`, whose message says what was wrong when it can tell (a provider's key sent to the
+ * gateway, a missing `Bearer `: `key-advice.ts`); a disabled user gets 403 `permission_denied`.
  *
  * Lookups are by SHA-256 of the key and cached (misses too, so guessing costs no queries). The cache
  * is cleared whenever another process commits to the database (`store.onExternalChange`), so a key
@@ -17,11 +18,12 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
-import { hashApiKey } from '../../core/api-keys.ts';
+import { hashApiKey, parseModelsColumn } from '../../core/api-keys.ts';
 import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
 import { nowIso, prepareQuery } from '../../core/db.ts';
 import { authGuardSchema, type AuthGuardConfig } from './schema.ts';
 import { TEST_TICKET_PREFIX, TEST_TICKET_TTL_MS, type AuthGuardService } from '../../core/services.ts';
+import { keyWithoutBearer, malformedAuthorizationMessage, providerKeyKind, providerKeyMessage } from './key-advice.ts';
 
 interface KeyRecord {
   principal: Principal;
@@ -41,6 +43,21 @@ export function presentedKey(headers: Exchange['headers']): string | null {
   return typeof apiKey === 'string' && apiKey ? apiKey.trim() : null;
 }
 
+/** The 401 for a request that presented no usable key: what is wrong with what it sent, if anything. */
+function missingKey(headers: Exchange['headers']): Error {
+  const authorization = headers.authorization;
+  if (!authorization) return invalidApiKey('Missing API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+  const bare = keyWithoutBearer(authorization);
+  const kind = bare === null ? null : providerKeyKind(bare);
+  return invalidApiKey(kind ? providerKeyMessage(kind) : malformedAuthorizationMessage(bare !== null));
+}
+
+/** The 401 for a key no gateway user holds; a provider's key is named as such. */
+function unknownKey(key: string): Error {
+  const kind = providerKeyKind(key);
+  return invalidApiKey(kind ? providerKeyMessage(kind) : undefined);
+}
+
 function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
   const { store } = ctx;
   const lookup = prepareQuery(
@@ -48,7 +65,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     store.db
       .selectFrom('api_keys as k')
       .innerJoin('gateway_users as u', 'u.id', 'k.gateway_user_id')
-      .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'k.rpm as keyRpm', 'k.tpm as keyTpm'])
+      .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models'])
       .where('k.key_hash', '=', ''),
   );
   const touch = prepareQuery(store.sqlite, store.db.updateTable('api_keys').set({ last_used_at: '' }).where('id', '=', 0));
@@ -73,7 +90,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
     const row = lookup.get(hash);
     const record: KeyRecord | false = row
       ? {
-          principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm },
+          principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models) },
           expiresAtMs: row.expires_at ? Date.parse(row.expires_at) : null,
           revoked: row.revoked_at !== null,
           userDisabled: row.disabled === 1,
@@ -101,17 +118,20 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
       // document is); a valid key only attributes the request for the log.
       if (ex.operation === UNKNOWN_ENDPOINT) return identifyQuietly(ex);
       const key = presentedKey(ex.headers);
-      if (!key) throw invalidApiKey('Missing API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+      if (!key) throw missingKey(ex.headers);
       const isTicket = key.startsWith(TEST_TICKET_PREFIX);
       const hash = isTicket ? tickets.redeem(key, ex.startedAtMs) : hashApiKey(key);
       if (hash === null) throw invalidApiKey('This test ticket is unknown, used or expired.');
       const record = find(hash);
-      if (!record || record.revoked) throw invalidApiKey();
+      if (!record) throw unknownKey(key);
+      if (record.revoked) throw invalidApiKey();
       if (record.expiresAtMs !== null && record.expiresAtMs <= ex.startedAtMs) throw invalidApiKey('This API key has expired. Ask an operator for a new one.');
       if (record.userDisabled) throw permissionDenied('This gateway user is disabled. Ask an operator to enable it.');
       ex.principal = record.principal;
-      // A test call is the admin's, not the key holder's: "last used" keeps meaning the holder.
-      if (!isTicket) lastUsed.set(record.principal.apiKeyId, ex.startedAtMs);
+      // A test call counts as a use too: an admin who just tested a key expects "Last used" to say so.
+      lastUsed.set(record.principal.apiKeyId, ex.startedAtMs);
+      // Written at once: the admin UI reloads the key list right after the test returns.
+      if (isTicket) flushLastUsed();
     },
     close() {
       clearInterval(timer);

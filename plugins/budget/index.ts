@@ -22,7 +22,7 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import type { UpstreamCall } from '../../core/upstream-call.ts';
+import type { ModelCall } from '../../core/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
@@ -82,13 +82,13 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       const status = ledger.status(ex.principal.gatewayUserId, ctx.clock());
       if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
     },
-    beforeUpstream(ex, state, call): UpstreamCall | undefined {
+    beforeUpstream(ex, state, call): ModelCall | undefined {
       if (!ex.principal || !ex.target || !ex.request) return;
       const userId = ex.principal.gatewayUserId;
       const nowMs = ctx.clock();
       const status = ledger.status(userId, nowMs);
       let amountNanos = 0;
-      let capped: UpstreamCall | undefined;
+      let capped: ModelCall | undefined;
       // Unlimited users reserve nothing, which also spares them the local token count.
       if (status && status.limitNanos !== null) {
         const reservation = plan(ex, status.remainingNanos ?? 0);

@@ -37,6 +37,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     stream: ex.stream ? 1 : 0,
     created_at: nowIso(ex.startedAtMs),
     endpoint: ex.operation,
+    attempts: ex.attempts && ex.attempts.length > 0 ? JSON.stringify(ex.attempts) : null,
   };
 }
 

@@ -14,7 +14,7 @@ import type { LoggerConfig } from './schema.ts';
 const COLUMNS = [
   'request_id', 'gateway_user_id', 'api_key_id', 'provider', 'model_requested', 'model_served', 'status',
   'error_code', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'latency_ms', 'ttft_ms', 'stream', 'created_at',
-  'cache_write_tokens', 'cost_nanos', 'usage_estimated', 'unpriced', 'endpoint',
+  'cache_write_tokens', 'cost_nanos', 'usage_estimated', 'unpriced', 'endpoint', 'attempts',
 ] as const satisfies ReadonlyArray<keyof NewLlmRequest>;
 
 export type RequestLogRow = { [K in (typeof COLUMNS)[number]]: NewLlmRequest[K] };

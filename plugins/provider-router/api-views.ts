@@ -6,6 +6,7 @@
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
 import { getModelDisplayName } from '../../core/model-display-name.ts';
 import { invalidRequest } from '../../core/errors.ts';
+import type { ModelGroup } from './model-groups.ts';
 
 type Lists = Array<{ provider: string; models: CatalogEntry[] }>;
 
@@ -26,11 +27,15 @@ function listedModel(id: string, m: CatalogEntry) {
  * `GET /api/v1/models` in a shape both SDKs accept: OpenAI's `{object:"list", data:[{id, object,
  * created, owned_by}]}` with Anthropic's `has_more`, `first_id`, `last_id` and per-model `type`,
  * `display_name`, `created_at` (Claude Code's gateway model discovery). Ids are `provider/model`,
- * then the manifest's model names (`models`), which clients may use as they are.
+ * then the manifest's model names and groups (`models`), which clients may use as they are (owned by
+ * the provider of their first deployment).
  */
-export function openAIModelList(lists: Lists, names: Readonly<Record<string, string>> = {}) {
+export function openAIModelList(lists: Lists, groups: ReadonlyMap<string, ModelGroup> = new Map()) {
   const data = lists.flatMap(({ provider, models }) => models.map((m) => listedModel(`${provider}/${m.id}`, m)));
-  for (const [name, target] of Object.entries(names)) data.push(listedModel(name, { id: name, created: 0, owned_by: target.slice(0, target.indexOf('/')), display_name: name }));
+  for (const { name, deployments } of groups.values()) {
+    const target = deployments[0]!.target;
+    data.push(listedModel(name, { id: name, created: 0, owned_by: target.slice(0, target.indexOf('/')), display_name: name }));
+  }
   return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 

@@ -1,7 +1,9 @@
 /**
- * provider-router: the terminal plugin. Resolves the request's `model` to a provider and upstream
- * model (`resolve-model.ts`), picks the credential (the user's own, else the shared one:
- * `user-credentials.ts`), sets `ex.target` and returns the provider's `UpstreamCall`. It also answers
+ * provider-router: the terminal plugin. Resolves the request's `model` to a model group's deployments
+ * (`model-groups.ts`) or to one provider and upstream model (`resolve-model.ts`), checks the key's
+ * allow-list (`model-allow-list.ts`), picks the credential (the user's own, else the deployment's or
+ * the shared one: `user-credentials.ts`), sets `ex.target` and returns the provider's `UpstreamCall`
+ * with the plan for further attempts (`fallback-plan.ts`, `retry-policy.ts`). It also answers
  * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by core
  * `model-catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
  */
@@ -23,6 +25,10 @@ import { modelCatalog, openAIModelList, providerView, retrieveModel, type PriceL
 import { per1k } from '../../core/money.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
+import { createDeploymentPicker, modelGroupsOf, unknownProviders, type Deployment } from './model-groups.ts';
+import { firstAttempt, type AttemptState } from './fallback-plan.ts';
+import { checkModelAllowed } from './model-allow-list.ts';
+import type { Credential } from './providers/base.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
@@ -36,8 +42,41 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
   return providers;
 }
 
-async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin> {
+/**
+ * Warns about a shared provider key that is a Tollgate key (`tg_...`): the walkthrough's two keys
+ * swapped, or one variable (`OPENAI_API_KEY`) used for both. The upstream would refuse every request.
+ */
+function warnAboutGatewayKeys(config: ProviderRouterConfig, log: PluginContext['log']): void {
+  for (const [id, settings] of Object.entries(config.providers)) {
+    if (!settings.apiKey.startsWith('tg_')) continue;
+    log.warn(`provider "${id}" is configured with a Tollgate key (tg_...) as its apiKey; it needs the provider's own key (from the manifest or its environment variable), and clients send the tg_ key to the gateway`, { provider: id });
+  }
+}
+
+
+/** Waits `ms`, or less when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin<AttemptState>> {
+  warnAboutGatewayKeys(config, ctx.log);
   const providers = createProviders(config, ctx);
+  const groups = modelGroupsOf(config.models);
+  const unknown = unknownProviders(groups, new Set(providers.keys()));
+  if (unknown.length > 0) ctx.log.warn('model groups name providers that are not configured; those deployments are skipped', { deployments: unknown });
+  const picker = createDeploymentPicker();
+  const retryOnStatus = new Set(config.retry.retryOnStatus);
+  /** Providers that answer embeddings, named in the 400 for one that does not. */
+  const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);
   const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.sqlite, provider, models);
   const catalog = createCatalog(providers, {
     ttlMs: config.catalogTtlMs,
@@ -94,15 +133,36 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     return reply(200, providerView(provider, credential, models, prices));
   }
 
+  /** The credential for a deployment: the user's own, else the deployment's key, else the provider's shared one. */
+  function credentialFor(provider: ProviderService, deployment: Deployment | null, userId: number | null): Credential | null {
+    const resolved = credentials.resolve(provider, userId);
+    if (resolved?.source === 'user' || !deployment?.apiKey) return resolved;
+    return { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' };
+  }
+
+  /** The deployments a model call may use, in the order to try them; checks the key's allow-list. */
+  async function deploymentsFor(ex: Exchange, requested: string): Promise<Deployment[]> {
+    const patterns = ex.principal?.models;
+    const group = groups.get(requested);
+    if (group) {
+      checkModelAllowed(patterns, requested);
+      return picker.order(group);
+    }
+    const { provider, model } = await resolveModel(requested, providers, catalogFor(ex), config.providerOrder);
+    checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
+    return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
+  }
+
   return {
     name: 'provider-router',
-    async route(ex: Exchange) {
+    createState: () => ({ release: null }),
+    async route(ex: Exchange, state: AttemptState) {
       switch (ex.operation) {
         case 'models.list':
-          return reply(200, openAIModelList(await catalogFor(ex).all(), config.models));
+          return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
         case 'models.retrieve': {
           const requested = ex.params.model ?? '';
-          const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), config.models), requested);
+          const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), groups), requested);
           if (!model) throw modelNotFound(requested);
           return reply(200, model);
         }
@@ -116,17 +176,31 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           if (!ex.request) throw routeNotFound(ex.method, ex.path);
       }
       const request = ex.request;
-      const { provider, model } = await resolveModel(request.model, providers, catalogFor(ex), config.models);
-      const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
-      if (!credential) throw providerNotConfigured(provider.id);
-      ex.target = { provider: provider.id, model };
+      const deployments = await deploymentsFor(ex, request.model);
+      const userId = ex.principal?.gatewayUserId ?? null;
+      const build = async (deployment: Deployment) => {
+        const { provider, model } = await resolveModel(deployment.target, providers, catalogFor(ex), config.providerOrder);
+        const credential = credentialFor(provider, deployment, userId);
+        if (!credential) throw providerNotConfigured(provider.id);
+        ex.target = { provider: provider.id, model };
+        return { provider, call: () => upstreamCallFor(ex, provider, { model, credential }, embedders) };
+      };
       // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
-      // local tokenizer answers it.
-      if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody && !provider.nativeDialects.has(ex.dialect.id)) {
-        if (ex.untranslatable) throw ex.untranslatable;
-        return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
+      // local tokenizer answers it (for a group: as its first deployment would).
+      if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody) {
+        const { provider } = await build(deployments[0]!);
+        if (!provider.nativeDialects.has(ex.dialect.id)) {
+          if (ex.untranslatable) throw ex.untranslatable;
+          return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
+        }
       }
-      return upstreamCallFor(ex, provider, { model, credential });
+      return firstAttempt(ex, deployments, state, {
+        picker, retry: config.retry, retryOnStatus, sleep, build: async (deployment) => (await build(deployment)).call(),
+      });
+    },
+    onResponseEnd(_ex, state) {
+      state.release?.();
+      state.release = null;
     },
     close() {
       credentials.close();

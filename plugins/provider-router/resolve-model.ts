@@ -2,8 +2,9 @@
  * Model addressing (docs/contract.md "Providers and credentials"): `provider/model` goes to that provider
  * even if its catalog does not list the model (catalogs lag; the upstream's own "no such model" answer
  * becomes 404 `model_not_found`); a bare id resolves through the catalog (unknown → 404
- * `model_not_found`, several providers → 400 naming them). Before the catalog, the manifest's model
- * names (`models`: `"claude-sonnet-4-5": "openai/gpt-5"`) map a name to a provider's model; after it,
+ * `model_not_found`, several providers → the first of them in the manifest's `providerOrder`, else
+ * 400 naming them). The manifest's model names and groups (`models`) are resolved before this, by the
+ * router (`model-groups.ts`), each deployment's `provider/model` then coming here; after the catalog,
  * a bare id no catalog lists goes to the one provider that claims its family (`claimsModel`: Anthropic
  * claims `claude-*`), so Claude Code's bare ids work before the catalog has been fetched.
  */
@@ -16,11 +17,13 @@ export interface ResolvedModel {
   model: string;
 }
 
-/** Resolves a request's `model` field through `aliases` (name → `provider/model`). Throws the contract's errors. */
+/**
+ * Resolves a model field (`provider/model` or a bare id). `providerOrder` picks among several
+ * providers listing a bare id. Throws the contract's errors.
+ */
 export async function resolveModel(
-  requested: string, providers: ReadonlyMap<string, ProviderService>, catalog: Catalog, aliases: Readonly<Record<string, string>> = {},
+  modelField: string, providers: ReadonlyMap<string, ProviderService>, catalog: Catalog, providerOrder: readonly string[] = [],
 ): Promise<ResolvedModel> {
-  const modelField = Object.hasOwn(aliases, requested) ? aliases[requested]! : requested;
   const slash = modelField.indexOf('/');
   if (slash > 0) {
     const provider = providers.get(modelField.slice(0, slash));
@@ -34,8 +37,10 @@ export async function resolveModel(
   const candidates = await catalog.providersOf(modelField);
   if (candidates.length === 1) return { provider: providers.get(candidates[0]!)!, model: modelField };
   if (candidates.length > 1) {
+    const preferred = providerOrder.find((id) => candidates.includes(id));
+    if (preferred) return { provider: providers.get(preferred)!, model: modelField };
     throw invalidRequest(
-      `The model "${modelField}" is offered by several providers: ${candidates.map((p) => `${p}/${modelField}`).join(', ')}. Name one.`,
+      `The model "${modelField}" is offered by several providers: ${candidates.map((p) => `${p}/${modelField}`).join(', ')}. Name one, or list your preference in the router's "providerOrder".`,
       'model',
     );
   }

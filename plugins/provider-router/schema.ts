@@ -2,12 +2,77 @@ import type { JsonSchema } from '../../core/json-schema.ts';
 import type { ProviderSettings } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 
+/** One place a model group can send a request: a provider's model, with its share of the traffic. */
+export interface DeploymentConfig {
+  provider: string;
+  model: string;
+  /** Relative share under `balance` (default 1); ignored by `fallback`. */
+  weight?: number;
+  /** A shared API key for this deployment instead of the provider's own ("" or absent = the provider's). */
+  apiKey?: string;
+}
+
+/** A model name clients ask for, served by one or more deployments. */
+export interface ModelGroupConfig {
+  /** `fallback` (default): deployments in order. `balance`: by weight among the least busy, the others as fallbacks. */
+  strategy?: 'fallback' | 'balance';
+  deployments: DeploymentConfig[];
+}
+
+/** When and how often a failed attempt is tried again before the first byte reached the client. */
+export interface RetryConfig {
+  /** Attempts per client request, the first included, across all deployments. */
+  maxAttempts: number;
+  /** Extra rounds over the deployments once each was tried, after a backoff (0 = none). */
+  retriesPerDeployment: number;
+  /** No attempt starts later than this after the request arrived, in ms. */
+  deadlineMs: number;
+  /** Base of the exponential backoff between rounds, in ms (full jitter). */
+  backoffMs: number;
+  /** Ceiling of one backoff, in ms. */
+  maxBackoffMs: number;
+  /** A `retry-after` longer than this ends the retries instead of being waited for, in ms. */
+  maxRetryAfterMs: number;
+  /** Upstream HTTP statuses worth another attempt; connection failures and timeouts always are. */
+  retryOnStatus: number[];
+}
+
 export interface ProviderRouterConfig {
   providers: Record<string, ProviderSettings>;
-  /** Model names clients may use, each mapped to `provider/model`. */
-  models: Record<string, string>;
+  /** Model names clients may use: `"provider/model"` (an alias) or a group of deployments. */
+  models: Record<string, string | ModelGroupConfig>;
+  /** Which provider serves a bare model id several providers list, first listed first. */
+  providerOrder: string[];
+  retry: RetryConfig;
   catalogTtlMs: number;
 }
+
+const providerId = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' };
+
+const deploymentSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['provider', 'model'],
+  properties: {
+    provider: { ...providerId, description: 'A provider id of `providers`.' },
+    model: { type: 'string', minLength: 1, description: 'The model id at that provider, without the provider prefix.' },
+    weight: { type: 'number', exclusiveMinimum: 0, default: 1, description: 'Share of the traffic under "balance", relative to the other deployments\' weights.' },
+    apiKey: { type: 'string', description: 'A shared API key for this deployment only (e.g. another account); default the provider\'s. Use "${NAME}" to read it from the environment. A user\'s own credential still wins.' },
+  },
+};
+
+const modelGroupSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['deployments'],
+  properties: {
+    strategy: {
+      enum: ['fallback', 'balance'], default: 'fallback',
+      description: '"fallback": try the deployments in order. "balance": pick by weight among the deployments with the fewest requests in flight, the others as fallbacks.',
+    },
+    deployments: { type: 'array', minItems: 1, items: deploymentSchema, description: 'Where requests for this name may go.' },
+  },
+};
 
 export const providerRouterSchema: JsonSchema = {
   type: 'object',
@@ -40,8 +105,37 @@ export const providerRouterSchema: JsonSchema = {
     models: {
       type: 'object',
       default: {},
-      description: 'Model names clients may ask for, each mapped to a provider\'s model ("claude-sonnet-4-5": "openai/gpt-5" runs Claude Code on OpenAI). A name here wins over the catalog.',
-      additionalProperties: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*/.+', description: 'The model it means, as "provider/model".' },
+      description: 'Model names clients may ask for, in any dialect. A name here wins over the catalog. A string maps the name to one provider\'s model ("claude-sonnet-4-5": "openai/gpt-5" runs Claude Code on OpenAI); an object is a model group: {"strategy": "fallback"|"balance", "deployments": [{"provider", "model", "weight"?, "apiKey"?}]}.',
+      additionalProperties: {
+        oneOf: [
+          { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*/.+', description: 'The model it means, as "provider/model".' },
+          modelGroupSchema,
+        ],
+      },
+    },
+    providerOrder: {
+      type: 'array',
+      items: providerId,
+      default: [],
+      description: 'For a bare model id (no "provider/" prefix) that several providers list: the first provider here that lists it serves it. Without one of them, such an id answers 400 naming the candidates.',
+    },
+    retry: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'Attempts before the first byte reached the client: on a connection failure, a timeout or a status of retryOnStatus, the next deployment of the model group is tried (then, with retriesPerDeployment, the same ones again after a backoff). Never after the first byte of an answer was sent, never for an error the request caused.',
+      properties: {
+        maxAttempts: { type: 'integer', minimum: 1, maximum: 20, default: 3, description: 'Attempts per client request, the first included.' },
+        retriesPerDeployment: { type: 'integer', minimum: 0, maximum: 10, default: 0, description: 'Further rounds over the deployments once each was tried, each after a backoff; 0 = each deployment once (a plain model is then not retried).' },
+        deadlineMs: { type: 'integer', minimum: 1, default: 60_000, description: 'No attempt starts later than this after the request arrived, in ms.' },
+        backoffMs: { type: 'integer', minimum: 0, default: 250, description: 'Base of the exponential backoff before a new round, in ms; the wait is random between 0 and base × 2^(round-1) (full jitter).' },
+        maxBackoffMs: { type: 'integer', minimum: 0, default: 5_000, description: 'Ceiling of one backoff, in ms.' },
+        maxRetryAfterMs: { type: 'integer', minimum: 0, default: 10_000, description: 'An upstream\'s retry-after / retry-after-ms is waited for up to this, in ms; a longer one ends the retries.' },
+        retryOnStatus: {
+          type: 'array', items: { type: 'integer', minimum: 400, maximum: 599 }, default: [429, 500, 502, 503, 504, 529],
+          description: 'Upstream HTTP statuses worth another attempt. Connection failures and timeouts before an answer always are.',
+        },
+      },
     },
     catalogTtlMs: {
       type: 'integer', minimum: 1_000, default: 300_000,

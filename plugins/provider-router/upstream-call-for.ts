@@ -4,11 +4,16 @@
  * model and the credential replaced, plus the dialect's allow-listed headers; otherwise the canonical
  * request is translated by the provider, and a part of the client's body the canonical request could
  * not carry (`ex.untranslatable`) is refused with its 400.
+ *
+ * An embeddings exchange (`ex.embedding`) follows the same choice: native pass-through to a provider
+ * that speaks `openai-embeddings`, else the provider's own `buildEmbeddingCall`; a provider with
+ * neither (Anthropic) is refused with a 400 naming it and the configured providers that embed.
  */
 import type { Exchange } from '../../core/exchange.ts';
-import type { UpstreamCall } from '../../core/upstream-call.ts';
+import type { ModelCall } from '../../core/upstream-call.ts';
 import type { ChatCallOptions, ProviderService } from './providers/base.ts';
 import { capOutputTokens } from '../../core/worst-case.ts';
+import { embeddingsUnsupported } from '../../core/errors.ts';
 
 /** The allow-listed dialect headers the client sent, by lowercase name. */
 function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, string> {
@@ -24,23 +29,30 @@ function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, 
 /**
  * The upstream call for a model-call exchange routed to `provider`, able to rebuild itself from the
  * exchange as it stands (`rebuild`, for a plugin that changed the body it forwards) and with a lower
- * output limit (`withOutputCap`, used by a budget that can pay for less than was asked).
+ * output limit (`withOutputCap`, used by a budget that can pay for less than was asked; not on an
+ * embeddings call, which generates nothing). `embedders` are the ids of the configured providers
+ * that embed, named in the 400 for one that does not.
  */
-export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
-  const call = buildCall(ex, provider, options);
-  call.rebuild = () => upstreamCallFor(ex, provider, options);
+export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[] = []): ModelCall {
+  const call = buildCall(ex, provider, options, embedders);
+  if (call.kind === 'embeddings') return call;
+  call.rebuild = () => upstreamCallFor(ex, provider, options, embedders);
   call.withOutputCap = (tokens) => {
     capOutputTokens(ex, tokens);
-    return upstreamCallFor(ex, provider, options);
+    return upstreamCallFor(ex, provider, options, embedders);
   };
   return call;
 }
 
-function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOptions): UpstreamCall {
+function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[]): ModelCall {
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
     return provider.buildNativeCall(dialect.id, { ...options, operation: ex.operation, body: clientBody, stream: ex.stream, headers });
+  }
+  if (ex.embedding) {
+    if (!provider.buildEmbeddingCall) throw embeddingsUnsupported(provider.name, embedders);
+    return provider.buildEmbeddingCall(ex.embedding, options);
   }
   if (ex.untranslatable) throw ex.untranslatable;
   return provider.buildChatCall(ex.request!, options);

@@ -123,7 +123,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     },
     beforeUpstream(ex, state, call) {
       state.passthrough = call.passthrough === true;
-      if (!state.expandedBody || !call.passthrough) return undefined;
+      if (!state.expandedBody || !call.passthrough || call.kind === 'embeddings') return undefined;
       const parent = state.parent!;
       if (parent.servedNatively && parent.provider === ex.target?.provider) return undefined;
       ex.clientBody = state.expandedBody;

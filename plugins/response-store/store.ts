@@ -1,5 +1,5 @@
 /**
- * The `responses` table (schema.sql version 6): one row per stored response, keyed by its owner and
+ * The `responses` table (schema.sql version 7): one row per stored response, keyed by its owner and
  * the id the client saw. Every read names the owner, so another user's id reads as missing; rows past
  * `expires_at` read as missing too, before the sweep removes them. Statements are prepared once and run
  * synchronously (better-sqlite3): each is one indexed lookup or a bounded batch.
@@ -48,7 +48,7 @@ interface Row {
   response: string;
 }
 
-/** Prepares the table's statements on `sqlite` (the gateway's store, migrated to version 6). */
+/** Prepares the table's statements on `sqlite` (the gateway's store, migrated to version 7). */
 export function createResponseTable(sqlite: Sqlite): ResponseTable {
   const select = sqlite.prepare<[number, string, string], Row>(
     'SELECT id, model, provider, served_natively, previous_response_id, input_items, response FROM responses WHERE gateway_user_id = ? AND id = ? AND expires_at > ?',

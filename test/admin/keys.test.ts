@@ -98,11 +98,28 @@ describe('creating keys', () => {
     assert.deepEqual(res.body, {
       id: res.body.id, gateway_user_id: userId, name: 'ci', key_prefix: res.body.key.slice(0, 11),
       created_at: res.body.created_at, expires_at: '2027-01-01T00:00:00.000Z', revoked_at: null, last_used_at: null,
-      rpm: 30, tpm: 9000, status: 'active', key: res.body.key,
+      rpm: 30, tpm: 9000, models: null, status: 'active', key: res.body.key,
     });
     const stored = await tg.gateway.store.db.selectFrom('api_keys').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
     assert.notEqual(stored.key_hash, res.body.key);
     assert.equal(await sdkStatus(sdk(res.body.key)), 200);
+  });
+
+  test('a key limited to models answers 403 permission_denied for any other; the patterns are listed', async () => {
+    const userId = await newUser();
+    const created = await newKey(userId, { name: 'limited', models: ['openai/gpt-4o*', ' claude-* '] });
+    assert.deepEqual(created.models, ['openai/gpt-4o*', 'claude-*']);
+    const client = sdk(created.key);
+    assert.equal(await sdkStatus(client), 200, 'the bare gpt-4o-mini resolves to openai/gpt-4o-mini');
+    await assert.rejects(client.chat.completions.create({ model: 'openai/o3', messages }), (err: InstanceType<typeof OpenAI.APIError>) => {
+      assert.equal(err.status, 403);
+      assert.equal((err.error as { code: string }).code, 'permission_denied');
+      return true;
+    });
+    const listed = await admin.get(`/admin/api/users/${userId}/keys`);
+    assert.deepEqual(listed.body.data[0].models, ['openai/gpt-4o*', 'claude-*']);
+    assertError(await admin.post(`/admin/api/users/${userId}/keys`, { models: 'openai/*' }), 400, 'invalid_request', 'models');
+    assertError(await admin.post(`/admin/api/users/${userId}/keys`, { models: [''] }), 400, 'invalid_request', 'models');
   });
 
   test('invalid fields are 400 naming the field; an unknown user is 404', async () => {
@@ -226,15 +243,16 @@ describe('testing keys', () => {
     assert.equal(res.body.completion.error.code, 'provider_not_found');
   });
 
-  test('the test does not count as a use of the key', async () => {
+  test('the test counts as a use of the key: "Last used" shows it', async () => {
     const userId = await newUser();
     const tested = await newKey(userId);
-    const used = await newKey(userId);
+    const untested = await newKey(userId);
     assert.equal((await admin.post(`/admin/api/keys/${tested.id}/test`, { model: 'gpt-4o-mini' })).body.ok, true);
-    assert.equal(await sdkStatus(sdk(used.key)), 200);
-    // Once the other key's use is written back, a use of the tested key would have been too.
-    assert.notEqual(await lastUsedOf(used.id), null);
-    const row = await tg.gateway.store.db.selectFrom('api_keys').select('last_used_at').where('id', '=', tested.id).executeTakeFirstOrThrow();
+    assert.notEqual(await lastUsedOf(tested.id), null);
+    const keys = await admin.get(`/admin/api/users/${userId}/keys`);
+    const shown = (keys.body.data as Array<{ id: number; last_used_at: string | null }>).find((k) => k.id === tested.id);
+    assert.match(shown?.last_used_at ?? '', ISO);
+    const row = await tg.gateway.store.db.selectFrom('api_keys').select('last_used_at').where('id', '=', untested.id).executeTakeFirstOrThrow();
     assert.equal(row.last_used_at, null);
   });
 

@@ -57,7 +57,7 @@ describe('tollgate users', () => {
 describe('tollgate keys', () => {
   test('create prints the key once; only its SHA-256 and prefix are stored; revoke marks it', async () => {
     const user = await cliJson<{ id: number }>(['users', 'create', '--name', 'keyholder'], { dataDir });
-    const created = await cliJson<{ id: number; key: string; user_id: number; key_prefix: string }>(['keys', 'create', '--user', 'keyholder', '--name', 'laptop', '--expires', '2030-01-01', '--rpm', '30', '--tpm', '40000'], { dataDir });
+    const created = await cliJson<{ id: number; key: string; user_id: number; key_prefix: string }>(['keys', 'create', '--user', 'keyholder', '--name', 'laptop', '--expires', '2030-01-01', '--rpm', '30', '--tpm', '40000', '--models', 'openai/*, claude-*'], { dataDir });
     assert.equal(created.user_id, user.id);
     assert.match(created.key, /^tg_[A-Za-z0-9_-]{43}$/);
     assert.equal(created.key_prefix, created.key.slice(0, 11));
@@ -68,12 +68,14 @@ describe('tollgate keys', () => {
     assert.equal(row.key_hash, hashApiKey(created.key));
     assert.equal(row.expires_at, '2030-01-01T00:00:00.000Z');
     assert.deepEqual([row.rpm, row.tpm], [30, 40000]);
+    assert.equal(row.models, '["openai/*","claude-*"]', 'the allow-list, as a JSON array of patterns');
     assert.ok(!Object.values(row).includes(created.key), 'the key itself is not stored');
 
     const listed = await cliJson<Array<Record<string, unknown>>>(['keys', 'list', '--user', 'keyholder'], { dataDir });
     assert.equal(listed.length, 1);
     assert.equal(listed[0]!.status, 'active');
     assert.equal(listed[0]!.name, 'laptop');
+    assert.deepEqual(listed[0]!.models, ['openai/*', 'claude-*']);
     assert.ok(!JSON.stringify(listed).includes(created.key) && !('key_hash' in listed[0]!));
 
     assert.deepEqual(await cliJson(['keys', 'revoke', String(created.id)], { dataDir }), { id: created.id, revoked: true });

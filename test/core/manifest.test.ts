@@ -67,7 +67,7 @@ describe('manifest validation', () => {
 
   test('accepts the built-in default and fills every default', () => {
     const manifest: Manifest = validateManifest(defaultManifest, pluginRegistry, { env: {} });
-    assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, maxBodyBytesByDialect: { 'anthropic-messages': 33554432 }, drainTimeoutMs: 10000, logLevel: 'info' });
+    assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, maxBodyBytesByDialect: { 'anthropic-messages': 33554432 }, drainTimeoutMs: 10000, logLevel: 'info', cors: { allowedOrigins: [], allowCredentials: false, maxAgeSeconds: 600 } });
     assert.equal(manifest.upstream.headersTimeoutMs, 120000);
     assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'metrics', 'response-store', 'rate-limit', 'budget', 'pricing', 'account', 'provider-router']);
     assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 500, maxQueueSize: 100000 });

@@ -36,6 +36,7 @@ const CONTRACT_PATHS: Record<string, string[]> = {
   '/v1/responses': ['post'],
   '/v1/responses/{id}': ['delete', 'get'],
   '/v1/responses/{id}/input_items': ['get'],
+  '/v1/embeddings': ['post'],
 };
 
 const SWAGGER_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

@@ -28,6 +28,15 @@ describe('worst case of a model call', () => {
     assert.equal(worstCaseTokens(exchange({ model: 'm', messages, max_tokens: 7, n: 0 }), tokens, 10).outputTokens, 7);
   });
 
+  test('of an embeddings call is its inputs\' tokens and no output, whatever the default output estimate', () => {
+    const texts = ['first text to embed', 'second'];
+    const ex = { request: { model: 'm', messages: [] }, embedding: { model: 'm', input: texts, dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
+    const inputs = tokens.count(texts[0]!) + tokens.count(texts[1]!);
+    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: inputs, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
+    const ids = { request: { model: 'm', messages: [] }, embedding: { model: 'm', input: [[1, 2, 3], [4]], dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
+    assert.equal(worstCaseTokens(ids, tokens, 4096).promptTokens, 4, 'token-id inputs count one token per id');
+  });
+
   test('is zero for an exchange that is not a model call', () => {
     assert.deepEqual(worstCaseTokens(exchange(null), tokens, 4096), { promptTokens: 0, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
   });

@@ -18,6 +18,9 @@ import {
 } from '../helpers/openai-responses-simulator.ts';
 import { SIM_REPLY, SIM_TOOL_ANSWER, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
+import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { startOllamaSimulator, type OllamaSimulator } from '../helpers/ollama-simulator.ts';
+import { simEmbedding, simEmbeddingTokens, SIM_EMBEDDING_DIMENSIONS } from '../helpers/sim-embeddings.ts';
 
 const node24 = testTool('node24');
 const aiSdk = testTool('aiSdk');
@@ -34,15 +37,19 @@ interface ClientResult {
   steps?: number;
   toolCalls?: Array<{ toolName: string; input: unknown }>;
   toolResults?: unknown[];
+  dimensions?: number;
+  head?: number[];
   error?: { name: string; message: string; statusCode: number | null };
 }
 
 let responses: ResponsesSimulator;
 let anthropic: AnthropicSimulator;
 let tg: TestGateway;
+let openaiChat: OpenAISimulator;
+let ollama: OllamaSimulator;
 
 /** Runs one AI SDK call in the Node 24 client; resolves with what it printed. */
-function aiSdkCall(op: 'generate' | 'stream' | 'tools', model: string, prompt: string): Promise<ClientResult> {
+function aiSdkCall(op: 'generate' | 'stream' | 'tools' | 'embed', model: string, prompt: string): Promise<ClientResult> {
   assert.ok(node24 && aiSdk, missingMessage('Node 24 or the Vercel AI SDK'));
   const args = { sdkDir: aiSdk.bin, baseURL: `${tg.gateway.origin}/api/v1`, apiKey: tg.apiKey, model, op, prompt };
   return new Promise((resolve, reject) => {
@@ -60,6 +67,8 @@ function aiSdkCall(op: 'generate' | 'stream' | 'tools', model: string, prompt: s
 before(async () => {
   responses = await startResponsesSimulator();
   anthropic = await startAnthropicSimulator();
+  openaiChat = await startOpenAISimulator();
+  ollama = await startOllamaSimulator({ models: ['nomic-embed-text'] });
   tg = await startTestGateway({
     dataDir: await dataDirWithPrices([
       { model: 'gpt-5-mini', provider: 'openai', input: 0.25, output: 2, cachedInput: 0.025 },
@@ -68,6 +77,9 @@ before(async () => {
     providers: {
       openai: { type: 'openai', baseUrl: responses.baseUrl, apiKey: 'sk-openai-upstream' },
       anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
+      // An OpenAI upstream for embeddings (the Responses simulator has none), and Ollama, translated.
+      embedder: { type: 'openai', baseUrl: openaiChat.baseUrl, apiKey: 'sk-openai-upstream' },
+      ollama: { type: 'ollama', baseUrl: ollama.baseUrl },
     },
   });
 });
@@ -76,9 +88,11 @@ after(async () => {
   await tg?.close();
   await responses?.close();
   await anthropic?.close();
+  await openaiChat?.close();
+  await ollama?.close();
 });
 
-describe('the Vercel AI SDK through the Responses API', { skip }, () => {
+describe('the Vercel AI SDK (Responses API and embeddings)', { skip }, () => {
   test('generateText, natively passed through to OpenAI, billed from response.completed', async () => {
     const result = await aiSdkCall('generate', 'openai/gpt-5-mini', 'Say hello');
     assert.equal(result.error, undefined, JSON.stringify(result.error));
@@ -145,5 +159,19 @@ describe('the Vercel AI SDK through the Responses API', { skip }, () => {
   test('an upstream refusal reaches the SDK as an API error with its status', async () => {
     const result = await aiSdkCall('generate', 'openai/sim-429', 'Say hello');
     assert.equal(result.error?.statusCode, 429);
+  });
+
+  test('embed, natively to OpenAI (the SDK\'s base64 decoded) and translated to Ollama, billed on input', async () => {
+    const text = 'Tollgate embeds this sentence.';
+    for (const model of ['embedder/text-embedding-3-small', 'ollama/nomic-embed-text']) {
+      const result = await aiSdkCall('embed', model, text);
+      assert.equal(result.error, undefined, JSON.stringify(result.error));
+      assert.equal(result.dimensions, SIM_EMBEDDING_DIMENSIONS, model);
+      assert.deepEqual(result.head, simEmbedding(text).slice(0, 4), model);
+      const [row] = await tg.logRowsOf(model, 1);
+      assert.equal(row!.endpoint, 'embeddings.create');
+      assert.equal(row!.completion_tokens, 0);
+      if (model.startsWith('embedder/')) assert.equal(row!.prompt_tokens, simEmbeddingTokens(text));
+    }
   });
 });

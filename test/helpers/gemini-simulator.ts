@@ -23,6 +23,7 @@
  *   the last turn holds function responses, with a text answer
  * Any other model answers `SIM_REPLY` (+ a hidden thought part), one candidate per `candidateCount`.
  */
+import { simEmbedding, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, sleep, closeServer } from './sim-http.ts';
@@ -161,6 +162,30 @@ const ERRORS: Record<string, [number, string, string, unknown[]?]> = {
   'sim-404': [404, 'NOT_FOUND', 'models/sim-404 is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.'],
 };
 
+/**
+ * `POST /v1beta/models/{model}:batchEmbedContents`: one `ContentEmbedding` per request, its `values`
+ * the deterministic vector of its text parts (`outputDimensionality` honoured); no usage, as Gemini
+ * reports none. Each request must name the same model as the path (`models/{model}`), as Gemini requires.
+ */
+function batchEmbed(res: ServerResponse, model: string, body: Json) {
+  const failure = ERRORS[model];
+  if (failure) return sendError(res, ...failure);
+  const requests = body.requests;
+  if (!Array.isArray(requests) || requests.length === 0) return sendError(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: must not be empty');
+  const embeddings: Json[] = [];
+  for (const [i, request] of (requests as Json[]).entries()) {
+    if (request.model !== `models/${model}`) {
+      return sendError(res, 400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${i}].model: model in the request must match the model in the URL`);
+    }
+    const parts = ((request.content as Json | undefined)?.parts ?? []) as Json[];
+    const text = parts.map((part) => String(part.text ?? '')).join('');
+    const dimensions = typeof request.outputDimensionality === 'number' ? request.outputDimensionality : SIM_EMBEDDING_DIMENSIONS;
+    embeddings.push({ values: simEmbedding(text, dimensions) });
+  }
+  res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+  res.end(JSON.stringify({ embeddings }, null, 2));
+}
+
 export async function startGeminiSimulator(options: GeminiSimulatorOptions = {}): Promise<GeminiSimulator> {
   const pageSize = options.modelPageSize ?? 2;
   const requests: RecordedGeminiRequest[] = [];
@@ -240,6 +265,8 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
     if (req.method === 'GET' && path === '/v1beta/models') return listModels(res, query);
     const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(path);
     if (req.method === 'POST' && match && body) return chat(req, res, match[1]!, match[2]!, query, body);
+    const embed = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);
+    if (req.method === 'POST' && embed && body) return batchEmbed(res, embed[1]!, body);
     sendError(res, 404, 'NOT_FOUND', `The simulator does not serve ${req.method} ${path}.`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

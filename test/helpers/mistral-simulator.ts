@@ -10,6 +10,10 @@
  *   `stream_options`), then `data: [DONE]`; tool calls arrive whole in one delta, several calls all
  *   numbered `index: 0` as Mistral does. An SSE comment keep-alive opens each stream.
  * - `GET /v1/models` (not paged): chat and non-chat cards with `capabilities`, `name`, `deprecation`.
+ * - `POST /v1/embeddings`: `{model, input: string | string[], output_dimension?, output_dtype?}`
+ *   strictly (any other field, `encoding_format` included, is a 422 `extra_forbidden`), answered
+ *   OpenAI-shaped with the deterministic vectors of `sim-embeddings.ts` and `usage`
+ *   (`completion_tokens: 0`); `sim-404` is a 404 `invalid_model`.
  *
  * The API key must be `validKey` (else 401 `{"message":"Unauthorized"}`). It misbehaves on request,
  * chosen by the model:
@@ -27,6 +31,7 @@
  * - `sim-length`: `finish_reason: "model_length"`; `sim-thinking`: content as thinking + text chunks
  * Set `failModels` to make `GET /v1/models` answer 500.
  */
+import { simEmbedding, simEmbeddingTokens, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
@@ -204,6 +209,29 @@ async function chat(req: IncomingMessage, res: ServerResponse, body: Json) {
   res.end(events[events.length - 1]);
 }
 
+const EMBEDDING_FIELDS = new Set(['model', 'input', 'output_dimension', 'output_dtype', 'metadata']);
+
+/** `POST /v1/embeddings`, with Mistral's strict schema. */
+function embeddings(res: ServerResponse, body: Json) {
+  const extra = Object.entries(body).filter(([key]) => !EMBEDDING_FIELDS.has(key));
+  if (extra.length > 0) {
+    return send(res, 422, { detail: extra.map(([key, value]) => ({ type: 'extra_forbidden', loc: ['body', key], msg: 'Extra inputs are not permitted', input: value })) });
+  }
+  const model = String(body.model);
+  if (model === 'sim-404') return send(res, 404, mistralError(`Invalid model: ${model}`, 'invalid_model', '1500'));
+  const inputs = typeof body.input === 'string' ? [body.input] : (body.input as string[]);
+  if (!Array.isArray(inputs) || !inputs.every((input) => typeof input === 'string')) {
+    return send(res, 422, { detail: [{ type: 'string_type', loc: ['body', 'input'], msg: 'Input should be a valid string', input: body.input }] });
+  }
+  const dimensions = typeof body.output_dimension === 'number' ? body.output_dimension : SIM_EMBEDDING_DIMENSIONS;
+  const tokens = inputs.reduce((sum, input) => sum + simEmbeddingTokens(input), 0);
+  send(res, 200, {
+    id: 'embd-sim', object: 'list', model,
+    data: inputs.map((input, index) => ({ object: 'embedding', embedding: simEmbedding(input, dimensions), index })),
+    usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens },
+  });
+}
+
 export async function startMistralSimulator(options: { validKey?: string } = {}): Promise<MistralSimulator> {
   const validKey = options.validKey ?? MISTRAL_SIM_KEY;
   const requests: RecordedRequest[] = [];
@@ -219,6 +247,7 @@ export async function startMistralSimulator(options: { validKey?: string } = {})
       return send(res, 200, { object: 'list', data });
     }
     if (req.method === 'POST' && path === '/v1/chat/completions' && body) return chat(req, res, body);
+    if (req.method === 'POST' && path === '/v1/embeddings' && body) return embeddings(res, body);
     send(res, 404, { detail: 'Not Found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

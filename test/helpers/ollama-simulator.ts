@@ -24,7 +24,11 @@
  * - `sim-malformed`: a body / line that is not JSON; `sim-mid-error`: 2 lines then `{"error": ...}`;
  *   `sim-truncated`: 2 lines then the body ends without `done: true`
  * `GET /api/tags` lists `models` (unpaged, as Ollama); set `failTags` to make it answer 500.
+ * `POST /api/embed` (`{model, input: string | string[], dimensions?, truncate?}`) answers
+ * `{model, embeddings, total_duration, load_duration, prompt_eval_count}` with the deterministic
+ * vectors of `sim-embeddings.ts`; an unknown model is Ollama's 404.
  */
+import { simEmbedding, simEmbeddingTokens, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
@@ -198,6 +202,23 @@ function tags(models: string[]) {
   };
 }
 
+/** `POST /api/embed`: one vector per input, `prompt_eval_count` the inputs' tokens. */
+function embed(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>, known: Set<string>) {
+  if (failEarly(req, res, body, known)) return;
+  const inputs = typeof body.input === 'string' ? [body.input] : (body.input as unknown[]);
+  if (!Array.isArray(inputs) || !inputs.every((input) => typeof input === 'string')) return sendError(res, 400, 'invalid input type');
+  const dimensions = typeof body.dimensions === 'number' ? body.dimensions : SIM_EMBEDDING_DIMENSIONS;
+  const texts = inputs as string[];
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify({
+    model: String(body.model),
+    embeddings: texts.map((text) => simEmbedding(text, dimensions)),
+    total_duration: 14_143_917,
+    load_duration: 1_019_500,
+    prompt_eval_count: texts.reduce((sum, text) => sum + simEmbeddingTokens(text), 0),
+  }));
+}
+
 export async function startOllamaSimulator(options: { models?: string[] } = {}): Promise<OllamaSimulator> {
   const models = options.models ?? ['llama3.2:latest', 'llava:7b', 'qwen3:8b'];
   const known = new Set(models.flatMap((m) => [m, m.replace(/:latest$/, '')]));
@@ -216,6 +237,7 @@ export async function startOllamaSimulator(options: { models?: string[] } = {}):
       return res.end(JSON.stringify(tags(models)));
     }
     if (req.method === 'POST' && path === '/api/chat') return chat(req, res, body ?? {}, known);
+    if (req.method === 'POST' && path === '/api/embed') return embed(req, res, body ?? {}, known);
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('404 page not found');
   });

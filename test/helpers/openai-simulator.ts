@@ -9,6 +9,8 @@
  * - `sim-quota`: 429 `insufficient_quota`
  * - `sim-500`: 500 server error; `sim-404`: 404 `model_not_found`; `sim-401`: 401 invalid key (echoing it, as OpenAI does)
  * - `sim-slow`: waits `slowMs` before answering
+ * - `sim-flaky-<n>`: its first n requests (counted per model name) answer 503 with `retry-after-ms: 40`,
+ *   the next ones answer normally
  * - `sim-reset`: streams 3 chunks then resets the connection (non-stream: resets at once)
  * - `sim-malformed`: a body / event that is not JSON
  * - `sim-mid-error`: streams 2 chunks then an in-band `{"error":...}` event
@@ -19,6 +21,10 @@
  *   the socket pushed back (`backpressureWaits`)
  * Every other model answers normally. Bench and tests share this file.
  *
+ * `POST /v1/embeddings` answers OpenAI's `CreateEmbeddingResponse` with the deterministic vectors of
+ * `sim-embeddings.ts` (base64 little-endian float32s when `encoding_format` is `base64`, `dimensions`
+ * honoured) and `usage.prompt_tokens`; `sim-404` and `sim-500` fail as for chat.
+ *
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
  * function tool it knows (`Write`, `Bash`, Codex's `exec_command`, `shell`) it answers `tool_calls`
  * (finish `tool_calls`; streamed as one call whose `arguments` arrive in two pieces), and once the
@@ -28,6 +34,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
 import { agentToolCall, type SimAgent } from './sim-agent.ts';
+import { simEmbedding, simEmbeddingTokens, simInputs, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 
 export interface SimulatorOptions {
   /** Content chunks in a normal stream (the stream has 1 role chunk + N content + 1 finish [+ usage]). */
@@ -147,6 +154,23 @@ function sendError(res: ServerResponse, status: number, error: Record<string, un
   res.end(body);
 }
 
+/** `POST /v1/embeddings`: the deterministic vectors of every input, OpenAI's shape and usage. */
+function embeddings(res: ServerResponse, body: Record<string, unknown>) {
+  const model = String(body.model ?? '');
+  if (model === 'sim-404') return sendError(res, 404, { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', code: 'model_not_found' });
+  if (model === 'sim-500') return sendError(res, 500, { message: 'The server had an error while processing your request.', type: 'server_error' });
+  const inputs = simInputs(body.input);
+  const dimensions = typeof body.dimensions === 'number' ? body.dimensions : SIM_EMBEDDING_DIMENSIONS;
+  const base64 = body.encoding_format === 'base64';
+  const data = inputs.map((input, index) => {
+    const vector = simEmbedding(input, dimensions);
+    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+  });
+  const tokens = inputs.reduce((sum, input) => sum + simEmbeddingTokens(input), 0);
+  res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_sim' });
+  res.end(JSON.stringify({ object: 'list', data, model: `${model}-sim`, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+}
+
 export async function startOpenAISimulator(options: SimulatorOptions = {}): Promise<OpenAISimulator> {
   const contentChunks = options.streamContentChunks ?? 8;
   const slowMs = options.slowMs ?? 2_000;
@@ -160,6 +184,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   const piece = simStreamPiece;
   let usage: SimUsage = SIM_USAGE;
   const usageOf = (model: string) => (model === 'sim-no-usage' ? null : usage);
+  const flakySeen = new Map<string, number>();
 
   const completionBody = (model: string) =>
     JSON.stringify({
@@ -196,6 +221,12 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       if (!stream) return finish(scripted.completion);
       for (const event of scripted.events.slice(0, -1)) res.write(event);
       return finish(scripted.events.at(-1));
+    }
+    const flaky = /^sim-flaky-(\d+)$/.exec(model);
+    if (flaky) {
+      const seen = (flakySeen.get(model) ?? 0) + 1;
+      flakySeen.set(model, seen);
+      if (seen <= Number(flaky[1])) return sendError(res, 503, { message: 'The server is overloaded.', type: 'server_error' }, { 'retry-after-ms': '40' });
     }
     switch (model) {
       case 'sim-429':
@@ -274,6 +305,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       return res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_715_367_049, owned_by: 'system' })) }));
     }
     if (req.method === 'POST' && path === '/v1/chat/completions' && body) return chat(req, res, body);
+    if (req.method === 'POST' && path === '/v1/embeddings' && body) return embeddings(res, body);
     sendError(res, 404, { message: `Unknown path ${path}`, type: 'invalid_request_error' });
   });
   server.keepAliveTimeout = 60_000;

@@ -24,6 +24,8 @@ export interface TestGatewayOptions {
   router?: Record<string, unknown>;
   /** Manifest `upstream` settings (timeouts). */
   upstream?: Record<string, unknown>;
+  /** Manifest `server` settings (`cors`); host and port are the test's own. */
+  server?: Record<string, unknown>;
   /**
    * Config per plugin of the default chain (auth-guard → logger → metrics → response-store → rate-limit → budget →
    * pricing → account → provider-router), e.g. `{ budget: { timeZone: 'Asia/Tokyo' } }`. A plugin
@@ -78,6 +80,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const manifest = validateManifest(
     {
       upstream: options.upstream ?? {},
+      ...(options.server ? { server: options.server } : {}),
       plugins: [
         ...CHAIN.filter((name) => options.config?.[name] !== false).map((name) => ({
           name,

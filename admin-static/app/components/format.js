@@ -67,6 +67,23 @@ export function formatDateTime(iso) {
     : EMPTY;
 }
 
+/**
+ * ISO string → date and time in `timeZone` (IANA), e.g. "Dec 1, 2026, 12:00 AM" for Europe/Paris's
+ * midnight. For times the gateway computes in its own zone (budget periods), which need not be the
+ * browser's; show the zone's name beside it. Without `timeZone`, the browser's.
+ */
+export function formatDateTimeIn(iso, timeZone) {
+  const d = toDate(iso);
+  if (!d) return EMPTY;
+  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: timeZone || undefined });
+}
+
+/** ISO string → date in `timeZone` (IANA), e.g. "Nov 1, 2026"; without `timeZone`, the browser's. */
+export function formatDateIn(iso, timeZone) {
+  const d = toDate(iso);
+  return d ? d.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric', timeZone: timeZone || undefined }) : EMPTY;
+}
+
 /** ISO string → "3 min ago" style relative time (past only; future falls back to the date). */
 export function formatRelative(iso, nowMs = Date.now()) {
   const d = toDate(iso);

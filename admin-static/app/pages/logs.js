@@ -158,7 +158,24 @@ function Detail({ row, onClose }) {
         ${item('Stream', row.stream ? 'yes' : 'no')}
         ${item('Log row', html`<span class="mono">#${row.id}</span>`)}`)}
     </div>
+    ${row.attempts && html`<${Attempts} attempts=${row.attempts} />`}
   <//>`;
+}
+
+// Every upstream attempt of the request (retries and fallbacks before the first byte), oldest first.
+function Attempts({ attempts }) {
+  return html`<section data-testid="log-attempts"><h3 class="dl-section">Upstream attempts (${attempts.length})</h3>
+    <div class="table-wrap"><table class="table">
+      <thead><tr><th>#</th><th>Deployment</th><th>Status</th><th>Outcome</th><th class="num">Latency</th></tr></thead>
+      <tbody>${attempts.map((a, i) => html`<tr key=${i}>
+        <td>${i + 1}</td>
+        <td class="mono">${a.provider}/${a.model}</td>
+        <td>${a.status ?? html`<span class="muted">no answer</span>`}</td>
+        <td>${a.error_code ? html`<${Badge} tone="warn">${a.error_code}<//>` : html`<${Badge} tone="ok">served<//>`}</td>
+        <td class="num">${formatMs(a.latency_ms)}</td>
+      </tr>`)}</tbody>
+    </table></div>
+  </section>`;
 }
 
 function LogTable({ rows, onOpen }) {

@@ -60,7 +60,7 @@ export function UserPage({ id, me }) {
     <${PageHeader} title=${user.name} subtitle=${subtitle} actions=${actions} />
     ${error && html`<${ErrorBox} error=${error} onRetry=${reload} />`}
     <div class="stack">
-      <${SummaryCard} user=${user} />
+      <${SummaryCard} user=${user} timeZone=${me?.gateway?.time_zone} />
       <${KeysCard} userId=${user.id} onChanged=${reload} />
       <${CredentialsCard} userId=${user.id} userName=${user.name} providers=${me?.gateway?.providers} />
     </div>

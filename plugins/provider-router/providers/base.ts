@@ -5,7 +5,8 @@
  * Provider knowledge lives only in the provider's own file; shared code never compares provider ids.
  */
 import type { ChatCompletionRequest } from '../../../core/chat-types.ts';
-import type { ResponseCodec, StreamFraming, UpstreamCall } from '../../../core/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../core/embedding-types.ts';
+import type { EmbeddingsCall, EmbeddingsCodec, ModelCall, ResponseCodec, StreamFraming, UpstreamCall, UpstreamRequest } from '../../../core/upstream-call.ts';
 import type { UpstreamClient } from '../../../core/upstream.ts';
 
 /** A provider's entry in the router config (after `${ENV}` substitution). */
@@ -113,6 +114,34 @@ export abstract class ProviderService {
   abstract buildChatCall(request: ChatCompletionRequest, options: ChatCallOptions): UpstreamCall;
 
   /**
+   * Builds the upstream call of a translated embeddings request, whose codec decodes the answer to
+   * canonical vectors. A provider declares that it embeds by implementing this (or by speaking the
+   * `openai-embeddings` dialect natively); without either, the router refuses embeddings for it with
+   * a 400 naming it. Throws 400 (`invalid_request`, param named) for a request it cannot honour,
+   * e.g. token-id input to an API that takes text only.
+   */
+  buildEmbeddingCall?(request: EmbeddingRequest, options: ChatCallOptions): EmbeddingsCall;
+
+  /** True when this provider can answer an embeddings call, translated or native. */
+  get embeds(): boolean {
+    return typeof this.buildEmbeddingCall === 'function' || this.nativeDialects.has('openai-embeddings');
+  }
+
+  /** A JSON `POST` of an embeddings `body` to `origin` + `path` carrying `credential`, read back with `codec`. */
+  protected postEmbeddings(credential: Credential, origin: string, path: string, body: unknown, codec: EmbeddingsCodec): EmbeddingsCall {
+    return {
+      kind: 'embeddings',
+      provider: this.id,
+      origin,
+      path,
+      method: 'POST',
+      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      codec,
+    };
+  }
+
+  /**
    * True when a bare model id no catalog lists belongs to this provider's family (its own naming,
    * e.g. `claude-*`), so it is routed here when no other provider claims it. None by default.
    */
@@ -134,7 +163,7 @@ export abstract class ProviderService {
    * call is marked `passthrough`; its codec decodes the dialect's answers to canonical shapes for
    * observation only. Providers that declare native dialects override this.
    */
-  buildNativeCall(dialect: string, options: NativeCallOptions): UpstreamCall {
+  buildNativeCall(dialect: string, options: NativeCallOptions): ModelCall {
     throw new Error(`provider "${this.id}" declares no native dialect "${dialect}" (options for ${options.model})`);
   }
 
@@ -146,22 +175,29 @@ export abstract class ProviderService {
    */
   protected postNative(options: NativeCallOptions, origin: string, path: string, codec: ResponseCodec): UpstreamCall {
     return {
-      provider: this.id,
-      origin,
-      path,
-      method: 'POST',
-      headers: {
-        ...this.authHeaders(options.credential),
-        ...options.headers,
-        'content-type': 'application/json',
-        accept: options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json',
-      },
-      body: JSON.stringify({ ...options.body, model: options.model }),
+      ...this.nativeRequest(options, origin, path, options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json'),
       stream: options.stream,
       passthrough: true,
       codec,
     };
   }
+
+  /** `postNative` for an embeddings operation: one JSON answer, read back with an embeddings codec. */
+  protected postNativeEmbeddings(options: NativeCallOptions, origin: string, path: string, codec: EmbeddingsCodec): EmbeddingsCall {
+    return { ...this.nativeRequest(options, origin, path, 'application/json'), kind: 'embeddings', passthrough: true, codec };
+  }
+
+  private nativeRequest(options: NativeCallOptions, origin: string, path: string, accept: string): UpstreamRequest {
+    return {
+      provider: this.id,
+      origin,
+      path,
+      method: 'POST',
+      headers: { ...this.authHeaders(options.credential), ...options.headers, 'content-type': 'application/json', accept },
+      body: JSON.stringify({ ...options.body, model: options.model }),
+    };
+  }
+
 
   /** Fetches the provider's model list. Throws `GatewayError` when the upstream fails. */
   abstract listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]>;

@@ -40,8 +40,12 @@ function normalizeChunk(decoded: DecodedChunk): void {
 export class OpenAICompatibleProvider extends OpenAIProvider {
   override readonly name: string = 'OpenAI-compatible';
 
-  /** Most compatible servers speak only Chat Completions; the manifest says which also serve more. */
-  private readonly declaredDialects: ReadonlySet<string> = new Set(this.settings.nativeDialects ?? []);
+  /**
+   * Most compatible servers speak Chat Completions and, when they embed at all, OpenAI's embeddings
+   * API (vLLM, LM Studio, Ollama's /v1, OpenRouter): embeddings always pass through, and a server
+   * without them answers its own 404. The manifest says which also serve more (`openai-responses`).
+   */
+  private readonly declaredDialects: ReadonlySet<string> = new Set([...(this.settings.nativeDialects ?? []), 'openai-embeddings']);
 
   override get nativeDialects(): ReadonlySet<string> {
     return this.declaredDialects;

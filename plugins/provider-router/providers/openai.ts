@@ -9,12 +9,13 @@
  * https://platform.openai.com/docs/guides/rate-limits , https://developers.openai.com/api/docs/guides/error-codes .
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
+import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
 import { upstreamError, type GatewayError } from '../../../core/errors.ts';
 import { malformedResponse, truncatedStream, type UpstreamHeaders } from './canonical.ts';
 import { upstreamErrorFor, type UpstreamErrorFacts } from './upstream-error-policy.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from './base.ts';
 import { responsesCodec } from './openai-responses-codec.ts';
+import { openAIEmbeddingsCodec } from './openai-embeddings-codec.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
 interface OpenAIErrorBody {
@@ -98,10 +99,13 @@ class OpenAIStreamDecoder implements StreamDecoder {
  */
 const NON_REASONING_MODELS = /^(gpt-3\.5|gpt-4(?!\.5)|gpt-4o|gpt-4\.1|chatgpt-4o)/;
 
-/** OpenAI speaks the Responses dialect natively (Chat Completions is the canonical form itself). */
-const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['openai-responses']);
+/**
+ * OpenAI speaks the Responses and embeddings dialects natively (Chat Completions is the canonical
+ * form itself).
+ */
+const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['openai-responses', 'openai-embeddings']);
 /** Upstream paths (under the base URL) of the natively spoken operations. */
-const NATIVE_PATHS: Readonly<Record<string, string>> = { 'responses.create': '/responses' };
+const NATIVE_PATHS: Readonly<Record<string, string>> = { 'responses.create': '/responses', 'embeddings.create': '/embeddings' };
 
 export class OpenAIProvider extends ProviderService {
   readonly name: string = 'OpenAI';
@@ -111,16 +115,18 @@ export class OpenAIProvider extends ProviderService {
   }
 
   /**
-   * A Responses request passed through: the client's body with only `model` replaced, the answer
-   * relayed byte for byte and observed (`openai-responses-codec.ts`) for usage and text.
+   * A Responses or embeddings request passed through: the client's body with only `model` replaced
+   * (an embeddings `encoding_format` included: OpenAI encodes base64 itself), the answer relayed byte
+   * for byte and observed (`openai-responses-codec.ts`, `openai-embeddings-codec.ts`) for usage.
    */
-  override buildNativeCall(dialect: string, options: NativeCallOptions): UpstreamCall {
+  override buildNativeCall(dialect: string, options: NativeCallOptions): ModelCall {
     const path = NATIVE_PATHS[options.operation];
     if (!this.nativeDialects.has(dialect) || !path) return super.buildNativeCall(dialect, options);
     const { origin, basePath } = splitBaseUrl(options.credential.baseUrl);
     const provider = this.id;
-    const codec = responsesCodec(provider, options.model, (status, bodyText, headers) => mapOpenAIError(provider, options.model, status, bodyText, headers));
-    return this.postNative(options, origin, `${basePath}${path}`, codec);
+    const decodeError = (status: number, bodyText: string, headers: UpstreamHeaders) => mapOpenAIError(provider, options.model, status, bodyText, headers);
+    if (dialect === 'openai-embeddings') return this.postNativeEmbeddings(options, origin, `${basePath}${path}`, openAIEmbeddingsCodec(provider, decodeError));
+    return this.postNative(options, origin, `${basePath}${path}`, responsesCodec(provider, options.model, decodeError));
   }
 
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {

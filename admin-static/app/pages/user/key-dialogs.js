@@ -8,8 +8,8 @@ import { html, Modal, Field, Badge, CopyButton, formatUsd, formatNumber, formatM
 import { parseWholeNumber, apiErrorToFields, focusFirstInvalid, fieldDomId } from '../users/form-values.js';
 import { FormError } from '../users/form-error.js';
 
-const KEY_FIELDS = ['key_name', 'expires_at', 'key_rpm', 'key_tpm'];
-const KEY_PARAMS = { name: 'key_name', expires_at: 'expires_at', rpm: 'key_rpm', tpm: 'key_tpm' };
+const KEY_FIELDS = ['key_name', 'expires_at', 'key_rpm', 'key_tpm', 'key_models'];
+const KEY_PARAMS = { name: 'key_name', expires_at: 'expires_at', rpm: 'key_rpm', tpm: 'key_tpm', models: 'key_models' };
 
 /** `YYYY-MM-DD` (a date input) → the end of that local day as ISO-8601, or an error. */
 function parseExpiry(text) {
@@ -23,7 +23,7 @@ function parseExpiry(text) {
 
 /** Props: `userId`, `onClose()`, `onCreated(key)` with the key object including `key`. */
 export function NewKeyModal({ userId, onClose, onCreated }) {
-  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm({ key_name: '', expires_at: '', key_rpm: '', key_tpm: '' });
+  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm({ key_name: '', expires_at: '', key_rpm: '', key_tpm: '', key_models: '' });
 
   async function submit(e) {
     e.preventDefault();
@@ -43,6 +43,8 @@ export function NewKeyModal({ userId, onClose, onCreated }) {
     if (expiry.value) body.expires_at = expiry.value;
     if (rpm.value != null) body.rpm = rpm.value;
     if (tpm.value != null) body.tpm = tpm.value;
+    const models = values.key_models.split(',').map((m) => m.trim()).filter(Boolean);
+    if (models.length) body.models = models;
     setSaving(true);
     try {
       onCreated(await api('POST', `/users/${userId}/keys`, body));
@@ -77,6 +79,9 @@ export function NewKeyModal({ userId, onClose, onCreated }) {
           ${input('key_tpm', { inputMode: 'numeric', placeholder: 'User limit' })}
         <//>
       </div>
+      <${Field} label="Models" id=${id('key_models')} error=${errors.key_models} hint="Optional. Comma-separated patterns of the models or groups this key may call (* matches anything), e.g. “openai/*, claude-*”. Empty: every model.">
+        ${input('key_models', { autocomplete: 'off', placeholder: 'All models' })}
+      <//>
     </form>
   <//>`;
 }

@@ -2,7 +2,7 @@
  * The top card of a user's page: spend against budget for the current period, when it resets,
  * rate limits, status and key activity.
  */
-import { html, Card, Badge, SpendBar, formatUsd, formatNumber, formatDate, formatDateTime, formatRelative } from '../../components.js';
+import { html, Card, Badge, SpendBar, formatUsd, formatNumber, formatDateTime, formatDateTimeIn, formatDateIn, formatRelative } from '../../components.js';
 
 const PERIOD_LABEL = { daily: 'Daily', weekly: 'Weekly', monthly: 'Monthly', never: 'Never resets' };
 
@@ -18,15 +18,18 @@ function limitText(n, unit) {
   return n == null ? html`<span class="muted">No limit</span>` : html`${formatNumber(n)} <span class="muted small">${unit}</span>`;
 }
 
-/** Props: `user` (AdminUser). */
-export function SummaryCard({ user }) {
+/**
+ * Props: `user` (AdminUser), `timeZone` (the budget's, from GET /me): periods start at its midnight,
+ * so their start and reset are shown in it, named, not in the browser's zone.
+ */
+export function SummaryCard({ user, timeZone }) {
   const b = user.budget;
   const tracked = b.spent_usd != null;
   return html`<${Card} title="Budget and limits">
     <div class="summary-spend">
       <div class="summary-spend-head">
         <span class="stat-label">Spend this period</span>
-        ${b.period_start && html`<span class="muted small">since ${formatDate(b.period_start)}</span>`}
+        ${b.period_start && html`<span class="muted small">since ${formatDateIn(b.period_start, timeZone)}${timeZone ? ` (${timeZone})` : ''}</span>`}
       </div>
       ${tracked
         ? html`<${SpendBar} spent=${b.spent_usd} limit=${b.limit_usd} />`
@@ -41,7 +44,9 @@ export function SummaryCard({ user }) {
       <//>
       <${Stat} label="Budget period">${PERIOD_LABEL[user.budget_period] ?? user.budget_period}<//>
       <${Stat} label="Resets at" sub=${b.resets_at ? formatRelativeFuture(b.resets_at) : null}>
-        ${b.resets_at ? formatDateTime(b.resets_at) : html`<span class="muted">Never</span>`}
+        ${b.resets_at
+          ? html`<span data-testid="resets-at">${formatDateTimeIn(b.resets_at, timeZone)}${timeZone && html` <span class="stat-zone">(${timeZone})</span>`}</span>`
+          : html`<span class="muted">Never</span>`}
       <//>
       <${Stat} label="Requests per minute">${limitText(user.rpm, 'rpm')}<//>
       <${Stat} label="Tokens per minute">${limitText(user.tpm, 'tpm')}<//>

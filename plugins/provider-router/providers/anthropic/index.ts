@@ -19,7 +19,7 @@
  * are appended. A base URL that already ends in `/v1` is accepted as the same thing.
  */
 import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { ModelCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
 import { malformedResponse, parseUpstreamJson, usageOf } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
 import { mapAnthropicError } from './errors.ts';
@@ -82,7 +82,7 @@ export class AnthropicProvider extends ProviderService {
    * relayed byte for byte; the codec reads usage from `message_start` and `message_delta` for billing.
    * `count_tokens` answers `{"input_tokens": n}`, which bills nothing.
    */
-  override buildNativeCall(dialect: string, options: NativeCallOptions): UpstreamCall {
+  override buildNativeCall(dialect: string, options: NativeCallOptions): ModelCall {
     const path = NATIVE_PATHS[options.operation];
     if (!NATIVE_DIALECTS.has(dialect) || !path) return super.buildNativeCall(dialect, options);
     const { origin, apiPath } = this.endpoint(options.credential);

@@ -12,14 +12,17 @@
  * - `reasoning_effort` → thinking budget (Google's own OpenAI mapping): https://ai.google.dev/gemini-api/docs/openai
  * - model list: https://ai.google.dev/api/models#method:-models.list
  * - errors, quotas: https://ai.google.dev/gemini-api/docs/troubleshooting , https://ai.google.dev/gemini-api/docs/rate-limits
+ * - embeddings (`batchEmbedContents`): https://ai.google.dev/api/embeddings
  *
  * The work is split by job: `request.ts` (request → body, every field decision), `response.ts`
  * (answer → `chat.completion`), `stream.ts` (SSE events → chunks), `errors.ts` (error answers),
+ * `embeddings.ts` (embeddings call → `batchEmbedContents` and back),
  * `tool-call-id.ts` (thought signatures carried in tool-call ids); this file builds the call and
  * lists the models.
  */
 import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/embedding-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
@@ -27,6 +30,7 @@ import { mapGeminiError } from './errors.ts';
 import { toGeminiRequest } from './request.ts';
 import { toCompletion } from './response.ts';
 import { GeminiStreamDecoder } from './stream.ts';
+import { decodeBatchEmbed, toBatchEmbedRequest } from './embeddings.ts';
 
 /** The model's resource path under the base URL; `models/` is never doubled. */
 function modelPath(model: string): string {
@@ -59,6 +63,19 @@ export class GeminiProvider extends ProviderService {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const stream = request.stream === true;
     return this.postJson(credential, origin, `${basePath}/${path}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, body, stream, this.codec(path.slice(path.indexOf('/') + 1)));
+  }
+
+  /** `POST {base}/models/{model}:batchEmbedContents`, one request per input (`embeddings.ts`). */
+  override buildEmbeddingCall(request: EmbeddingRequest, { model, credential }: ChatCallOptions): EmbeddingsCall {
+    const path = modelPath(model);
+    const body = toBatchEmbedRequest(request, path, this.name);
+    const { origin, basePath } = splitBaseUrl(credential.baseUrl);
+    const provider = this.id;
+    const served = path.slice(path.indexOf('/') + 1);
+    return this.postEmbeddings(credential, origin, `${basePath}/${path}:batchEmbedContents`, body, {
+      decodeError: (status, bodyText, headers) => mapGeminiError(provider, served, status, bodyText, headers),
+      decodeEmbeddings: (bodyText) => decodeBatchEmbed(provider, served, bodyText),
+    });
   }
 
   /** The key goes in a header, never in `?key=`: query strings end up in access logs. */

@@ -12,17 +12,21 @@
  *   (tmc/langchaingo#1233); rate-limit headers `ratelimitbysize-*` (reference §4.4, third-party).
  *
  * The work is split by job: `request.ts` (request → body, the field table), `response.ts` (answer →
- * `chat.completion`), `stream.ts` (SSE events → chunks), `errors.ts` (error answers); this file
- * builds the call and lists the models.
+ * `chat.completion`), `stream.ts` (SSE events → chunks), `errors.ts` (error answers),
+ * `embeddings.ts` (embeddings body: `POST {base}/embeddings`); this file builds the calls and lists
+ * the models.
  */
 import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/embedding-types.ts';
+import { openAIEmbeddingsCodec } from '../openai-embeddings-codec.ts';
 import { malformedResponse } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapMistralError } from './errors.ts';
 import { buildMistralRequest } from './request.ts';
 import { decodeMistralCompletion } from './response.ts';
 import { MistralStreamDecoder } from './stream.ts';
+import { toMistralEmbeddingRequest } from './embeddings.ts';
 
 interface MistralModelCard {
   id?: unknown;
@@ -40,6 +44,15 @@ export class MistralProvider extends ProviderService {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const body = buildMistralRequest(request, model, this.id);
     return this.postJson(credential, origin, `${basePath}/chat/completions`, body, body.stream, this.codec(model));
+  }
+
+  /** `POST {base}/embeddings` (`embeddings.ts`); the answer is OpenAI-shaped, errors are Mistral's. */
+  override buildEmbeddingCall(request: EmbeddingRequest, { model, credential }: ChatCallOptions): EmbeddingsCall {
+    const { origin, basePath } = splitBaseUrl(credential.baseUrl);
+    const body = toMistralEmbeddingRequest(request, model, this.name);
+    const provider = this.id;
+    const codec = openAIEmbeddingsCodec(provider, (status, bodyText, headers) => mapMistralError(provider, model, status, bodyText, headers));
+    return this.postEmbeddings(credential, origin, `${basePath}/embeddings`, body, codec);
   }
 
   private codec(model: string): ResponseCodec {

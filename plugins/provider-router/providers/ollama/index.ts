@@ -18,19 +18,22 @@
  *   https://docs.ollama.com/api/errors ; 503 "server busy" when `OLLAMA_MAX_QUEUE` is exceeded
  *   (https://docs.ollama.com/faq#how-does-ollama-handle-concurrent-requests).
  * - Models: https://docs.ollama.com/api/tags (one unpaged list; no display names).
+ * - Embeddings: https://docs.ollama.com/api/embed (`embeddings.ts`).
  *
  * The work is split by job: `request.ts` (request → body, every field decision), `response.ts`
  * (answer → `chat.completion`), `stream.ts` (NDJSON lines → chunks), `errors.ts` (error answers);
  * this file builds the call and lists the models.
  */
 import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/embedding-types.ts';
 import { malformedResponse } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapOllamaError } from './errors.ts';
 import { toOllamaRequest } from './request.ts';
 import { toChatCompletion } from './response.ts';
 import { OllamaStreamDecoder } from './stream.ts';
+import { decodeOllamaEmbed, toOllamaEmbedRequest } from './embeddings.ts';
 
 /**
  * The `ollama` provider type. `buildChatCall` throws 400 (`GatewayError`, `param` set) for requests
@@ -46,6 +49,17 @@ export class OllamaProvider extends ProviderService {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const body = toOllamaRequest(request, model, this.id);
     return this.postJson(credential, origin, `${basePath}/api/chat`, body, body.stream, this.codec(model));
+  }
+
+  /** `POST {base}/api/embed` (`embeddings.ts`). */
+  override buildEmbeddingCall(request: EmbeddingRequest, { model, credential }: ChatCallOptions): EmbeddingsCall {
+    const { origin, basePath } = splitBaseUrl(credential.baseUrl);
+    const body = toOllamaEmbedRequest(request, model, this.name);
+    const provider = this.id;
+    return this.postEmbeddings(credential, origin, `${basePath}/api/embed`, body, {
+      decodeError: (status, bodyText, headers) => mapOllamaError(provider, model, status, bodyText, headers),
+      decodeEmbeddings: (bodyText) => decodeOllamaEmbed(provider, model, bodyText),
+    });
   }
 
   private codec(model: string): ResponseCodec {

@@ -1,0 +1,46 @@
+/**
+ * The relay of an embeddings answer (`EmbeddingsCall`): one bounded JSON body, decoded by the
+ * provider's codec to canonical vectors (`EmbeddingResult`), observed (served model, input tokens),
+ * then answered in the client's dialect, or byte for byte on a native pass-through.
+ *
+ * A small relay of its own rather than a branch of the chat one (`proxy.ts`): an embeddings answer
+ * has no choices, no generated text and no stream, and its usage is input tokens alone. Dispatch,
+ * the upstream's error answers and a client's disconnect are handled by `proxy()` exactly as for chat.
+ * When the upstream reports no usage (Gemini), the inputs are counted locally (`completeUsage`) and
+ * the log row is marked estimated.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Exchange } from './exchange.ts';
+import type { EmbeddingsCall } from './upstream-call.ts';
+import { readBodyText } from './upstream.ts';
+import { completeUsage } from './token-estimate.ts';
+import { internalError } from './errors.ts';
+import type { ResponseRenderer } from './dialects/dialect.ts';
+import type { ProxyDeps, ResponseHooks } from './proxy.ts';
+
+/** Reads, observes and answers an embeddings body. Throws `GatewayError` before the headers are sent. */
+export async function relayEmbeddings(
+  ex: Exchange, call: EmbeddingsCall, res: ServerResponse, hooks: ResponseHooks, renderer: ResponseRenderer,
+  body: AsyncIterable<Buffer>, deps: ProxyDeps,
+): Promise<void> {
+  const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
+  const result = call.codec.decodeEmbeddings(text);
+  ex.modelServed = result.model || null;
+  if (result.promptTokens !== null) ex.usage = { promptTokens: result.promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
+  completeUsage(ex, deps.tokens);
+  let payload = text;
+  if (!call.passthrough) {
+    if (!renderer.embeddings) throw internalError(new Error(`dialect "${ex.dialect?.id}" renders no embeddings`));
+    payload = renderer.embeddings(result);
+  }
+  ex.status = 200;
+  hooks.start(ex);
+  res.writeHead(200, {
+    ...ex.responseHeaders,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    'x-request-id': ex.id,
+  });
+  ex.firstByteAtPerfMs = performance.now();
+  res.end(payload);
+}

@@ -1,0 +1,83 @@
+/**
+ * Attempts of one client request (docs/architecture.md "Routing"): the router may hand the core, with
+ * its first call, a `FallbackPlan` that names the next call after a failure (another deployment of a
+ * model group, or the same one after a backoff). `proxyWithFallback` dispatches, and while nothing
+ * was sent to the client (`res.headersSent` is false, the client is still there) asks the plan for the
+ * next call. After the first byte no attempt is made: a stream that fails then ends with the
+ * dialect's error event, as `proxy()` does.
+ *
+ * The core decides only *when* a retry is still possible; *whether* an error is worth one, which
+ * deployment comes next and how long to wait are the plan's (the router's) business. The request
+ * hooks (budget reservation, rate limits, the output cap) ran once before the first attempt and are
+ * not run again: a later call is built from the exchange as they left it. Every attempt, served or
+ * failed, is recorded on `ex.attempts` for the log and the metrics.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Exchange } from './exchange.ts';
+import type { ModelCall } from './upstream-call.ts';
+import { toGatewayError, type GatewayError } from './errors.ts';
+import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
+
+/** One upstream attempt of a client request, as the log row's `attempts` column stores it. */
+export interface UpstreamAttempt {
+  /** Provider id and upstream model of the deployment tried (`ex.target` at the time). */
+  provider: string;
+  model: string;
+  /** The upstream's HTTP status; null when no answer arrived (connect refused, timeout). */
+  status: number | null;
+  /** The error code the attempt failed with (`upstream_timeout`, `rate_limit_exceeded`, ...); null when it served. */
+  errorCode: string | null;
+  /** From the attempt's dispatch to its outcome (the first byte for a served stream), whole ms. */
+  latencyMs: number;
+}
+
+/** What a failed attempt tells the plan. */
+export interface FailedAttempt {
+  error: GatewayError;
+  /** The upstream's own HTTP status (before the gateway mapped it, e.g. 500 → 502); null without an answer. */
+  upstreamStatus: number | null;
+  /** Attempts made so far for this request, the failed one included. */
+  attempts: number;
+}
+
+/**
+ * The router's answer to "what next?" after a failed attempt. `next` resolves to the call for the
+ * next attempt (having set `ex.target` to its deployment, and waited any backoff, honouring
+ * `ex.signal`), or null to give up: the failed attempt's error then answers the client. It MUST NOT
+ * throw for a deployment it cannot use; it skips it.
+ */
+export interface FallbackPlan {
+  next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null>;
+}
+
+/**
+ * `proxy()` with retries before the first byte. Throws `GatewayError` only before headers are sent,
+ * like `proxy()`; the error thrown is the last attempt's.
+ */
+export async function proxyWithFallback(
+  ex: Exchange, first: ModelCall, plan: FallbackPlan | null, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps,
+): Promise<void> {
+  const attempts = (ex.attempts ??= []);
+  let call = first;
+  for (;;) {
+    const startedPerfMs = performance.now();
+    const target = ex.target ?? { provider: call.provider, model: '' };
+    ex.upstreamStatus = null;
+    try {
+      await proxy(ex, call, res, hooks, deps);
+      attempts.push({ ...target, status: ex.upstreamStatus, errorCode: null, latencyMs: sinceMs(ex.firstByteAtPerfMs ?? performance.now(), startedPerfMs) });
+      return;
+    } catch (err) {
+      const error = toGatewayError(err);
+      attempts.push({ ...target, status: ex.upstreamStatus, errorCode: error.code, latencyMs: sinceMs(performance.now(), startedPerfMs) });
+      if (!plan || res.headersSent || ex.clientAborted) throw err;
+      const next = await plan.next(ex, { error, upstreamStatus: ex.upstreamStatus, attempts: attempts.length });
+      if (!next || res.headersSent || ex.clientAborted) throw err;
+      call = next;
+    }
+  }
+}
+
+function sinceMs(nowPerfMs: number, startedPerfMs: number): number {
+  return Math.max(0, Math.round(nowPerfMs - startedPerfMs));
+}

@@ -1,0 +1,111 @@
+/**
+ * The attempts of one model call: the deployments in the picker's order, then (with
+ * `retriesPerDeployment`) further rounds over them after a backoff, at most `maxAttempts` in all and
+ * none starting after `deadlineMs`. The first usable deployment serves the first attempt
+ * (`firstAttempt`); the rest are handed to the core as a `FallbackPlan`.
+ *
+ * A deployment that cannot take the request (unknown provider, no credential, a request it cannot
+ * translate) is skipped; when none can, the first one's error answers, as for a plain model. The
+ * router's per-request state holds the in-flight count of the deployment being tried, so the
+ * `balance` strategy sees busy deployments; it moves with each attempt and ends with the response.
+ */
+import type { Exchange } from '../../core/exchange.ts';
+import type { ModelCall } from '../../core/upstream-call.ts';
+import type { FailedAttempt, FallbackPlan } from '../../core/upstream-attempts.ts';
+import type { Deployment, DeploymentPicker } from './model-groups.ts';
+import { backoffMs, isRetryable } from './retry-policy.ts';
+import type { RetryConfig } from './schema.ts';
+
+/** The router's state for one exchange: ends the current attempt's in-flight count. */
+export interface AttemptState {
+  release: (() => void) | null;
+}
+
+/** Builds the call for one deployment, setting `ex.target`; throws the contract's error when it cannot. */
+export type BuildAttempt = (deployment: Deployment) => Promise<ModelCall>;
+
+export interface AttemptDeps {
+  picker: DeploymentPicker;
+  retry: RetryConfig;
+  retryOnStatus: ReadonlySet<number>;
+  build: BuildAttempt;
+  /** Waits `ms` unless `signal` aborts first; resolves either way. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  random?: () => number;
+}
+
+/**
+ * The first attempt's call, with the plan for the next ones attached (`call.fallback`). Throws the
+ * first deployment's error when no deployment can take the request.
+ */
+export async function firstAttempt(ex: Exchange, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps): Promise<ModelCall> {
+  const schedule = scheduleOf(deployments, deps.retry);
+  let firstError: unknown = null;
+  for (let i = 0; i < deployments.length; i++) {
+    try {
+      const call = await deps.build(deployments[i]!);
+      state.release = deps.picker.begin(deployments[i]!);
+      if (schedule.length > 1) call.fallback = createPlan(schedule, i, state, deps);
+      return call;
+    } catch (err) {
+      firstError ??= err;
+    }
+  }
+  throw firstError;
+}
+
+interface Slot {
+  deployment: Deployment;
+  round: number;
+}
+
+/** Every slot an attempt may use, in order: each round over the deployments, capped at `maxAttempts`. */
+function scheduleOf(deployments: readonly Deployment[], retry: RetryConfig): Slot[] {
+  const slots: Slot[] = [];
+  for (let round = 0; round <= retry.retriesPerDeployment; round++) {
+    for (const deployment of deployments) slots.push({ deployment, round });
+  }
+  return slots;
+}
+
+function createPlan(schedule: readonly Slot[], started: number, state: AttemptState, deps: AttemptDeps): FallbackPlan {
+  let position = started;
+  /** Slots whose deployment cannot take this request: not tried again in a later round. */
+  const unusable = new Set<Deployment>();
+  for (let i = 0; i < started; i++) unusable.add(schedule[i]!.deployment);
+  return {
+    async next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null> {
+      state.release?.();
+      state.release = null;
+      if (!isRetryable(failed, deps.retryOnStatus) || failed.attempts >= deps.retry.maxAttempts) return null;
+      const round = schedule[position]!.round;
+      while (++position < schedule.length) {
+        const slot = schedule[position]!;
+        if (unusable.has(slot.deployment)) continue;
+        if (slot.round > round && !(await waited(ex, slot.round, failed, deps))) return null;
+        if (pastDeadline(ex, deps.retry)) return null;
+        try {
+          const call = await deps.build(slot.deployment);
+          state.release = deps.picker.begin(slot.deployment);
+          return call;
+        } catch {
+          unusable.add(slot.deployment);
+        }
+      }
+      return null;
+    },
+  };
+}
+
+/** Waits the backoff before a new round; false when the wait is too long, or the client left. */
+async function waited(ex: Exchange, round: number, failed: FailedAttempt, deps: AttemptDeps): Promise<boolean> {
+  const ms = backoffMs(round, failed, deps.retry, deps.random);
+  if (ms === null) return false;
+  if (performance.now() + ms - ex.startedAtPerfMs > deps.retry.deadlineMs) return false;
+  if (ms > 0) await deps.sleep(ms, ex.signal);
+  return !ex.signal.aborted;
+}
+
+function pastDeadline(ex: Exchange, retry: RetryConfig): boolean {
+  return performance.now() - ex.startedAtPerfMs > retry.deadlineMs;
+}

@@ -1,0 +1,106 @@
+/**
+ * Model groups (docs/architecture.md "Routing"): the manifest's `models` read once at boot into
+ * groups of deployments. A string entry (`"claude-sonnet-4-5": "openai/gpt-5"`) is an alias, a group
+ * of one deployment; an object entry lists deployments and a strategy. Each deployment names its
+ * target as `provider/model`, resolved per request like a client's own model field (so an alias to
+ * an id whose first segment is not a provider still goes through the catalog, as before groups).
+ *
+ * `createDeploymentPicker` orders a group's deployments for one request and counts the requests in
+ * flight on each: `fallback` keeps the manifest order; `balance` repeatedly takes, among the
+ * deployments not yet placed that have the fewest requests in flight, one at random by weight.
+ */
+import type { ModelGroupConfig } from './schema.ts';
+
+export interface Deployment {
+  /** `provider/model`, resolved per request by `resolveModel`. */
+  readonly target: string;
+  /** Share of the traffic under `balance` (> 0). */
+  readonly weight: number;
+  /** A shared API key for this deployment only; null = the provider's. */
+  readonly apiKey: string | null;
+}
+
+export interface ModelGroup {
+  readonly name: string;
+  readonly strategy: 'fallback' | 'balance';
+  readonly deployments: readonly Deployment[];
+}
+
+/** The manifest's `models` as groups, by the name clients use. */
+export function modelGroupsOf(models: Readonly<Record<string, string | ModelGroupConfig>>): Map<string, ModelGroup> {
+  const groups = new Map<string, ModelGroup>();
+  for (const [name, entry] of Object.entries(models)) {
+    if (typeof entry === 'string') {
+      groups.set(name, { name, strategy: 'fallback', deployments: [{ target: entry, weight: 1, apiKey: null }] });
+      continue;
+    }
+    // Ajv leaves defaults inside `oneOf` unapplied, hence the fallbacks here.
+    const deployments = entry.deployments.map((d) => ({ target: `${d.provider}/${d.model}`, weight: d.weight ?? 1, apiKey: d.apiKey || null }));
+    groups.set(name, { name, strategy: entry.strategy ?? 'fallback', deployments });
+  }
+  return groups;
+}
+
+/** The provider ids the groups name that are not configured, as `group → provider`, for a boot warning. */
+export function unknownProviders(groups: ReadonlyMap<string, ModelGroup>, providers: ReadonlySet<string>): string[] {
+  const unknown: string[] = [];
+  for (const group of groups.values()) {
+    for (const d of group.deployments) {
+      const id = d.target.slice(0, d.target.indexOf('/'));
+      if (!providers.has(id)) unknown.push(`${group.name} → ${id}`);
+    }
+  }
+  return unknown;
+}
+
+export interface DeploymentPicker {
+  /** The order in which `group`'s deployments are tried for one request. */
+  order(group: ModelGroup): Deployment[];
+  /** Counts a request in flight on `deployment`; the returned function ends it (idempotent). */
+  begin(deployment: Deployment): () => void;
+  /** Requests in flight on `deployment` now. */
+  inFlight(deployment: Deployment): number;
+}
+
+/** `random` returns [0, 1) (injectable for tests; default `Math.random`). */
+export function createDeploymentPicker(random: () => number = Math.random): DeploymentPicker {
+  const busy = new Map<Deployment, number>();
+  const inFlight = (d: Deployment) => busy.get(d) ?? 0;
+
+  function byWeight(candidates: readonly Deployment[]): Deployment {
+    const total = candidates.reduce((sum, d) => sum + d.weight, 0);
+    let point = random() * total;
+    for (const d of candidates) {
+      point -= d.weight;
+      if (point < 0) return d;
+    }
+    return candidates.at(-1)!;
+  }
+
+  return {
+    order(group) {
+      if (group.strategy === 'fallback' || group.deployments.length === 1) return [...group.deployments];
+      const left = [...group.deployments];
+      const ordered: Deployment[] = [];
+      while (left.length > 0) {
+        const least = Math.min(...left.map(inFlight));
+        const pick = byWeight(left.filter((d) => inFlight(d) === least));
+        ordered.push(pick);
+        left.splice(left.indexOf(pick), 1);
+      }
+      return ordered;
+    },
+    begin(deployment) {
+      busy.set(deployment, inFlight(deployment) + 1);
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        const left = inFlight(deployment) - 1;
+        if (left > 0) busy.set(deployment, left);
+        else busy.delete(deployment);
+      };
+    },
+    inFlight,
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * Gemini embeddings: the canonical embeddings call as `POST {base}/models/{model}:batchEmbedContents`
+ * and its answer back. One `EmbedContentRequest` per input, `{model: "models/{model}", content:
+ * {parts: [{text}]}, outputDimensionality?}` (OpenAI's `dimensions`); the answer's `embeddings[i].values`
+ * are the vectors in input order. Gemini embeds text only (token ids are refused with a 400) and
+ * reports no token usage, so the gateway counts the inputs itself (the log row says estimated).
+ *
+ * Sources: https://ai.google.dev/api/embeddings (`models.batchEmbedContents`, `EmbedContentRequest`,
+ * `ContentEmbedding`); https://ai.google.dev/gemini-api/docs/embeddings .
+ */
+import { textInputs, type EmbeddingRequest, type EmbeddingResult } from '../../../../core/embedding-types.ts';
+import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
+
+interface BatchEmbedContentsResponse {
+  embeddings?: Array<{ values?: unknown }>;
+}
+
+/** The `batchEmbedContents` body for `request`; `modelPath` is `models/{model}`. Throws 400 for token-id input. */
+export function toBatchEmbedRequest(request: EmbeddingRequest, modelPath: string, providerName: string): unknown {
+  const texts = textInputs(request, providerName);
+  return {
+    requests: texts.map((text) => ({
+      model: modelPath,
+      content: { parts: [{ text }] },
+      ...(request.dimensions !== null ? { outputDimensionality: request.dimensions } : {}),
+    })),
+  };
+}
+
+/** A `batchEmbedContents` answer as canonical vectors (no usage: Gemini reports none). Throws 502 when malformed. */
+export function decodeBatchEmbed(provider: string, model: string, bodyText: string): EmbeddingResult {
+  const answer = parseUpstreamJson<BatchEmbedContentsResponse>(provider, bodyText, 'an embeddings answer');
+  if (!answer || !Array.isArray(answer.embeddings)) throw malformedResponse(provider, 'an embeddings answer without "embeddings"');
+  const vectors = answer.embeddings.map((embedding) => {
+    const values = embedding?.values;
+    if (!Array.isArray(values) || !values.every((v) => typeof v === 'number')) throw malformedResponse(provider, 'an embedding without numeric "values"');
+    return values as number[];
+  });
+  return { vectors, model, promptTokens: null };
+}
