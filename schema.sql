@@ -161,3 +161,29 @@ ALTER TABLE api_keys ADD COLUMN models TEXT;
 -- version: 7
 -- Requests in flight at once per gateway user (rate-limit plugin); NULL = the manifest default.
 ALTER TABLE gateway_users ADD COLUMN max_concurrent INTEGER CHECK (max_concurrent > 0);
+
+-- version: 8
+-- OpenAI Responses kept by the gateway (plugin response-store), for previous_response_id on any
+-- provider and GET /api/v1/responses/{id}. One row per stored response, owned by the gateway user who
+-- created it. The id is the one the client saw (the gateway's resp_..., or the native upstream's own):
+-- an upstream's ids are not the gateway's to make unique, so the key is per user.
+CREATE TABLE responses (
+  gateway_user_id INTEGER NOT NULL REFERENCES gateway_users (id) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  -- Removed by the background sweep after this instant (ISO-8601 UTC); unreadable from then on.
+  expires_at TEXT NOT NULL,
+  -- The model as the client named it, and the provider that served it.
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  -- 1 when the upstream stored it itself (native pass-through whose response says store: true), so a
+  -- continuation passed through to the same provider can name it there unchanged.
+  served_natively INTEGER NOT NULL CHECK (served_natively IN (0, 1)),
+  previous_response_id TEXT,
+  -- JSON array: the request's own input items (a string input as one user message item).
+  input_items TEXT NOT NULL,
+  -- JSON: the final response object, as the client received it.
+  response TEXT NOT NULL,
+  PRIMARY KEY (gateway_user_id, id)
+) STRICT;
+CREATE INDEX responses_by_expiry ON responses (expires_at);

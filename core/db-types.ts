@@ -120,6 +120,24 @@ export interface AdminSessionsTable {
   user_agent: string | null;
 }
 
+/** `responses`: an OpenAI Responses answer kept by the response-store plugin, per gateway user. */
+export interface ResponsesTable {
+  gateway_user_id: number;
+  /** The response id the client saw. */
+  id: string;
+  created_at: string;
+  expires_at: string;
+  model: string;
+  provider: string;
+  /** 1 when the native upstream stored it itself. */
+  served_natively: number;
+  previous_response_id: string | null;
+  /** JSON array of the request's own input items. */
+  input_items: string;
+  /** JSON of the final response object. */
+  response: string;
+}
+
 export interface Database {
   admin_sessions: AdminSessionsTable;
   gateway_users: GatewayUsersTable;
@@ -129,6 +147,7 @@ export interface Database {
   model_pricing: ModelPricingTable;
   provider_credentials: ProviderCredentialsTable;
   model_catalog: ModelCatalogTable;
+  responses: ResponsesTable;
 }
 
 export type GatewayUser = Selectable<GatewayUsersTable>;

@@ -4,6 +4,8 @@
  * - auth-guard first: nothing else runs for an unauthenticated request.
  * - logger next: outermost after auth, so it records every attributable outcome, denials included.
  * - metrics beside it, for the same reason: refusals are counted too.
+ * - response-store after them and before rate-limit and budget: a continuation's whole conversation
+ *   (expanded from `previous_response_id`) is what their worst case must count.
  * - rate-limit before budget: the cheap in-memory check first.
  * - budget before pricing: on the way back pricing sets the cost before budget settles it.
  * - account after budget and rate-limit, whose state `GET /api/account` shows.
@@ -19,6 +21,7 @@ export const defaultManifest = {
     { name: 'auth-guard', config: {} },
     { name: 'logger', config: {} },
     { name: 'metrics', config: {} },
+    { name: 'response-store', config: {} },
     { name: 'rate-limit', config: {} },
     { name: 'budget', config: {} },
     { name: 'pricing', config: {} },

@@ -93,6 +93,9 @@ export const ERROR_CATALOG = {
   not_found: { status: 404, type: 'not_found_error', message: 'No route for this path. The API lives under /api (e.g. POST /api/v1/chat/completions).' },
   endpoint_not_found: { status: 404, type: 'not_found_error', message: 'No such endpoint under /api. GET /api/docs lists every endpoint.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
+  // Stored Responses (`GET /api/v1/responses/{id}`, `previous_response_id`): OpenAI's type and wording.
+  response_not_found: { status: 404, type: 'invalid_request_error', message: 'No stored response has this id.' },
+  previous_response_not_found: { status: 400, type: 'invalid_request_error', param: 'previous_response_id', message: 'The previous response was not found.' },
   // Upstreams (`upstream_error`'s code may be the provider's own).
   upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream failed.' },
   upstream_timeout: { status: 504, type: 'upstream_error', message: 'The upstream timed out. Try again; if it persists the provider may be degraded.' },
@@ -254,6 +257,22 @@ export function endpointNotFound(method: string, path: string, endpoints: readon
   return gatewayError('endpoint_not_found', {
     message: `Tollgate has no endpoint ${method} ${path}. Supported: ${endpoints.join(', ')}. (Check the client's base URL: it should end in /api/v1.)`,
   });
+}
+
+/**
+ * 404: no response with this id is stored for the caller (another user's, deleted, expired, or never
+ * stored): OpenAI's words for it, whoever owns the id, so ids cannot be probed.
+ */
+export function responseNotFound(id: string): GatewayError {
+  return gatewayError('response_not_found', { message: `Response with id '${id}' not found.` });
+}
+
+/**
+ * 400: `previous_response_id` names no response stored for the caller. OpenAI's status, code and words
+ * (`previous_response_not_found`), which clients such as Codex recognise to resend the conversation.
+ */
+export function previousResponseNotFound(id: string): GatewayError {
+  return gatewayError('previous_response_not_found', { message: `Previous response with id '${id}' not found.` });
 }
 
 /** 405 for a known path with the wrong method. */

@@ -71,6 +71,8 @@ export interface Exchange {
   readonly headers: IncomingHttpHeaders;
   /** Path parameters, URL-decoded (e.g. `provider` of `/api/providers/{provider}`). */
   readonly params: Readonly<Record<string, string>>;
+  /** Query-string parameters, URL-decoded; the last value wins when a name repeats (`?limit=5&order=asc`). */
+  readonly query: Readonly<Record<string, string>>;
   /** Wall clock at arrival, ms since the epoch. */
   readonly startedAtMs: number;
   /** `performance.now()` at arrival, for latencies. */

@@ -60,6 +60,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   const onError = stepsFor(plugins, 'onError').reverse();
   const onResponseStart = stepsFor(plugins, 'onResponseStart').reverse();
   const onResponseChunk = stepsFor(plugins, 'onResponseChunk').reverse();
+  const onResponseComplete = stepsFor(plugins, 'onResponseComplete').reverse();
   const onResponseEnd = stepsFor(plugins, 'onResponseEnd').reverse();
   const createState = plugins.map((p) => (p.createState ? p.createState.bind(p) : null));
   /** The first plugin that may need the body: it is read when the pipeline reaches this index. */
@@ -81,6 +82,16 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       },
       chunk(ex, chunk: ChatCompletionChunk) {
         for (const step of onResponseChunk) if (step.index < entered) step.fn(ex, stateOf(ex, step.index), chunk);
+      },
+      async complete(ex, final: unknown) {
+        for (const step of onResponseComplete) {
+          if (step.index >= entered) continue;
+          try {
+            await step.fn(ex, stateOf(ex, step.index), final);
+          } catch (err) {
+            deps.log.error('onResponseComplete hook failed', { requestId: ex.id, plugin: plugins[step.index]!.name, err });
+          }
+        }
       },
     };
   }

@@ -22,6 +22,13 @@
  * - `onResponseStart(ex, state)`: status known (`ex.status`), headers not sent yet; MAY add headers.
  * - `onResponseChunk(ex, state, chunk)`: synchronous, once per canonical stream chunk, before the chunk
  *   is written. MUST NOT block or throw; MAY read `chunk` but MUST NOT mutate it.
+ * - `onResponseComplete(ex, state, final)`: at most once, when the answer completed, BEFORE its last
+ *   bytes are written: `final` is the answer object as the client receives it, in its dialect (for a
+ *   stream, the object its terminal event carries; on native pass-through, the upstream's own). Only
+ *   dialects whose answers are such an object give one (the Responses API's `response`); others never
+ *   run this hook, nor does a failed answer. MAY return a Promise, awaited before the last bytes (so a
+ *   client acting on them finds what the hook recorded); MUST NOT mutate `final`. A failure is logged,
+ *   never sent.
  * - `onResponseEnd(ex, state)`: exactly once, after the last byte was written or the client left.
  *   Settle, count, log. Errors here are logged, never sent (the response is gone).
  *
@@ -73,6 +80,7 @@ export interface Plugin<S = void> {
   onError?(ex: Exchange, state: S, error: GatewayError): void;
   onResponseStart?(ex: Exchange, state: S): void;
   onResponseChunk?(ex: Exchange, state: S, chunk: ChatCompletionChunk): void;
+  onResponseComplete?(ex: Exchange, state: S, final: unknown): MaybePromise<void>;
   onResponseEnd?(ex: Exchange, state: S): MaybePromise<void>;
   /** Called once at shutdown, in reverse manifest order, after in-flight exchanges drained. */
   close?(): MaybePromise<void>;

@@ -9,6 +9,10 @@
  * An embeddings call (`call.kind === 'embeddings'`) shares the dispatch and the error mapping, then
  * is answered by its own small relay (`embeddings-relay.ts`).
  *
+ * When the dialect's answer is one object (`ResponseRenderer.finalAnswer`, `DecodedChunk.final`), the
+ * `onResponseComplete` hooks get it and are awaited before the answer's last bytes are written: a
+ * client that acts on the final event finds what they recorded (the Responses state store).
+ *
  * Errors before the response headers are thrown (the pipeline renders them in the dialect's shape).
  * After the stream's headers are sent, an error ends the stream with the dialect's error event, and
  * `ex.status` / `ex.errorCode` record it for the log.
@@ -34,6 +38,8 @@ import { createStreamCap, settleOversized } from './stream-cap.ts';
 export interface ResponseHooks {
   start(ex: Exchange): void;
   chunk(ex: Exchange, chunk: ChatCompletionChunk): void;
+  /** The `onResponseComplete` hooks with the final answer object; never rejects (failures are logged). */
+  complete(ex: Exchange, final: unknown): Promise<void>;
 }
 
 export interface ProxyDeps {
@@ -114,7 +120,7 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
     throw error;
   }
   const renderer = dialectOf(ex).createRenderer(ex);
-  const hooks: ObservingHooks = { start: responseHooks.start, chunk: responseHooks.chunk, usage: createUsageReader(call, deps.log), secrets };
+  const hooks: ObservingHooks = { ...responseHooks, usage: createUsageReader(call, deps.log), secrets };
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
@@ -143,6 +149,8 @@ async function relayCompletion(
   ex.status = 200;
   hooks.start(ex);
   const payload = call.passthrough ? text : renderer.completion(decoded);
+  const final = call.passthrough ? decoded.final : renderer.finalAnswer?.();
+  if (final !== undefined) await hooks.complete(ex, final);
   res.writeHead(200, {
     ...ex.responseHeaders,
     'content-type': 'application/json',
@@ -201,9 +209,12 @@ async function relayStream(
   const chunks: DecodedChunk[] = [];
   const write = (out: string) => res.write(out);
   let done = false;
-  const finish = () => {
+  const finish = async () => {
     completeUsage(ex, deps.tokens);
-    res.end(renderer.end());
+    const out = renderer.end();
+    const final = renderer.finalAnswer?.();
+    if (final !== undefined) await hooks.complete(ex, final);
+    res.end(out);
   };
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
@@ -216,7 +227,7 @@ async function relayStream(
       framer.feed(utf8.decode(buf, { stream: true }), events);
       redactEvents(events, hooks.secrets);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
-      if (done) finish();
+      if (done) await finish();
       else if (res.writableNeedDrain) await drained(res);
     }
     if (!done) {
@@ -229,7 +240,7 @@ async function relayStream(
         if (out) res.write(out);
       }
       done = true;
-      finish();
+      await finish();
     }
   } catch (err) {
     settleOversized(ex, err, deps.tokens, deps.log);
@@ -240,8 +251,10 @@ async function relayStream(
 /**
  * Native pass-through of a stream: every upstream byte goes to the client as it came, and a copy is
  * decoded only to observe usage, the served model and the generated text (the chunk hooks run on the
- * canonical chunks). An in-band error event reaches the client in the upstream's own words and is
- * recorded for the log; a stream cut short ends with the dialect's error event.
+ * canonical chunks). Each read is observed before it is written, so the event that completes the
+ * answer reaches `onResponseComplete` before the client. An in-band error event reaches the client in
+ * the upstream's own words and is recorded for the log; a stream cut short ends with the dialect's
+ * error event.
  */
 async function relayNativeStream(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
@@ -251,12 +264,14 @@ async function relayNativeStream(
   const observer = createObserver(ex, call, hooks, deps.log);
   // The upstream's bytes go out unchanged except for the call's credentials, were it to quote them.
   const redactor = createByteRedactor(hooks.secrets);
+  // Each buffer is observed before it is written: when it holds the final event, the completion
+  // hooks (the response store) run first, so a client that acts on that event finds it stored.
   const relay = async (buf: Buffer) => {
     if (buf.length === 0) return;
     if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
-    const ok = res.write(buf);
-    observer.feed(buf);
-    if (!ok && res.writableNeedDrain) await drained(res);
+    const final = observer.feed(buf);
+    if (final !== undefined) await hooks.complete(ex, final);
+    if (!res.write(buf) && res.writableNeedDrain) await drained(res);
   };
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
@@ -265,7 +280,8 @@ async function relayNativeStream(
       await relay(redactor.push(buf));
     }
     await relay(redactor.end());
-    observer.end();
+    const final = observer.end();
+    if (final !== undefined) await hooks.complete(ex, final);
   } catch (err) {
     settleOversized(ex, err, deps.tokens, deps.log);
     failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
@@ -276,9 +292,13 @@ async function relayNativeStream(
 }
 
 interface StreamObserver {
-  feed(buf: Buffer): void;
-  /** The upstream closed the body; throws `GatewayError` when the stream was cut short. */
-  end(): void;
+  /** Observes one read; returns the final answer object when this read completed it (`DecodedChunk.final`). */
+  feed(buf: Buffer): unknown;
+  /**
+   * The upstream closed the body; returns the final answer object if the last event (unframed until
+   * now) completed it. Throws `GatewayError` when the stream was cut short.
+   */
+  end(): unknown;
 }
 
 /** Decodes a relayed stream for accounting only. Its own failures never disturb the relay. */
@@ -289,10 +309,14 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
   let state: 'observing' | 'done' | 'failed' = 'observing';
+  let final: unknown;
   const observe = (step: () => void) => {
     try {
       step();
-      for (const { chunk } of chunks) observeChunk(ex, chunk, hooks);
+      for (const decoded of chunks) {
+        observeChunk(ex, decoded.chunk, hooks);
+        if (decoded.final !== undefined) final = decoded.final;
+      }
     } catch (err) {
       state = 'failed';
       if (err instanceof GatewayError) {
@@ -307,7 +331,8 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
   };
   return {
     feed(buf) {
-      if (state !== 'observing') return;
+      if (state !== 'observing') return undefined;
+      final = undefined;
       observe(() => {
         framer.feed(utf8.decode(buf, { stream: true }), events);
         for (const event of events) {
@@ -317,9 +342,11 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
           }
         }
       });
+      return final;
     },
     end() {
-      if (state !== 'observing') return;
+      if (state !== 'observing') return undefined;
+      final = undefined;
       let truncated: unknown = null;
       observe(() => {
         framer.feed(utf8.decode(), events);
@@ -332,6 +359,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
         }
       });
       if (truncated) throw truncated;
+      return final;
     },
   };
 }

@@ -131,7 +131,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       route = matched.byMethod.get(method) ?? null;
       if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
       if (draining) throw shuttingDown();
-      await runExchange(req, res, requestId, method, path, route, matched.params);
+      await runExchange(req, res, requestId, method, path, route, matched.params, null, q === -1 ? '' : url.slice(q + 1));
     } catch (err) {
       const error = toGatewayError(err);
       if (error.code === 'internal_error') log.error('request failed', { requestId, err });
@@ -151,7 +151,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
 
   async function runExchange(
     req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string,
-    route: PipelineRoute, params: Readonly<Record<string, string>>, refusal: GatewayError | null = null,
+    route: PipelineRoute, params: Readonly<Record<string, string>>, refusal: GatewayError | null = null, search = '',
   ): Promise<void> {
     const startedAtPerfMs = performance.now();
     const startedAtMs = clock();
@@ -164,6 +164,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       path,
       headers: req.headers,
       params,
+      query: search ? Object.fromEntries(new URLSearchParams(search)) : NO_PARAMS,
       startedAtMs,
       startedAtPerfMs,
       signal: controller.signal,

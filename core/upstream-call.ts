@@ -48,6 +48,12 @@ export interface UpstreamCall extends UpstreamRequest {
    * reached the client (`core/upstream-attempts.ts`). Absent: one attempt only.
    */
   fallback?: FallbackPlan;
+  /**
+   * The same call built again from the exchange as it now stands, for a plugin that changed what is
+   * sent (`ex.clientBody`, `ex.request`) in `beforeUpstream` (set by the router). Absent when the call
+   * cannot be rebuilt.
+   */
+  rebuild?: () => ModelCall;
 }
 
 /**
@@ -87,12 +93,19 @@ export interface DecodedChunk {
   chunk: ChatCompletionChunk;
   /** The upstream's JSON text for this chunk if it can be forwarded unchanged; null to re-serialize. */
   raw: string | null;
+  /**
+   * On a native pass-through, the answer object this event completes in the client's dialect (the
+   * `response` of a Responses `response.completed`), for `Plugin.onResponseComplete`; else absent.
+   */
+  final?: unknown;
 }
 
 export interface DecodedResponse {
   completion: ChatCompletion;
   /** The upstream's body if it can be forwarded unchanged; null to re-serialize `completion`. */
   raw: string | null;
+  /** On a native pass-through of a dialect whose answer is one object, that object parsed; else absent. */
+  final?: unknown;
 }
 
 export interface ResponseCodec {

@@ -10,8 +10,9 @@ import { rateLimit } from './rate-limit/index.ts';
 import { budget } from './budget/index.ts';
 import { pricing } from './pricing/index.ts';
 import { account } from './account/index.ts';
+import { responseStore } from './response-store/index.ts';
 import { providerRouter } from './provider-router/index.ts';
 
 export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
-  [authGuard, logger, metrics, rateLimit, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
+  [authGuard, logger, metrics, responseStore, rateLimit, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
 );

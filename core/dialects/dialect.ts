@@ -57,6 +57,12 @@ export interface ResponseRenderer {
   error(err: GatewayError): string;
   /** The JSON body answering an embeddings call (a dialect with an embeddings operation has it). */
   embeddings?(result: EmbeddingResult): string;
+  /**
+   * The answer object `completion()` or `end()` last rendered (the JSON value the client receives, or
+   * the one the stream's terminal event carries), for dialects whose answers are one object (the
+   * Responses API's `response`); undefined before either ran. Feeds `Plugin.onResponseComplete`.
+   */
+  finalAnswer?(): unknown;
 }
 
 /** One API surface clients speak. */

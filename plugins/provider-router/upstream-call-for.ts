@@ -27,17 +27,19 @@ function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, 
 }
 
 /**
- * The upstream call for a model-call exchange routed to `provider`, able to rebuild itself with a
- * lower output limit (`withOutputCap`, used by a budget that can pay for less than was asked; not on
- * an embeddings call, which generates nothing). `embedders` are the ids of the configured providers
+ * The upstream call for a model-call exchange routed to `provider`, able to rebuild itself from the
+ * exchange as it stands (`rebuild`, for a plugin that changed the body it forwards) and with a lower
+ * output limit (`withOutputCap`, used by a budget that can pay for less than was asked; not on an
+ * embeddings call, which generates nothing). `embedders` are the ids of the configured providers
  * that embed, named in the 400 for one that does not.
  */
 export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[] = []): ModelCall {
   const call = buildCall(ex, provider, options, embedders);
   if (call.kind === 'embeddings') return call;
+  call.rebuild = () => upstreamCallFor(ex, provider, options, embedders);
   call.withOutputCap = (tokens) => {
     capOutputTokens(ex, tokens);
-    return buildCall(ex, provider, options, embedders);
+    return upstreamCallFor(ex, provider, options, embedders);
   };
   return call;
 }

@@ -26,7 +26,7 @@ describe('manifest validation', () => {
     ['no plugins', {}, ['/plugins: is required']],
     ['an empty plugin list', { plugins: [] }, ['/plugins: must NOT have fewer than 1 items']],
     ['an unknown top-level field', { plugins: [router()], extra: 1 }, ['/extra: unknown field']],
-    ['an unknown plugin', { plugins: [{ name: 'auth-gaurd' }, router()] }, ['/plugins/0/name: unknown plugin "auth-gaurd"; known plugins: auth-guard, logger, metrics, rate-limit, budget, pricing, account, provider-router']],
+    ['an unknown plugin', { plugins: [{ name: 'auth-gaurd' }, router()] }, ['/plugins/0/name: unknown plugin "auth-gaurd"; known plugins: auth-guard, logger, metrics, response-store, rate-limit, budget, pricing, account, provider-router']],
     ['a plugin listed twice', { plugins: [{ name: 'logger' }, { name: 'logger' }, router()] }, ['/plugins/1/name: plugin "logger" is listed twice']],
     ['the router not last', { plugins: [router(), { name: 'logger' }] }, ['/plugins/0: the routing plugin must be the last one (it is terminal)']],
     ['no router', { plugins: [{ name: 'logger' }] }, ['/plugins: one routing plugin (provider-router) must be listed, last']],
@@ -70,7 +70,7 @@ describe('manifest validation', () => {
     assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, maxBodyBytesByDialect: { 'anthropic-messages': 33554432 }, drainTimeoutMs: 10000,
       headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 65000, maxConnections: 4096, maxConnectionsPerAddress: 256, logLevel: 'info', cors: { allowedOrigins: [], allowCredentials: false, maxAgeSeconds: 600 } });
     assert.equal(manifest.upstream.headersTimeoutMs, 120000);
-    assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'metrics', 'rate-limit', 'budget', 'pricing', 'account', 'provider-router']);
+    assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'metrics', 'response-store', 'rate-limit', 'budget', 'pricing', 'account', 'provider-router']);
     assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 500, maxQueueSize: 100000 });
     const openai = (manifest.plugins.at(-1)!.config as { providers: Record<string, { baseUrl: string; apiKey: string }> }).providers.openai!;
     assert.deepEqual(openai, { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '' });

@@ -34,6 +34,8 @@ const CONTRACT_PATHS: Record<string, string[]> = {
   '/v1/messages': ['post'],
   '/v1/messages/count_tokens': ['post'],
   '/v1/responses': ['post'],
+  '/v1/responses/{id}': ['delete', 'get'],
+  '/v1/responses/{id}/input_items': ['get'],
   '/v1/embeddings': ['post'],
 };
 

@@ -17,7 +17,7 @@ let ids = 0;
 function exchange(fields: Partial<Exchange> = {}): Exchange {
   return {
     id: `req_${++ids}`, operation: 'messages.create', method: 'POST', path: '/api/v1/messages',
-    headers: {}, params: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
+    headers: {}, params: {}, query: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
     dialect: anthropicMessages, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null,
     target: { provider: 'openai', model: 'gpt-4o-mini' }, modelServed: null,
     usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,

@@ -10,7 +10,7 @@ let ids = 0;
 export function exchange(fields: Partial<Exchange> = {}): Exchange {
   return {
     id: `req_${++ids}`, operation: 'responses.create', method: 'POST', path: '/api/v1/responses',
-    headers: {}, params: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
+    headers: {}, params: {}, query: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
     dialect: openAIResponses, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null,
     target: { provider: 'openai', model: 'gpt-5-mini' }, modelServed: null,
     usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,

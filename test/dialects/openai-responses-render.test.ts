@@ -28,7 +28,7 @@ describe('openai-responses completion rendering', () => {
     assert.deepEqual(rest, {
       object: 'response', created_at: 1_700_000_000, status: 'completed', error: null, incomplete_details: null, instructions: null, max_output_tokens: null,
       model: 'gpt-5-mini-2025-08-07', output_text: 'Hello!', parallel_tool_calls: true, previous_response_id: null, reasoning: { effort: null, summary: null },
-      temperature: null, text: { format: { type: 'text' } }, tool_choice: 'auto', tools: [], top_p: null, truncation: 'disabled',
+      store: true, temperature: null, text: { format: { type: 'text' } }, tool_choice: 'auto', tools: [], top_p: null, truncation: 'disabled',
       usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 },
       metadata: {},
     });
@@ -36,10 +36,10 @@ describe('openai-responses completion rendering', () => {
 
   test('echoes the request\'s settings from the client body', () => {
     const tools = [{ type: 'function', name: 'f', parameters: {} }];
-    const clientBody = { model: 'openai/gpt-5-mini', instructions: 'S', input: 'x', tools, tool_choice: 'required', temperature: 0.5, top_p: 0.8, max_output_tokens: 99, parallel_tool_calls: false, previous_response_id: 'resp_0', metadata: { k: 'v' }, reasoning: { effort: 'low' }, text: { format: { type: 'json_object' } } };
+    const clientBody = { model: 'openai/gpt-5-mini', instructions: 'S', input: 'x', tools, tool_choice: 'required', temperature: 0.5, top_p: 0.8, max_output_tokens: 99, parallel_tool_calls: false, previous_response_id: 'resp_0', store: false, metadata: { k: 'v' }, reasoning: { effort: 'low' }, text: { format: { type: 'json_object' } } };
     const r = render(completion({ content: '{}' }, 'stop'), { clientBody });
-    assert.deepEqual([r.instructions, r.tools, r.tool_choice, r.temperature, r.top_p, r.max_output_tokens, r.parallel_tool_calls, r.previous_response_id, r.metadata, r.reasoning, r.text],
-      ['S', tools, 'required', 0.5, 0.8, 99, false, 'resp_0', { k: 'v' }, { effort: 'low' }, { format: { type: 'json_object' } }]);
+    assert.deepEqual([r.instructions, r.tools, r.tool_choice, r.temperature, r.top_p, r.max_output_tokens, r.parallel_tool_calls, r.previous_response_id, r.store, r.metadata, r.reasoning, r.text],
+      ['S', tools, 'required', 0.5, 0.8, 99, false, 'resp_0', false, { k: 'v' }, { effort: 'low' }, { format: { type: 'json_object' } }]);
   });
 
   test('renders tool calls as function_call items whose call_id is the canonical id, after the text', () => {

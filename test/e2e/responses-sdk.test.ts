@@ -109,10 +109,12 @@ describe('responses translated to Anthropic', () => {
     assert.equal(second.output_text, SIM_TOOL_ANSWER);
   });
 
-  test('previous_response_id is refused with a 400 naming it (the gateway keeps no state yet)', async () => {
+  test('a previous_response_id the gateway never stored is refused as OpenAI refuses it (400 previous_response_not_found)', async () => {
     await assert.rejects(client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Go on', previous_response_id: 'resp_x' }), (err: unknown) => {
       assert.ok(err instanceof OpenAI.BadRequestError);
-      assert.equal((err.error as { param: string }).param, 'previous_response_id');
+      assert.deepEqual(err.error, {
+        message: 'Previous response with id \'resp_x\' not found.', type: 'invalid_request_error', code: 'previous_response_not_found', param: 'previous_response_id',
+      });
       return true;
     });
   });

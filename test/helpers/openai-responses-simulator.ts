@@ -11,7 +11,9 @@
  *   `function_call_output`, calls the first tool with `{"city":"Paris"}` (`call_id` `call_sim_1`);
  *   otherwise answers `RESPONSES_TOOL_ANSWER`
  * - `sim-429`: 429 rate limit; `sim-failed`: streams one delta then `response.failed`
- * Every other model answers `RESPONSES_REPLY` in `RESPONSES_PIECES`.
+ * Every other model answers `RESPONSES_REPLY` in `RESPONSES_PIECES`. Each answer has its own id
+ * (`resp_sim_0001`, ...) and echoes `store` (true unless the request says false) as OpenAI does; the
+ * simulator keeps no state itself, so `previous_response_id` is only recorded.
  *
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
  * function tool it knows (Codex's `exec_command`, ...), it answers one `function_call` of it, and once
@@ -78,19 +80,25 @@ function outputFor(body: Json, agent: SimAgent | undefined): Item[] {
   return [{ type: 'message', id: 'msg_sim_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
 }
 
-function responseObject(body: Json, status: string, output: Item[], usage: Json | null): Json {
+let answers = 0;
+
+/** A new response id per answer, as OpenAI's are unique. */
+const responseId = () => `resp_sim_${String(++answers).padStart(4, '0')}`;
+
+function responseObject(body: Json, status: string, output: Item[], usage: Json | null, id: string): Json {
   return {
-    id: 'resp_sim_1', object: 'response', created_at: 1_763_900_000, status, model: body.model, output,
+    id, object: 'response', created_at: 1_763_900_000, status, model: body.model, output, store: body.store !== false,
+    previous_response_id: body.previous_response_id ?? null,
     parallel_tool_calls: true, tool_choice: 'auto', tools: body.tools ?? [], temperature: 1, top_p: 1, error: null,
     incomplete_details: null, instructions: body.instructions ?? null, metadata: {}, usage,
   };
 }
 
 /** The events of one streamed answer, in the order the API sends them. */
-function streamEvents(body: Json, output: Item[]): Json[] {
+function streamEvents(body: Json, output: Item[], id: string): Json[] {
   const events: Json[] = [
-    { type: 'response.created', response: responseObject(body, 'in_progress', [], null) },
-    { type: 'response.in_progress', response: responseObject(body, 'in_progress', [], null) },
+    { type: 'response.created', response: responseObject(body, 'in_progress', [], null, id) },
+    { type: 'response.in_progress', response: responseObject(body, 'in_progress', [], null, id) },
   ];
   output.forEach((item, outputIndex) => {
     if (item.type === 'function_call') {
@@ -109,15 +117,16 @@ function streamEvents(body: Json, output: Item[]): Json[] {
     }
     events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
   });
-  events.push({ type: 'response.completed', response: responseObject(body, 'completed', output, RESPONSES_USAGE) });
+  events.push({ type: 'response.completed', response: responseObject(body, 'completed', output, RESPONSES_USAGE, id) });
   return events;
 }
 
 async function stream(res: ServerResponse, body: Json, agent: SimAgent | undefined) {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  let events = streamEvents(body, outputFor(body, agent));
+  const id = responseId();
+  let events = streamEvents(body, outputFor(body, agent), id);
   if (body.model === 'sim-failed') {
-    const failed = responseObject(body, 'failed', [], null);
+    const failed = responseObject(body, 'failed', [], null, id);
     failed.error = { code: 'server_error', message: 'The model failed.' };
     events = [...events.slice(0, 5), { type: 'response.failed', response: failed }];
   }
@@ -131,7 +140,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, body: Json | nu
   if (body.model === 'sim-429') return sendError(res, 429, 'requests', 'rate_limit_exceeded', 'Rate limit reached for requests.');
   if (body.stream === true) return stream(res, body, agent);
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(responseObject(body, 'completed', outputFor(body, agent), RESPONSES_USAGE)));
+  res.end(JSON.stringify(responseObject(body, 'completed', outputFor(body, agent), RESPONSES_USAGE, responseId())));
 }
 
 export async function startResponsesSimulator(options: ResponsesSimulatorOptions = {}): Promise<ResponsesSimulator> {

@@ -27,7 +27,7 @@ export interface TestGatewayOptions {
   /** Manifest `server` settings (`cors`, client timeouts, connection caps, `drainTimeoutMs`); host and port are the test's own. */
   server?: Record<string, unknown>;
   /**
-   * Config per plugin of the default chain (auth-guard → logger → metrics → rate-limit → budget →
+   * Config per plugin of the default chain (auth-guard → logger → metrics → response-store → rate-limit → budget →
    * pricing → account → provider-router), e.g. `{ budget: { timeZone: 'Asia/Tokyo' } }`. A plugin
    * mapped to `false` is left out of the chain.
    */
@@ -40,7 +40,7 @@ export interface TestGatewayOptions {
 }
 
 /** The plugins of the default chain, in order, before the router. */
-export const CHAIN = ['auth-guard', 'logger', 'metrics', 'rate-limit', 'budget', 'pricing', 'account'] as const;
+export const CHAIN = ['auth-guard', 'logger', 'metrics', 'response-store', 'rate-limit', 'budget', 'pricing', 'account'] as const;
 export type ChainPlugin = (typeof CHAIN)[number];
 
 /** A clock tests move by hand: `clock()` reads it, `clock.set(ms)` / `clock.advance(ms)` move it. */

@@ -157,7 +157,7 @@ function exchange(fields: Partial<Exchange> = {}): Exchange {
   const startedAtPerfMs = performance.now();
   return {
     id: `req_${++ids}`, operation: 'chat.completions', method: 'POST', path: '/api/v1/chat/completions',
-    headers: {}, params: {}, startedAtMs: 0, startedAtPerfMs, signal: new AbortController().signal,
+    headers: {}, params: {}, query: {}, startedAtMs: 0, startedAtPerfMs, signal: new AbortController().signal,
     dialect: null, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null, target: null, modelServed: null,
     usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,

@@ -11,8 +11,11 @@
  * (Codex sets it with `http_headers` in its provider table). Native pass-through keeps them.
  *
  * `previous_response_id` is not expanded here: the canonical request carries only the body's own
- * input and the id stays in the client body (`to-canonical.ts`, `CanonicalMapping.previousResponseId`),
- * for the gateway to expand from its state store.
+ * input and the id stays in the client body (`to-canonical.ts`, `CanonicalMapping.previousResponseId`).
+ * The response-store plugin expands it from the responses it keeps and re-parses the whole
+ * conversation (`plugins/response-store/`); a body that still names one when it reaches a translating
+ * provider was never expanded (a manifest without that plugin), so it is refused rather than sent
+ * without its conversation.
  *
  * Sources: openai-node `src/resources/responses/responses.ts`,
  * https://platform.openai.com/docs/api-reference/responses ; docs/architecture.md ("Dialects",
@@ -53,10 +56,10 @@ export const openAIResponses: Dialect = {
     const stream = body.stream === true;
     // Every Responses stream ends with usage (response.completed), so a streaming client always wants it.
     const { request, untranslatable, previousResponseId } = toCanonical(body, { optionalTools: optionalTools(headers) });
-    // Until the gateway keeps conversation state itself, a continuation can only go to an upstream
-    // that keeps it (OpenAI, passed through); translated, it would silently lose the conversation.
+    // Unexpanded (no response store in the manifest), a continuation can only go to an upstream that
+    // keeps the conversation (OpenAI, passed through); translated, it would silently lose it.
     const continuation = previousResponseId
-      ? invalidRequest('"previous_response_id" is supported only for models served by OpenAI\'s Responses API for now; send the whole conversation as "input" instead.', 'previous_response_id')
+      ? invalidRequest('"previous_response_id" needs the responses the gateway stores, and this gateway runs without its response store (plugin "response-store"); send the whole conversation as "input" instead.', 'previous_response_id')
       : null;
     return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable: untranslatable ?? continuation };
   },

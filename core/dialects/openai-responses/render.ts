@@ -44,7 +44,7 @@ import type { ResponseRenderer } from '../dialect.ts';
 import {
   functionCallItem, messageItem, outcomeOf, outputText, reasoningItem, responseObject, responsesId, responseUsageOf,
 } from './response-object.ts';
-import type { OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, ResponseErrorEvent, ResponseStatus } from './types.ts';
+import type { OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, ResponseErrorEvent, ResponseObject, ResponseStatus } from './types.ts';
 
 class OpenAIResponsesRenderer implements ResponseRenderer {
   private readonly responseId = responsesId('resp_');
@@ -59,6 +59,8 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
   private readonly toolItems = new Map<number, number>();
   private finishReason: string | null = null;
   private reasoningTokens = 0;
+  /** The `response` object `completion()` or `end()` rendered (`finalAnswer`). */
+  private final: ResponseObject | undefined;
 
   /** The namespaces the request declared, to split flattened call names back (`namespaces.ts`). */
   private readonly namespaces: readonly string[];
@@ -89,10 +91,11 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     // ex.usage is the upstream's count (or the gateway's estimate when it sent none); see core/proxy.ts.
     const counts = this.ex.usage ?? (completion.usage ? tokenCountsOf(completion.usage) : null);
     const reasoningTokens = completion.usage?.completion_tokens_details?.reasoning_tokens ?? 0;
-    return JSON.stringify(responseObject(this.ex, {
+    this.final = responseObject(this.ex, {
       id: this.responseId, model: this.model(completion.model), status: outcome.status, output,
       usage: responseUsageOf(counts, reasoningTokens), incomplete_details: outcome.incomplete_details,
-    }));
+    });
+    return JSON.stringify(this.final);
   }
 
   chunk({ chunk }: DecodedChunk): string {
@@ -119,8 +122,13 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     const outcome = outcomeOf(this.finishReason);
     let out = this.start() + this.close();
     const response = this.snapshot(outcome.status, { incomplete_details: outcome.incomplete_details });
+    this.final = response;
     out += this.event(outcome.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return out;
+  }
+
+  finalAnswer(): ResponseObject | undefined {
+    return this.final;
   }
 
   error(err: GatewayError): string {

@@ -108,6 +108,8 @@ export function responseObject(ex: Exchange, fields: ResponseFields): ResponseOb
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
     reasoning: body.reasoning ?? { effort: null, summary: null },
+    // Whether the gateway keeps the response (OpenAI's default: true); see plugins/response-store.
+    store: body.store !== false,
     temperature: body.temperature ?? null,
     text: body.text ?? { format: { type: 'text' } },
     tool_choice: body.tool_choice ?? 'auto',

@@ -33,10 +33,10 @@
  * | `previous_response_id` | not in the canonical request (see below) |
  * | `metadata`, `store`, `include`, `prompt_cache_key`, `truncation`, `user`, `safety_identifier`, `reasoning.summary`, `text.verbosity`, every other field | dropped (kept in the client body for native upstreams) |
  *
- * `previous_response_id` names a response OpenAI stored; its conversation is not in the body. The
- * canonical request is left as the body gives it and the id is returned as `previousResponseId` (it
- * also stays in the client body): the gateway is to expand it from its own state store before a
- * translating provider is called. Until it does, a translated request carries only the new input.
+ * `previous_response_id` names a stored response; its conversation is not in the body. The canonical
+ * request is left as the body gives it and the id is returned as `previousResponseId` (it also stays
+ * in the client body): the response-store plugin expands it (`plugins/response-store/`) by mapping a
+ * body whose `input` holds the whole conversation.
  *
  * What the canonical form cannot express does not fail the request here: a native OpenAI upstream
  * receives the client's own body, so Codex's built-in tools and stored items keep working there. It

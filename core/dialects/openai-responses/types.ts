@@ -87,6 +87,7 @@ export interface ResponseCreateParams {
   text?: { format?: TextFormat; verbosity?: string | null; [field: string]: unknown } | null;
   stream?: boolean | null;
   previous_response_id?: string | null;
+  store?: boolean | null;
   [field: string]: unknown;
 }
 
@@ -163,6 +164,8 @@ export interface ResponseObject {
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
   reasoning: unknown;
+  /** Whether the response is stored (for `previous_response_id` and `GET /v1/responses/{id}`). */
+  store: boolean;
   temperature: number | null;
   text: unknown;
   tool_choice: unknown;

@@ -12,6 +12,8 @@
  * - A stream is named SSE events: `response.output_text.delta` (`delta`),
  *   `response.function_call_arguments.delta` (`delta`), and one terminal event carrying the whole
  *   response: `response.completed`, `response.incomplete` or `response.failed`; `error` is in-band.
+ * - The whole `response` (the JSON body, or the terminal event's) is handed on as the answer's `final`
+ *   object, which the gateway's response store keeps (`DecodedChunk.final`).
  */
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../../core/chat-types.ts';
 import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder } from '../../../core/upstream-call.ts';
@@ -75,7 +77,7 @@ class ResponsesStreamObserver implements StreamDecoder {
         const response = data.response ?? {};
         const chunk = this.chunk({}, type === 'response.incomplete' ? 'length' : 'stop', response.model);
         if (response.usage) chunk.usage = canonicalUsage(response.usage);
-        out.push({ chunk, raw: null });
+        out.push({ chunk, raw: null, final: data.response });
         this.finished = true;
         return true;
       }
@@ -108,7 +110,7 @@ export function responsesCodec(
     decodeResponse(bodyText) {
       const response = parseUpstreamJson<ResponseObject>(provider, bodyText, 'a response');
       if (!response || !Array.isArray(response.output)) throw malformedResponse(provider, 'a response without "output"');
-      return { completion: toCompletion(response, model), raw: null };
+      return { completion: toCompletion(response, model), raw: null, final: response };
     },
     createStreamDecoder: () => new ResponsesStreamObserver(provider, model),
   };

@@ -1,0 +1,176 @@
+/**
+ * response-store: the gateway keeps OpenAI Responses itself, so `previous_response_id` works on every
+ * provider, also when a conversation moves between providers, and answers `GET /api/v1/responses/{id}`,
+ * `DELETE /api/v1/responses/{id}` and `GET /api/v1/responses/{id}/input_items` for the caller's own
+ * responses (another user's id is a 404, as an unknown one).
+ *
+ * - Keeping: unless the request says `store: false`, each completed or incomplete response (its own
+ *   input items and the final response object, `store.ts`) is written in `onResponseComplete`, which
+ *   the core awaits before the answer's last bytes: a `previous_response_id` sent as soon as the final
+ *   event arrives finds it. Rows live `retentionDays` and a background sweep deletes them in batches.
+ * - Continuing: in `onRequest`, before rate-limit and budget (their worst case must count the whole
+ *   conversation), `previous_response_id` is looked up for the caller (missing → 400
+ *   `previous_response_not_found`, OpenAI's answer) and its chain walked back (one indexed lookup per
+ *   turn, at most `MAX_CHAIN_DEPTH`; a deleted or expired ancestor ends the walk). Every turn's input
+ *   and output items, then the request's own input, make the input of a body without
+ *   `previous_response_id` that the dialect parses again: `ex.request` (what translating providers,
+ *   limits and budgets read) and `ex.untranslatable` are those of the whole conversation. The earlier
+ *   turns' `instructions` are not carried over (OpenAI's semantics).
+ * - `ex.clientBody` stays the client's own body, so a translated answer echoes its
+ *   `previous_response_id`, and a native pass-through to the provider that stored the parent itself
+ *   (`served_natively`, same provider) forwards it byte for byte: that upstream holds the chain. Any
+ *   other native pass-through cannot resolve the id, so `beforeUpstream` (once the router has chosen
+ *   the target) swaps in the expanded body and rebuilds the call (`UpstreamCall.rebuild`). Deciding
+ *   there, rather than expanding late, keeps the expansion ahead of the limits that read it.
+ */
+import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import { definePlugin, reply } from '../../core/plugin.ts';
+import type { Exchange } from '../../core/exchange.ts';
+import { previousResponseNotFound, responseNotFound } from '../../core/errors.ts';
+import { RESPONSES_CREATE } from '../../core/dialects/openai-responses/index.ts';
+import { conversationInput, normalizeInput, type Item } from './conversation.ts';
+import { inputItemsPage } from './input-items.ts';
+import { createResponseTable, type StoredResponse } from './store.ts';
+import { RESPONSES_DELETE, RESPONSES_INPUT_ITEMS, RESPONSES_RETRIEVE, responseStoreRoutes } from './routes.ts';
+import { responseStoreSchema, type ResponseStoreConfig } from './schema.ts';
+import { createSweeper } from './sweep.ts';
+
+/** The longest chain of turns a continuation replays (each one indexed lookup). */
+export const MAX_CHAIN_DEPTH = 1000;
+
+const DAY_MS = 86_400_000;
+
+interface ExchangeState {
+  /** True when this exchange's response is to be kept (a Responses create without `store: false`). */
+  keep: boolean;
+  /** The request's own input, normalized (`conversation.ts`). */
+  ownInput: Item[];
+  previousResponseId: string | null;
+  /** The response `previous_response_id` named. */
+  parent: StoredResponse | null;
+  /** The client's body with the whole conversation as `input` and no `previous_response_id`. */
+  expandedBody: Readonly<Record<string, unknown>> | null;
+  /** True when the call went out as a native pass-through. */
+  passthrough: boolean;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): Plugin<ExchangeState> {
+  const table = createResponseTable(ctx.store.sqlite);
+  const sweeper = createSweeper(table, ctx.clock, ctx.log, config.sweepIntervalMs);
+
+  /** The caller's stored turns ending with `id`, oldest first. Throws 400 when `id` itself is not stored. */
+  function chainOf(userId: number, id: string, nowMs: number): StoredResponse[] {
+    const parent = table.find(userId, id, nowMs);
+    if (!parent) throw previousResponseNotFound(id);
+    const chain = [parent];
+    const seen = new Set([id]);
+    let next = parent.previousResponseId;
+    while (next && chain.length < MAX_CHAIN_DEPTH && !seen.has(next)) {
+      const turn = table.find(userId, next, nowMs);
+      if (!turn) break;
+      seen.add(next);
+      chain.push(turn);
+      next = turn.previousResponseId;
+    }
+    return chain.reverse();
+  }
+
+  /** Records what to keep and, for a continuation, puts the whole conversation in `ex.request`. */
+  function prepareCreate(ex: Exchange, state: ExchangeState, userId: number): void {
+    const body = ex.clientBody;
+    if (!body || !ex.dialect) return;
+    state.keep = body.store !== false;
+    state.ownInput = normalizeInput(body.input);
+    const id = body.previous_response_id;
+    if (typeof id !== 'string' || id === '') return;
+    const chain = chainOf(userId, id, ctx.clock());
+    state.previousResponseId = id;
+    state.parent = chain.at(-1)!;
+    const turns = chain.map((turn) => ({ inputItems: turn.inputItems, output: outputOf(turn), servedNatively: turn.servedNatively }));
+    const { previous_response_id: _continued, ...rest } = body;
+    const parsed = ex.dialect.parseRequest({ ...rest, input: conversationInput(turns, state.ownInput) }, ex.operation, ex.headers);
+    ex.request = parsed.canonical;
+    ex.untranslatable = parsed.untranslatable ?? null;
+    ex.promptTokensEstimate = null;
+    state.expandedBody = parsed.body;
+  }
+
+  function answerRoute(ex: Exchange, userId: number) {
+    const id = ex.params.id ?? '';
+    const nowMs = ctx.clock();
+    if (ex.operation === RESPONSES_DELETE) {
+      if (!table.remove(userId, id, nowMs)) throw responseNotFound(id);
+      return reply(200, { id, object: 'response', deleted: true });
+    }
+    const stored = table.find(userId, id, nowMs);
+    if (!stored) throw responseNotFound(id);
+    return reply(200, ex.operation === RESPONSES_RETRIEVE ? stored.response : inputItemsPage(id, stored.inputItems, ex.query));
+  }
+
+  return {
+    name: 'response-store',
+    createState: () => ({ keep: false, ownInput: [], previousResponseId: null, parent: null, expandedBody: null, passthrough: false }),
+    onRequest(ex, state) {
+      const userId = ex.principal?.gatewayUserId;
+      if (ex.operation === RESPONSES_RETRIEVE || ex.operation === RESPONSES_DELETE || ex.operation === RESPONSES_INPUT_ITEMS) {
+        if (userId === undefined) throw responseNotFound(ex.params.id ?? '');
+        return answerRoute(ex, userId);
+      }
+      if (ex.operation === RESPONSES_CREATE && userId !== undefined) prepareCreate(ex, state, userId);
+      return undefined;
+    },
+    beforeUpstream(ex, state, call) {
+      state.passthrough = call.passthrough === true;
+      if (!state.expandedBody || !call.passthrough || call.kind === 'embeddings') return undefined;
+      const parent = state.parent!;
+      if (parent.servedNatively && parent.provider === ex.target?.provider) return undefined;
+      ex.clientBody = state.expandedBody;
+      return call.rebuild?.();
+    },
+    onResponseComplete(ex, state, final) {
+      if (!state.keep || !ex.principal || !ex.target || !isObject(final)) return;
+      if (typeof final.id !== 'string' || (final.status !== 'completed' && final.status !== 'incomplete')) return;
+      const nowMs = ctx.clock();
+      table.insert({
+        gatewayUserId: ex.principal.gatewayUserId,
+        id: final.id,
+        createdAtMs: nowMs,
+        expiresAtMs: nowMs + config.retentionDays * DAY_MS,
+        model: String(ex.clientBody?.model ?? ''),
+        provider: ex.target.provider,
+        // Only an upstream that says it stored the response can be asked to continue it.
+        servedNatively: state.passthrough && final.store === true,
+        previousResponseId: state.previousResponseId,
+        inputItems: state.ownInput,
+        response: final,
+      });
+    },
+    close() {
+      sweeper.stop();
+    },
+  };
+}
+
+/** The output items of a stored turn's response object. */
+function outputOf(turn: StoredResponse): Item[] {
+  const output = turn.response.output;
+  return Array.isArray(output) ? output.filter(isObject) : [];
+}
+
+export { sweepExpired } from './sweep.ts';
+export { createResponseTable } from './store.ts';
+
+export const responseStore = definePlugin<ResponseStoreConfig>({
+  name: 'response-store',
+  description: 'Keeps OpenAI Responses for previous_response_id on every provider, and answers GET/DELETE /api/v1/responses/{id} and its input_items.',
+  configSchema: responseStoreSchema,
+  routes: responseStoreRoutes,
+  order: [
+    { relation: 'after', plugin: 'auth-guard', why: 'responses are kept and read per gateway user, whom auth-guard identifies' },
+    { relation: 'before', plugin: 'rate-limit', why: 'a continuation\'s token reservation must count the whole conversation, which response-store puts in the request' },
+    { relation: 'before', plugin: 'budget', why: 'a continuation\'s budget reservation must count the whole conversation, which response-store puts in the request' },
+  ],
+  create: createResponseStore,
+});
