@@ -1,4 +1,7 @@
-/** The request log writer against a real SQLite file: batching, dangling references, the queue bound. */
+/**
+ * The write-behind queue over the SQLite target, against a real SQLite file: batching, dangling
+ * references, the queue bound, refused writes, a locked database, spends with their log rows.
+ */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -6,8 +9,18 @@ import { openStore } from '../../core/db.ts';
 import { createLog } from '../../core/log.ts';
 import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
-import { createRequestLogWriter, type RequestLogRow } from '../../plugins/logger/request-log.ts';
+import type { Store } from '../../core/db.ts';
+import type { Log } from '../../core/log.ts';
+import type { RequestLogRow } from '../../core/request-log-row.ts';
+import { createWriteBehind, type PendingWrite, type WriteBehindSettings } from '../../core/write-behind.ts';
+import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import { tempDir } from '../helpers/tmp.ts';
+
+/** The queue as the logger makes it; `enqueue` takes log rows (`PendingWrite`s through `write`). */
+function createRequestLogWriter(store: Store, settings: WriteBehindSettings, log: Log) {
+  const queue = createWriteBehind(createSqliteWriteTarget(store), settings, log);
+  return { ...queue, enqueue: (r: RequestLogRow) => queue.enqueue({ kind: 'request', group: r.request_id, row: r }), write: (w: PendingWrite) => queue.enqueue(w) };
+}
 
 function row(requestId: string, userId: number | null, keyId: number | null): RequestLogRow {
   return {
@@ -18,7 +31,7 @@ function row(requestId: string, userId: number | null, keyId: number | null): Re
   };
 }
 
-describe('request log writer', () => {
+describe('write-behind queue', () => {
   test('writes queued rows in batches and keeps a row whose user was deleted while it waited', async () => {
     const store = openStore(join(tempDir(), 'log.db'));
     const lines: string[] = [];
@@ -51,7 +64,7 @@ describe('request log writer', () => {
     writer.close();
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY request_id').pluck().all();
     assert.deepEqual(ids, ['r3', 'r4', 'r5']);
-    assert.ok(lines.some((l) => l.includes('request log queue full')));
+    assert.ok(lines.some((l) => l.includes('write-behind queue full')));
     await store.close();
   });
 
@@ -67,7 +80,7 @@ describe('request log writer', () => {
     assert.equal(writer.depth(), 0);
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all();
     assert.deepEqual(ids, ['dup', 'after']);
-    assert.ok(lines.some((l) => l.includes('request log row dropped') && l.includes('"requestId":"dup"')));
+    assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"dup"')));
     writer.close();
     await store.close();
   });
@@ -83,7 +96,7 @@ describe('request log writer', () => {
     writer.enqueue(row('waits', null, null));
     assert.equal(writer.flush(), 0);
     assert.equal(writer.depth(), 1);
-    assert.ok(lines.some((l) => l.includes('rows kept for retry')));
+    assert.ok(lines.some((l) => l.includes('writes kept for retry')));
     other.sqlite.exec('COMMIT');
     assert.equal(writer.flush(), 1);
     writer.close();
