@@ -158,9 +158,9 @@ UPDATE llm_requests SET endpoint = 'chat.completions';
 -- each llm_requests row, so the dashboard and GET /api/account sum a few thousand rows instead of
 -- scanning the log. Quarter hours because every time zone's offset is a multiple of 15 minutes: a
 -- local midnight (a day, a budget period) always starts a quarter. Sentinels instead of NULL keep the
--- key unique: gateway_user_id 0 = no user, '' = no provider / model. gateway_user_id is the id when the
--- row was written (no foreign key: a deleted user's usage stays in the totals; readers join
--- gateway_users and treat a missing user as NULL, as llm_requests does after ON DELETE SET NULL).
+-- key unique: gateway_user_id 0 = no user, '' = no provider / model. Deleting a user moves their usage
+-- to user 0 (the trigger below), as llm_requests' ON DELETE SET NULL does: it stays in the totals and
+-- never passes to a later user who gets the same id.
 CREATE TABLE usage_rollups (
   bucket_start TEXT NOT NULL,
   gateway_user_id INTEGER NOT NULL,
@@ -196,6 +196,20 @@ CREATE TRIGGER llm_requests_rollup AFTER INSERT ON llm_requests BEGIN
       cached_tokens = cached_tokens + excluded.cached_tokens, cost_nanos = cost_nanos + excluded.cost_nanos,
       ttft_count = ttft_count + excluded.ttft_count, unpriced_requests = unpriced_requests + excluded.unpriced_requests,
       last_unpriced_at = nullif(max(coalesce(last_unpriced_at, ''), coalesce(excluded.last_unpriced_at, '')), '');
+END;
+
+CREATE TRIGGER gateway_users_rollup_detach AFTER DELETE ON gateway_users BEGIN
+  INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
+      prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
+    SELECT bucket_start, 0, provider, model_requested, model_served, requests, errors, prompt_tokens, completion_tokens,
+      cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at
+    FROM usage_rollups WHERE gateway_user_id = OLD.id
+    ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
+      prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+      cached_tokens = cached_tokens + excluded.cached_tokens, cost_nanos = cost_nanos + excluded.cost_nanos,
+      ttft_count = ttft_count + excluded.ttft_count, unpriced_requests = unpriced_requests + excluded.unpriced_requests,
+      last_unpriced_at = nullif(max(coalesce(last_unpriced_at, ''), coalesce(excluded.last_unpriced_at, '')), '');
+  DELETE FROM usage_rollups WHERE gateway_user_id = OLD.id;
 END;
 
 -- Backfill from the existing log: one GROUP BY over llm_requests (a few seconds at a million rows, once,

@@ -70,7 +70,7 @@ describe('manifest validation', () => {
     assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, maxBodyBytesByDialect: { 'anthropic-messages': 33554432 }, drainTimeoutMs: 10000, logLevel: 'info' });
     assert.equal(manifest.upstream.headersTimeoutMs, 120000);
     assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'metrics', 'rate-limit', 'budget', 'pricing', 'account', 'provider-router']);
-    assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 500, maxQueueSize: 100000 });
+    assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 50, maxQueueSize: 100000 });
     const openai = (manifest.plugins.at(-1)!.config as { providers: Record<string, { baseUrl: string; apiKey: string }> }).providers.openai!;
     assert.deepEqual(openai, { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '' });
   });
