@@ -6,8 +6,8 @@
  * Why they cost the same at a million rows as at a thousand: sums come from the quarter-hour rollups
  * (`core/usage-rollups.ts`, exact for any range), never from a scan of `llm_requests`. Percentiles
  * cannot come from sums: up to `EXACT_PERCENTILE_MAX_ROWS` requests they are exact (one index range
- * and a sort); above, they are the nearest-rank values of an evenly spaced sample of
- * `PERCENTILE_SAMPLE_ROWS` row ids between the range's first and last rows (rowid lookups: bounded
+ * and a sort); above, they are the nearest-rank values of a sample of
+ * `PERCENTILE_SAMPLE_ROWS` row ids scattered between the range's first and last rows (rowid lookups: bounded
  * work; the rank error of a 10,000-row sample is a fraction of a percent).
  *
  * Why per-day is folded in JS: SQLite knows no timezones, so usage is summed per UTC quarter hour in
@@ -130,8 +130,15 @@ export function queryPercentiles(sqlite: Sqlite, range: StatsRange, column: 'lat
 }
 
 /**
- * Nearest-rank percentiles of `column` over the rows of an evenly spaced sample of ids between the
- * range's first and last rows (ids grow with time: rows are inserted as requests end), those in the range.
+ * Knuth's multiplicative hash constant (a prime): `i · M mod (span + 1)` visits distinct, scattered
+ * offsets, so the sample is spread over the range without the aliasing of a fixed stride against
+ * periodic traffic, and is the same on every call (the dashboard does not jitter).
+ */
+const SAMPLE_MULTIPLIER = 2_654_435_761;
+
+/**
+ * Nearest-rank percentiles of `column` over a sample of `PERCENTILE_SAMPLE_ROWS` ids scattered between
+ * the range's first and last rows (ids grow with time: rows are inserted as requests end), those in the range.
  */
 function sampledPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_ms' | 'ttft_ms'): Percentiles {
   const edge = (order: 'ASC' | 'DESC') => sqlite.prepare<unknown[], { id: number }>(
@@ -142,12 +149,12 @@ function sampledPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_
   if (first === undefined || last === undefined) return { p50: null, p95: null };
   const low = Math.min(first, last);
   const span = Math.max(first, last) - low;
-  const steps = PERCENTILE_SAMPLE_ROWS - 1;
+  const steps = Math.min(PERCENTILE_SAMPLE_ROWS, span + 1) - 1;
   const values = sqlite.prepare<unknown[], number>(
     `WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ?)
-      SELECT r.${column} FROM s JOIN llm_requests r ON r.id = ? + (s.i * ?) / ?
+      SELECT r.${column} FROM s JOIN llm_requests r ON r.id = ? + (s.i * ${SAMPLE_MULTIPLIER}) % (? + 1)
       WHERE r.created_at >= ? AND r.created_at < ? AND r.${column} IS NOT NULL ORDER BY r.${column}`,
-  ).pluck().all(steps, low, span, steps, range.fromIso, range.toIso);
+  ).pluck().all(steps, low, span, range.fromIso, range.toIso);
   if (values.length === 0) return { p50: null, p95: null };
   const at = (p: number) => values[Math.max(1, Math.ceil((p / 100) * values.length)) - 1]!;
   return { p50: at(50), p95: at(95) };
@@ -202,11 +209,18 @@ export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string)
   const quarters = sqlite.prepare<unknown[], { quarter: string; requests: number; errors: number; total_tokens: number; cost_nanos: number }>(
     `SELECT bucket_start AS quarter, sum(requests) AS requests, sum(errors) AS errors, ${TOKENS} AS total_tokens,
         sum(cost_nanos) AS cost_nanos
-      FROM (${usage.sql}) GROUP BY bucket_start`,
+      FROM (${usage.sql}) GROUP BY bucket_start ORDER BY bucket_start`,
   ).all(...usage.params);
+  // Quarters ascending, walked along the days' first instants: one Intl lookup per day, not per
+  // quarter (formatting thousands of quarters' dates cost more than the query).
+  const ordered = [...days.values()];
+  const nextStarts = ordered.map((day) => startOfLocalDay(addDays(day.date, 1), timeZone));
+  let index = 0;
   for (const q of quarters) {
-    const day = days.get(localDate(Date.parse(q.quarter), timeZone));
-    if (!day) continue;
+    const ms = Date.parse(q.quarter);
+    while (index < ordered.length && ms >= nextStarts[index]!) index++;
+    const day = ordered[index];
+    if (!day) break;
     day.requests += q.requests;
     day.errors += q.errors;
     day.total_tokens += q.total_tokens;

@@ -14,6 +14,7 @@ import type { Log } from '../../core/log.ts';
 import type { RequestLogRow } from '../../core/request-log-row.ts';
 import { createWriteBehind, type PendingWrite, type WriteBehindSettings } from '../../core/write-behind.ts';
 import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import { createBudgetLedger, isReservation, type Reservation } from '../../plugins/budget/ledger.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 /** The queue as the logger makes it; `enqueue` takes log rows (`PendingWrite`s through `write`). */
@@ -101,6 +102,63 @@ describe('write-behind queue', () => {
     assert.equal(writer.flush(), 1);
     writer.close();
     await other.close();
+    await store.close();
+  });
+
+  test('a spend the database refuses is dropped and logged; its log row and the rest of the batch are written', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const lines: string[] = [];
+    const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
+    const bad = await createGatewayUser(store.db, { name: 'bad-spend' });
+    const good = await createGatewayUser(store.db, { name: 'good-spend' });
+    const period = '2026-11-01T00:00:00.000Z';
+    // A non-integer spend: the STRICT INTEGER column refuses it (SQLITE_CONSTRAINT_DATATYPE).
+    writer.write({ kind: 'spend', group: 'req_bad', userId: bad.id, spentNanos: 1.5, periodStartIso: period });
+    writer.write({ kind: 'request', group: 'req_bad', row: row('req_bad', bad.id, null) });
+    writer.write({ kind: 'spend', group: 'req_good', userId: good.id, spentNanos: 150, periodStartIso: period });
+    writer.write({ kind: 'request', group: 'req_good', row: row('req_good', good.id, null) });
+    assert.equal(writer.flush(), 4);
+    assert.equal(writer.depth(), 0);
+    assert.deepEqual(store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all(), ['req_bad', 'req_good']);
+    const spends = store.sqlite.prepare('SELECT name, budget_spent_nanos FROM gateway_users ORDER BY id').all();
+    assert.deepEqual(spends, [{ name: 'bad-spend', budget_spent_nanos: 0 }, { name: 'good-spend', budget_spent_nanos: 150 }]);
+    assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"') && l.includes('"group":"req_bad"')));
+    writer.close();
+    await store.close();
+  });
+
+  test('a flush on the interval that meets a row a trigger refuses logs it, and the process goes on', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    store.sqlite.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON llm_requests WHEN NEW.model_requested = 'poison'
+      BEGIN SELECT RAISE(ABORT, 'poison row'); END`);
+    const lines: string[] = [];
+    const writer = createRequestLogWriter(store, { batchSize: 100, flushIntervalMs: 10, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
+    writer.enqueue(row('before', null, null));
+    writer.enqueue({ ...row('poisoned', null, null), model_requested: 'poison' });
+    writer.enqueue(row('after', null, null));
+    while (writer.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all(), ['before', 'after']);
+    assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"poisoned"') && l.includes('poison row')));
+    writer.close();
+    await store.close();
+  });
+
+  test('a non-integer spend settled by the budget ledger is logged on the interval flush, not thrown out of the timer', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const lines: string[] = [];
+    const queue = createWriteBehind(createSqliteWriteTarget(store), { batchSize: 100, flushIntervalMs: 10, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
+    const user = await createGatewayUser(store.db, { name: 'fractional' });
+    const ledger = createBudgetLedger(store, 'UTC', queue);
+    const nowMs = Date.parse('2026-11-20T10:00:00.000Z');
+    const reservation = ledger.reserve(user.id, 0, nowMs);
+    assert.ok(isReservation(reservation));
+    ledger.settle(reservation, 2.5, nowMs, 'req_fraction');
+    // An uncaught throw in the flush timer would end this test process here.
+    while (queue.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"')));
+    ledger.settle(ledger.reserve(user.id, 0, nowMs) as Reservation, 0, nowMs, 'req_release');
+    ledger.close();
+    queue.close();
     await store.close();
   });
 });
