@@ -4,7 +4,8 @@
  * requests < 50 ms during a full CSV export).
  *
  * Builds a database with BENCH_LOG_ROWS (default 1,000,000) `llm_requests` rows (one transaction, one
- * prepared statement; 5 users, 4 models, 2 providers, 3 % errors, spread over the last 60 days), then
+ * prepared statement; 5 users, 4 models, 2 providers, 3 % errors, spread over the last 60 days) at
+ * schema version 5, applies the later migrations (timed: the rollups' backfill), then
  * starts the real `tollgate serve` on it (own process) against the OpenAI simulator (own process) and
  * measures, from this process:
  * - `GET /api/account` of a user with traffic: median and max of 20 calls after one warm-up;
@@ -13,11 +14,13 @@
  * - small chat requests fired every 20 ms during that export: count, p50, p99, max.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDataDir } from '../core/data-dir.ts';
+import { readMigrations } from '../core/db.ts';
+import { openSqlite } from '../core/sqlite-driver.ts';
 import { createGatewayUser } from '../core/gateway-users.ts';
 import { createApiKey } from '../core/api-keys.ts';
 
@@ -40,26 +43,29 @@ function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, com
   });
 }
 
-/** Fills the log with `rows` rows; returns the users' ids and one API key of the first. */
+/**
+ * Fills the log with `rows` rows in a database at schema version 5 (before the rollups), then opens
+ * it as the gateway does, which applies the later migrations (the rollups' backfill included, timed).
+ * Returns an API key of the first user.
+ */
 async function seed(dataDir: string, rows: number): Promise<{ key: string }> {
-  const store = openDataDir(dataDir);
-  const userIds: number[] = [];
-  let key = '';
-  for (let i = 0; i < 5; i++) {
-    const user = await createGatewayUser(store.db, { name: `user${i}`, budgetUsd: 1_000_000, budgetPeriod: 'monthly' });
-    userIds.push(user.id);
-    if (i === 0) key = (await createApiKey(store.db, { gatewayUserId: user.id })).key;
+  const raw = openSqlite(join(dataDir, 'tollgate.db'));
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('foreign_keys = OFF');
+  for (const migration of readMigrations().filter((m) => m.version <= 5)) {
+    raw.exec(migration.sql);
+    raw.pragma(`user_version = ${migration.version}`);
   }
   const models = [['openai', 'gpt-4o-mini'], ['openai', 'gpt-4o'], ['anthropic', 'claude-sonnet-4-5'], ['anthropic', 'claude-haiku-4-5']] as const;
-  const insert = store.sqlite.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, api_key_id, provider, model_requested,
+  const insert = raw.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, api_key_id, provider, model_requested,
       model_served, status, error_code, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ttft_ms, stream, created_at,
       cache_write_tokens, cost_nanos, usage_estimated, unpriced, endpoint) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 0, ?, 0, 0, 'chat.completions')`);
   const endMs = Date.now() - 60_000;
   const spanMs = DAYS * 86_400_000;
   let seedState = 12345;
   const random = () => ((seedState = (seedState * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
-  const started = performance.now();
-  store.sqlite.transaction(() => {
+  let started = performance.now();
+  raw.transaction(() => {
     for (let i = 0; i < rows; i++) {
       const [provider, model] = models[i % models.length]!;
       const error = random() < 0.03;
@@ -67,14 +73,30 @@ async function seed(dataDir: string, rows: number): Promise<{ key: string }> {
       const completion = error ? null : 5 + Math.floor(random() * 800);
       const latency = 80 + Math.floor(random() * random() * 8000);
       const createdAt = new Date(endMs - spanMs + Math.floor((i / rows) * spanMs)).toISOString();
-      insert.run(`req_${i}`, userIds[i % userIds.length], provider, `${provider}/${model}`, error ? null : model, error ? 500 : 200,
+      // Users 1..5 are created below, after the migrations (foreign keys are turned off on this connection).
+      insert.run(`req_${i}`, 1 + (i % 5), provider, `${provider}/${model}`, error ? null : model, error ? 500 : 200,
         error ? 'upstream_error' : null, error ? null : prompt, completion, latency, error ? null : Math.floor(latency / 4), i % 2,
         createdAt, error ? null : prompt * 150 + (completion ?? 0) * 600);
     }
   })();
+  raw.close();
   process.stdout.write(`seeded ${rows} rows in ${Math.round(performance.now() - started)} ms\n`);
+  started = performance.now();
+  const store = openDataDir(dataDir);
+  process.stdout.write(`migrations after version 5 (schema now ${store.schemaVersion}): ${Math.round(performance.now() - started)} ms\n`);
+  let key = '';
+  for (let i = 0; i < 5; i++) {
+    const user = await createGatewayUser(store.db, { name: `user${i}`, budgetUsd: 1_000_000, budgetPeriod: 'monthly' });
+    if (i === 0) key = (await createApiKey(store.db, { gatewayUserId: user.id })).key;
+  }
   await store.close();
   return { key };
+}
+
+/** The process's CPU time so far (user + system), ms: what a call cost the gateway, whatever the machine's load. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -110,14 +132,20 @@ async function main(): Promise<void> {
     }).then((r) => r.text());
 
     await chat();
-    const account: number[] = [];
-    await fetch(`${origin}/api/account`, { headers: auth }).then((r) => r.text());
-    for (let i = 0; i < 20; i++) account.push(await timed(() => fetch(`${origin}/api/account`, { headers: auth }).then((r) => r.text())));
-    process.stdout.write(`GET /api/account: median ${fmt(median(account))}, max ${fmt(Math.max(...account))}\n`);
-
-    const stats: number[] = [];
-    for (let i = 0; i < 5; i++) stats.push(await timed(() => admin('/admin/api/stats').then((r) => r.text())));
-    process.stdout.write(`GET /admin/api/stats (30 days): median ${fmt(median(stats))}, max ${fmt(Math.max(...stats))}\n`);
+    const pid = gateway.proc.pid!;
+    /** Median and max wall time of `n` calls, and the gateway's CPU per call. */
+    const measure = async (name: string, n: number, call: () => Promise<unknown>) => {
+      await call();
+      const walls: number[] = [];
+      const cpuBefore = cpuMs(pid);
+      for (let i = 0; i < n; i++) walls.push(await timed(call));
+      const cpuPerCall = (cpuMs(pid) - cpuBefore) / n;
+      process.stdout.write(`${name}: median ${fmt(median(walls))}, max ${fmt(Math.max(...walls))}, gateway CPU ${fmt(cpuPerCall)} per call\n`);
+    };
+    // The same pipeline with a trivial answer, for scale on a loaded machine.
+    await measure('GET /api/v1/models (control)', 20, () => fetch(`${origin}/api/v1/models`, { headers: auth }).then((r) => r.text()));
+    await measure('GET /api/account', 20, () => fetch(`${origin}/api/account`, { headers: auth }).then((r) => r.text()));
+    await measure('GET /admin/api/stats (30 days)', 5, () => admin('/admin/api/stats').then((r) => r.text()));
 
     const chatLatencies: number[] = [];
     let chatFailures = 0;
