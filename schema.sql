@@ -182,7 +182,8 @@ CREATE TABLE usage_rollups (
   last_unpriced_at TEXT,
   PRIMARY KEY (bucket_start, gateway_user_id, provider, model_requested, model_served)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX usage_rollups_by_user ON usage_rollups (gateway_user_id, bucket_start);
+-- Covers GET /api/account's sums (one user since the start of the budget period): an index range, no table lookups.
+CREATE INDEX usage_rollups_by_user ON usage_rollups (gateway_user_id, bucket_start, requests, prompt_tokens, completion_tokens, cost_nanos);
 
 CREATE TRIGGER llm_requests_rollup AFTER INSERT ON llm_requests BEGIN
   INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
