@@ -187,3 +187,74 @@ CREATE TABLE responses (
   PRIMARY KEY (gateway_user_id, id)
 ) STRICT;
 CREATE INDEX responses_by_expiry ON responses (expires_at);
+
+-- version: 9
+-- Usage per UTC quarter hour, user, provider and model, kept by a trigger in the same transaction as
+-- each llm_requests row, so the dashboard and GET /api/account sum a few thousand rows instead of
+-- scanning the log. Quarter hours because every time zone's offset is a multiple of 15 minutes: a
+-- local midnight (a day, a budget period) always starts a quarter. Sentinels instead of NULL keep the
+-- key unique: gateway_user_id 0 = no user, '' = no provider / model. Deleting a user moves their usage
+-- to user 0 (the trigger below), as llm_requests' ON DELETE SET NULL does: it stays in the totals and
+-- never passes to a later user who gets the same id.
+CREATE TABLE usage_rollups (
+  bucket_start TEXT NOT NULL,
+  gateway_user_id INTEGER NOT NULL,
+  provider TEXT NOT NULL,
+  model_requested TEXT NOT NULL,
+  model_served TEXT NOT NULL,
+  requests INTEGER NOT NULL,
+  -- Rows with status >= 400.
+  errors INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  cached_tokens INTEGER NOT NULL,
+  -- Integer nano-USD (NULL costs count as 0).
+  cost_nanos INTEGER NOT NULL,
+  -- Rows that have a time to first token.
+  ttft_count INTEGER NOT NULL,
+  -- Rows logged with unpriced = 1, and the latest one's created_at.
+  unpriced_requests INTEGER NOT NULL,
+  last_unpriced_at TEXT,
+  PRIMARY KEY (bucket_start, gateway_user_id, provider, model_requested, model_served)
+) STRICT, WITHOUT ROWID;
+-- Covers GET /api/account's sums (one user since the start of the budget period): an index range, no table lookups.
+CREATE INDEX usage_rollups_by_user ON usage_rollups (gateway_user_id, bucket_start, requests, prompt_tokens, completion_tokens, cost_nanos);
+
+CREATE TRIGGER llm_requests_rollup AFTER INSERT ON llm_requests BEGIN
+  INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
+      prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
+    VALUES (substr(NEW.created_at, 1, 14) || printf('%02d', (CAST(substr(NEW.created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z',
+      coalesce(NEW.gateway_user_id, 0), coalesce(NEW.provider, ''), coalesce(NEW.model_requested, ''), coalesce(NEW.model_served, ''),
+      1, NEW.status >= 400, coalesce(NEW.prompt_tokens, 0), coalesce(NEW.completion_tokens, 0), coalesce(NEW.cached_tokens, 0),
+      coalesce(NEW.cost_nanos, 0), NEW.ttft_ms IS NOT NULL, NEW.unpriced, CASE WHEN NEW.unpriced = 1 THEN NEW.created_at END)
+    ON CONFLICT DO UPDATE SET requests = requests + 1, errors = errors + excluded.errors,
+      prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+      cached_tokens = cached_tokens + excluded.cached_tokens, cost_nanos = cost_nanos + excluded.cost_nanos,
+      ttft_count = ttft_count + excluded.ttft_count, unpriced_requests = unpriced_requests + excluded.unpriced_requests,
+      last_unpriced_at = nullif(max(coalesce(last_unpriced_at, ''), coalesce(excluded.last_unpriced_at, '')), '');
+END;
+
+CREATE TRIGGER gateway_users_rollup_detach AFTER DELETE ON gateway_users BEGIN
+  INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
+      prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
+    SELECT bucket_start, 0, provider, model_requested, model_served, requests, errors, prompt_tokens, completion_tokens,
+      cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at
+    FROM usage_rollups WHERE gateway_user_id = OLD.id
+    ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
+      prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+      cached_tokens = cached_tokens + excluded.cached_tokens, cost_nanos = cost_nanos + excluded.cost_nanos,
+      ttft_count = ttft_count + excluded.ttft_count, unpriced_requests = unpriced_requests + excluded.unpriced_requests,
+      last_unpriced_at = nullif(max(coalesce(last_unpriced_at, ''), coalesce(excluded.last_unpriced_at, '')), '');
+  DELETE FROM usage_rollups WHERE gateway_user_id = OLD.id;
+END;
+
+-- Backfill from the existing log: one GROUP BY over llm_requests (a few seconds at a million rows, once,
+-- while the gateway starts).
+INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
+    prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
+  SELECT substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z',
+    coalesce(gateway_user_id, 0), coalesce(provider, ''), coalesce(model_requested, ''), coalesce(model_served, ''),
+    count(*), sum(status >= 400), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+    coalesce(sum(cached_tokens), 0), coalesce(sum(cost_nanos), 0), count(ttft_ms), sum(unpriced),
+    max(CASE WHEN unpriced = 1 THEN created_at END)
+  FROM llm_requests GROUP BY 1, 2, 3, 4, 5;

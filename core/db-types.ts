@@ -138,7 +138,30 @@ export interface ResponsesTable {
   response: string;
 }
 
+/**
+ * Usage per UTC quarter hour (`bucket_start`, ISO-8601), user, provider and model, kept by a trigger
+ * on `llm_requests` (schema.sql v9). Sentinels: `gateway_user_id` 0 = none, '' = no provider/model.
+ */
+export interface UsageRollupsTable {
+  bucket_start: string;
+  gateway_user_id: number;
+  provider: string;
+  model_requested: string;
+  model_served: string;
+  requests: number;
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  /** Integer nano-USD. */
+  cost_nanos: number;
+  ttft_count: number;
+  unpriced_requests: number;
+  last_unpriced_at: string | null;
+}
+
 export interface Database {
+  usage_rollups: UsageRollupsTable;
   admin_sessions: AdminSessionsTable;
   gateway_users: GatewayUsersTable;
   api_keys: ApiKeysTable;

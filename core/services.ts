@@ -14,6 +14,7 @@ import type { Principal, RequestCost } from './exchange.ts';
 import type { BudgetPeriod } from './db-types.ts';
 import type { ModelPrice } from './price-table.ts';
 import type { BudgetWindow } from './calendar-period.ts';
+import type { WriteBehind } from './write-behind.ts';
 
 /** Every service by name, with its interface. */
 export interface GatewayServices {
@@ -25,6 +26,11 @@ export interface GatewayServices {
   rateLimit: RateLimitService;
   /** The request log's queue (logger plugin). */
   requestLog: RequestLogService;
+  /**
+   * The write-behind queue (`write-behind.ts`; the logger plugin creates it): log rows and spends,
+   * persisted together in batched transactions.
+   */
+  writeBehind: WriteBehind;
   /** The configured providers (provider-router plugin). */
   providers: ProvidersService;
   /** Test tickets for API keys (auth-guard plugin). */
@@ -112,11 +118,14 @@ export interface RateLimitService {
   statusOf(principal: Principal): { requests: LimitState | null; tokens: LimitState | null };
 }
 
-/** `requestLog`: the request log's in-memory queue, flushed before reading `llm_requests`. */
+/**
+ * `requestLog`: the request log's in-memory queue (the write-behind queue: log rows and spends),
+ * flushed before reading `llm_requests`, `usage_rollups` or spends.
+ */
 export interface RequestLogService {
-  /** Writes what is queued now; returns the number of rows written. */
+  /** Writes what is queued now; returns the number of writes done. */
   flush(): number;
-  /** Rows waiting in memory. */
+  /** Writes waiting in memory. */
   depth(): number;
 }
 

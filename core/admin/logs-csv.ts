@@ -1,28 +1,26 @@
 /**
  * The usage-log CSV export (`GET /admin/api/logs.csv`): the rows of the JSON listing with the same
- * filters, as RFC 4180 CSV (csv-stringify: CRLF records, fields with a comma, a quote or a line
- * break quoted, quotes doubled), header row first, columns in `LOG_ROW_FIELDS` order.
+ * filters, as CSV (`logs-csv-format.ts`).
  *
- * Why it never holds the export in memory: rows are read in keyset batches of `BATCH_ROWS`, and the
- * next row is written only while the socket keeps up (the stringifier is piped into the response, and
- * a full stringifier buffer is awaited to drain). A client that goes away ends the loop.
+ * Why a worker thread: a full export reads and formats every row of the log (a million rows take
+ * tens of seconds), which on the main thread would stall every other request for that long. The
+ * worker (`logs-export-worker.ts`) reads on its own read-only connection and formats; this thread
+ * only writes bytes to the socket.
+ *
+ * Why it never holds the export in memory: the worker produces one chunk (`BATCH_ROWS` rows) per
+ * request, and the next is requested only once the socket took the previous one (`write()` returned
+ * true, or `drain`). A client that goes away ends the worker.
  */
 import type { ServerResponse } from 'node:http';
-import type { Writable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
 import { finished } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
 import type { Store } from '../db.ts';
 import type { Log } from '../log.ts';
-import { LOG_ROW_FIELDS, queryLogPage, type LogCursor, type LogFilters } from './logs-query.ts';
+import type { LogFilters } from './logs-query.ts';
+import type { ExportWorkerData, ExportWorkerMessage } from './logs-export-worker.ts';
 
-/** Rows per keyset query: large enough that query overhead vanishes, small enough to stay a few hundred KB. */
+/** Rows per chunk: large enough that query and message overhead vanish, small enough to stay a few hundred KB. */
 export const BATCH_ROWS = 1000;
-
-/**
- * A spreadsheet runs a cell that starts with one of these as a formula. Models and error codes are
- * partly chosen by API clients, so such a text cell gets a leading `'` (OWASP "CSV injection").
- */
-const FORMULA_START = /^[=+\-@\t\r]/;
 
 export interface CsvExport {
   store: Store;
@@ -33,17 +31,45 @@ export interface CsvExport {
   date: string;
 }
 
-/** Resolves on the stream's next `drain`, or at once when the response has closed. */
-function drainOrClose(stream: Writable, res: ServerResponse): Promise<void> {
+/**
+ * The worker: `dist/logs-export-worker.js` beside the bundle (`bin/build.js` builds both), or the
+ * TypeScript source beside this file when running from source. A worker does not inherit the tsx
+ * loader and Node 20 ignores `--import` in a worker's `execArgv`, so from source a one-line module
+ * registers tsx in the worker first, then imports the source.
+ */
+function startWorker(data: ExportWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./logs-export-worker.js', import.meta.url), { workerData: data });
+  const source = new URL('./logs-export-worker.ts', import.meta.url).href;
+  const boot = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(source)});`;
+  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: data });
+}
+
+/** Resolves on the response's next `drain`, or at once when it has closed. */
+function drainOrClose(res: ServerResponse): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
-      stream.off('drain', done);
+      res.off('drain', done);
       res.off('close', done);
       resolve();
     };
-    stream.once('drain', done);
+    res.once('drain', done);
     res.once('close', done);
+  });
+}
+
+/** Asks the worker for its next message. Rejects when the worker fails or exits first. */
+function pull(worker: Worker): Promise<ExportWorkerMessage> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: ExportWorkerMessage) => settle(() => resolve(message));
+    const onError = (err: Error) => settle(() => reject(err));
+    const onExit = (code: number) => settle(() => reject(new Error(`csv export worker exited (${code})`)));
+    const settle = (then: () => void) => {
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      then();
+    };
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    worker.postMessage({ type: 'next' });
   });
 }
 
@@ -59,36 +85,23 @@ export async function sendLogsCsv(res: ServerResponse, job: CsvExport): Promise<
     'cache-control': 'no-store',
     'x-request-id': job.requestId,
   });
-  const csv = stringify({
-    header: true,
-    columns: LOG_ROW_FIELDS as string[],
-    record_delimiter: 'windows',
-    // csv-stringify quotes the record delimiter (CRLF) but not a lone LF or CR, which RFC 4180 readers split on.
-    quoted_match: /[\r\n]/,
-    cast: {
-      boolean: (value) => (value ? 'true' : 'false'),
-      string: (value) => (FORMULA_START.test(value) ? `'${value}` : value),
-    },
-  });
-  csv.pipe(res);
+  const worker = startWorker({ file: job.store.sqlite.name, filters: job.filters, batchRows: BATCH_ROWS });
   try {
-    let cursor: LogCursor | undefined;
     for (;;) {
-      const page = queryLogPage(job.store, job.filters, { limit: BATCH_ROWS, ...(cursor ? { cursor } : {}) });
-      for (const row of page.rows) {
-        if (res.destroyed) return;
-        if (!csv.write(row)) await drainOrClose(csv, res);
-      }
-      const last = page.rows[page.rows.length - 1];
-      if (!page.nextCursor || !last || res.destroyed) break;
-      cursor = { createdAt: last.created_at, id: last.id };
+      const message = await pull(worker);
+      if (message.type === 'error') throw new Error(message.message);
+      if (message.type === 'end' || res.destroyed) break;
+      if (!res.write(Buffer.from(message.data))) await drainOrClose(res);
+      if (res.destroyed) break;
     }
-    csv.end();
+    if (res.destroyed) return;
+    res.end();
     await finished(res);
   } catch (err) {
     if (res.destroyed) return;
     job.log.error('csv export failed', { requestId: job.requestId, error: err });
-    csv.unpipe(res);
     res.destroy();
+  } finally {
+    void worker.terminate();
   }
 }

@@ -10,6 +10,9 @@
  */
 import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
 import type { Store } from '../db.ts';
+
+/** What the log queries need of a store: a connection and its query builder (a read-only one will do). */
+export type LogReader = Pick<Store, 'sqlite' | 'db'>;
 import { nowIso } from '../db.ts';
 import type { Database } from '../db-types.ts';
 import { invalidRequest } from '../errors.ts';
@@ -172,7 +175,7 @@ function conditions(eb: RequestsEb, filters: LogFilters, cursor: LogCursor | und
 }
 
 /** The ids of one side of the model OR, newest first, at most `limit`: one index walk each. */
-function modelArm(store: Store, filters: LogFilters, cursor: LogCursor | undefined, limit: number, column: 'r.model_requested' | 'r.model_served') {
+function modelArm(store: LogReader, filters: LogFilters, cursor: LogCursor | undefined, limit: number, column: 'r.model_requested' | 'r.model_served') {
   return store.db
     .selectFrom('llm_requests as r')
     .select('r.id')
@@ -188,7 +191,7 @@ function modelArm(store: Store, filters: LogFilters, cursor: LogCursor | undefin
  * one OR over two columns would otherwise either scan the time index for a rare model or sort every
  * row of a common one.
  */
-export function compileLogPageQuery(store: Store, filters: LogFilters, cursor: LogCursor | undefined, limit: number) {
+export function compileLogPageQuery(store: LogReader, filters: LogFilters, cursor: LogCursor | undefined, limit: number) {
   let query = store.db
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')
@@ -258,7 +261,7 @@ export interface LogPage {
  * Reads one page synchronously (better-sqlite3), so the CSV export can loop over pages without
  * yielding inside a query. One row more than `limit` is read to know whether a next page exists.
  */
-export function queryLogPage(store: Store, filters: LogFilters, page: { limit: number; cursor?: LogCursor }): LogPage {
+export function queryLogPage(store: LogReader, filters: LogFilters, page: { limit: number; cursor?: LogCursor }): LogPage {
   const compiled = compileLogPageQuery(store, filters, page.cursor, page.limit + 1);
   const raw = store.sqlite.prepare<unknown[], RawLogRow>(compiled.sql).all(...compiled.parameters);
   const more = raw.length > page.limit;
@@ -295,7 +298,7 @@ function parseAttempts(column: string | null | undefined): LogAttempt[] | null {
 }
 
 /** One request by its row id, with its attempts; undefined when there is none. */
-export function getLogRow(store: Store, id: number): LogDetail | undefined {
+export function getLogRow(store: LogReader, id: number): LogDetail | undefined {
   const compiled = store.db
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')

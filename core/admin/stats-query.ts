@@ -1,13 +1,21 @@
 /**
- * The dashboard's figures over `llm_requests` (`docs/admin-api.md`, "Dashboard"), computed in SQL
- * over a half-open time range `[fromIso, toIso)` of the `(created_at, id)` index: totals, nearest-rank
- * percentiles, per-day series in a timezone, top users and models by cost.
+ * The dashboard's figures (`docs/admin-api.md`, "Dashboard") over a half-open time range
+ * `[fromIso, toIso)`: totals, nearest-rank percentiles, per-day series in a timezone, top users and
+ * models by cost.
  *
- * Why per-day is folded in JS: SQLite knows no timezones, so rows are summed per UTC quarter hour in
+ * Why they cost the same at a million rows as at a thousand: sums come from the quarter-hour rollups
+ * (`core/usage-rollups.ts`, exact for any range), never from a scan of `llm_requests`. Percentiles
+ * cannot come from sums: up to `EXACT_PERCENTILE_MAX_ROWS` requests they are exact (one index range
+ * and a sort); above, they are the nearest-rank values of a sample of
+ * `PERCENTILE_SAMPLE_ROWS` row ids scattered between the range's first and last rows (rowid lookups: bounded
+ * work; the rank error of a 10,000-row sample is a fraction of a percent).
+ *
+ * Why per-day is folded in JS: SQLite knows no timezones, so usage is summed per UTC quarter hour in
  * SQL (every zone's offset is a multiple of 15 minutes, so a quarter hour never straddles a local
  * midnight) and the quarters are folded into local calendar days with Intl.
  */
 import type { Sqlite } from '../db.ts';
+import { usageSource } from '../usage-rollups.ts';
 import { budgetWindow } from '../calendar-period.ts';
 import { usd } from '../money.ts';
 
@@ -74,14 +82,25 @@ export interface TopModel {
 const IN_RANGE = 'created_at >= ? AND created_at < ?';
 const TOKENS = 'coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0)';
 
+/** Up to this many rows in the range, percentiles are exact. */
+export const EXACT_PERCENTILE_MAX_ROWS = 20_000;
+/** Rows read for sampled percentiles. */
+export const PERCENTILE_SAMPLE_ROWS = 10_000;
+
+/** The usage rows of `range` (`usage-rollups.ts`). */
+function source(range: StatsRange) {
+  return usageSource({ fromIso: range.fromIso, toIso: range.toIso });
+}
+
 /** Sums over the range; `ttftCount` is how many rows have a time to first token. */
 export function queryTotals(sqlite: Sqlite, range: StatsRange): StatsTotals & { ttftCount: number } {
+  const usage = source(range);
   const row = sqlite.prepare<unknown[], {
     requests: number; errors: number; prompt_tokens: number; completion_tokens: number; cost_nanos: number; ttft_count: number;
-  }>(`SELECT count(*) AS requests, coalesce(sum(status >= 400), 0) AS errors,
+  }>(`SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(errors), 0) AS errors,
         coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens,
-        coalesce(sum(cost_nanos), 0) AS cost_nanos, count(ttft_ms) AS ttft_count
-      FROM llm_requests WHERE ${IN_RANGE}`).get(range.fromIso, range.toIso)!;
+        coalesce(sum(cost_nanos), 0) AS cost_nanos, coalesce(sum(ttft_count), 0) AS ttft_count
+      FROM (${usage.sql})`).get(...usage.params)!;
   return {
     requests: row.requests,
     errors: row.errors,
@@ -97,14 +116,47 @@ export function queryTotals(sqlite: Sqlite, range: StatsRange): StatsTotals & { 
 
 /**
  * Nearest-rank percentiles of `column` over `count` rows that have it: the value at rank
- * ⌈p/100 · count⌉ in ascending order, read with `LIMIT 1 OFFSET rank-1`.
+ * ⌈p/100 · count⌉ in ascending order, read with `LIMIT 1 OFFSET rank-1`; over a sample when `count`
+ * is above `EXACT_PERCENTILE_MAX_ROWS` (see the file's comment).
  */
 export function queryPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_ms' | 'ttft_ms', count: number): Percentiles {
   if (count === 0) return { p50: null, p95: null };
+  if (count > EXACT_PERCENTILE_MAX_ROWS) return sampledPercentiles(sqlite, range, column);
   const statement = sqlite.prepare<unknown[], { value: number }>(
     `SELECT ${column} AS value FROM llm_requests WHERE ${IN_RANGE} AND ${column} IS NOT NULL ORDER BY ${column} LIMIT 1 OFFSET ?`,
   );
   const at = (p: number) => statement.get(range.fromIso, range.toIso, Math.max(1, Math.ceil((p / 100) * count)) - 1)?.value ?? null;
+  return { p50: at(50), p95: at(95) };
+}
+
+/**
+ * Knuth's multiplicative hash constant (a prime): `i · M mod (span + 1)` visits distinct, scattered
+ * offsets, so the sample is spread over the range without the aliasing of a fixed stride against
+ * periodic traffic, and is the same on every call (the dashboard does not jitter).
+ */
+const SAMPLE_MULTIPLIER = 2_654_435_761;
+
+/**
+ * Nearest-rank percentiles of `column` over a sample of `PERCENTILE_SAMPLE_ROWS` ids scattered between
+ * the range's first and last rows (ids grow with time: rows are inserted as requests end), those in the range.
+ */
+function sampledPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_ms' | 'ttft_ms'): Percentiles {
+  const edge = (order: 'ASC' | 'DESC') => sqlite.prepare<unknown[], { id: number }>(
+    `SELECT id FROM llm_requests WHERE ${IN_RANGE} ORDER BY created_at ${order}, id ${order} LIMIT 1`,
+  ).get(range.fromIso, range.toIso)?.id;
+  const first = edge('ASC');
+  const last = edge('DESC');
+  if (first === undefined || last === undefined) return { p50: null, p95: null };
+  const low = Math.min(first, last);
+  const span = Math.max(first, last) - low;
+  const steps = Math.min(PERCENTILE_SAMPLE_ROWS, span + 1) - 1;
+  const values = sqlite.prepare<unknown[], number>(
+    `WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ?)
+      SELECT r.${column} FROM s JOIN llm_requests r ON r.id = ? + (s.i * ${SAMPLE_MULTIPLIER}) % (? + 1)
+      WHERE r.created_at >= ? AND r.created_at < ? AND r.${column} IS NOT NULL ORDER BY r.${column}`,
+  ).pluck().all(steps, low, span, range.fromIso, range.toIso);
+  if (values.length === 0) return { p50: null, p95: null };
+  const at = (p: number) => values[Math.max(1, Math.ceil((p / 100) * values.length)) - 1]!;
   return { p50: at(50), p95: at(95) };
 }
 
@@ -161,15 +213,22 @@ export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string)
   for (let step = 0; date <= lastDate && step < MAX_PER_DAY_BUCKETS; step++, date = addDays(date, 1)) {
     days.set(date, { date, requests: 0, errors: 0, total_tokens: 0, cost_usd: 0, cost_nanos: 0 });
   }
+  const usage = source(range);
   const quarters = sqlite.prepare<unknown[], { quarter: string; requests: number; errors: number; total_tokens: number; cost_nanos: number }>(
-    `SELECT substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) AS quarter,
-        count(*) AS requests, coalesce(sum(status >= 400), 0) AS errors, ${TOKENS} AS total_tokens,
-        coalesce(sum(cost_nanos), 0) AS cost_nanos
-      FROM llm_requests WHERE ${IN_RANGE} GROUP BY quarter`,
-  ).all(range.fromIso, range.toIso);
+    `SELECT bucket_start AS quarter, sum(requests) AS requests, sum(errors) AS errors, ${TOKENS} AS total_tokens,
+        sum(cost_nanos) AS cost_nanos
+      FROM (${usage.sql}) GROUP BY bucket_start ORDER BY bucket_start`,
+  ).all(...usage.params);
+  // Quarters ascending, walked along the days' first instants: one Intl lookup per day, not per
+  // quarter (formatting thousands of quarters' dates cost more than the query).
+  const ordered = [...days.values()];
+  const nextStarts = ordered.map((day) => startOfLocalDay(addDays(day.date, 1), timeZone));
+  let index = 0;
   for (const q of quarters) {
-    const day = days.get(localDate(Date.parse(`${q.quarter}:00.000Z`), timeZone));
-    if (!day) continue;
+    const ms = Date.parse(q.quarter);
+    while (index < ordered.length && ms >= nextStarts[index]!) index++;
+    const day = ordered[index];
+    if (!day) break;
     day.requests += q.requests;
     day.errors += q.errors;
     day.total_tokens += q.total_tokens;
@@ -178,23 +237,27 @@ export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string)
   return [...days.values()].map((day) => ({ ...day, cost_usd: usd(day.cost_nanos) }));
 }
 
-/** Users by cost in the range, most first (ties: more requests), at most `limit`. */
+/**
+ * Users by cost in the range, most first (ties: more requests), at most `limit`. Usage of users
+ * deleted since (no `gateway_users` row) is one group with a null id, as in the log.
+ */
 export function queryTopUsers(sqlite: Sqlite, range: StatsRange, limit: number): TopUser[] {
+  const usage = source(range);
   return sqlite.prepare<unknown[], Omit<TopUser, 'cost_usd'>>(
-    `SELECT r.gateway_user_id AS user_id, u.name AS user_name, count(*) AS requests,
-        ${TOKENS} AS total_tokens, coalesce(sum(r.cost_nanos), 0) AS cost_nanos
-      FROM llm_requests r LEFT JOIN gateway_users u ON u.id = r.gateway_user_id
-      WHERE r.created_at >= ? AND r.created_at < ?
-      GROUP BY r.gateway_user_id ORDER BY cost_nanos DESC, requests DESC, r.gateway_user_id LIMIT ?`,
-  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) }));
+    `SELECT u.id AS user_id, u.name AS user_name, sum(r.requests) AS requests,
+        sum(r.prompt_tokens) + sum(r.completion_tokens) AS total_tokens, sum(r.cost_nanos) AS cost_nanos
+      FROM (${usage.sql}) r LEFT JOIN gateway_users u ON u.id = r.gateway_user_id
+      GROUP BY u.id ORDER BY cost_nanos DESC, requests DESC, user_id LIMIT ?`,
+  ).all(...usage.params, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) }));
 }
 
 /** Provider + model pairs by cost in the range, most first (ties: more requests), at most `limit`. */
 export function queryTopModels(sqlite: Sqlite, range: StatsRange, limit: number): TopModel[] {
+  const usage = source(range);
   return sqlite.prepare<unknown[], Omit<TopModel, 'cost_usd'>>(
-    `SELECT provider, coalesce(model_served, model_requested) AS model, count(*) AS requests,
-        ${TOKENS} AS total_tokens, coalesce(sum(cost_nanos), 0) AS cost_nanos
-      FROM llm_requests WHERE ${IN_RANGE} AND coalesce(model_served, model_requested) IS NOT NULL
-      GROUP BY provider, model ORDER BY cost_nanos DESC, requests DESC, model LIMIT ?`,
-  ).all(range.fromIso, range.toIso, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) }));
+    `SELECT nullif(provider, '') AS provider, coalesce(nullif(model_served, ''), nullif(model_requested, '')) AS model,
+        sum(requests) AS requests, sum(prompt_tokens) + sum(completion_tokens) AS total_tokens, sum(cost_nanos) AS cost_nanos
+      FROM (${usage.sql}) WHERE model_served != '' OR model_requested != ''
+      GROUP BY 1, 2 ORDER BY cost_nanos DESC, requests DESC, model LIMIT ?`,
+  ).all(...usage.params, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) }));
 }

@@ -4,6 +4,7 @@
  * now (an admin may have priced it since), so the list empties as prices are set.
  */
 import type { AdminContext } from './context.ts';
+import { usageSource } from '../usage-rollups.ts';
 
 /** One model seen in traffic without a price. */
 export interface UnpricedModel {
@@ -30,23 +31,13 @@ export function listUnpricedModels(
   limit = 50,
 ): UnpricedModel[] {
   ctx.services.get('requestLog')?.flush();
-  let query = ctx.store.db
-    .selectFrom('llm_requests')
-    .select((eb) => [
-      'provider',
-      'model_served',
-      eb.fn.countAll<number>().as('requests'),
-      eb.fn.max('created_at').as('last_seen'),
-    ])
-    .where('unpriced', '=', 1)
-    .where('model_served', 'is not', null);
-  if (range.fromIso !== undefined) query = query.where('created_at', '>=', range.fromIso);
-  if (range.toIso !== undefined) query = query.where('created_at', '<', range.toIso);
-  // Synchronous on purpose: better-sqlite3 is synchronous anyway, and the dashboard calls this inline.
-  const compiled = query.groupBy(['provider', 'model_served']).orderBy('requests', 'desc').orderBy('last_seen', 'desc').compile();
-  const rows = ctx.store.sqlite.prepare(compiled.sql).all(...compiled.parameters) as Array<{
-    provider: string | null; model_served: string; requests: number; last_seen: string;
-  }>;
+  // From the quarter-hour rollups (exact for any range, `usage-rollups.ts`), not a scan of the log.
+  const usage = usageSource(range);
+  const rows = ctx.store.sqlite.prepare<unknown[], { provider: string | null; model_served: string; requests: number; last_seen: string }>(
+    `SELECT nullif(provider, '') AS provider, model_served, sum(unpriced_requests) AS requests, max(last_unpriced_at) AS last_seen
+      FROM (${usage.sql}) WHERE unpriced_requests > 0 AND model_served != ''
+      GROUP BY provider, model_served ORDER BY requests DESC, last_seen DESC`,
+  ).all(...usage.params);
 
   const book = ctx.services.get('pricing');
   const result: UnpricedModel[] = [];

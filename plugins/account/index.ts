@@ -4,8 +4,10 @@
  * and their usage in the current budget period. Listed after budget and rate-limit, whose state it
  * shows through their services; without them the matching fields are null.
  *
- * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. Usage comes from the request log,
- * flushed first so the caller's last request is counted.
+ * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. Usage comes from the quarter-hour
+ * usage rollups (`core/usage-rollups.ts`: a budget period starts at a local midnight, a quarter-hour
+ * boundary in every zone, so it is a few indexed rollup rows whatever the size of the log), flushed
+ * first so the caller's last request is counted.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -17,6 +19,8 @@ import { nowIso } from '../../core/db.ts';
 import type { BudgetStatus, LimitState } from '../../core/services.ts';
 import { budgetWindow } from '../../core/calendar-period.ts';
 import { usd } from '../../core/money.ts';
+import { usageSource } from '../../core/usage-rollups.ts';
+import type { Statement } from 'better-sqlite3';
 const isoOrNull = (ms: number | null) => (ms === null ? null : nowIso(ms));
 
 function budgetView(status: BudgetStatus | undefined, timeZone: string) {
@@ -38,27 +42,31 @@ function limitView(state: LimitState | null) {
 }
 
 function createAccount(_config: Record<string, never>, ctx: PluginContext): Plugin {
-  const { db } = ctx.store;
+  const { db, sqlite } = ctx.store;
+  type UsageRow = { requests: number; prompt_tokens: number; completion_tokens: number; cost_nanos: number };
+  // Prepared once per SQL text (`usageSource` gives the same text for every user and period).
+  const statements = new Map<string, Statement<unknown[], UsageRow>>();
+  const totalsOf = (sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = sqlite.prepare<unknown[], UsageRow>(`SELECT coalesce(sum(requests), 0) AS requests,
+          coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens,
+          coalesce(sum(cost_nanos), 0) AS cost_nanos FROM (${sql})`);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
 
-  async function usageSince(userId: number, sinceMs: number) {
+  function usageSince(userId: number, sinceMs: number) {
     ctx.services.get('requestLog')?.flush();
-    const row = await db
-      .selectFrom('llm_requests')
-      .select((eb) => [
-        eb.fn.countAll<number>().as('requests'),
-        eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
-        eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
-        eb.fn.coalesce(eb.fn.sum<number>('cost_nanos'), eb.lit(0)).as('cost_nanos'),
-      ])
-      .where('gateway_user_id', '=', userId)
-      .where('created_at', '>=', nowIso(sinceMs))
-      .executeTakeFirstOrThrow();
+    const usage = usageSource({ fromIso: nowIso(sinceMs), userId });
+    const row = totalsOf(usage.sql).get(...usage.params)!;
     return {
       since: nowIso(sinceMs),
-      requests: Number(row.requests),
-      prompt_tokens: Number(row.prompt_tokens),
-      completion_tokens: Number(row.completion_tokens),
-      cost_usd: usd(Number(row.cost_nanos)),
+      requests: row.requests,
+      prompt_tokens: row.prompt_tokens,
+      completion_tokens: row.completion_tokens,
+      cost_usd: usd(row.cost_nanos),
     };
   }
 
@@ -79,7 +87,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
       key: { id: principal.apiKeyId, name: key?.name ?? null, prefix: key?.key_prefix ?? null },
       budget: budgetView(status, timeZone),
       rate_limits: { requests: limitView(limits?.requests ?? null), tokens: limitView(limits?.tokens ?? null) },
-      usage: await usageSince(principal.gatewayUserId, window.startMs),
+      usage: usageSince(principal.gatewayUserId, window.startMs),
     };
   }
 

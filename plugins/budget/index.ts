@@ -28,6 +28,11 @@ import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
 import { createBudgetLedger, isReservation, type Reservation } from './ledger.ts';
 import type { BudgetService, BudgetStatus } from '../../core/services.ts';
+import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
+import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+
+/** The budget's own write-behind queue, when no logger provides one: the logger's defaults. */
+const OWN_QUEUE: WriteBehindSettings = { batchSize: 200, flushIntervalMs: 50, maxQueueSize: 100_000 };
 
 interface BudgetState {
   reservation: Reservation | null;
@@ -49,7 +54,11 @@ function exhausted(status: BudgetStatus): boolean {
 }
 
 function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetState> {
-  const ledger = createBudgetLedger(ctx.store, config.timeZone);
+  // Spends go through the logger's write-behind queue, to commit with their log rows; without the
+  // logger in the manifest the budget keeps its own queue (same defaults).
+  const shared = ctx.services.get('writeBehind');
+  const writes = shared ?? createWriteBehind(createSqliteWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
+  const ledger = createBudgetLedger(ctx.store, config.timeZone, writes);
   const service: BudgetService = {
     timeZone: config.timeZone,
     status: (userId) => ledger.status(userId, ctx.clock()),
@@ -109,11 +118,12 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     },
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
-      ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, ctx.clock());
+      ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, ctx.clock(), ex.id);
       state.reservation = null;
     },
     close() {
       ledger.close();
+      if (!shared) writes.close();
     },
   };
 }

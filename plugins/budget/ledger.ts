@@ -4,10 +4,11 @@
  *
  * Why it is exact under concurrency: a reservation is a synchronous check-and-add on one in-memory
  * record, and Node runs one at a time, so parallel requests can never all pass the same check.
- * Why it survives restarts: settlements mark the user's spend dirty, and dirty spends are written
- * to `gateway_users` in one transaction within `flushDelayMs` (20 ms), before re-reading the table,
- * and at close; so a graceful restart loses nothing and a crash at most the last few milliseconds,
- * like the request log. (One UPDATE per request cost a tenth of the gateway's CPU under load.)
+ * Why it survives restarts: each settlement queues the user's new spend on the write-behind queue
+ * (`core/write-behind.ts`), in the same group as the request's log row, so the two commit in the same
+ * transaction (within the queue's flush interval, 50 ms by default) and the persisted spend always
+ * equals the logged costs of the period, crash or not. The queue is flushed before the table is
+ * re-read. (One UPDATE per request in its own transaction cost a tenth of the gateway's CPU.)
  * Reservations are not persisted: after a crash the requests they covered are gone too.
  *
  * Rollover is lazy: spend recorded for a window that has ended counts as 0 from the boundary on
@@ -21,6 +22,7 @@ import type { BudgetPeriod } from '../../core/db-types.ts';
 import { budgetWindow, type BudgetWindow } from '../../core/calendar-period.ts';
 import { microsToNanos } from '../../core/money.ts';
 import type { BudgetStatus } from '../../core/services.ts';
+import type { WriteBehind } from '../../core/write-behind.ts';
 
 /** A reservation to settle or release when the request ends. */
 export interface Reservation {
@@ -45,50 +47,32 @@ export interface BudgetLedger {
    * the status that refused it.
    */
   reserve(userId: number, amountNanos: number, nowMs: number): Reservation | BudgetStatus;
-  /** Ends a reservation: `actualNanos` (≥ 0) becomes spend of the current period; 0 releases it. */
-  settle(reservation: Reservation, actualNanos: number, nowMs: number): void;
+  /**
+   * Ends a reservation: `actualNanos` (≥ 0) becomes spend of the current period; 0 releases it.
+   * `requestId` groups the spend's write with the request's log row (one transaction).
+   */
+  settle(reservation: Reservation, actualNanos: number, nowMs: number, requestId: string): void;
   /** Re-reads a user's limit, period and spend from the database (all users when omitted). */
   invalidate(userId?: number): void;
-  /** Writes settled spend now. */
+  /** Writes settled spend now (the whole write-behind queue). */
   flush(): void;
   /** Flushes and stops watching the database. */
   close(): void;
 }
 
-export function createBudgetLedger(store: Store, timeZone: string, flushDelayMs = 20): BudgetLedger {
+/** The ledger over `store`; spends are persisted through `writes`. */
+export function createBudgetLedger(store: Store, timeZone: string, writes: WriteBehind): BudgetLedger {
   const { sqlite, db } = store;
   const read = prepareQuery(
     sqlite,
     db.selectFrom('gateway_users').select(['budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start']).where('id', '=', 0),
   );
-  const write = prepareQuery(sqlite, db.updateTable('gateway_users').set({ budget_spent_nanos: 0, budget_period_start: '' }).where('id', '=', 0));
   const users = new Map<number, UserBudget>();
-  const dirty = new Set<number>();
-  let timer: NodeJS.Timeout | null = null;
   // The CLI changes limits and periods from another process; spend is only ever written here.
   const unsubscribe = store.onExternalChange(() => reloadAll());
 
-  const writeDirty = sqlite.transaction(() => {
-    for (const userId of dirty) {
-      const user = users.get(userId);
-      if (user && user.spentWindowStartMs !== null) write.run(user.spentNanos, nowIso(user.spentWindowStartMs), userId);
-    }
-  });
-
   function flush(): void {
-    if (timer) clearTimeout(timer);
-    timer = null;
-    if (dirty.size === 0 || !sqlite.open) return;
-    writeDirty();
-    dirty.clear();
-  }
-
-  function markDirty(userId: number): void {
-    dirty.add(userId);
-    if (!timer) {
-      timer = setTimeout(flush, flushDelayMs);
-      timer.unref();
-    }
+    if (sqlite.open) writes.flush();
   }
 
   function load(userId: number, previous?: UserBudget): UserBudget | undefined {
@@ -143,7 +127,7 @@ export function createBudgetLedger(store: Store, timeZone: string, flushDelayMs 
       user.reservedNanos += amountNanos;
       return { userId, amountNanos };
     },
-    settle(reservation, actualNanos, nowMs) {
+    settle(reservation, actualNanos, nowMs, requestId) {
       const user = users.get(reservation.userId);
       if (!user) return;
       user.reservedNanos = Math.max(0, user.reservedNanos - reservation.amountNanos);
@@ -151,7 +135,9 @@ export function createBudgetLedger(store: Store, timeZone: string, flushDelayMs 
       const window = budgetWindow(user.period, nowMs, timeZone);
       user.spentNanos = spentIn(user, window) + actualNanos;
       if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
-      markDirty(reservation.userId);
+      writes.enqueue({
+        kind: 'spend', group: requestId, userId: reservation.userId, spentNanos: user.spentNanos, periodStartIso: nowIso(user.spentWindowStartMs),
+      });
     },
     invalidate(userId) {
       flush();

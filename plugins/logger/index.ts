@@ -1,7 +1,10 @@
 /**
  * logger: records one `llm_requests` row per chat completion that got past authentication, denials
  * and errors included (it is the outermost plugin after auth-guard, so it sees the final outcome).
- * Writing happens in the background (`request-log.ts`), never on the response path.
+ * Writing happens in the background, never on the response path: the plugin owns the write-behind
+ * queue (`core/write-behind.ts`) and offers it as the `writeBehind` service, so the budget's spend
+ * of a request commits in the same transaction as its log row. Durability window: `flushIntervalMs`
+ * (50 ms by default) of acknowledged requests on a crash; nothing on a graceful stop.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
@@ -11,7 +14,9 @@ import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { nowIso } from '../../core/db.ts';
 import { loggerSchema, type LoggerConfig } from './schema.ts';
-import { createRequestLogWriter, type RequestLogRow } from './request-log.ts';
+import type { RequestLogRow } from '../../core/request-log-row.ts';
+import { createWriteBehind } from '../../core/write-behind.ts';
+import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import { Gauge } from 'prom-client';
 
 /** The log row for a finished exchange. Latencies are whole ms from arrival. */
@@ -42,7 +47,8 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
 }
 
 function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
-  const writer = createRequestLogWriter(ctx.store, config, ctx.log);
+  const writer = createWriteBehind(createSqliteWriteTarget(ctx.store), config, ctx.log);
+  ctx.services.provide('writeBehind', writer);
   ctx.services.provide('requestLog', { flush: () => writer.flush(), depth: () => writer.depth() });
   new Gauge({
     name: 'tollgate_log_queue_depth',
@@ -58,7 +64,7 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
       // Model calls, and a user's requests to endpoints that do not exist (a wrong base URL shows in
       // their log); anonymous probes of unknown paths write nothing, so strangers cannot fill the table.
       if (!isModelOperation(ex.operation) && !(ex.operation === UNKNOWN_ENDPOINT && ex.principal)) return;
-      writer.enqueue(rowFor(ex, performance.now()));
+      writer.enqueue({ kind: 'request', group: ex.id, row: rowFor(ex, performance.now()) });
     },
     close() {
       writer.close();

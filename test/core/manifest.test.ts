@@ -71,7 +71,7 @@ describe('manifest validation', () => {
       headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 65000, maxConnections: 4096, maxConnectionsPerAddress: 256, logLevel: 'info', cors: { allowedOrigins: [], allowCredentials: false, maxAgeSeconds: 600 } });
     assert.equal(manifest.upstream.headersTimeoutMs, 120000);
     assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'metrics', 'response-store', 'rate-limit', 'budget', 'pricing', 'account', 'provider-router']);
-    assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 500, maxQueueSize: 100000 });
+    assert.deepEqual(manifest.plugins[1]!.config, { batchSize: 200, flushIntervalMs: 50, maxQueueSize: 100000 });
     const openai = (manifest.plugins.at(-1)!.config as { providers: Record<string, { baseUrl: string; apiKey: string }> }).providers.openai!;
     assert.deepEqual(openai, { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '' });
   });

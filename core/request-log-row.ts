@@ -1,0 +1,15 @@
+/**
+ * The shape of one `llm_requests` row as the logger builds it and the write-behind queue persists it
+ * (`write-behind.ts`): every column but the generated `id`, in the insert statement's order.
+ */
+import type { NewLlmRequest } from './db-types.ts';
+
+/** Every column the writer fills, in statement order. */
+export const REQUEST_LOG_COLUMNS = [
+  'request_id', 'gateway_user_id', 'api_key_id', 'provider', 'model_requested', 'model_served', 'status',
+  'error_code', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'latency_ms', 'ttft_ms', 'stream', 'created_at',
+  'cache_write_tokens', 'cost_nanos', 'usage_estimated', 'unpriced', 'endpoint', 'attempts',
+] as const satisfies ReadonlyArray<keyof NewLlmRequest>;
+
+/** One log row: token counts and latencies are integers (ms), `cost_nanos` integer nano-USD, flags 0/1. */
+export type RequestLogRow = { [K in (typeof REQUEST_LOG_COLUMNS)[number]]: NewLlmRequest[K] };

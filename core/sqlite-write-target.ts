@@ -1,0 +1,54 @@
+/**
+ * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
+ * `llm_requests` (whose trigger adds them to `usage_rollups` and `usage_latency_bins` in the same
+ * transaction, schema.sql v7), spends to `gateway_users`. Prepared statements, one transaction per
+ * batch; within a batch only a user's last spend is written (spends are absolute, so the earlier
+ * ones of the same transaction would be overwritten anyway).
+ */
+import type { Store } from './db.ts';
+import { prepareQuery } from './db.ts';
+import type { NewLlmRequest } from './db-types.ts';
+import { REQUEST_LOG_COLUMNS, type RequestLogRow } from './request-log-row.ts';
+import type { PendingWrite, WriteTarget } from './write-behind.ts';
+
+/** SQLite result codes that say the database is unavailable right now (locked, full, I/O), not that a write is bad. */
+export function isTransientSqliteError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/.test(code);
+}
+
+export function createSqliteWriteTarget(store: Store): WriteTarget {
+  const { sqlite, db } = store;
+  const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
+  const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));
+  const valuesOf = (row: RequestLogRow) => REQUEST_LOG_COLUMNS.map((c) => row[c]);
+  const writeSpend = prepareQuery(sqlite, db.updateTable('gateway_users').set({ budget_spent_nanos: 0, budget_period_start: '' }).where('id', '=', 0));
+  const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
+  const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
+
+  // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
+  const detach = (row: RequestLogRow): RequestLogRow => ({
+    ...row,
+    gateway_user_id: row.gateway_user_id != null && userExists.get(row.gateway_user_id) !== undefined ? row.gateway_user_id : null,
+    api_key_id: row.api_key_id != null && keyExists.get(row.api_key_id) !== undefined ? row.api_key_id : null,
+  });
+
+  const writeBatch = sqlite.transaction((writes: readonly PendingWrite[]) => {
+    const lastSpend = new Map<number, PendingWrite & { kind: 'spend' }>();
+    for (const write of writes) {
+      if (write.kind === 'request') insert.run(valuesOf(write.row));
+      else lastSpend.set(write.userId, write);
+    }
+    for (const spend of lastSpend.values()) writeSpend.run(spend.spentNanos, spend.periodStartIso, spend.userId);
+  });
+
+  return {
+    writeBatch,
+    writeOne(write) {
+      if (write.kind === 'request') insert.run(valuesOf(detach(write.row)));
+      else writeSpend.run(write.spentNanos, write.periodStartIso, write.userId);
+    },
+    isTransient: isTransientSqliteError,
+    isOpen: () => sqlite.open,
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * The write-behind queue: what the request path has decided but not yet persisted (a request's log
+ * row, a user's spend after a settlement), held in memory and written in batches, ONE transaction per
+ * batch: when `batchSize` writes are queued (on the next turn of the event loop, never inside the
+ * response work), every `flushIntervalMs`, on `flush()` (before a read that must see them) and on
+ * `close()`.
+ *
+ * Why one queue for every kind: the writes of one request (its spend and its log row, with the
+ * rollups the log row updates) commit in the same transaction, so after any crash the persisted
+ * spend equals the sum of the logged costs of the period. Writes of one `group` (the request id)
+ * are never split across batches, and batches commit in queue order.
+ *
+ * Durability window: a write is persisted at most `flushIntervalMs` (plus the time of one batch)
+ * after it was queued. A `kill -9` or a crash loses at most the writes of that window (50 ms by
+ * default: the requests acknowledged in the last 50 ms lose their log row and their spend together);
+ * a graceful stop (`close()`) loses nothing. (SQLite in WAL with `synchronous = NORMAL`: a committed
+ * batch survives a process crash; a power cut can also lose the commits since the last checkpoint.)
+ *
+ * Failure policy (a background job never throws out of a timer, and never kills the process):
+ * - the store is unavailable (locked, disk full, I/O): the batch stays queued, is retried on the next
+ *   flush, and the failure is logged; past `maxQueueSize` the oldest writes are dropped and counted;
+ * - the store refuses a write for good (a constraint, a bad value): the batch is retried group by
+ *   group, each in its own transaction, and a refused group write by write; each write still refused
+ *   is dropped with a log line naming it, and every other write of the batch is persisted.
+ *
+ * The queue is store-agnostic: a `WriteTarget` persists the writes (`sqlite-write-target.ts` for
+ * the embedded SQLite; a PostgreSQL target would implement the same interface).
+ */
+import type { Log } from './log.ts';
+import type { RequestLogRow } from './request-log-row.ts';
+
+/** One pending write. Data only, so any store can persist it. */
+export type PendingWrite =
+  /** A request's `llm_requests` row (the store also adds it to the usage rollups). */
+  | { kind: 'request'; group: string; row: RequestLogRow }
+  /**
+   * A user's spend after a settlement: the absolute integer nano-USD spent in the budget period
+   * that starts at `periodStartIso` (a later write for the same user supersedes it).
+   */
+  | { kind: 'spend'; group: string; userId: number; spentNanos: number; periodStartIso: string };
+
+/** What persists writes. Every method is synchronous and may throw; the queue decides what then. */
+export interface WriteTarget {
+  /** Persists `writes` in one transaction, all or nothing. */
+  writeBatch(writes: readonly PendingWrite[]): void;
+  /** Persists one write on its own, repairing what can be repaired (a reference to a deleted user). */
+  writeOne(write: PendingWrite): void;
+  /** True when `err` says the store is unavailable now (retry later), not that the writes are bad. */
+  isTransient(err: unknown): boolean;
+  /** False once the store is closed (nothing more can be written). */
+  isOpen(): boolean;
+}
+
+/** Batching and bounds (the logger plugin's config). */
+export interface WriteBehindSettings {
+  /** Writes per transaction (a group is never split, so a batch may be a little larger). */
+  batchSize: number;
+  /** Longest a write waits in memory, ms: the durability window. */
+  flushIntervalMs: number;
+  /** Writes held while the store is unavailable; past it the oldest are dropped. */
+  maxQueueSize: number;
+}
+
+/** The queue, as the logger provides it (`writeBehind` service) and the budget uses it. */
+export interface WriteBehind {
+  /** Queues a write; never throws, never writes synchronously. */
+  enqueue(write: PendingWrite): void;
+  /** Writes everything queued now (stops early while the store is unavailable). Returns the writes persisted or dropped. */
+  flush(): number;
+  /** Writes waiting in memory. */
+  depth(): number;
+  /** Flushes and stops the interval; later writes are still accepted and flushed by `flush()`. */
+  close(): void;
+}
+
+/** The queue over `target`. */
+export function createWriteBehind(target: WriteTarget, settings: WriteBehindSettings, log: Log): WriteBehind {
+  let queue: PendingWrite[] = [];
+  let dropped = 0;
+  let scheduled = false;
+
+  /** The first `batchSize` writes, extended to the end of the last one's group. */
+  function nextBatch(): PendingWrite[] {
+    let end = Math.min(settings.batchSize, queue.length);
+    const lastGroup = queue[end - 1]?.group;
+    while (end < queue.length && queue[end]!.group === lastGroup) end++;
+    return queue.slice(0, end);
+  }
+
+  /** Drops the first `count` writes of the queue (persisted, or refused for good). */
+  function consume(count: number): void {
+    queue = queue.slice(count);
+  }
+
+  /**
+   * Writes `batch` one group at a time, then a refused group one write at a time, dropping what the
+   * store refuses for good. Each group is consumed once written, so a store that becomes unavailable
+   * midway (a transient error, thrown) leaves only the unwritten groups queued.
+   */
+  function salvage(batch: PendingWrite[]): void {
+    for (const group of groupsOf(batch)) {
+      try {
+        target.writeBatch(group);
+        consume(group.length);
+        continue;
+      } catch (err) {
+        if (target.isTransient(err)) throw err;
+      }
+      for (const write of group) {
+        try {
+          target.writeOne(write);
+        } catch (err) {
+          if (target.isTransient(err)) throw err;
+          log.error('write dropped: the database refuses it', { kind: write.kind, group: write.group, err });
+        }
+      }
+      consume(group.length);
+    }
+  }
+
+  function flush(): number {
+    const before = queue.length;
+    while (queue.length > 0 && target.isOpen()) {
+      const batch = nextBatch();
+      try {
+        try {
+          target.writeBatch(batch);
+          consume(batch.length);
+        } catch (err) {
+          if (target.isTransient(err)) throw err;
+          salvage(batch);
+        }
+      } catch (err) {
+        log.error('background write failed; writes kept for retry', { queued: queue.length, err });
+        break;
+      }
+    }
+    return before - queue.length;
+  }
+
+  /** Never throws: a timer callback that throws would end the process. */
+  function safeFlush(): void {
+    try {
+      flush();
+    } catch (err) {
+      log.error('background write failed', { err });
+    }
+  }
+
+  const timer = setInterval(safeFlush, settings.flushIntervalMs);
+  timer.unref();
+
+  return {
+    enqueue(write) {
+      queue.push(write);
+      if (queue.length > settings.maxQueueSize) {
+        queue.shift();
+        if (dropped++ % 1000 === 0) log.error('write-behind queue full: dropping oldest writes', { dropped, maxQueueSize: settings.maxQueueSize });
+      }
+      if (queue.length >= settings.batchSize && !scheduled) {
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          safeFlush();
+        });
+      }
+    },
+    flush,
+    depth: () => queue.length,
+    close() {
+      clearInterval(timer);
+      safeFlush();
+      if (queue.length > 0) log.error('write-behind: writes could not be persisted at shutdown', { lost: queue.length });
+    },
+  };
+}
+
+/** `writes` cut into runs of the same group, in order. */
+function groupsOf(writes: PendingWrite[]): PendingWrite[][] {
+  const groups: PendingWrite[][] = [];
+  for (const write of writes) {
+    const last = groups[groups.length - 1];
+    if (last && last[0]!.group === write.group) last.push(write);
+    else groups.push([write]);
+  }
+  return groups;
+}

@@ -1,0 +1,59 @@
+/**
+ * kill -9 under load (issue 14 item 12): the spend persisted for a user always equals the costs of
+ * their logged requests in the period, because a request's spend and its log row commit in the same
+ * transaction of the write-behind queue. Whatever the crash loses (the last flush interval), it loses
+ * both together.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { openSqlite } from '../../core/sqlite-driver.ts';
+import { startOpenAISimulator } from '../helpers/openai-simulator.ts';
+import { startGatewayProcess } from '../helpers/gateway-process.ts';
+import { cliJson } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+test('after kill -9 under load the persisted spend equals the logged costs of the period', async () => {
+  const sim = await startOpenAISimulator();
+  const dataDir = tempDir();
+  await cliJson(['users', 'create', '--name', 'crash'], { dataDir });
+  const { key } = await cliJson<{ key: string }>(['keys', 'create', '--user', 'crash'], { dataDir });
+  const gateway = await startGatewayProcess({ dataDir, env: { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' } });
+  const client = new OpenAI({ apiKey: key, baseURL: gateway.baseURL, maxRetries: 0 });
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+
+  let completed = 0;
+  let killed = false;
+  const worker = async (n: number) => {
+    for (let i = 0; !killed; i++) {
+      try {
+        if ((n + i) % 2 === 0) await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages });
+        else for await (const _ of await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages, stream: true }));
+        completed++;
+      } catch {
+        if (!killed) throw new Error('a request failed before the kill');
+      }
+    }
+  };
+  const workers = Array.from({ length: 16 }, (_, n) => worker(n));
+  const enough = (async () => {
+    while (completed < 150) await new Promise((r) => setTimeout(r, 5));
+  })();
+  // A worker that fails ends the wait (and the test) instead of leaving it waiting for 150.
+  await Promise.race([enough, Promise.all(workers)]);
+  killed = true;
+  // Requests are in flight and settlements queued: nothing gets a chance to flush.
+  await gateway.stop('SIGKILL');
+  await Promise.allSettled(workers);
+  await sim.close();
+
+  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
+  const user = db.prepare('SELECT id, budget_spent_nanos, budget_period_start FROM gateway_users WHERE name = ?').get('crash') as
+    { id: number; budget_spent_nanos: number; budget_period_start: string | null };
+  const logged = db.prepare(`SELECT count(*) AS n, coalesce(sum(cost_nanos), 0) AS cost FROM llm_requests
+      WHERE gateway_user_id = ? AND created_at >= ?`).get(user.id, user.budget_period_start ?? '') as { n: number; cost: number };
+  db.close();
+  assert.ok(logged.n > 0 && logged.cost > 0, `requests were logged and priced (${logged.n} rows)`);
+  assert.equal(user.budget_spent_nanos, logged.cost, `spend ${user.budget_spent_nanos} vs logged ${logged.cost} over ${logged.n} rows of ${completed} completed`);
+});
