@@ -258,3 +258,16 @@ INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_reques
     coalesce(sum(cached_tokens), 0), coalesce(sum(cost_nanos), 0), count(ttft_ms), sum(unpriced),
     max(CASE WHEN unpriced = 1 THEN created_at END)
   FROM llm_requests GROUP BY 1, 2, 3, 4, 5;
+
+-- version: 10
+-- The ids of each stored response's output items (plugin response-store), so an `item_reference` in a
+-- later request (the Vercel AI SDK sends one for every item of an earlier stored response) resolves on
+-- any provider. Removed with their response.
+CREATE TABLE response_items (
+  gateway_user_id INTEGER NOT NULL,
+  item_id TEXT NOT NULL,
+  response_id TEXT NOT NULL,
+  PRIMARY KEY (gateway_user_id, item_id),
+  FOREIGN KEY (gateway_user_id, response_id) REFERENCES responses (gateway_user_id, id) ON DELETE CASCADE
+) STRICT;
+CREATE INDEX response_items_by_response ON response_items (gateway_user_id, response_id);

@@ -138,6 +138,13 @@ export interface ResponsesTable {
   response: string;
 }
 
+/** `response_items`: the output item ids of each stored response, for `item_reference` lookups. */
+export interface ResponseItemsTable {
+  gateway_user_id: number;
+  item_id: string;
+  response_id: string;
+}
+
 /**
  * Usage per UTC quarter hour (`bucket_start`, ISO-8601), user, provider and model, kept by a trigger
  * on `llm_requests` (schema.sql v9). Sentinels: `gateway_user_id` 0 = none, '' = no provider/model.
@@ -171,6 +178,7 @@ export interface Database {
   provider_credentials: ProviderCredentialsTable;
   model_catalog: ModelCatalogTable;
   responses: ResponsesTable;
+  response_items: ResponseItemsTable;
 }
 
 export type GatewayUser = Selectable<GatewayUsersTable>;

@@ -17,6 +17,8 @@
  *   upstream itself produced it (native pass-through: OpenAI's own, possibly encrypted); the gateway's
  *   rendering of another upstream's reasoning means nothing to any upstream and is dropped. Any other
  *   output item (built-in tool calls) comes from a native upstream and is replayed as it is.
+ * - An `item_reference` (`{type: "item_reference", id}`, which the Vercel AI SDK sends for each item of
+ *   an earlier stored response) is replaced by that stored output item, replayed as above.
  */
 
 /** One Responses item as JSON (input or output); only `type` is read generically. */
@@ -63,7 +65,7 @@ export function conversationInput(turns: readonly StoredTurn[], ownInput: Item[]
 }
 
 /** An output item as the input item that replays it; null when it is not replayed. */
-function replayOutput(item: Item, servedNatively: boolean): Item | null {
+export function replayOutput(item: Item, servedNatively: boolean): Item | null {
   switch (item.type) {
     case 'message': {
       const parts = Array.isArray(item.content) ? (item.content as Item[]) : [];

@@ -28,7 +28,7 @@ import { definePlugin, reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { previousResponseNotFound, responseNotFound } from '../../core/errors.ts';
 import { RESPONSES_CREATE } from '../../core/dialects/openai-responses/index.ts';
-import { conversationInput, normalizeInput, type Item } from './conversation.ts';
+import { conversationInput, normalizeInput, replayOutput, type Item } from './conversation.ts';
 import { inputItemsPage } from './input-items.ts';
 import { createResponseTable, type StoredResponse } from './store.ts';
 import { RESPONSES_DELETE, RESPONSES_INPUT_ITEMS, RESPONSES_RETRIEVE, responseStoreRoutes } from './routes.ts';
@@ -46,8 +46,11 @@ interface ExchangeState {
   /** The request's own input, normalized (`conversation.ts`). */
   ownInput: Item[];
   previousResponseId: string | null;
-  /** The response `previous_response_id` named. */
-  parent: StoredResponse | null;
+  /**
+   * Every stored response the request draws on (the parent, the responses its `item_reference`s point
+   * into): when one native upstream stored them all, a pass-through to it may name them unchanged.
+   */
+  holders: StoredResponse[];
   /** The client's body with the whole conversation as `input` and no `previous_response_id`. */
   expandedBody: Readonly<Record<string, unknown>> | null;
   /** True when the call went out as a native pass-through. */
@@ -82,12 +85,18 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     const body = ex.clientBody;
     if (!body || !ex.dialect) return;
     state.keep = body.store !== false;
-    state.ownInput = normalizeInput(body.input);
+    const nowMs = ctx.clock();
+    const referenced = resolveReferences(normalizeInput(body.input), userId, nowMs);
+    state.ownInput = referenced.items;
+    state.holders = referenced.holders;
     const id = body.previous_response_id;
-    if (typeof id !== 'string' || id === '') return;
-    const chain = chainOf(userId, id, ctx.clock());
-    state.previousResponseId = id;
-    state.parent = chain.at(-1)!;
+    const continues = typeof id === 'string' && id !== '';
+    if (!continues && referenced.holders.length === 0) return;
+    const chain = continues ? chainOf(userId, id, nowMs) : [];
+    if (continues) {
+      state.previousResponseId = id;
+      state.holders.push(chain.at(-1)!);
+    }
     const turns = chain.map((turn) => ({ inputItems: turn.inputItems, output: outputOf(turn), servedNatively: turn.servedNatively }));
     const { previous_response_id: _continued, ...rest } = body;
     const parsed = ex.dialect.parseRequest({ ...rest, input: conversationInput(turns, state.ownInput) }, ex.operation, ex.headers);
@@ -95,6 +104,29 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     ex.untranslatable = parsed.untranslatable ?? null;
     ex.promptTokensEstimate = null;
     state.expandedBody = parsed.body;
+  }
+
+  /**
+   * The input with each `item_reference` to an item this user's stored responses hold replaced by that
+   * item (replayed as input), and those responses. A reference the store does not know stays: a native
+   * upstream may know it, and a translation refuses it with its 400.
+   */
+  function resolveReferences(items: Item[], userId: number, nowMs: number): { items: Item[]; holders: StoredResponse[] } {
+    const holders: StoredResponse[] = [];
+    if (!items.some((item) => item.type === 'item_reference')) return { items, holders };
+    const resolved: Item[] = [];
+    for (const item of items) {
+      const holder = item.type === 'item_reference' && typeof item.id === 'string' ? table.findByItem(userId, item.id, nowMs) : null;
+      const stored = holder ? outputOf(holder).find((output) => output.id === item.id) : undefined;
+      if (!holder || !stored) {
+        resolved.push(item);
+        continue;
+      }
+      holders.push(holder);
+      const replayed = replayOutput(stored, holder.servedNatively);
+      if (replayed) resolved.push(replayed);
+    }
+    return { items: resolved, holders };
   }
 
   function answerRoute(ex: Exchange, userId: number) {
@@ -111,7 +143,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
 
   return {
     name: 'response-store',
-    createState: () => ({ keep: false, ownInput: [], previousResponseId: null, parent: null, expandedBody: null, passthrough: false }),
+    createState: () => ({ keep: false, ownInput: [], previousResponseId: null, holders: [], expandedBody: null, passthrough: false }),
     onRequest(ex, state) {
       const userId = ex.principal?.gatewayUserId;
       if (ex.operation === RESPONSES_RETRIEVE || ex.operation === RESPONSES_DELETE || ex.operation === RESPONSES_INPUT_ITEMS) {
@@ -124,8 +156,8 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     beforeUpstream(ex, state, call) {
       state.passthrough = call.passthrough === true;
       if (!state.expandedBody || !call.passthrough || call.kind === 'embeddings') return undefined;
-      const parent = state.parent!;
-      if (parent.servedNatively && parent.provider === ex.target?.provider) return undefined;
+      // The upstream holds everything the request names: the client's own body goes, unchanged.
+      if (state.holders.every((held) => held.servedNatively && held.provider === ex.target?.provider)) return undefined;
       ex.clientBody = state.expandedBody;
       return call.rebuild?.();
     },

@@ -30,6 +30,8 @@ export interface NewStoredResponse extends StoredResponse {
 export interface ResponseTable {
   /** The caller's unexpired response `id`, or null. */
   find(gatewayUserId: number, id: string, nowMs: number): StoredResponse | null;
+  /** The caller's unexpired response holding the output item `itemId`, or null. */
+  findByItem(gatewayUserId: number, itemId: string, nowMs: number): StoredResponse | null;
   /** Writes a response; an id the same user already has is replaced (an upstream that repeats ids). */
   insert(row: NewStoredResponse): void;
   /** Deletes the caller's unexpired response `id`; false when there was none. */
@@ -57,10 +59,28 @@ export function createResponseTable(sqlite: Sqlite): ResponseTable {
     `INSERT OR REPLACE INTO responses (gateway_user_id, id, created_at, expires_at, model, provider, served_natively, previous_response_id, input_items, response)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const byItem = sqlite.prepare<[number, string], { response_id: string }>('SELECT response_id FROM response_items WHERE gateway_user_id = ? AND item_id = ?');
+  const insertItem = sqlite.prepare('INSERT OR REPLACE INTO response_items (gateway_user_id, item_id, response_id) VALUES (?, ?, ?)');
   const remove = sqlite.prepare('DELETE FROM responses WHERE gateway_user_id = ? AND id = ? AND expires_at > ?');
   // rowid batches keep each delete (and the write lock it holds) short whatever the backlog.
   const sweep = sqlite.prepare('DELETE FROM responses WHERE rowid IN (SELECT rowid FROM responses WHERE expires_at <= ? LIMIT ?)');
-  return {
+  // A response and its item ids are written together.
+  const insertWithItems = sqlite.transaction((row: NewStoredResponse) => {
+    insert.run(
+      row.gatewayUserId, row.id, nowIso(row.createdAtMs), nowIso(row.expiresAtMs), row.model, row.provider, row.servedNatively ? 1 : 0,
+      row.previousResponseId, JSON.stringify(row.inputItems), JSON.stringify(row.response),
+    );
+    const output = Array.isArray(row.response.output) ? (row.response.output as unknown[]) : [];
+    for (const item of output) {
+      const itemId = (item as { id?: unknown } | null)?.id;
+      if (typeof itemId === 'string' && itemId !== '') insertItem.run(row.gatewayUserId, itemId, row.id);
+    }
+  });
+  const table: ResponseTable = {
+    findByItem(gatewayUserId, itemId, nowMs) {
+      const hit = byItem.get(gatewayUserId, itemId);
+      return hit ? table.find(gatewayUserId, hit.response_id, nowMs) : null;
+    },
     find(gatewayUserId, id, nowMs) {
       const row = select.get(gatewayUserId, id, nowIso(nowMs));
       if (!row) return null;
@@ -72,10 +92,7 @@ export function createResponseTable(sqlite: Sqlite): ResponseTable {
       };
     },
     insert(row) {
-      insert.run(
-        row.gatewayUserId, row.id, nowIso(row.createdAtMs), nowIso(row.expiresAtMs), row.model, row.provider, row.servedNatively ? 1 : 0,
-        row.previousResponseId, JSON.stringify(row.inputItems), JSON.stringify(row.response),
-      );
+      insertWithItems(row);
     },
     remove(gatewayUserId, id, nowMs) {
       return remove.run(gatewayUserId, id, nowIso(nowMs)).changes > 0;
@@ -84,4 +101,5 @@ export function createResponseTable(sqlite: Sqlite): ResponseTable {
       return sweep.run(nowIso(nowMs), limit).changes;
     },
   };
+  return table;
 }

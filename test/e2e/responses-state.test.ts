@@ -239,3 +239,34 @@ describe('previous_response_id', () => {
     assert.deepEqual(geminiTurns(gemini.chatRequests().at(-1)!.body!), ['user: Hi', `model: ${RESPONSES_REPLY}`, 'user: And then?']);
   });
 });
+
+describe('item_reference', () => {
+  test('a reference to a stored item is replaced by it on a translated route (the Vercel AI SDK\'s tool loop); an unknown one is a 400', async () => {
+    const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const first = await client.responses.create({ model: 'anthropic/sim-tool', input: 'Weather in Paris and London?', tools });
+    const calls = first.output.filter((item) => item.type === 'function_call');
+    const second = await client.responses.create({
+      model: 'anthropic/sim-tool', tools,
+      input: [
+        { role: 'user', content: 'Weather in Paris and London?' },
+        ...first.output.map((item) => ({ type: 'item_reference' as const, id: item.id! })),
+        ...calls.map((call) => ({ type: 'function_call_output' as const, call_id: call.call_id, output: '18 °C' })),
+      ],
+    });
+    assert.equal(second.output_text, SIM_TOOL_ANSWER);
+    assert.deepEqual(anthropicTurns(anthropic.lastMessages().body!), [
+      'user: Weather in Paris and London?',
+      'assistant: Let me check. [tool_use toolu_sim_paris] [tool_use toolu_sim_london]',
+      'user: [tool_result toolu_sim_paris] [tool_result toolu_sim_london]',
+    ]);
+    const unknown = await client.responses.create({ model: 'anthropic/sim-tool', input: [{ type: 'item_reference', id: 'fc_nowhere' }] }).catch((e: unknown) => e);
+    assert.ok(unknown instanceof OpenAI.BadRequestError);
+    assert.equal(unknown.param, 'input[0].type');
+  });
+
+  test('another user cannot reference my items', async () => {
+    const mine = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Say hello' });
+    const theirs = await other.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: [{ type: 'item_reference', id: mine.output[0]!.id! }] }).catch((e: unknown) => e);
+    assert.ok(theirs instanceof OpenAI.BadRequestError);
+  });
+});
