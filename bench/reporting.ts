@@ -13,8 +13,9 @@
  * - `GET /admin/api/logs.csv` (every row): duration and bytes;
  * - small chat requests fired every 20 ms during that export: count, p50, p99, max.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { CLK_TCK, cpuTicks, startProcess } from './processes.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,19 +30,6 @@ const DAYS = 60;
 const CHAT_EVERY_MS = 20;
 const ADMIN_PASSWORD = 'bench-admin-password';
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, command = process.execPath): Promise<{ proc: ChildProcess; match: RegExpExecArray }> {
-  const proc = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const match = ready.exec(out);
-      if (match) resolve({ proc, match });
-    });
-    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)));
-  });
-}
 
 /**
  * Fills the log with `rows` rows in a database at schema version 5 (before the rollups), then opens
@@ -95,8 +83,7 @@ async function seed(dataDir: string, rows: number): Promise<{ key: string }> {
 
 /** The process's CPU time so far (user + system), ms: what a call cost the gateway, whatever the machine's load. */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
+  return cpuTicks(pid) * (1000 / CLK_TCK);
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {

@@ -13,7 +13,8 @@
  *
  * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { CLK_TCK, cpuTicks, startProcess } from './processes.ts';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,26 +28,6 @@ import { createApiKey } from '../core/api-keys.ts';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
 const root = fileURLToPath(new URL('..', import.meta.url));
-const CLK_TCK = 100; // Linux USER_HZ
-
-/** Spawns `command` (default: this Node with `args`) and waits for `ready` on its stdout. */
-function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, command = process.execPath): Promise<{ proc: ChildProcess; match: RegExpExecArray }> {
-  const proc = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const match = ready.exec(out);
-      if (match) resolve({ proc, match });
-    });
-    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)));
-  });
-}
-
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15 of stat)
-}
 
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;

@@ -36,14 +36,7 @@ after(async () => {
   await upstream.close();
 });
 
-async function call(path: string, body: Record<string, unknown>): Promise<{ status: number; text: string; requestId: string }> {
-  const res = await fetch(`${tg.gateway.origin}/api/v1${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${tg.apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, text: await res.text(), requestId: res.headers.get('x-request-id')! };
-}
+const call = (path: string, body: Record<string, unknown>) => tg.post(path, body);
 
 const messages = [{ role: 'user', content: 'Say hello.' }];
 const cases: Array<[string, string, Record<string, unknown>]> = [

@@ -67,6 +67,11 @@ export interface TestGateway {
   readonly dataDir: string;
   /** Server log lines (JSON), for asserting what was (not) logged. */
   readonly serverLog: string[];
+  /**
+   * POSTs `body` as JSON to `/api/v1<path>` with the user's key (and `anthropic-version`, so every
+   * dialect's route takes it); resolves with the status, the body text and the request id.
+   */
+  post(path: string, body: unknown): Promise<{ status: number; text: string; requestId: string }>;
   /** Waits for the background logger to write the row of `requestId`. */
   logRow(requestId: string): Promise<LogRow>;
   /** Waits until the log holds at least `count` rows whose requested model is `model`; all of them, oldest first. */
@@ -105,6 +110,14 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const client = new OpenAI({ apiKey: key.key, baseURL: `${gateway.origin}/api/v1`, maxRetries: 0 });
   return {
     gateway, client, apiKey: key.key, userId: user.id, keyId: key.id, dataDir, serverLog,
+    async post(path, body) {
+      const res = await fetch(`${gateway.origin}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, text: await res.text(), requestId: res.headers.get('x-request-id')! };
+    },
     async logRow(requestId) {
       for (let i = 0; i < 200; i++) {
         const row = await gateway.store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
