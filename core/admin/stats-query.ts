@@ -206,11 +206,15 @@ function localDateTime(ms: number, timeZone: string): string {
 export const MAX_PER_DAY_BUCKETS = 1_000;
 
 /** One entry per local calendar day of the range (zeros included, at most `MAX_PER_DAY_BUCKETS`), oldest first. */
+/** The last calendar date an ISO-8601 instant can name. */
+const LAST_DATE = '9999-12-31';
+
 export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string): DayStats[] {
   const days = new Map<string, DayStats>();
   const lastDate = localDate(range.toMs - 1, timeZone);
   let date = localDate(range.fromMs, timeZone);
-  for (let step = 0; date <= lastDate && step < MAX_PER_DAY_BUCKETS; step++, date = addDays(date, 1)) {
+  // Past 9999-12-31 `addDays` yields "+010000-01", which compares below any date: stop there too.
+  for (let step = 0; date <= lastDate && date <= LAST_DATE && /^\d{4}-/.test(date) && step < MAX_PER_DAY_BUCKETS; step++, date = addDays(date, 1)) {
     days.set(date, { date, requests: 0, errors: 0, total_tokens: 0, cost_usd: 0, cost_nanos: 0 });
   }
   const usage = source(range);
@@ -222,7 +226,8 @@ export function queryPerDay(sqlite: Sqlite, range: StatsRange, timeZone: string)
   // Quarters ascending, walked along the days' first instants: one Intl lookup per day, not per
   // quarter (formatting thousands of quarters' dates cost more than the query).
   const ordered = [...days.values()];
-  const nextStarts = ordered.map((day) => startOfLocalDay(addDays(day.date, 1), timeZone));
+  // The day after 9999-12-31 has no instant: the last day then runs to the end of the range.
+  const nextStarts = ordered.map((day) => (day.date >= LAST_DATE ? Infinity : startOfLocalDay(addDays(day.date, 1), timeZone)));
   let index = 0;
   for (const q of quarters) {
     const ms = Date.parse(q.quarter);

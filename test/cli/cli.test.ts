@@ -120,7 +120,7 @@ describe('tollgate check', () => {
   test('accepts the default manifest and lists every problem of a bad one with exit 1', async () => {
     const ok = await runCli(['check']);
     assert.equal(ok.code, 0);
-    assert.match(ok.stdout, /built-in default manifest: OK \(plugins: auth-guard → logger → metrics → rate-limit → budget → pricing → account → provider-router\)/);
+    assert.match(ok.stdout, /built-in default manifest: OK \(plugins: auth-guard → logger → metrics → response-store → rate-limit → budget → pricing → account → provider-router\)/);
     const path = join(tempDir(), 'bad.json');
     writeFileSync(path, JSON.stringify({ server: { port: -1 }, plugins: [{ name: 'nope' }, { name: 'provider-router' }] }));
     const bad = await runCli(['check', '--config', path]);
