@@ -43,11 +43,12 @@ export function upstreamBusy(provider: string, queueTimeoutMs: number): GatewayE
 }
 
 /**
- * `pending` (a request sent with `timer.signal` among its signals), or the timer's `upstream_busy` if
- * it fires first; a request that still answers after that has its body discarded.
+ * `pending` (a request sent with `signal`), or `signal`'s reason if it aborts first: undici applies an
+ * abort to a request only once it left the queue, so a queued request's caller is answered here (the
+ * queue timeout's `upstream_busy`, a client that left); a request that still answers after that has its
+ * body discarded.
  */
-export function raceQueue<T extends { body: { destroy(): unknown } }>(pending: Promise<T>, signal: AbortSignal | null): Promise<T> {
-  if (!signal) return pending;
+export function raceQueue<T extends { body: { destroy(): unknown } }>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => {
       reject(signal.reason);
@@ -68,14 +69,57 @@ export function raceQueue<T extends { body: { destroy(): unknown } }>(pending: P
   });
 }
 
+/** What aborts a non-streamed call that ran past `upstream.requestDeadlineMs` (`transportError` maps it to 504). */
+function deadlineReason(deadlineMs: number): DOMException {
+  return new DOMException(`The upstream call ran past its ${deadlineMs} ms deadline.`, 'TimeoutError');
+}
+
+/** The abort signal of one upstream call and the hooks that move it through its phases. */
+export interface CallGuard {
+  signal: AbortSignal;
+  /** Spread into the request's dispatch options: reports when the request gets a connection. */
+  options: Record<symbol, () => void>;
+  /** The call is over (its body ended, or it failed): clears the timer and the client listener. */
+  done(): void;
+}
+
 /**
- * A queue timer for one request: `signal` aborts (reason: `upstream_busy`) unless `options` (spread into
- * the request's dispatch options) report the dispatch within `queueTimeoutMs`. No-op for 0.
+ * One upstream call's abort signal: the client leaving (`client`), the pool's queue timeout
+ * (`queueTimeoutMs`, 503 `upstream_busy`) and, for a non-streamed call, the overall deadline
+ * (`deadlineMs`, 504; 0 = none). Why one controller and one timer, re-armed when the request leaves
+ * the queue: `AbortSignal.any` and `AbortSignal.timeout` cost a signal per source and kept a
+ * five-minute timer alive per request, which showed in the benchmark's CPU and memory.
  */
-export function queueTimer(provider: string, queueTimeoutMs: number): { signal: AbortSignal | null; options: Record<symbol, () => void> } {
-  if (queueTimeoutMs <= 0) return { signal: null, options: {} };
+export function guardCall(provider: string, queueTimeoutMs: number, deadlineMs: number, client?: AbortSignal): CallGuard {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(upstreamBusy(provider, queueTimeoutMs)), queueTimeoutMs);
-  timer.unref();
-  return { signal: controller.signal, options: { [ON_DISPATCHED]: () => clearTimeout(timer) } };
+  const startedMs = performance.now();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const clearTimer = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+  const onClientAbort = () => abort(client!.reason);
+  const done = () => {
+    clearTimer();
+    client?.removeEventListener('abort', onClientAbort);
+  };
+  const abort = (reason: unknown) => {
+    done();
+    controller.abort(reason);
+  };
+  const arm = (ms: number, reason: () => unknown) => {
+    timer = setTimeout(() => abort(reason()), Math.max(0, ms));
+    timer.unref();
+  };
+  if (client?.aborted) controller.abort(client.reason);
+  else client?.addEventListener('abort', onClientAbort, { once: true });
+  // While queued the nearer of the two limits runs; once dispatched, what is left of the deadline.
+  if (queueTimeoutMs > 0 && (deadlineMs <= 0 || queueTimeoutMs < deadlineMs)) arm(queueTimeoutMs, () => upstreamBusy(provider, queueTimeoutMs));
+  else if (deadlineMs > 0) arm(deadlineMs, () => deadlineReason(deadlineMs));
+  const dispatched = () => {
+    if (controller.signal.aborted) return;
+    clearTimer();
+    if (deadlineMs > 0) arm(deadlineMs - (performance.now() - startedMs), () => deadlineReason(deadlineMs));
+  };
+  return { signal: controller.signal, options: { [ON_DISPATCHED]: dispatched }, done };
 }

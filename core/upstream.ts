@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
 import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
-import { queueTimer, raceQueue, reportDispatch } from './upstream-queue.ts';
+import { guardCall, raceQueue, reportDispatch } from './upstream-queue.ts';
 
 export interface UpstreamResponse {
   statusCode: number;
@@ -48,24 +48,24 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     // A non-streamed answer arrives whole or not at all, so it gets one deadline for headers and
     // body; a stream's silence is bounded by bodyTimeoutMs instead (it may legitimately last long).
     const stream = (call as { stream?: boolean }).stream === true;
-    const deadline = !stream && deadlineMs > 0 ? AbortSignal.timeout(deadlineMs) : null;
-    const queue = queueTimer(call.provider, queueTimeoutMs);
-    const signals = [signal, deadline, queue.signal].filter((s): s is AbortSignal => s != null);
-    const combined = signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? null);
+    const guard = guardCall(call.provider, queueTimeoutMs, stream ? 0 : deadlineMs, signal);
     try {
       const res = await raceQueue(agent.request({
-        ...queue.options,
+        ...guard.options,
         origin: call.origin,
         path: call.path,
         method: call.method,
         headers: call.headers,
         body: call.body,
-        signal: combined,
+        signal: guard.signal,
         headersTimeout: settings.headersTimeoutMs,
         bodyTimeout: settings.bodyTimeoutMs,
-      }), queue.signal);
+      }), guard.signal);
+      // The deadline covers the body too: the guard ends when the body has been read or dropped.
+      res.body.once('close', guard.done);
       return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
+      guard.done();
       throw transportError(call.provider, err);
     }
   }
