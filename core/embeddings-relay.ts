@@ -10,6 +10,7 @@
  * the log row is marked estimated.
  */
 import type { ServerResponse } from 'node:http';
+import { sendJson } from './respond.ts';
 import { MAX_REPORTED_TOKENS } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import type { EmbeddingsCall } from './upstream-call.ts';
@@ -40,12 +41,6 @@ export async function relayEmbeddings(
   }
   ex.status = 200;
   hooks.start(ex);
-  res.writeHead(200, {
-    ...ex.responseHeaders,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
-    'x-request-id': ex.id,
-  });
   ex.firstByteAtPerfMs = performance.now();
-  res.end(payload);
+  sendJson(res, 200, payload, ex.id, ex.responseHeaders);
 }

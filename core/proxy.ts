@@ -17,6 +17,7 @@
  * After the stream's headers are sent, an error ends the stream with the dialect's error event, and
  * `ex.status` / `ex.errorCode` record it for the log.
  */
+import { sendJson } from './respond.ts';
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
 import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta, Usage } from './chat-types.ts';
@@ -151,14 +152,8 @@ async function relayCompletion(
   const payload = call.passthrough ? text : renderer.completion(decoded);
   const final = call.passthrough ? decoded.final : renderer.finalAnswer?.();
   if (final !== undefined) await hooks.complete(ex, final);
-  res.writeHead(200, {
-    ...ex.responseHeaders,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
-    'x-request-id': ex.id,
-  });
   ex.firstByteAtPerfMs = performance.now();
-  res.end(payload);
+  sendJson(res, 200, payload, ex.id, ex.responseHeaders);
 }
 
 function framerFor(call: UpstreamCall): Framer {

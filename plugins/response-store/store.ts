@@ -4,6 +4,7 @@
  * `expires_at` read as missing too, before the sweep removes them. Statements are prepared once and run
  * synchronously (better-sqlite3): each is one indexed lookup or a bounded batch.
  */
+import type { ResponsesTable } from '../../core/db-types.ts';
 import type { SqliteDatabase as Sqlite } from '../../core/sqlite-driver.ts';
 import { nowIso } from '../../core/db.ts';
 import type { Item } from './conversation.ts';
@@ -40,15 +41,7 @@ export interface ResponseTable {
   sweepBatch(nowMs: number, limit: number): number;
 }
 
-interface Row {
-  id: string;
-  model: string;
-  provider: string;
-  served_natively: number;
-  previous_response_id: string | null;
-  input_items: string;
-  response: string;
-}
+type Row = Pick<ResponsesTable, 'id' | 'model' | 'provider' | 'served_natively' | 'previous_response_id' | 'input_items' | 'response'>;
 
 /** Prepares the table's statements on `sqlite` (the gateway's store, migrated to version 7). */
 export function createResponseTable(sqlite: Sqlite): ResponseTable {

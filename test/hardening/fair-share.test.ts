@@ -5,6 +5,7 @@
  * `upstream.queueTimeoutMs` (503 `upstream_busy`). A small upstream holds `hold` streams open until
  * the test releases them; every other model answers at once.
  */
+import { readSimRequest } from '../helpers/sim-http.ts';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -29,9 +30,7 @@ let tg: TestGateway;
 
 before(async () => {
   upstream = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const model = String((JSON.parse(Buffer.concat(parts).toString()) as { model: string }).model);
+    const model = String((await readSimRequest(req)).request.body?.model);
     if (model === 'hold') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(chunk({ role: 'assistant', content: 'still thinking' }));

@@ -5,6 +5,7 @@
  * what was sent; one event that never ends is cut at `MAX_EVENT_CHARS`. A small upstream here
  * misbehaves on purpose, chosen by the request's model.
  */
+import { readSimRequest } from '../helpers/sim-http.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -34,9 +35,7 @@ let tg: TestGateway;
 
 before(async () => {
   upstream = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const model = String((JSON.parse(Buffer.concat(parts).toString()) as { model: string }).model);
+    const model = String((await readSimRequest(req)).request.body?.model);
     if (model === 'big-json') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({
