@@ -8,8 +8,13 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 /** Linux USER_HZ: clock ticks per second in /proc/<pid>/stat. */
 export const CLK_TCK = 100;
 
+export interface Started {
+  proc: ChildProcess;
+  match: RegExpExecArray;
+}
+
 /** Spawns `command` (default: this Node with `args`) in the repository and waits for `ready` on its stdout. */
-export function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, command = process.execPath): Promise<{ proc: ChildProcess; match: RegExpExecArray }> {
+export function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, command = process.execPath): Promise<Started> {
   const proc = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -26,4 +31,18 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegE
 export function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Resident set size of a process, MB (`VmRSS` in /proc/<pid>/status). */
+export function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Number(line.split(/\s+/)[1]) / 1024;
+}
+
+/** SIGTERM, then waits for the exit. */
+export async function stopProcess({ proc }: Started): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
 }

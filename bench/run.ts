@@ -1,151 +1,170 @@
 /**
- * `npm run bench`: the gateway against a direct call to the same upstream simulator, in one run,
- * reported as ratios. Bounded: loopback only, fixed durations.
+ * `npm run bench`: Tollgate against a direct call to the same upstream simulator and against the Node
+ * ceiling (`ceiling-proxy.ts`, a bare undici pass-through), in one run, reported as ratios.
+ * Bounded: loopback only, fixed durations.
  *
- * Processes: the OpenAI simulator (own process), the real `tollgate serve` (own process, the default
- * plugin chain: auth-guard, logger, metrics, rate-limit, budget, pricing, account, provider-router;
- * the bench user has a budget and rpm/tpm limits so every accounting step runs), and autocannon
- * (this process). Gateway CPU per
- * request comes from /proc/<pid>/stat (utime + stime) over each run; RSS is sampled from
- * /proc/<pid>/status during the runs. Added latency and time to first token are medians of
- * sequential requests on one connection, timed here with performance.now() (autocannon's
- * percentiles are whole milliseconds, too coarse for sub-millisecond overheads).
+ * Processes: the OpenAI simulator, the ceiling proxy, the real `tollgate serve` (the default plugin
+ * chain: auth-guard, logger, metrics, response-store, rate-limit, budget, pricing, account,
+ * provider-router; the bench user has a budget and rpm/tpm limits so every accounting step runs), and
+ * autocannon (this process). Pinned mode (the default where `taskset` exists and there are at least
+ * two CPUs): the simulator and the proxy under test share CPU 0, the load generator has CPU 1, so the
+ * ratios do not depend on how the OS spreads processes.
  *
- * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500).
+ * CPU per request comes from /proc/<pid>/stat (utime + stime) over each run; RSS from
+ * /proc/<pid>/status (idle: after start, before any request; peak: sampled during the runs). Added
+ * latency and time to first token are medians of sequential requests on one connection, timed here
+ * with performance.now() (autocannon's percentiles are whole milliseconds).
+ *
+ * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500), BENCH_PINNED (1/0),
+ * BENCH_WITHOUT (plugins to leave out of the chain, comma-separated: the cost of each plugin),
+ * BENCH_SCENARIOS (e.g. `json-50,sse-50`; default all four), BENCH_JSON (write the summary there),
+ * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it).
+ * The last line is always `BENCH_SUMMARY <json>` (`BenchSummary` below): compare runs with it.
  */
-import type { ChildProcess } from 'node:child_process';
-import { CLK_TCK, cpuTicks, startProcess } from './processes.ts';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { availableParallelism, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
-import { request as undiciRequest, Agent } from 'undici';
 import { openDataDir } from '../core/data-dir.ts';
 import { createGatewayUser } from '../core/gateway-users.ts';
 import { createApiKey } from '../core/api-keys.ts';
+import { defaultManifest } from '../core/default-manifest.ts';
+import { startProcess, stopProcess, rssMb, type Started } from './processes.ts';
+import { load, sequentialMedianMs, type RunResult } from './load.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
+const WITHOUT = (process.env.BENCH_WITHOUT ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
-  return Number(line.split(/\s+/)[1]) / 1024;
-}
-
-interface RunResult {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  errors: number;
-  cpuUsPerRequest: number | null;
-  maxRssMb: number | null;
-}
-
-async function load(url: string, headers: Record<string, string>, body: string, connections: number, pid: number | null): Promise<RunResult> {
-  // Warm up (JIT, keep-alive pools) before measuring.
-  await autocannon({ url, method: 'POST', headers, body, connections, duration: 1 });
-  const ticksBefore = pid ? cpuTicks(pid) : 0;
-  let maxRss = 0;
-  const sampler = pid ? setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 250) : null;
-  const result = await autocannon({ url, method: 'POST', headers, body, connections, duration: DURATION_S });
-  if (sampler) clearInterval(sampler);
-  const ticks = pid ? cpuTicks(pid) - ticksBefore : 0;
-  const requests = result.requests.total;
-  return {
-    rps: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    requests,
-    errors: result.errors + result.non2xx,
-    cpuUsPerRequest: pid && requests ? (ticks * (1e6 / CLK_TCK)) / requests : null,
-    maxRssMb: pid ? maxRss : null,
-  };
-}
-
-/**
- * Median over sequential requests on one keep-alive connection, in ms: time to the whole response
- * (`until: 'end'`), or to the first content chunk of a stream (`until: 'first-token'`).
- */
-async function sequentialMedianMs(url: string, headers: Record<string, string>, body: string, until: 'end' | 'first-token'): Promise<number> {
-  const agent = new Agent({ connections: 1 });
-  const samples: number[] = [];
-  for (let i = 0; i < SEQUENTIAL_SAMPLES + 20; i++) {
-    const start = performance.now();
-    const res = await undiciRequest(url, { method: 'POST', headers, body, dispatcher: agent });
-    let first = 0;
-    for await (const part of res.body) {
-      if (!first && until === 'first-token' && part.toString().includes('"content":"')) first = performance.now();
-    }
-    if (i >= 20) samples.push((until === 'end' ? performance.now() : first) - start);
+function canPin(): boolean {
+  if (process.env.BENCH_PINNED === '0' || availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    if (process.env.BENCH_PINNED === '1') throw new Error('BENCH_PINNED=1 but taskset failed');
+    return false;
   }
-  await agent.close();
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)]!;
 }
+
+type Target = 'direct' | 'ceiling' | 'tollgate';
+interface ScenarioSummary {
+  name: string;
+  stream: boolean;
+  connections: number;
+  results: Record<Target, RunResult>;
+}
+
+/** The JSON summary (`BENCH_SUMMARY`); field names are stable across runs. */
+export interface BenchSummary {
+  node: string;
+  pinned: boolean;
+  durationS: number;
+  without: string[];
+  idleRssMb: { ceiling: number; tollgate: number };
+  scenarios: ScenarioSummary[];
+  addedLatencyMs: { ceiling: number; tollgate: number };
+  addedTtftMs: { ceiling: number; tollgate: number };
+}
+
+const SCENARIOS = [
+  { name: 'json-1', stream: false, connections: 1 },
+  { name: 'json-50', stream: false, connections: 50 },
+  { name: 'sse-1', stream: true, connections: 1 },
+  { name: 'sse-50', stream: true, connections: 50 },
+].filter((s) => !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.split(',').includes(s.name));
 
 const messages = [{ role: 'user', content: 'Say hello' }];
 
 async function main(): Promise<void> {
-  const sim = await startProcess(['--import', 'tsx', 'bench/simulator-process.ts'], { SIM_CONTENT_CHUNKS: '22' }, /(http:\/\/\S+\/v1)\n/);
+  const pinned = canPin();
+  // Under test: CPU 0 (shared with the simulator); this process, the load generator: CPU 1.
+  const launch = (args: string[], env: NodeJS.ProcessEnv, ready: RegExp) =>
+    pinned ? startProcess(['-c', '0', ...args], env, ready, 'taskset') : startProcess(args.slice(1), env, ready, args[0]);
+  const sim = await launch([process.execPath, '--import', 'tsx', 'bench/simulator-process.ts'], { SIM_CONTENT_CHUNKS: '22' }, /(http:\/\/\S+\/v1)\n/);
   const simBase = sim.match[1]!;
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
-  const store = openDataDir(dataDir);
-  // Limits far above what the bench reaches, so every request pays for the whole accounting path:
-  // a local prompt-token count, a budget reservation and settlement, GCRA on requests and tokens.
-  const user = await createGatewayUser(store.db, { name: 'bench', budgetUsd: 1_000_000, budgetPeriod: 'monthly', rpm: 100_000_000, tpm: 1_000_000_000 });
-  const { key } = await createApiKey(store.db, { gatewayUserId: user.id });
-  await store.close();
-  // Started as `npx tollgate serve` starts it: the executable bin, with the V8 flags of its shebang.
-  const gateway = await startProcess(
-    ['serve', '--port', '0', '--data-dir', dataDir],
-    { OPENAI_BASE_URL: simBase, OPENAI_API_KEY: 'sk-bench', TOLLGATE_ADMIN_PASSWORD: 'bench-admin-password' },
-    /listening on (http:\/\/\S+)/,
-    join(root, 'bin', 'tollgate.js'),
-  );
-  const gwPid = gateway.proc.pid!;
-  const targets = {
-    direct: { url: `${simBase}/chat/completions`, headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' }, model: 'gpt-4o-mini' },
-    gateway: { url: `${gateway.match[1]}/api/v1/chat/completions`, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, model: 'openai/gpt-4o-mini' },
-  };
-  // The direct stream asks for usage too, as the gateway does upstream: same bytes on the upstream leg.
-  const bodyFor = (model: string, stream: boolean) =>
-    JSON.stringify(stream ? { model, messages, stream: true, stream_options: { include_usage: true } } : { model, messages });
-
-  const rows: string[] = [];
-  const out = (line: string) => {
-    rows.push(line);
-    process.stdout.write(line + '\n');
-  };
-  out(`Tollgate benchmark: ${DURATION_S}s per run after 1s warm-up, Node ${process.version}, autocannon load generator, loopback`);
-  out('scenario                   | direct rps | gateway rps | ratio | direct p50/p99 ms | gateway p50/p99 ms | Δp50 ms | gw CPU µs/req | gw max RSS MB');
+  const started: Started[] = [sim];
   try {
-    for (const stream of [false, true]) {
-      for (const connections of [1, 50]) {
-        const d = await load(targets.direct.url, targets.direct.headers, bodyFor(targets.direct.model, stream), connections, null);
-        const g = await load(targets.gateway.url, targets.gateway.headers, bodyFor(targets.gateway.model, stream), connections, gwPid);
-        if (d.errors || g.errors) out(`  (errors: direct ${d.errors}, gateway ${g.errors})`);
-        const name = `${stream ? 'stream (24 events)' : 'non-stream'} x${connections}`.padEnd(26);
-        out(
-          `${name} | ${d.rps.toFixed(0).padStart(10)} | ${g.rps.toFixed(0).padStart(11)} | ${(g.rps / d.rps).toFixed(2).padStart(5)} | ` +
-            `${`${d.p50Ms}/${d.p99Ms}`.padStart(17)} | ${`${g.p50Ms}/${g.p99Ms}`.padStart(18)} | ${(g.p50Ms - d.p50Ms).toFixed(0).padStart(7)} | ` +
-            `${g.cpuUsPerRequest!.toFixed(0).padStart(13)} | ${g.maxRssMb!.toFixed(0).padStart(13)}`,
-        );
+    const store = openDataDir(dataDir);
+    // Limits far above what the bench reaches, so every request pays for the whole accounting path:
+    // a local prompt-token count, a budget reservation and settlement, GCRA on requests and tokens.
+    const user = await createGatewayUser(store.db, { name: 'bench', budgetUsd: 1_000_000, budgetPeriod: 'monthly', rpm: 100_000_000, tpm: 1_000_000_000 });
+    const { key } = await createApiKey(store.db, { gatewayUserId: user.id });
+    await store.close();
+    const manifestPath = join(dataDir, 'bench-manifest.json');
+    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, plugins: defaultManifest.plugins.filter((p) => !WITHOUT.includes(p.name)) }));
+
+    const ceiling = await launch([process.execPath, '--import', 'tsx', 'bench/ceiling-proxy.ts'],
+      { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench' }, /listening on (http:\/\/\S+)/);
+    started.push(ceiling);
+    // Started as `npx tollgate serve` starts it: the executable bin, with the V8 flags of its shebang.
+    // (--cpu-prof is refused in NODE_OPTIONS: profiling runs the bin with an explicit node and the shebang's flag.)
+    const bin = join(root, 'bin', 'tollgate.js');
+    const entry = process.env.BENCH_CPU_PROF
+      ? [process.execPath, '--max-semi-space-size=4', '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, bin]
+      : [bin];
+    const gateway = await launch(
+      [...entry, 'serve', '--port', '0', '--data-dir', dataDir, '--config', manifestPath],
+      { OPENAI_BASE_URL: simBase, OPENAI_API_KEY: 'sk-bench', TOLLGATE_ADMIN_PASSWORD: 'bench-admin-password' },
+      /listening on (http:\/\/\S+)/,
+    );
+    started.push(gateway);
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleRssMb = { ceiling: rssMb(ceiling.proc.pid!), tollgate: rssMb(gateway.proc.pid!) };
+
+    const json = { 'content-type': 'application/json' };
+    const targets: Record<Target, { url: string; headers: Record<string, string>; model: string; pid: number | null }> = {
+      direct: { url: `${simBase}/chat/completions`, headers: { ...json, authorization: 'Bearer sk-bench' }, model: 'gpt-4o-mini', pid: null },
+      ceiling: { url: ceiling.match[1]!, headers: json, model: 'gpt-4o-mini', pid: ceiling.proc.pid! },
+      tollgate: { url: `${gateway.match[1]}/api/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, model: 'openai/gpt-4o-mini', pid: gateway.proc.pid! },
+    };
+    // Every leg asks for usage, as the gateway does upstream: the same bytes on the upstream leg.
+    const bodyFor = (model: string, stream: boolean) =>
+      JSON.stringify(stream ? { model, messages, stream: true, stream_options: { include_usage: true } } : { model, messages });
+
+    const out = (line: string) => process.stdout.write(line + '\n');
+    out(`Tollgate benchmark: ${DURATION_S}s per run after 1s warm-up, Node ${process.version}, autocannon, loopback, ` +
+      `${pinned ? 'pinned (simulator + proxy on CPU 0, load on CPU 1)' : 'not pinned'}${WITHOUT.length ? `, without ${WITHOUT.join(', ')}` : ''}`);
+    out(`idle RSS: ceiling ${idleRssMb.ceiling.toFixed(0)} MB, tollgate ${idleRssMb.tollgate.toFixed(0)} MB`);
+    out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99 ms | CPU µs/req | vs ceiling | peak RSS MB');
+    const scenarios: ScenarioSummary[] = [];
+    for (const s of SCENARIOS) {
+      const results = {} as Record<Target, RunResult>;
+      for (const name of ['direct', 'ceiling', 'tollgate'] as const) {
+        const t = targets[name];
+        results[name] = await load(t.url, t.headers, bodyFor(t.model, s.stream), s.connections, t.pid, DURATION_S);
+      }
+      scenarios.push({ ...s, results });
+      for (const name of ['direct', 'ceiling', 'tollgate'] as const) {
+        const r = results[name];
+        const cpu = r.cpuUsPerRequest === null ? '' : r.cpuUsPerRequest.toFixed(0);
+        const cpuRatio = name === 'tollgate' ? (r.cpuUsPerRequest! / results.ceiling.cpuUsPerRequest!).toFixed(2) : '';
+        out(`${s.name.padEnd(8)} | ${name.padEnd(8)} | ${r.rps.toFixed(0).padStart(6)} | ${(r.rps / results.direct.rps).toFixed(2).padStart(9)} | ` +
+          `${(r.rps / results.ceiling.rps).toFixed(2).padStart(10)} | ${`${r.p50Ms}/${r.p99Ms}`.padStart(10)} | ${cpu.padStart(10)} | ` +
+          `${cpuRatio.padStart(10)} | ${r.maxRssMb === null ? '' : r.maxRssMb.toFixed(0).padStart(11)}${r.errors ? `  (${r.errors} errors)` : ''}`);
       }
     }
-    const sequential = async (label: string, stream: boolean, until: 'end' | 'first-token') => {
-      const d = await sequentialMedianMs(targets.direct.url, targets.direct.headers, bodyFor(targets.direct.model, stream), until);
-      const g = await sequentialMedianMs(targets.gateway.url, targets.gateway.headers, bodyFor(targets.gateway.model, stream), until);
-      out(`${label} (median of ${SEQUENTIAL_SAMPLES}, 1 connection): direct ${d.toFixed(3)} ms, gateway ${g.toFixed(3)} ms, added ${(g - d).toFixed(3)} ms`);
+    const sequential = async (stream: boolean, until: 'end' | 'first-token') => {
+      const ms: Record<Target, number> = { direct: 0, ceiling: 0, tollgate: 0 };
+      for (const name of ['direct', 'ceiling', 'tollgate'] as const) {
+        const t = targets[name];
+        ms[name] = await sequentialMedianMs(t.url, t.headers, bodyFor(t.model, stream), until, SEQUENTIAL_SAMPLES);
+      }
+      out(`${until === 'end' ? 'non-stream latency' : 'time to first token'} (median of ${SEQUENTIAL_SAMPLES}, 1 connection): ` +
+        `direct ${ms.direct.toFixed(3)} ms, ceiling ${ms.ceiling.toFixed(3)} ms (+${(ms.ceiling - ms.direct).toFixed(3)}), ` +
+        `tollgate ${ms.tollgate.toFixed(3)} ms (+${(ms.tollgate - ms.direct).toFixed(3)})`);
+      return { ceiling: ms.ceiling - ms.direct, tollgate: ms.tollgate - ms.direct };
     };
-    await sequential('non-stream latency', false, 'end');
-    await sequential('time to first token', true, 'first-token');
+    const addedLatencyMs = await sequential(false, 'end');
+    const addedTtftMs = await sequential(true, 'first-token');
+    const summary: BenchSummary = { node: process.version, pinned, durationS: DURATION_S, without: WITHOUT, idleRssMb, scenarios, addedLatencyMs, addedTtftMs };
+    if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(summary, null, 2));
+    out(`BENCH_SUMMARY ${JSON.stringify(summary)}`);
   } finally {
-    gateway.proc.kill('SIGTERM');
-    sim.proc.kill('SIGTERM');
-    await new Promise((r) => gateway.proc.once('exit', r));
+    for (const p of started.reverse()) await stopProcess(p);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -146,7 +146,7 @@ export interface ResponseItemsTable {
 }
 
 /**
- * Usage per UTC quarter hour (`bucket_start`, ISO-8601), user, provider and model, kept by a trigger
+ * Usage per UTC quarter hour (`bucket_start`, ISO-8601), user, provider and model, kept by the log writer
  * on `llm_requests` (schema.sql v9). Sentinels: `gateway_user_id` 0 = none, '' = no provider/model.
  */
 export interface UsageRollupsTable {

@@ -1,7 +1,7 @@
 /**
  * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
- * `llm_requests` (whose trigger adds them to `usage_rollups` and `usage_latency_bins` in the same
- * transaction, schema.sql v7), spends to `gateway_users`. Prepared statements, one transaction per
+ * `llm_requests` and their sums to `usage_rollups` (`usage-rollup-writer.ts`) in the same
+ * transaction, spends to `gateway_users`. Prepared statements, one transaction per
  * batch; within a batch only a user's last spend is written (spends are absolute, so the earlier
  * ones of the same transaction would be overwritten anyway).
  */
@@ -10,6 +10,7 @@ import { prepareQuery } from './db.ts';
 import type { NewLlmRequest } from './db-types.ts';
 import { REQUEST_LOG_COLUMNS, type RequestLogRow } from './request-log-row.ts';
 import type { PendingWrite, WriteTarget } from './write-behind.ts';
+import { createRollupWriter } from './usage-rollup-writer.ts';
 
 /** SQLite result codes that say the database is unavailable right now (locked, full, I/O), not that a write is bad. */
 export function isTransientSqliteError(err: unknown): boolean {
@@ -25,6 +26,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   const writeSpend = prepareQuery(sqlite, db.updateTable('gateway_users').set({ budget_spent_nanos: 0, budget_period_start: '' }).where('id', '=', 0));
   const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
   const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
+  const addToRollups = createRollupWriter(sqlite);
 
   // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
   const detach = (row: RequestLogRow): RequestLogRow => ({
@@ -35,17 +37,25 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
 
   const writeBatch = sqlite.transaction((writes: readonly PendingWrite[]) => {
     const lastSpend = new Map<number, PendingWrite & { kind: 'spend' }>();
+    const rows: RequestLogRow[] = [];
     for (const write of writes) {
-      if (write.kind === 'request') insert.run(valuesOf(write.row));
-      else lastSpend.set(write.userId, write);
+      if (write.kind === 'request') {
+        insert.run(valuesOf(write.row));
+        rows.push(write.row);
+      } else lastSpend.set(write.userId, write);
     }
+    addToRollups(rows);
     for (const spend of lastSpend.values()) writeSpend.run(spend.spentNanos, spend.periodStartIso, spend.userId);
+  });
+  const writeRow = sqlite.transaction((row: RequestLogRow) => {
+    insert.run(valuesOf(row));
+    addToRollups([row]);
   });
 
   return {
     writeBatch,
     writeOne(write) {
-      if (write.kind === 'request') insert.run(valuesOf(detach(write.row)));
+      if (write.kind === 'request') writeRow(detach(write.row));
       else writeSpend.run(write.spentNanos, write.periodStartIso, write.userId);
     },
     isTransient: isTransientSqliteError,

@@ -17,7 +17,7 @@ const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 const COLUMNS = 'bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors, prompt_tokens, '
   + 'completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at';
 
-/** One `llm_requests` row as a rollup row (the same expressions as the trigger). */
+/** One `llm_requests` row as a rollup row (the same expressions as `usage-rollup-writer.ts`). */
 const RAW_AS_ROLLUP = `SELECT
     substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z' AS bucket_start,
     coalesce(gateway_user_id, 0) AS gateway_user_id, coalesce(provider, '') AS provider,

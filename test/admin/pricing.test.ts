@@ -3,6 +3,7 @@
  * the cost calculator with exact nano figures, unpriced models seen in traffic, and a price set here
  * billing the very next real request (the in-process price book is invalidated on every write).
  */
+import { writeLogRows } from '../helpers/log-rows.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, manualClock, type TestGateway } from '../helpers/test-gateway.ts';
@@ -366,7 +367,7 @@ describe('listUnpricedModels', () => {
   }
 
   before(async () => {
-    await store.db.insertInto('llm_requests').values([
+    writeLogRows(store, [
       logged('openai', 'a', '2026-11-01T00:00:00.000Z'),
       logged('openai', 'a', '2026-11-10T00:00:00.000Z'),
       logged('openai', 'a', '2026-11-12T00:00:00.000Z'),
@@ -376,7 +377,7 @@ describe('listUnpricedModels', () => {
       logged('openai', 'c', '2026-11-20T00:00:00.000Z'),
       logged('openai', 'priced', '2026-11-10T00:00:00.000Z', 0),
       logged('openai', null, '2026-11-10T00:00:00.000Z'),
-    ]).execute();
+    ]);
   });
 
   test('groups by provider and served model, most requests first, and flushes the request log first', () => {

@@ -3,6 +3,8 @@
  * numbers: nearest-rank percentiles, per-day series folded into Asia/Tokyo days across the UTC
  * boundary, top users with a deleted one, budget alerts, unpriced models, and the period's defaults.
  */
+import { writeLogRows } from '../helpers/log-rows.ts';
+import type { RequestLogRow } from '../../core/request-log-row.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -31,12 +33,7 @@ let watched: number;
 let rowSeq = 0;
 
 async function insertRow(fields: Partial<NewLlmRequest>): Promise<void> {
-  await store.db.insertInto('llm_requests').values({
-    request_id: `req_stats_${++rowSeq}`, gateway_user_id: null, api_key_id: null, provider: 'openai',
-    model_requested: 'm1', model_served: 'm1', status: 200, error_code: null, prompt_tokens: 10, completion_tokens: 5,
-    cached_tokens: null, cache_write_tokens: null, cost_nanos: 1000, latency_ms: 100, ttft_ms: null, stream: 1,
-    created_at: NOW_ISO, ...fields,
-  }).execute();
+  writeLogRows(store, [{ request_id: `req_stats_${++rowSeq}`, stream: 1, created_at: NOW_ISO, ...fields } as Partial<RequestLogRow>]);
 }
 
 before(async () => {

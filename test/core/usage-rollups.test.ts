@@ -15,6 +15,7 @@ import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import type { RequestLogRow } from '../../core/request-log-row.ts';
 import { usageSource, type UsageRange } from '../../core/usage-rollups.ts';
 import { queryPercentiles, queryTopModels, queryTopUsers, queryTotals, type StatsRange } from '../../core/admin/stats-query.ts';
+import { writeLogRows } from '../helpers/log-rows.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const START_MS = Date.parse('2026-11-20T09:52:00.000Z');
@@ -117,16 +118,13 @@ describe('usage rollups', () => {
   });
 
   test('percentiles over more than 20,000 rows come from a sample within 5 % of the exact ones', () => {
-    const insert = store.sqlite.prepare(`INSERT INTO llm_requests (request_id, status, latency_ms, ttft_ms, stream, created_at)
-      VALUES (?, 200, ?, ?, 0, ?)`);
     const random = sequence(11);
     const baseMs = Date.parse('2026-12-01T00:00:00.000Z');
-    store.sqlite.transaction(() => {
-      for (let i = 0; i < 30_000; i++) {
-        const latency = 50 + Math.floor(random() * random() * 6000);
-        insert.run(`big_${i}`, latency, Math.floor(latency / 3), new Date(baseMs + i * 1000).toISOString());
-      }
-    })();
+    writeLogRows(store, Array.from({ length: 30_000 }, (_, i) => {
+      const latency = 50 + Math.floor(random() * random() * 6000);
+      return { request_id: `big_${i}`, provider: null, model_requested: null, model_served: null, prompt_tokens: null,
+        completion_tokens: null, cost_nanos: null, latency_ms: latency, ttft_ms: Math.floor(latency / 3), created_at: new Date(baseMs + i * 1000).toISOString() };
+    }));
     const range = statsRange('2026-12-01T00:00:00.000Z', '2026-12-02T00:00:00.000Z');
     const exact = (column: string, p: number) => store.sqlite.prepare(`SELECT ${column} FROM llm_requests
       WHERE created_at >= ? AND created_at < ? ORDER BY ${column} LIMIT 1 OFFSET ?`).pluck().get(range.fromIso, range.toIso, Math.ceil(p * 30_000) - 1) as number;

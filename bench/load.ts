@@ -1,0 +1,61 @@
+/**
+ * Load for the benchmarks: a fixed-duration autocannon run measuring the target process's CPU and
+ * RSS, and the median latency of sequential requests on one connection.
+ */
+import autocannon from 'autocannon';
+import { request as undiciRequest, Agent } from 'undici';
+import { CLK_TCK, cpuTicks, rssMb } from './processes.ts';
+
+export interface RunResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  errors: number;
+  /** CPU (user + system) the target process spent per request, µs; null without a pid (direct). */
+  cpuUsPerRequest: number | null;
+  /** Peak RSS of the target process during the run, MB. */
+  maxRssMb: number | null;
+}
+
+/** A 1 s warm-up (JIT, keep-alive pools), then `durationS` of POSTs on `connections` connections. */
+export async function load(url: string, headers: Record<string, string>, body: string, connections: number, pid: number | null, durationS: number): Promise<RunResult> {
+  await autocannon({ url, method: 'POST', headers, body, connections, duration: 1 });
+  const ticksBefore = pid ? cpuTicks(pid) : 0;
+  let maxRss = 0;
+  const sampler = pid ? setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 250) : null;
+  const result = await autocannon({ url, method: 'POST', headers, body, connections, duration: durationS });
+  if (sampler) clearInterval(sampler);
+  const ticks = pid ? cpuTicks(pid) - ticksBefore : 0;
+  const requests = result.requests.total;
+  return {
+    rps: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests,
+    errors: result.errors + result.non2xx,
+    cpuUsPerRequest: pid && requests ? (ticks * (1e6 / CLK_TCK)) / requests : null,
+    maxRssMb: pid ? maxRss : null,
+  };
+}
+
+/**
+ * Median over `samples` sequential requests (after 20 unmeasured) on one keep-alive connection, ms:
+ * to the whole response (`until: 'end'`), or to the first content chunk of a stream (`'first-token'`).
+ */
+export async function sequentialMedianMs(url: string, headers: Record<string, string>, body: string, until: 'end' | 'first-token', samples: number): Promise<number> {
+  const agent = new Agent({ connections: 1 });
+  const times: number[] = [];
+  for (let i = 0; i < samples + 20; i++) {
+    const start = performance.now();
+    const res = await undiciRequest(url, { method: 'POST', headers, body, dispatcher: agent });
+    let first = 0;
+    for await (const part of res.body) {
+      if (!first && until === 'first-token' && part.toString().includes('"content":"')) first = performance.now();
+    }
+    if (i >= 20) times.push((until === 'end' ? performance.now() : first) - start);
+  }
+  await agent.close();
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
