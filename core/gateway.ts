@@ -16,6 +16,7 @@ import type { Store } from './db.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createServiceRegistry } from './services.ts';
 import { loadTokenEstimator } from './token-estimate.ts';
+import { compileBodyValidators } from './request-body.ts';
 import { createMetricsRegistry, metricsRoute } from './metrics.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { createAdminMount, type AdminMount } from './admin/index.ts';
@@ -93,6 +94,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         GATEWAY_VERSION,
       );
     }
+    compileBodyValidators();
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
       pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, maxBodyBytesByDialect: manifest.server.maxBodyBytesByDialect, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,

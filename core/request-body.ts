@@ -87,13 +87,34 @@ function depthOf(error: ErrorObject): number {
   return error.instancePath.split('/').length + (error.keyword === 'required' ? 1 : 0);
 }
 
-/** Compiles `schema` into a checker that throws 400 `invalid_request` naming the first bad field. */
+/** Compilations not done yet (`compileBodyValidators` runs them). */
+const uncompiled = new Set<() => void>();
+
+/**
+ * Compiles every body validator created so far. The gateway calls it at start, so no request pays
+ * for a compilation; a CLI command that validates no body never compiles one (they are most of its
+ * start-up time).
+ */
+export function compileBodyValidators(): void {
+  for (const compile of uncompiled) compile();
+}
+
+/**
+ * A checker of `schema` that throws 400 `invalid_request` naming the first bad field. Compiled on
+ * first use or by `compileBodyValidators`, whichever comes first.
+ */
 export function createBodyValidator<T>(schema: JsonSchema): (value: unknown) => T {
-  const ajv = new Ajv({ allErrors: false, strict: false });
-  const validate: ValidateFunction = ajv.compile(schema);
+  let validate: ValidateFunction | null = null;
+  const compile = () => {
+    validate ??= new Ajv({ allErrors: false, strict: false }).compile(schema);
+    uncompiled.delete(compile);
+    return validate;
+  };
+  uncompiled.add(compile);
   return (value: unknown): T => {
-    if (validate(value)) return value as T;
-    const errors = validate.errors ?? [];
+    const check = validate ?? compile();
+    if (check(value)) return value as T;
+    const errors = check.errors ?? [];
     // A nullable field fails both anyOf branches; the useful error is the non-null branch's. Of a
     // union's branches (content: string or parts) the one that got deepest names the real fault.
     const useful = errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'if' && !(e.keyword === 'type' && e.params.type === 'null'));

@@ -13,7 +13,7 @@ export interface CliResult {
 export function runCli(args: string[], options: { dataDir?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   const fullArgs = options.dataDir ? [...args, '--data-dir', options.dataDir] : args;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...fullArgs], { env: { ...process.env, TOLLGATE_FROM_SOURCE: '1', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...fullArgs], { env: { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -20,7 +20,7 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
     writeFileSync(path, JSON.stringify(options.manifest));
     args.push('--config', path);
   }
-  const proc = spawn(process.execPath, args, { env: { ...process.env, TOLLGATE_FROM_SOURCE: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, { env: { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
