@@ -90,18 +90,72 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
   return { send, getJson, close: () => agent.close() };
 }
 
-/** Reads a whole (bounded) body as UTF-8. Throws 502 `upstream_response_too_large` when it exceeds `maxBytes`. */
-export async function readBodyText(body: AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
+/**
+ * Reads a whole (bounded) body as UTF-8. Throws 502 `upstream_response_too_large` when it exceeds
+ * `maxBytes` (the body is destroyed then). Listens for `data` rather than iterating: an async iterator
+ * per answer costs more than the rest of reading a small one.
+ */
+export function readBodyText(body: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes: number, provider: string): Promise<string> {
+  if (!isEmitter(body)) return readIterable(body, maxBytes, provider);
+  const stream = body;
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const onData = (part: Buffer) => {
+      size += part.length;
+      if (size > maxBytes) {
+        cleanup();
+        (stream as { destroy?: () => void }).destroy?.();
+        reject(tooLarge(provider, maxBytes));
+        return;
+      }
+      parts.push(part);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts, size).toString('utf8'));
+    };
+    const onError = (err: unknown) => {
+      cleanup();
+      reject(transportError(provider, err));
+    };
+    // A body destroyed before its end (an abort) emits 'close' without 'end' or 'error'.
+    const onClose = () => onError(Object.assign(new Error('The upstream body closed before its end.'), { code: 'UND_ERR_ABORTED' }));
+    function cleanup(): void {
+      stream.removeListener('data', onData);
+      stream.removeListener('end', onEnd);
+      stream.removeListener('error', onError);
+      stream.removeListener('close', onClose);
+    }
+    // Stays after cleanup: a body destroyed here (too large) still emits its abort error later, and an
+    // 'error' without a listener would crash the process.
+    stream.on('error', ignoreLateError);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
+function ignoreLateError(): void {}
+
+function isEmitter(body: unknown): body is NodeJS.ReadableStream {
+  return typeof (body as { on?: unknown }).on === 'function';
+}
+
+function tooLarge(provider: string, maxBytes: number): GatewayError {
+  return gatewayError('upstream_response_too_large', {
+    message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
+  });
+}
+
+async function readIterable(body: AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   try {
     for await (const part of body) {
       size += part.length;
-      if (size > maxBytes) {
-        throw gatewayError('upstream_response_too_large', {
-          message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
-        });
-      }
+      if (size > maxBytes) throw tooLarge(provider, maxBytes);
       parts.push(part);
     }
   } catch (err) {

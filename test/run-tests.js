@@ -3,6 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 
 const root = new URL('.', import.meta.url).pathname;
 const files = [];
@@ -15,5 +16,8 @@ const files = [];
 })(root);
 const filter = process.argv.slice(2);
 const selected = filter.length ? files.filter((f) => filter.some((x) => f.includes(x))) : files;
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected.sort()], { stdio: 'inherit' });
+// Test files mostly wait (child processes, sockets, Chromium): on a 2-core machine two at a time
+// finish the suite sooner than Node's default of one (availableParallelism() - 1). TEST_CONCURRENCY overrides.
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism() - 1));
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...selected.sort()], { stdio: 'inherit' });
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
