@@ -162,7 +162,9 @@ async function main(): Promise<void> {
     gateway.proc.kill('SIGTERM');
     sim.proc.kill('SIGTERM');
     await new Promise((resolve) => gateway.proc.once('exit', resolve));
-    rmSync(dataDir, { recursive: true, force: true });
+    // BENCH_KEEP=1 leaves the database for a closer look (EXPLAIN QUERY PLAN and the like).
+    if (process.env.BENCH_KEEP === '1') process.stdout.write(`data dir kept: ${dataDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -13,20 +13,30 @@ const QUARTER_MS = 15 * 60_000;
 /** Later than any stored timestamp: an open upper bound. */
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
-/** Columns of a rollup-shaped row (sentinels: user 0, '' for no provider / model). */
-const COLUMNS = 'bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors, prompt_tokens, '
-  + 'completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at';
+/**
+ * The columns of a rollup-shaped row (sentinels: user 0, '' for no provider / model), each with the
+ * expression that gives it from one `llm_requests` row (the same as `usage-rollup-writer.ts`).
+ */
+const RAW_AS_ROLLUP = {
+  bucket_start: "substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z'",
+  gateway_user_id: 'coalesce(gateway_user_id, 0)',
+  provider: "coalesce(provider, '')",
+  model_requested: "coalesce(model_requested, '')",
+  model_served: "coalesce(model_served, '')",
+  requests: '1',
+  errors: 'status >= 400',
+  prompt_tokens: 'coalesce(prompt_tokens, 0)',
+  completion_tokens: 'coalesce(completion_tokens, 0)',
+  cached_tokens: 'coalesce(cached_tokens, 0)',
+  cost_nanos: 'coalesce(cost_nanos, 0)',
+  ttft_count: 'ttft_ms IS NOT NULL',
+  unpriced_requests: 'unpriced',
+  last_unpriced_at: 'CASE WHEN unpriced = 1 THEN created_at END',
+} as const;
 
-/** One `llm_requests` row as a rollup row (the same expressions as `usage-rollup-writer.ts`). */
-const RAW_AS_ROLLUP = `SELECT
-    substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z' AS bucket_start,
-    coalesce(gateway_user_id, 0) AS gateway_user_id, coalesce(provider, '') AS provider,
-    coalesce(model_requested, '') AS model_requested, coalesce(model_served, '') AS model_served,
-    1 AS requests, status >= 400 AS errors, coalesce(prompt_tokens, 0) AS prompt_tokens,
-    coalesce(completion_tokens, 0) AS completion_tokens, coalesce(cached_tokens, 0) AS cached_tokens,
-    coalesce(cost_nanos, 0) AS cost_nanos, ttft_ms IS NOT NULL AS ttft_count, unpriced AS unpriced_requests,
-    CASE WHEN unpriced = 1 THEN created_at END AS last_unpriced_at
-  FROM llm_requests`;
+/** A column of the rollup-shaped rows. */
+export type RollupColumn = keyof typeof RAW_AS_ROLLUP;
+const ALL_COLUMNS = Object.keys(RAW_AS_ROLLUP) as RollupColumn[];
 
 /** A range of usage; absent bounds are open. Timestamps ISO-8601 UTC with ms, as stored; `toIso` exclusive. */
 export interface UsageRange {
@@ -52,8 +62,13 @@ function quarter(iso: string, up: boolean): string {
 /**
  * The usage rows of `range`: whole quarters from `usage_rollups`, the partial quarters at its ends
  * from `llm_requests` (each arm filtered by user first, so SQLite uses the user indexes).
+ *
+ * `columns` (default all) are the only ones the subquery yields: SQLite does not prune a compound
+ * subquery's columns, and the few a caller needs can come from a covering index (`usage_rollups_by_user`
+ * holds the request, token and cost columns: a user's month is an index range, 5× faster than with
+ * table lookups).
  */
-export function usageSource(range: UsageRange): UsageSource {
+export function usageSource(range: UsageRange, columns: readonly RollupColumn[] = ALL_COLUMNS): UsageSource {
   const from = range.fromIso ?? '';
   const to = range.toIso ?? END_OF_TIME;
   let wholeFrom = range.fromIso === undefined ? '' : quarter(range.fromIso, true);
@@ -62,9 +77,10 @@ export function usageSource(range: UsageRange): UsageSource {
   if (wholeFrom > wholeTo) wholeFrom = wholeTo = to;
   const user = range.userId === undefined ? '' : 'gateway_user_id = ? AND ';
   const userParam = range.userId === undefined ? [] : [range.userId];
-  const sql = `SELECT ${COLUMNS} FROM usage_rollups WHERE ${user}bucket_start >= ? AND bucket_start < ?
-    UNION ALL ${RAW_AS_ROLLUP} WHERE ${user}created_at >= ? AND created_at < ?
-    UNION ALL ${RAW_AS_ROLLUP} WHERE ${user}created_at >= ? AND created_at < ?`;
+  const raw = `SELECT ${columns.map((column) => `${RAW_AS_ROLLUP[column]} AS ${column}`).join(', ')} FROM llm_requests`;
+  const sql = `SELECT ${columns.join(', ')} FROM usage_rollups WHERE ${user}bucket_start >= ? AND bucket_start < ?
+    UNION ALL ${raw} WHERE ${user}created_at >= ? AND created_at < ?
+    UNION ALL ${raw} WHERE ${user}created_at >= ? AND created_at < ?`;
   return {
     sql,
     params: [...userParam, wholeFrom, wholeTo, ...userParam, from, wholeFrom, ...userParam, wholeTo, to],

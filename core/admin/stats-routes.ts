@@ -10,7 +10,7 @@ import { parseQueryTime, queryString } from './fields.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 import { usd } from '../money.ts';
 import {
-  addDays, localDate, queryPerDay, queryPercentiles, queryTopModels, queryTopUsers, queryTotals, startOfLocalDay,
+  addDays, localDate, queryPercentiles, queryUsage, startOfLocalDay,
   type StatsRange,
 } from './stats-query.ts';
 
@@ -83,7 +83,8 @@ export function createStatsRoutes(ctx: AdminContext): AdminRoute[] {
         const range = parseStatsRange(query, ctx.clock(), timeZone);
         ctx.services.get('requestLog')?.flush();
         const { sqlite } = ctx.store;
-        const { ttftCount, ...totals } = queryTotals(sqlite, range);
+        const usage = queryUsage(sqlite, range, timeZone, TOP_LIMIT);
+        const { ttftCount, ...totals } = usage.totals;
         return json(200, {
           from: range.fromIso,
           to: range.toIso,
@@ -91,9 +92,9 @@ export function createStatsRoutes(ctx: AdminContext): AdminRoute[] {
           totals,
           latency_ms: queryPercentiles(sqlite, range, 'latency_ms', totals.requests),
           ttft_ms: queryPercentiles(sqlite, range, 'ttft_ms', ttftCount),
-          per_day: queryPerDay(sqlite, range, timeZone),
-          top_users: queryTopUsers(sqlite, range, TOP_LIMIT),
-          top_models: queryTopModels(sqlite, range, TOP_LIMIT),
+          per_day: usage.perDay,
+          top_users: usage.topUsers,
+          top_models: usage.topModels,
           budget_alerts: budgetAlerts(ctx),
           unpriced_models: listUnpricedModels(ctx, { fromIso: range.fromIso, toIso: range.toIso }, UNPRICED_LIMIT),
         });

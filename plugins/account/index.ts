@@ -21,6 +21,8 @@ import { budgetWindow } from '../../core/calendar-period.ts';
 import { usd } from '../../core/money.ts';
 import { usageSource } from '../../core/usage-rollups.ts';
 import type { Statement } from 'better-sqlite3';
+/** The columns the account sums: all in the rollups' covering index by user. */
+const ACCOUNT_COLUMNS = ['requests', 'prompt_tokens', 'completion_tokens', 'cost_nanos'] as const;
 const isoOrNull = (ms: number | null) => (ms === null ? null : nowIso(ms));
 
 function budgetView(status: BudgetStatus | undefined, timeZone: string) {
@@ -59,7 +61,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
 
   function usageSince(userId: number, sinceMs: number) {
     ctx.services.get('requestLog')?.flush();
-    const usage = usageSource({ fromIso: nowIso(sinceMs), userId });
+    const usage = usageSource({ fromIso: nowIso(sinceMs), userId }, ACCOUNT_COLUMNS);
     const row = totalsOf(usage.sql).get(...usage.params)!;
     return {
       since: nowIso(sinceMs),

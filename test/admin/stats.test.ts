@@ -15,7 +15,7 @@ import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-clie
 import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
 import type { Store } from '../../core/db.ts';
 import type { NewLlmRequest } from '../../core/db-types.ts';
-import { queryPerDay } from '../../core/admin/stats-query.ts';
+import { queryUsage } from '../../core/admin/stats-query.ts';
 
 /** 19:00 on 2026-11-20 in Tokyo (UTC+9). */
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
@@ -179,7 +179,7 @@ describe('GET /admin/api/stats', () => {
   test('the per-day walk is bounded even for a range at the end of year 9999 in UTC (it used to loop forever)', () => {
     const fromMs = Date.parse('9999-12-01T00:00:00.000Z');
     const toMs = Date.parse('9999-12-31T23:59:59.999Z');
-    const days = queryPerDay(store.sqlite, { fromMs, toMs, fromIso: new Date(fromMs).toISOString(), toIso: new Date(toMs).toISOString() }, 'UTC');
+    const days = queryUsage(store.sqlite, { fromMs, toMs, fromIso: new Date(fromMs).toISOString(), toIso: new Date(toMs).toISOString() }, 'UTC', 5).perDay;
     assert.ok(days.length <= 1_000, `${days.length} buckets`);
     assert.equal(days[0]!.date, '9999-12-01');
   });

@@ -14,7 +14,7 @@ import { createWriteBehind } from '../../core/write-behind.ts';
 import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import type { RequestLogRow } from '../../core/request-log-row.ts';
 import { usageSource, type UsageRange } from '../../core/usage-rollups.ts';
-import { queryPercentiles, queryTopModels, queryTopUsers, queryTotals, type StatsRange } from '../../core/admin/stats-query.ts';
+import { queryPercentiles, queryUsage, type StatsRange } from '../../core/admin/stats-query.ts';
 import { writeLogRows } from '../helpers/log-rows.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -109,12 +109,12 @@ describe('usage rollups', () => {
         coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0) AS total_tokens, coalesce(sum(r.cost_nanos), 0) AS cost_nanos
       FROM llm_requests r LEFT JOIN gateway_users u ON u.id = r.gateway_user_id WHERE r.created_at >= ? AND r.created_at < ?
       GROUP BY r.gateway_user_id ORDER BY cost_nanos DESC, requests DESC, r.gateway_user_id LIMIT 5`).all(range.fromIso, range.toIso);
-    assert.deepEqual(queryTopUsers(store.sqlite, range, 5).map(({ cost_usd: _, ...row }) => row), oldUsers);
+    assert.deepEqual(queryUsage(store.sqlite, range, 'UTC', 5).topUsers.map(({ cost_usd: _, ...row }) => row), oldUsers);
     const oldModels = store.sqlite.prepare(`SELECT provider, coalesce(model_served, model_requested) AS model, count(*) AS requests,
         coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0) AS total_tokens, coalesce(sum(cost_nanos), 0) AS cost_nanos
       FROM llm_requests WHERE created_at >= ? AND created_at < ? AND coalesce(model_served, model_requested) IS NOT NULL
       GROUP BY provider, model ORDER BY cost_nanos DESC, requests DESC, model LIMIT 5`).all(range.fromIso, range.toIso);
-    assert.deepEqual(queryTopModels(store.sqlite, range, 5).map(({ cost_usd: _, ...row }) => row), oldModels);
+    assert.deepEqual(queryUsage(store.sqlite, range, 'UTC', 5).topModels.map(({ cost_usd: _, ...row }) => row), oldModels);
   });
 
   test('percentiles over more than 20,000 rows come from a sample within 5 % of the exact ones', () => {
@@ -128,7 +128,7 @@ describe('usage rollups', () => {
     const range = statsRange('2026-12-01T00:00:00.000Z', '2026-12-02T00:00:00.000Z');
     const exact = (column: string, p: number) => store.sqlite.prepare(`SELECT ${column} FROM llm_requests
       WHERE created_at >= ? AND created_at < ? ORDER BY ${column} LIMIT 1 OFFSET ?`).pluck().get(range.fromIso, range.toIso, Math.ceil(p * 30_000) - 1) as number;
-    const { requests, ttftCount } = queryTotals(store.sqlite, range);
+    const { requests, ttftCount } = queryUsage(store.sqlite, range, 'UTC', 5).totals;
     assert.equal(requests, 30_000);
     const latency = queryPercentiles(store.sqlite, range, 'latency_ms', requests);
     const ttft = queryPercentiles(store.sqlite, range, 'ttft_ms', ttftCount);
