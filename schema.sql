@@ -277,3 +277,11 @@ CREATE INDEX response_items_by_response ON response_items (gateway_user_id, resp
 -- (core/usage-rollup-writer.ts): the per-row trigger cost ~32 µs per logged request, most of the log
 -- write. Rows written to llm_requests by other means need `rebuildUsageRollups`.
 DROP TRIGGER llm_requests_rollup;
+
+-- version: 12
+-- Costs anyone can verify and fix (`tollgate pricing reprice`): the usage report the upstream sent, as
+-- the gateway read it (OpenAI-shaped `usage` JSON; NULL when none came and the usage was estimated),
+-- and the price the row was billed at (JSON: the `model_pricing` row's prices, USD per million tokens,
+-- with its model and source; NULL when unpriced).
+ALTER TABLE llm_requests ADD COLUMN usage_reported TEXT;
+ALTER TABLE llm_requests ADD COLUMN billed_price TEXT;

@@ -12,6 +12,10 @@ import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../core/price-dataset.
 import { MAX_USD_PER_MILLION, usdPerMillionProblem } from '../core/price-bounds.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
+import { withPlugin } from './plugin-host.ts';
+import { reprice, type RepriceResult } from '../core/reprice.ts';
+import { resolveDataDir } from '../core/data-dir.ts';
+import { usd } from '../core/money.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable } from './output.ts';
 
@@ -128,5 +132,67 @@ export function pricingCommand(registry: PluginRegistry): Command {
       else process.stdout.write(describeImport(result));
     });
 
+  addDataDirOption(pricing.command('reprice')
+    .description("bill the log rows of MODEL again at today's price (after a price fix): their costs, the usage reports and the users' spend this budget period, in one transaction"))
+    .requiredOption('--model <id>', 'the served model id (as in the log, without provider prefix)')
+    .requiredOption('--from <date>', 'first instant: an ISO-8601 date or time (UTC unless it says otherwise)', parseInstant('--from'))
+    .option('--to <date>', 'end, exclusive (default: now)', parseInstant('--to'))
+    .option('--provider <id>', 'only rows this provider served')
+    .option('--dry-run', 'print what would change, change nothing')
+    .option('--config <path>', 'manifest (its pricing and budget settings; default: ./tollgate.json if present, else the built-in default)')
+    .option('--json', 'print JSON')
+    .action(async (options: RepriceCliOptions) => {
+      const { manifest } = loadManifest(options.config, registry);
+      const pricingEntry = manifest.plugins.find((p) => p.name === 'pricing');
+      if (!pricingEntry) throw new CliError('the manifest has no pricing plugin, so there is no price to bill at');
+      const timeZone = (manifest.plugins.find((p) => p.name === 'budget')?.config as { timeZone?: string } | undefined)?.timeZone ?? 'UTC';
+      const host = { registry, manifest, dataDir: resolveDataDir(options.dataDir) };
+      const result = await withStore(options, (store) => withPlugin(pricingEntry, { ...host, store }, async (services) => {
+        const book = services.get('pricing');
+        if (!book) throw new CliError('the pricing plugin offers no price book');
+        return reprice(store.sqlite, book, {
+          model: options.model, provider: options.provider, fromIso: options.from, toIso: options.to,
+          dryRun: options.dryRun === true, timeZone, nowMs: Date.now(),
+        });
+      }));
+      if (options.json) printJson(result);
+      else process.stdout.write(describeReprice(result));
+    });
+
   return pricing;
+}
+
+interface RepriceCliOptions {
+  model: string;
+  from: string;
+  to?: string;
+  provider?: string;
+  dryRun?: boolean;
+  config?: string;
+  json?: boolean;
+  dataDir?: string;
+}
+
+/** An option's date or time as an ISO-8601 UTC instant with ms, as the log stores them. */
+function parseInstant(label: string) {
+  return (value: string): string => {
+    const ms = Date.parse(value);
+    if (!/^\d{4}-\d{2}-\d{2}/.test(value) || !Number.isFinite(ms)) throw new CliError(`${label} must be an ISO-8601 date or time (e.g. 2026-11-01 or 2026-11-01T12:00:00Z), got "${value}"`);
+    return new Date(ms).toISOString();
+  };
+}
+
+const usdText = (nanos: number) => `$${usd(nanos).toFixed(6)}`;
+
+function describeReprice(result: RepriceResult): string {
+  const lines = [
+    `${result.dry_run ? 'Would re-price' : 'Re-priced'} ${result.model}${result.provider ? ` (${result.provider})` : ''} from ${result.from} to ${result.to}:`,
+    `  ${result.rows} rows with usage, ${result.changed_rows} ${result.dry_run ? 'would change' : 'changed'}${result.unpriced_rows ? `, ${result.unpriced_rows} without a price` : ''}`,
+    `  cost before ${usdText(result.cost_before_nanos)} (${result.cost_before_nanos} nanos), after ${usdText(result.cost_after_nanos)} (${result.cost_after_nanos} nanos)`,
+  ];
+  for (const s of result.spend) {
+    lines.push(`  user ${s.user_name} (${s.user_id}): spend this period ${usdText(s.spent_before_nanos)} -> ${usdText(s.spent_after_nanos)}`);
+  }
+  if (result.dry_run) lines.push('  (dry run: nothing was changed)');
+  return `${lines.join('\n')}\n`;
 }

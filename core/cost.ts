@@ -64,7 +64,7 @@ export function partNanos(tokens: number, rateNanos: number): number {
 }
 
 const UNPRICED: Readonly<RequestCost> = Object.freeze({
-  totalNanos: 0, inputNanos: 0, cachedInputNanos: 0, cacheWriteNanos: 0, outputNanos: 0, unpriced: true,
+  totalNanos: 0, inputNanos: 0, cachedInputNanos: 0, cacheWriteNanos: 0, outputNanos: 0, unpriced: true, price: null,
 });
 
 /**
@@ -90,6 +90,7 @@ export function costOf(price: ModelPrice | null, usage: TokenCounts): RequestCos
     totalNanos: safeNanos(inputNanos + cachedInputNanos + cacheWriteNanos + outputNanos),
     inputNanos, cachedInputNanos, cacheWriteNanos, outputNanos,
     unpriced: false,
+    price,
   };
 }
 

@@ -73,6 +73,10 @@ export interface LlmRequestsTable {
   endpoint: string | null;
   /** JSON array of the upstream attempts (`core/upstream-attempts.ts` `UpstreamAttempt`); null when none. */
   attempts: string | null;
+  /** The upstream's usage report as read (OpenAI-shaped `usage` JSON); null when none came. */
+  usage_reported: string | null;
+  /** JSON of the price the row was billed at (`ModelPrice`, USD per million tokens); null when unpriced. */
+  billed_price: string | null;
 }
 
 export interface ModelPricingTable {

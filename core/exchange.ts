@@ -3,7 +3,8 @@
  * filled by the plugin that owns them (see each field); `states` holds each plugin's private state.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatCompletionRequest, TokenCounts } from './chat-types.ts';
+import type { ChatCompletionRequest, TokenCounts, Usage } from './chat-types.ts';
+import type { ModelPrice } from './price-table.ts';
 import type { Dialect } from './dialects/dialect.ts';
 import type { EmbeddingRequest } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
@@ -52,6 +53,8 @@ export interface RequestCost {
   outputNanos: number;
   /** True when the model has no price: every figure is 0 and the log row says `unpriced`. */
   unpriced: boolean;
+  /** The price these figures come from (kept in the log row, `billed_price`); null when unpriced. */
+  price: Readonly<ModelPrice> | null;
 }
 
 /** Where the request goes: set by the provider router. */
@@ -110,6 +113,8 @@ export interface Exchange {
   usage: TokenCounts | null;
   /** True when `usage` was counted locally (`core/token-estimate.ts`), not reported by the upstream. */
   usageEstimated: boolean;
+  /** The upstream's last sane usage report as read (kept in the log row, `usage_reported`); null when none. */
+  usageReport: Usage | null;
   /** Prompt tokens counted locally, memoized by `TokenEstimator.promptTokens`; null until asked. */
   promptTokensEstimate: number | null;
   /** Text the upstream generated so far (content, refusals, tool-call arguments), for estimating usage. */

@@ -94,9 +94,11 @@ function createUsageReader(call: Pick<ModelCall, 'provider'>, log: Log): Observi
     const invalid = invalidUsageField(report);
     if (!invalid) {
       ex.usage = tokenCountsOf(report);
+      ex.usageReport = report;
       return;
     }
     ex.usage = null;
+    ex.usageReport = null;
     if (warned) return;
     warned = true;
     log.warn('upstream usage report is not a sane token count; counting tokens locally', {

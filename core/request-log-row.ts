@@ -8,7 +8,7 @@ import type { NewLlmRequest } from './db-types.ts';
 export const REQUEST_LOG_COLUMNS = [
   'request_id', 'gateway_user_id', 'api_key_id', 'provider', 'model_requested', 'model_served', 'status',
   'error_code', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'latency_ms', 'ttft_ms', 'stream', 'created_at',
-  'cache_write_tokens', 'cost_nanos', 'usage_estimated', 'unpriced', 'endpoint', 'attempts',
+  'cache_write_tokens', 'cost_nanos', 'usage_estimated', 'unpriced', 'endpoint', 'attempts', 'usage_reported', 'billed_price',
 ] as const satisfies ReadonlyArray<keyof NewLlmRequest>;
 
 /** One log row: token counts and latencies are integers (ms), `cost_nanos` integer nano-USD, flags 0/1. */

@@ -181,6 +181,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       modelServed: null,
       usage: null,
       usageEstimated: false,
+      usageReport: null,
       promptTokensEstimate: null,
       generated: [],
       attempts: [],

@@ -2,8 +2,7 @@
  * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
  * `llm_requests` and their sums to `usage_rollups` (`usage-rollup-writer.ts`) in the same
  * transaction, spends to `gateway_users`. Prepared statements, one transaction per
- * batch; within a batch only a user's last spend is written (spends are absolute, so the earlier
- * ones of the same transaction would be overwritten anyway).
+ * batch; within a batch a user's consecutive spends of one period are summed into one UPDATE.
  */
 import type { Store } from './db.ts';
 import { prepareQuery } from './db.ts';
@@ -18,12 +17,18 @@ export function isTransientSqliteError(err: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/.test(code);
 }
 
+type SpendWrite = PendingWrite & { kind: 'spend' };
+
 export function createSqliteWriteTarget(store: Store): WriteTarget {
   const { sqlite, db } = store;
   const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
   const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));
   const valuesOf = (row: RequestLogRow) => REQUEST_LOG_COLUMNS.map((c) => row[c]);
-  const writeSpend = prepareQuery(sqlite, db.updateTable('gateway_users').set({ budget_spent_nanos: 0, budget_period_start: '' }).where('id', '=', 0));
+  const spendStatement = sqlite.prepare<[string, number, number, string, number]>(`UPDATE gateway_users
+    SET budget_spent_nanos = CASE WHEN budget_period_start IS ? THEN budget_spent_nanos + ? ELSE ? END, budget_period_start = ?
+    WHERE id = ?`);
+  const writeSpend = (spend: SpendWrite) =>
+    spendStatement.run(spend.periodStartIso, spend.deltaNanos, spend.spentNanos, spend.periodStartIso, spend.userId);
   const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
   const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
   const addToRollups = createRollupWriter(sqlite);
@@ -36,16 +41,25 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   });
 
   const writeBatch = sqlite.transaction((writes: readonly PendingWrite[]) => {
-    const lastSpend = new Map<number, PendingWrite & { kind: 'spend' }>();
+    // Per user, the spends not yet written: summed while they are of one period.
+    const pendingSpend = new Map<number, SpendWrite>();
     const rows: RequestLogRow[] = [];
     for (const write of writes) {
       if (write.kind === 'request') {
         insert.run(valuesOf(write.row));
         rows.push(write.row);
-      } else lastSpend.set(write.userId, write);
+        continue;
+      }
+      const pending = pendingSpend.get(write.userId);
+      if (pending && pending.periodStartIso === write.periodStartIso) {
+        pendingSpend.set(write.userId, { ...write, deltaNanos: pending.deltaNanos + write.deltaNanos });
+        continue;
+      }
+      if (pending) writeSpend(pending);
+      pendingSpend.set(write.userId, write);
     }
     addToRollups(rows);
-    for (const spend of lastSpend.values()) writeSpend.run(spend.spentNanos, spend.periodStartIso, spend.userId);
+    for (const spend of pendingSpend.values()) writeSpend(spend);
   });
   const writeRow = sqlite.transaction((row: RequestLogRow) => {
     insert.run(valuesOf(row));
@@ -56,7 +70,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     writeBatch,
     writeOne(write) {
       if (write.kind === 'request') writeRow(detach(write.row));
-      else writeSpend.run(write.spentNanos, write.periodStartIso, write.userId);
+      else writeSpend(write);
     },
     isTransient: isTransientSqliteError,
     isOpen: () => sqlite.open,

@@ -34,10 +34,12 @@ export type PendingWrite =
   /** A request's `llm_requests` row (the store also adds it to the usage rollups). */
   | { kind: 'request'; group: string; row: RequestLogRow }
   /**
-   * A user's spend after a settlement: the absolute integer nano-USD spent in the budget period
-   * that starts at `periodStartIso` (a later write for the same user supersedes it).
+   * A settlement's spend, integer nano-USD: `deltaNanos` added to the user's stored spend of the
+   * budget period that starts at `periodStartIso`; when the stored spend belongs to another period
+   * (a rollover), it becomes `spentNanos`, the ledger's total for this one. Deltas, not totals, so a
+   * spend adjusted by another writer meanwhile (`tollgate pricing reprice` in another process) is kept.
    */
-  | { kind: 'spend'; group: string; userId: number; spentNanos: number; periodStartIso: string };
+  | { kind: 'spend'; group: string; userId: number; deltaNanos: number; spentNanos: number; periodStartIso: string };
 
 /** What persists writes. Every method is synchronous and may throw; the queue decides what then. */
 export interface WriteTarget {

@@ -8,7 +8,8 @@
  */
 import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
-import { objectBody, onlyFields, numberField, queryString, stringField, type Body } from './fields.ts';
+import { booleanField, objectBody, onlyFields, numberField, parseQueryTime, queryString, stringField, type Body } from './fields.ts';
+import { reprice, RepriceTooLargeError, type RepriceResult } from '../reprice.ts';
 import { conflict, invalidRequest, modelNotFound, resourceNotFound } from '../errors.ts';
 import {
   deletePrice, getPrice, importPrices, PriceValidationError, searchPrices, setPrice, toModelPrice, validatePrice,
@@ -65,6 +66,13 @@ function tokens(body: Body, name: string, required: boolean): number {
   const value = required ? numberField(body, name, { ...rule, required: true }) : numberField(body, name, rule);
   return value ?? 0;
 }
+
+const REPRICE_FIELDS = ['model', 'provider', 'from', 'to', 'dry_run'];
+/**
+ * Rows one admin call re-prices at most: the work is synchronous on the gateway's thread (about a
+ * second per 100,000 rows); larger ranges go to `tollgate pricing reprice`.
+ */
+export const ADMIN_REPRICE_MAX_ROWS = 50_000;
 
 export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
   // The pricing plugin's own mapping (manifest `datasetProviders`); its defaults when it is absent.
@@ -183,6 +191,47 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
           output_cost_usd: usd(cost.outputNanos),
           cost_usd: usd(cost.totalNanos),
           cost_nanos: cost.totalNanos,
+        });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/admin/api/pricing/reprice',
+      handler({ body: raw }) {
+        const body = objectBody(raw);
+        onlyFields(body, REPRICE_FIELDS);
+        const model = stringField(body, 'model', { required: true, maxLength: 300 });
+        const provider = stringField(body, 'provider', { nonEmpty: true, maxLength: 100 }) ?? undefined;
+        const nowMs = ctx.clock();
+        const fromMs = parseQueryTime(stringField(body, 'from', { required: true, maxLength: 40 }), 'from', nowMs);
+        const to = stringField(body, 'to', { nonEmpty: true, maxLength: 40 });
+        const toMs = to ? parseQueryTime(to, 'to', nowMs) : nowMs;
+        if (toMs <= fromMs) throw invalidRequest('"to" must be after "from".', 'to');
+        const dryRun = booleanField(body, 'dry_run') ?? false;
+        const book = ctx.services.get('pricing');
+        if (!book) throw invalidRequest('The gateway runs without the pricing plugin: there is no price to bill at.', null);
+        // The log rows (and the spends queued with them) must be in the tables to be re-priced.
+        ctx.services.get('requestLog')?.flush();
+        let result: RepriceResult;
+        try {
+          result = reprice(ctx.store.sqlite, book, {
+            model, provider, fromIso: new Date(fromMs).toISOString(), toIso: new Date(toMs).toISOString(), dryRun,
+            timeZone: ctx.services.get('budget')?.timeZone ?? 'UTC', nowMs, maxRows: ADMIN_REPRICE_MAX_ROWS,
+          });
+        } catch (err) {
+          if (err instanceof RepriceTooLargeError) throw invalidRequest(err.message, 'from');
+          throw err;
+        }
+        if (!dryRun) {
+          ctx.services.get('budget')?.invalidate();
+          ctx.notifyChange();
+          ctx.log.info('admin: re-priced log rows', { model, provider: provider ?? null, rows: result.changed_rows, costBeforeNanos: result.cost_before_nanos, costAfterNanos: result.cost_after_nanos });
+        }
+        return json(200, {
+          ...result,
+          cost_before_usd: usd(result.cost_before_nanos),
+          cost_after_usd: usd(result.cost_after_nanos),
+          spend: result.spend.map((s) => ({ ...s, spent_before_usd: usd(s.spent_before_nanos), spent_after_usd: usd(s.spent_after_nanos) })),
         });
       },
     },

@@ -136,7 +136,8 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
       user.spentNanos = spentIn(user, window) + actualNanos;
       if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
       writes.enqueue({
-        kind: 'spend', group: requestId, userId: reservation.userId, spentNanos: user.spentNanos, periodStartIso: nowIso(user.spentWindowStartMs),
+        kind: 'spend', group: requestId, userId: reservation.userId, deltaNanos: actualNanos, spentNanos: user.spentNanos,
+        periodStartIso: nowIso(user.spentWindowStartMs),
       });
     },
     invalidate(userId) {

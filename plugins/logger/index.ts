@@ -19,6 +19,16 @@ import { createWriteBehind } from '../../core/write-behind.ts';
 import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import { Gauge } from 'prom-client';
 
+/** A usage report longer than this (an upstream padding it with junk) is not kept: its counts are. */
+const MAX_USAGE_REPORT_CHARS = 4_096;
+
+/** The upstream's usage report as JSON, when there is one of a sane size. */
+function reportedUsageJson(ex: Exchange): string | null {
+  if (!ex.usageReport) return null;
+  const json = JSON.stringify(ex.usageReport);
+  return json.length <= MAX_USAGE_REPORT_CHARS ? json : null;
+}
+
 /** The log row for a finished exchange. Latencies are whole ms from arrival. */
 export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
   return {
@@ -43,6 +53,8 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     created_at: nowIso(ex.startedAtMs),
     endpoint: ex.operation,
     attempts: ex.attempts && ex.attempts.length > 0 ? JSON.stringify(ex.attempts) : null,
+    usage_reported: reportedUsageJson(ex),
+    billed_price: ex.cost?.price ? JSON.stringify(ex.cost.price) : null,
   };
 }
 

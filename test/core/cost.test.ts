@@ -17,12 +17,13 @@ function usage(promptTokens: number, completionTokens: number, cachedTokens = 0,
   return { promptTokens, completionTokens, cachedTokens, cacheWriteTokens };
 }
 
-function cost(inputNanos: number, cachedInputNanos: number, cacheWriteNanos: number, outputNanos: number): RequestCost {
+/** The figures of a priced cost (`price` is the one billed: added by the assertion). */
+function cost(inputNanos: number, cachedInputNanos: number, cacheWriteNanos: number, outputNanos: number): Omit<RequestCost, 'price'> {
   return { totalNanos: inputNanos + cachedInputNanos + cacheWriteNanos + outputNanos, inputNanos, cachedInputNanos, cacheWriteNanos, outputNanos, unpriced: false };
 }
 
 describe('costOf', () => {
-  const cases: Array<[string, ModelPrice | null, TokenCounts, RequestCost]> = [
+  const cases: Array<[string, ModelPrice | null, TokenCounts, Omit<RequestCost, 'price'>]> = [
     // OpenAI: prompt_tokens 19 includes 3 cached (gpt-4o-mini: $0.15 in, $0.075 cached, $0.60 out).
     ['bills an OpenAI-shaped usage with its cached subset at the cached rate', price(0.15, 0.6, 0.075), usage(19, 24, 3), cost(16 * 150, 3 * 75, 0, 24 * 600)],
     // Anthropic: input_tokens 100 + cache_read 2000 + cache_creation 500 = canonical prompt 2600 (claude-3-5-haiku).
@@ -37,7 +38,8 @@ describe('costOf', () => {
     ['treats missing or malformed token counts as zero', price(1, 1), usage(Number.NaN, -5), cost(0, 0, 0, 0)],
   ];
   for (const [title, p, u, expected] of cases) {
-    test(title, () => assert.deepEqual(costOf(p, u), expected));
+    // The billed price is kept with the figures (the log row's `billed_price`).
+    test(title, () => assert.deepEqual(costOf(p, u), { ...expected, price: p }));
   }
 
   test('a million requests of one token at $0.15 per million sum to exactly 150,000,000 nanos ($0.15)', () => {

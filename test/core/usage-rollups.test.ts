@@ -55,7 +55,7 @@ describe('usage rollups', () => {
         cached_tokens: random() < 0.5 ? null : 3, latency_ms: Math.floor(random() * 4000), ttft_ms: random() < 0.3 ? null : Math.floor(random() * 900),
         stream: i % 2, created_at: new Date(START_MS + i * 61_700 + Math.floor(random() * 999)).toISOString(),
         cache_write_tokens: null, cost_nanos: status === 200 ? Math.floor(random() * 100_000) : null, usage_estimated: 0,
-        unpriced: random() < 0.1 ? 1 : 0, endpoint: 'chat.completions', attempts: null,
+        unpriced: random() < 0.1 ? 1 : 0, endpoint: 'chat.completions', attempts: null, usage_reported: null, billed_price: null,
       };
       queue.enqueue({ kind: 'request', group: row.request_id, row });
     }

@@ -29,6 +29,7 @@ function row(requestId: string, userId: number | null, keyId: number | null): Re
     model_served: 'm', status: 200, error_code: null, prompt_tokens: 1, completion_tokens: 2, cached_tokens: 0,
     latency_ms: 3, ttft_ms: 1, stream: 0, created_at: new Date().toISOString(),
     cache_write_tokens: 0, cost_nanos: 150, usage_estimated: 0, unpriced: 0, endpoint: 'chat.completions', attempts: null,
+    usage_reported: null, billed_price: null,
   };
 }
 
@@ -113,9 +114,9 @@ describe('write-behind queue', () => {
     const good = await createGatewayUser(store.db, { name: 'good-spend' });
     const period = '2026-11-01T00:00:00.000Z';
     // A non-integer spend: the STRICT INTEGER column refuses it (SQLITE_CONSTRAINT_DATATYPE).
-    writer.write({ kind: 'spend', group: 'req_bad', userId: bad.id, spentNanos: 1.5, periodStartIso: period });
+    writer.write({ kind: 'spend', group: 'req_bad', userId: bad.id, deltaNanos: 1.5, spentNanos: 1.5, periodStartIso: period });
     writer.write({ kind: 'request', group: 'req_bad', row: row('req_bad', bad.id, null) });
-    writer.write({ kind: 'spend', group: 'req_good', userId: good.id, spentNanos: 150, periodStartIso: period });
+    writer.write({ kind: 'spend', group: 'req_good', userId: good.id, deltaNanos: 150, spentNanos: 150, periodStartIso: period });
     writer.write({ kind: 'request', group: 'req_good', row: row('req_good', good.id, null) });
     assert.equal(writer.flush(), 4);
     assert.equal(writer.depth(), 0);

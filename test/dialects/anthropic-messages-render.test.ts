@@ -20,7 +20,7 @@ function exchange(fields: Partial<Exchange> = {}): Exchange {
     headers: {}, params: {}, query: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
     dialect: anthropicMessages, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null,
     target: { provider: 'openai', model: 'gpt-4o-mini' }, modelServed: null,
-    usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,
+    usage: null, usageEstimated: false, usageReport: null, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
     responseHeaders: {}, states: [],
     ...fields,

@@ -13,7 +13,7 @@ export function exchange(fields: Partial<Exchange> = {}): Exchange {
     headers: {}, params: {}, query: {}, startedAtMs: 0, startedAtPerfMs: performance.now(), signal: new AbortController().signal,
     dialect: openAIResponses, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null,
     target: { provider: 'openai', model: 'gpt-5-mini' }, modelServed: null,
-    usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,
+    usage: null, usageEstimated: false, usageReport: null, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
     responseHeaders: {}, states: [],
     ...fields,

@@ -199,6 +199,16 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     await shot('08-pricing');
   });
 
+  test('previews and applies a re-pricing of past requests', async () => {
+    await page.getByLabel('Re-price model').fill('gpt-4o-mini');
+    await page.getByLabel('From', { exact: true }).fill('2020-01-01');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    const preview = page.getByTestId('reprice-result').filter({ hasText: /Would re-price \d+ of \d+ requests/ });
+    await assert.doesNotReject(preview.waitFor());
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await assert.doesNotReject(page.getByTestId('reprice-result').filter({ hasText: /Re-priced \d+ of \d+ requests/ }).waitFor());
+  });
+
   test('revoking the key makes the next SDK request fail with 401', async () => {
     await page.goto(userUrl);
     await page.getByTestId('key-row').first().getByRole('button', { name: 'Revoke' }).click();

@@ -159,7 +159,7 @@ function exchange(fields: Partial<Exchange> = {}): Exchange {
     id: `req_${++ids}`, operation: 'chat.completions', method: 'POST', path: '/api/v1/chat/completions',
     headers: {}, params: {}, query: {}, startedAtMs: 0, startedAtPerfMs, signal: new AbortController().signal,
     dialect: null, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null, target: null, modelServed: null,
-    usage: null, usageEstimated: false, promptTokensEstimate: null, generated: [], upstreamStatus: null,
+    usage: null, usageEstimated: false, usageReport: null, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
     responseHeaders: {}, states: [],
     ...fields,
@@ -169,7 +169,7 @@ function exchange(fields: Partial<Exchange> = {}): Exchange {
 const target = { provider: 'anthropic', model: 'claude-sonnet-4-5' };
 const usage = { promptTokens: 1_000, completionTokens: 200, cachedTokens: 600, cacheWriteTokens: 100 };
 const cost = (totalNanos: number, unpriced = false) =>
-  ({ totalNanos, inputNanos: totalNanos, cachedInputNanos: 0, cacheWriteNanos: 0, outputNanos: 0, unpriced });
+  ({ totalNanos, inputNanos: totalNanos, cachedInputNanos: 0, cacheWriteNanos: 0, outputNanos: 0, unpriced, price: null });
 
 describe('metrics plugin hooks', () => {
   test('sums cost in USD and tokens by kind for a served model', async () => {

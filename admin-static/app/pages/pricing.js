@@ -10,6 +10,7 @@ import {
 } from '../components.js';
 import { PriceFormModal } from './pricing/price-form.js';
 import { CostCalculator } from './pricing/calculator.js';
+import { RepriceCard } from './pricing/reprice.js';
 import { UnpricedNotice } from './pricing/unpriced-notice.js';
 import { formatPerMillion } from './pricing/format.js';
 
@@ -154,6 +155,7 @@ export function PricingPage({ me, query }) {
     />
     <${UnpricedNotice} unpriced=${data?.unpriced} onSetPrice=${(prefill) => setForm({ prefill })} />
     <${CostCalculator} prices=${prices} providers=${providers} />
+    <${RepriceCard} prices=${prices} />
     <${Card} title="Model prices" flush>
       <div class="toolbar">
         <label class="sr-only" for="pricing-search">Search models</label>
