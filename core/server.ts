@@ -18,6 +18,7 @@ import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './cors.ts';
 import { capConnectionsPerAddress } from './connection-limits.ts';
+import { answerClientErrors } from './client-errors.ts';
 
 /** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
 export interface PipelineRoute extends RouteDeclaration {
@@ -249,6 +250,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   });
   server.maxConnections = limits.maxConnections;
   capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
+  answerClientErrors(server, newRequestId, (code, err) => log.debug('client error', { code, cause: err.message }));
 
   let shutdownPromise: Promise<void> | null = null;
   async function drainAndClose(): Promise<void> {

@@ -50,6 +50,28 @@ function parseRaw(response: string): { status: number; headers: string; body: un
 
 const flood = Array.from({ length: 200 }, (_, i) => `x-fuzz-${i}: ${'v'.repeat(100)}\r\n`).join('');
 
+describe('answers the HTTP parser refuses carry a JSON error body', () => {
+  test('headers over 16 KiB on /api/v1/chat/completions: 431 in OpenAI\'s shape', async () => {
+    const { status, headers, body } = parseRaw(await rawExchange(`POST /api/v1/chat/completions HTTP/1.1\r\nhost: x\r\n${flood}\r\n`));
+    assert.equal(status, 431);
+    assert.match(headers, /\r\nx-request-id: req_[0-9a-f]{32}\r\n/);
+    assert.match(headers, /\r\ncontent-type: application\/json\r\n/);
+    assert.deepEqual(body, { error: { message: 'The request headers exceed the gateway\'s limit (16 KiB in all). Send fewer or shorter headers.', type: 'invalid_request_error', code: 'request_headers_too_large', param: null } });
+  });
+
+  test('headers over 16 KiB on /api/v1/messages: 431 in Anthropic\'s shape', async () => {
+    const { status, body } = parseRaw(await rawExchange(`POST /api/v1/messages?beta=true HTTP/1.1\r\nhost: x\r\n${flood}\r\n`));
+    assert.equal(status, 431);
+    assert.deepEqual(body, { type: 'error', error: { type: 'invalid_request_error', message: 'The request headers exceed the gateway\'s limit (16 KiB in all). Send fewer or shorter headers.' } });
+  });
+
+  test('a malformed request: 400 malformed_http_request', async () => {
+    const { status, body } = parseRaw(await rawExchange('POST /api/v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n'));
+    assert.equal(status, 400);
+    assert.equal((body as { error: { code: string } }).error.code, 'malformed_http_request');
+  });
+});
+
 describe('a wrong method answers 405 in the route\'s dialect', () => {
   for (const path of ['/api/v1/messages', '/api/v1/messages/count_tokens']) {
     test(`PUT ${path}: Anthropic's shape`, async () => {
