@@ -3,25 +3,33 @@
  * body in the endpoint's shape and an `x-request-id`, even when no route handler ran —
  * - a wrong method on an Anthropic route (405) answers in Anthropic's shape;
  * - requests Node's HTTP parser refuses (headers over 16 KiB: 431; a malformed request: 400) used to
- *   get Node's empty-bodied answer.
+ *   get Node's empty-bodied answer;
+ * - a natively relayed stream with an event that is not JSON ends with the dialect's error event (it
+ *   used to end after the garbage, as if whole).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 
 let sim: OpenAISimulator;
+let anthropic: AnthropicSimulator;
 let tg: TestGateway;
 
 before(async () => {
   sim = await startOpenAISimulator();
-  tg = await startTestGateway({ providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } } });
+  anthropic = await startAnthropicSimulator();
+  tg = await startTestGateway({
+    providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' }, anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant' } },
+  });
 });
 
 after(async () => {
   await tg?.close();
   await sim?.close();
+  await anthropic?.close();
 });
 
 /** Writes `raw` on a new connection and resolves with everything the gateway sent until it closed. */
@@ -85,5 +93,24 @@ describe('a wrong method answers 405 in the route\'s dialect', () => {
     const res = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, { method: 'PUT', headers: { authorization: `Bearer ${tg.apiKey}` } });
     assert.equal(res.status, 405);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'method_not_allowed');
+  });
+});
+
+describe('a natively relayed stream with an event that is not JSON ends with an error event', () => {
+  test('Anthropic Messages to Anthropic: the last event is an error event in Anthropic\'s shape', async () => {
+    const { status, text } = await tg.post('/messages', { model: 'anthropic/sim-malformed', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(status, 200);
+    const last = text.trim().split('\n\n').at(-1)!;
+    assert.match(last, /^event: error\ndata: /, text);
+    const data = JSON.parse(last.split('data: ')[1]!) as { type: string; error: { type: string; message: string } };
+    assert.equal(data.type, 'error');
+    assert.match(data.error.message, /not JSON/);
+  });
+
+  test('Chat Completions to OpenAI: the last event is {"error":...} with upstream_malformed_response', async () => {
+    const { status, text } = await tg.post('/chat/completions', { model: 'openai/sim-malformed', stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(status, 200);
+    const last = text.trim().split('\n\n').at(-1)!;
+    assert.equal((JSON.parse(last.replace(/^data: /, '')) as { error: { code: string } }).error.code, 'upstream_malformed_response', text);
   });
 });
