@@ -142,7 +142,9 @@ function transportCase(rng: Rng, ids: FuzzIdentities): Omit<FuzzCase, 'index'> {
       { 'accept-encoding': 'gzip, br, zstd', accept: 'text/event-stream' }, { 'x-request-id': 'req_\u00ff'.repeat(100) }, { 'content-encoding': 'gzip' },
       { 'transfer-encoding': 'chunked' }, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
     ]);
-    return { ...base, method: 'POST', headers: { ...JSON_TYPE, ...authHeaders, ...odd }, expect: validKey ? null : UNAUTHENTICATED, description: `${endpoint.name}, odd headers ${Object.keys(odd).join('+')}, ${who}` };
+    // A transfer-encoding beside the content-length is refused by the HTTP parser (smuggling), before auth.
+    const expect = 'transfer-encoding' in odd ? [400] : validKey ? null : UNAUTHENTICATED;
+    return { ...base, method: 'POST', headers: { ...JSON_TYPE, ...authHeaders, ...odd }, expect, description: `${endpoint.name}, odd headers ${Object.keys(odd).join('+')}, ${who}` };
   }
   return { ...base, method: 'POST', headers: { ...JSON_TYPE, ...authHeaders }, expect: validKey ? null : UNAUTHENTICATED, description: `${endpoint.name} ${model}, ${who}` };
 }
@@ -156,10 +158,12 @@ function getCase(rng: Rng, ids: FuzzIdentities): Omit<FuzzCase, 'index'> {
   const [who, headers, validKey] = auth(rng, ids);
   const path = rng.pick([...GET_PATHS, '/healthz', '/readyz', '/metrics', '/api/openapi.json', '/nope', '/admin/', '/admin/app/../../etc/passwd', '/%2e%2e/%2e%2e/', '//api//v1//models']).replace('{id}', rng.pick([...ODD_IDS, 'resp_does_not_exist']));
   const method = path.startsWith('/api/v1/responses/') && rng.chance(0.3) ? 'DELETE' : 'GET';
-  const known = GET_PATHS.slice(0, 10).some((p) => p.split('/').length === path.split('/').length && path.startsWith(p.split('{')[0]!.replace(/\/$/, '')));
+  // The method is checked before the key: DELETE where only GET is routed is 405 whoever asks.
+  const refused = method === 'DELETE' ? [401, 405] : UNAUTHENTICATED;
+  const known = decodes(path) && GET_PATHS.slice(0, 10).some((p) => p.split('/').length === path.split('/').length && path.startsWith(p.split('{')[0]!.replace(/\/$/, '')));
   return {
     kind: 'get', method, url: path + query(rng), headers, body: null, chunked: false, shape: 'openai',
-    expect: known && !validKey && path.startsWith('/api/') ? UNAUTHENTICATED : path === '/healthz' ? [200] : null, upstreamFault: false,
+    expect: known && !validKey && path.startsWith('/api/') ? refused : path === '/healthz' ? [200] : null, upstreamFault: false,
     description: `${method} ${path}, ${who}`,
   };
 }
@@ -187,6 +191,15 @@ function adminRoutes(index: number): Array<[string, string, Record<string, unkno
   ];
 }
 
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function adminCase(rng: Rng, ids: FuzzIdentities, index: number): Omit<FuzzCase, 'index'> {
   const [method, pattern, valid] = rng.pick(adminRoutes(index));
   // Logging out with the run's session would end it: logout goes without it.
@@ -201,7 +214,8 @@ function adminCase(rng: Rng, ids: FuzzIdentities, index: number): Omit<FuzzCase,
   const headers: Headers = { 'content-type': rng.chance(0.9) ? 'application/json' : 'text/plain', ...(cookie ? { cookie } : {}), ...(crossSite ? { origin: 'https://evil.example' } : {}) };
   let body: MutatedBody | null = null;
   if (valid) body = rng.chance(0.8) ? mutateField(rng, { ...valid, x: 1 }) : rng.chance(0.5) ? mutateWhole(rng, valid) : { bytes: Buffer.from(JSON.stringify(valid)), mutation: 'unchanged' };
-  const known = !pattern.endsWith('/nope');
+  // A path parameter that does not URL-decode (`%ff`) matches no route: 404 before the session check.
+  const known = !pattern.endsWith('/nope') && decodes(path);
   const expect = known && crossSite ? [403] : known && !session && pattern !== '/admin/api/login' ? [401] : null;
   return {
     kind: 'admin', method, url: path + (method === 'GET' ? query(rng) : ''), headers, body: body?.bytes ?? null, chunked: false, shape: 'openai',

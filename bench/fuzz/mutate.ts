@@ -13,7 +13,7 @@ type Path = Array<string | number>;
 export interface MutatedBody {
   bytes: Buffer;
   mutation: string;
-  /** True when the body is certainly not a JSON object (the contract's answer is 400). */
+  /** True when the contract answers the body 400 whatever else the request holds (not JSON, not an object, nested too deep). */
   malformed?: boolean;
 }
 
@@ -96,7 +96,7 @@ export function mutateField(rng: Rng, valid: Json): MutatedBody {
   return { bytes: serialize(body, raw), mutation: `${where} = ${label}` };
 }
 
-const NOT_AN_OBJECT = new Set(['truncated', 'empty', 'whitespace', 'null', 'array', 'string', 'number', 'trailing garbage', 'nested 20000', 'nested 100000', 'comments', 'ndjson', 'NaN literal']);
+const REFUSED_BODIES = new Set(['truncated', 'empty', 'whitespace', 'null', 'array', 'string', 'number', 'trailing garbage', 'nested 20000', 'nested 100000', 'comments', 'ndjson', 'NaN literal']);
 
 /** Damage to the whole body; `valid` gives the text to cut or corrupt. */
 export function mutateWhole(rng: Rng, valid: Json): MutatedBody {
@@ -132,5 +132,5 @@ export function mutateWhole(rng: Rng, valid: Json): MutatedBody {
       case 'NaN literal': return Buffer.from(text.replace(/}$/, ',"temperature":NaN}'));
     }
   })();
-  return { bytes, mutation: `whole body: ${kind}`, malformed: NOT_AN_OBJECT.has(kind) };
+  return { bytes, mutation: `whole body: ${kind}`, malformed: REFUSED_BODIES.has(kind) };
 }

@@ -116,7 +116,8 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
       const outcome = await send(target.origin, c, agent, options.timeoutMs);
       statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
       for (const f of judge(c, outcome)) note(c, f);
-      options.onCase?.(c, ++done);
+      done++;
+      options.onCase?.(c, done);
       if (done % checkEvery === 0 && !(await checkAlive())) return;
     }
   };
