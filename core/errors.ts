@@ -86,6 +86,9 @@ export const ERROR_CATALOG = {
   concurrency_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests in flight at once.', headers: { 'retry-after': '1', 'retry-after-ms': '1000' } },
   // The request.
   invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.', headers: NO_RETRY },
+  request_headers_too_large: { status: 431, type: 'invalid_request_error', message: 'The request headers exceed the gateway\'s limit (16 KiB in all). Send fewer or shorter headers.', headers: NO_RETRY },
+  malformed_http_request: { status: 400, type: 'invalid_request_error', message: 'The HTTP request is malformed and could not be parsed.', headers: NO_RETRY },
+  request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time (server.headersTimeoutMs, server.requestTimeoutMs).' },
   request_too_large: { status: 413, type: 'invalid_request_error', message: 'Request body exceeds the gateway\'s limit.', headers: NO_RETRY },
   provider_not_found: { status: 404, type: 'not_found_error', message: 'Unknown provider.' },
   model_not_found: { status: 404, type: 'not_found_error', param: 'model', message: 'The model does not exist or is not available. GET /api/v1/models lists the models you can use.' },

@@ -285,7 +285,11 @@ async function relayNativeStream(
     return;
   }
   completeUsage(ex, deps.tokens);
-  res.end();
+  // An event the decoder could not read reached the client as it came; without an error event after
+  // it the client would take the stream for whole (or wait for an end marker that never comes).
+  const unreadable = observer.unreadable();
+  if (unreadable) failStream(ex, call, res, renderer, unreadable, deps.log, hooks.secrets);
+  else res.end();
 }
 
 interface StreamObserver {
@@ -296,6 +300,8 @@ interface StreamObserver {
    * now) completed it. Throws `GatewayError` when the stream was cut short.
    */
   end(): unknown;
+  /** The error of an upstream event that was not what the API documents (not JSON), if one came. */
+  unreadable(): GatewayError | null;
 }
 
 /** Decodes a relayed stream for accounting only. Its own failures never disturb the relay. */
@@ -307,6 +313,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
   const chunks: DecodedChunk[] = [];
   let state: 'observing' | 'done' | 'failed' = 'observing';
   let final: unknown;
+  let unreadable: GatewayError | null = null;
   const observe = (step: () => void) => {
     try {
       step();
@@ -320,6 +327,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
         // The upstream's in-band error already reached the client in its own shape; the log records it.
         ex.status = err.status;
         ex.errorCode = err.code;
+        if (err.code === 'upstream_malformed_response') unreadable = err;
       } else log.error('pass-through observer failed', { requestId: ex.id, err });
     } finally {
       chunks.length = 0;
@@ -358,6 +366,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
       if (truncated) throw truncated;
       return final;
     },
+    unreadable: () => unreadable,
   };
 }
 

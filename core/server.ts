@@ -18,6 +18,7 @@ import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './cors.ts';
 import { capConnectionsPerAddress } from './connection-limits.ts';
+import { answerClientErrors } from './client-errors.ts';
 
 /** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
 export interface PipelineRoute extends RouteDeclaration {
@@ -115,6 +116,8 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     let route: PipelineRoute | null = null;
+    // The dialect of the matched path, whatever the method: a 405 on /v1/messages speaks Anthropic.
+    let pathDialect: Dialect | null = null;
     if (options.cors && path.startsWith('/api/') && options.cors.apply(req, res, requestId)) return;
     try {
       const local = localRoutes[`${method} ${path}`];
@@ -128,6 +131,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
         return await runExchange(req, res, requestId, method, path, unknownEndpoint(method), NO_PARAMS, endpointNotFound(method, path, endpointsNear(path)));
       }
       if (!matched) throw routeNotFound(method, path);
+      pathDialect = [...matched.byMethod.values()].find((r) => r.dialect)?.dialect ?? null;
       route = matched.byMethod.get(method) ?? null;
       if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
       if (draining) throw shuttingDown();
@@ -136,7 +140,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       const error = toGatewayError(err);
       if (error.code === 'internal_error') log.error('request failed', { requestId, err });
       // Before the exchange exists (bad body, unknown path) the error still speaks the route's dialect.
-      const errorBody = route?.dialect?.errorBody ?? openAIErrorBody;
+      const errorBody = (route?.dialect ?? pathDialect)?.errorBody ?? openAIErrorBody;
       if (req.readableEnded || req.destroyed) sendError(res, error, requestId, undefined, errorBody);
       else sendError(res, error, requestId, { connection: 'close' }, errorBody);
     }
@@ -247,6 +251,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   });
   server.maxConnections = limits.maxConnections;
   capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
+  answerClientErrors(server, newRequestId, (code, err) => log.debug('client error', { code, cause: err.message }));
 
   let shutdownPromise: Promise<void> | null = null;
   async function drainAndClose(): Promise<void> {
