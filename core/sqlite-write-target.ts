@@ -1,7 +1,9 @@
 /**
  * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
  * `llm_requests` and their sums to `usage_rollups` (`usage-rollup-writer.ts`) in the same
- * transaction, spends to `gateway_users`. Prepared statements, one transaction per
+ * transaction, spends to `gateway_users`, crossed budget alert thresholds to `budget_alerts` (INSERT OR
+ * IGNORE on its unique key: a threshold fires once per user and period, whatever the
+ * concurrency or restarts). Prepared statements, one transaction per
  * batch; within a batch only a user's last spend is written (spends are absolute, so the earlier
  * ones of the same transaction would be overwritten anyway).
  */
@@ -27,6 +29,11 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
   const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
   const addToRollups = createRollupWriter(sqlite);
+  const insertAlert = sqlite.prepare(`INSERT OR IGNORE INTO budget_alerts
+    (gateway_user_id, period_start, threshold_percent, fired_at, payload, state, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const writeAlert = (a: PendingWrite & { kind: 'alert' }) => {
+    insertAlert.run(a.userId, a.periodStartIso, a.thresholdPercent, a.firedAtIso, a.payload, a.deliver ? 'pending' : 'unsent', a.deliver ? a.firedAtIso : null);
+  };
 
   // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
   const detach = (row: RequestLogRow): RequestLogRow => ({
@@ -38,14 +45,17 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   const writeBatch = sqlite.transaction((writes: readonly PendingWrite[]) => {
     const lastSpend = new Map<number, PendingWrite & { kind: 'spend' }>();
     const rows: RequestLogRow[] = [];
+    const alerts: Array<PendingWrite & { kind: 'alert' }> = [];
     for (const write of writes) {
       if (write.kind === 'request') {
         insert.run(valuesOf(write.row));
         rows.push(write.row);
-      } else lastSpend.set(write.userId, write);
+      } else if (write.kind === 'spend') lastSpend.set(write.userId, write);
+      else alerts.push(write);
     }
     addToRollups(rows);
     for (const spend of lastSpend.values()) writeSpend.run(spend.spentNanos, spend.periodStartIso, spend.userId);
+    for (const alert of alerts) writeAlert(alert);
   });
   const writeRow = sqlite.transaction((row: RequestLogRow) => {
     insert.run(valuesOf(row));
@@ -56,7 +66,8 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     writeBatch,
     writeOne(write) {
       if (write.kind === 'request') writeRow(detach(write.row));
-      else writeSpend.run(write.spentNanos, write.periodStartIso, write.userId);
+      else if (write.kind === 'spend') writeSpend.run(write.spentNanos, write.periodStartIso, write.userId);
+      else writeAlert(write);
     },
     isTransient: isTransientSqliteError,
     isOpen: () => sqlite.open,

@@ -37,7 +37,13 @@ export type PendingWrite =
    * A user's spend after a settlement: the absolute integer nano-USD spent in the budget period
    * that starts at `periodStartIso` (a later write for the same user supersedes it).
    */
-  | { kind: 'spend'; group: string; userId: number; spentNanos: number; periodStartIso: string };
+  | { kind: 'spend'; group: string; userId: number; spentNanos: number; periodStartIso: string }
+  /**
+   * A budget alert threshold crossed by the spend of the same group: recorded once per user, period
+   * and threshold (a duplicate is ignored), with its webhook body. `deliver` false records it as
+   * 'unsent' (no webhook configured).
+   */
+  | { kind: 'alert'; group: string; userId: number; periodStartIso: string; thresholdPercent: number; firedAtIso: string; payload: string; deliver: boolean };
 
 /** What persists writes. Every method is synchronous and may throw; the queue decides what then. */
 export interface WriteTarget {
