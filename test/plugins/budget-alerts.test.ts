@@ -19,6 +19,10 @@ import { loginAdmin } from '../helpers/admin-client.ts';
 import { sleep } from '../helpers/sim-http.ts';
 import type { UserFields } from '../../core/gateway-users.ts';
 import { crossedThresholds } from '../../plugins/budget/alerts.ts';
+import { ManifestError, validateManifest } from '../../core/manifest.ts';
+import { pluginRegistry } from '../../plugins/index.ts';
+import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import type { PendingWrite } from '../../core/write-behind.ts';
 import { retryDelayMs } from '../../plugins/budget/alert-delivery.ts';
 
 const SECRET = 'test-webhook-secret-0123456789';
@@ -93,6 +97,41 @@ describe('budget alerts', () => {
     assert.equal(retryDelayMs(3, 1000, 60_000, () => 0), 2000);
     assert.equal(retryDelayMs(3, 1000, 60_000, () => 0.999), 5996);
     assert.equal(retryDelayMs(20, 1000, 60_000, () => 0.5), 60_000);
+  });
+
+  test('the manifest defaults alerts to 80 % and 100 % and requires a secret with a webhook', () => {
+    const budgetConfig = (alerts?: Record<string, unknown>) => {
+      const manifest = validateManifest({ plugins: [{ name: 'budget', config: alerts ? { alerts } : {} }, { name: 'provider-router', config: { providers: {} } }] }, pluginRegistry, { env: { SECRET: SECRET } });
+      return manifest.plugins[0]!.config as { alerts: Record<string, unknown> };
+    };
+    assert.deepEqual(budgetConfig().alerts.thresholds, [80, 100]);
+    assert.equal(budgetConfig({ webhookUrl: 'https://h.example/x', secret: '${SECRET}' }).alerts.secret, SECRET, 'the secret may come from the environment');
+    assert.throws(() => budgetConfig({ webhookUrl: 'https://h.example/x' }), (err: unknown) => {
+      assert.ok(err instanceof ManifestError);
+      assert.equal(err.issues.length, 1);
+      assert.match(err.issues[0]!.pointer, /alerts/);
+      assert.match(err.issues[0]!.message, /secret/);
+      return true;
+    });
+  });
+
+  test('the same alert written twice (two batches, two processes) is stored once', async () => {
+    const receiver = await startWebhookReceiver();
+    const tg = await gateway({ budgetUsd: 1, receiver });
+    try {
+      const alert: PendingWrite = {
+        kind: 'alert', group: 'r1', userId: tg.userId, periodStartIso: '2026-11-01T00:00:00.000Z', thresholdPercent: 80,
+        firedAtIso: '2026-11-20T00:00:00.000Z', payload: '{}', deliver: false,
+      };
+      const target = createSqliteWriteTarget(tg.gateway.store);
+      target.writeBatch([alert, { ...alert, group: 'r2' }]);
+      target.writeOne({ ...alert, group: 'r3', firedAtIso: '2026-11-21T00:00:00.000Z' });
+      const rows = tg.gateway.store.sqlite.prepare('SELECT fired_at, state FROM budget_alerts WHERE gateway_user_id = ?').all(tg.userId);
+      assert.deepEqual(rows, [{ fired_at: '2026-11-20T00:00:00.000Z', state: 'unsent' }]);
+    } finally {
+      await tg.close();
+      await receiver.close();
+    }
   });
 
   test('crossing 80 % then 100 % sends one signed alert each, and the admin API lists them as delivered', async () => {
