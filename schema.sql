@@ -285,3 +285,32 @@ DROP TRIGGER llm_requests_rollup;
 -- with its model and source; NULL when unpriced).
 ALTER TABLE llm_requests ADD COLUMN usage_reported TEXT;
 ALTER TABLE llm_requests ADD COLUMN billed_price TEXT;
+
+-- version: 13
+-- Budget alerts (budget plugin `alerts`, README "Budget alerts").
+-- A user's own alert thresholds, a JSON array of integer percents of the budget limit ([50, 90]);
+-- NULL = the manifest's `alerts.thresholds`; [] = no alerts for this user.
+ALTER TABLE gateway_users ADD COLUMN budget_alert_thresholds TEXT;
+-- One row per threshold crossed per user and budget period: inserted with INSERT OR IGNORE in the same
+-- transaction as the spend that crossed it, so the UNIQUE key makes "once per period" hold across
+-- concurrency, crashes and restarts. The row is also the webhook's durable delivery queue: `payload`
+-- is the exact JSON body; `state` 'pending' rows are (re)sent once `next_attempt_at` has passed, so a
+-- restart resumes them. 'unsent' = no webhook was configured when it fired.
+CREATE TABLE budget_alerts (
+  id INTEGER PRIMARY KEY,
+  gateway_user_id INTEGER NOT NULL REFERENCES gateway_users (id) ON DELETE CASCADE,
+  -- Start of the budget period (ISO-8601 UTC) the spend belongs to.
+  period_start TEXT NOT NULL,
+  threshold_percent INTEGER NOT NULL CHECK (threshold_percent > 0),
+  fired_at TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed', 'unsent')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  -- When a 'pending' row is due; NULL in every other state.
+  next_attempt_at TEXT,
+  delivered_at TEXT,
+  last_error TEXT,
+  UNIQUE (gateway_user_id, period_start, threshold_percent)
+) STRICT;
+CREATE INDEX budget_alerts_due ON budget_alerts (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX budget_alerts_by_time ON budget_alerts (fired_at);

@@ -1,13 +1,13 @@
 /** `tollgate users create|list|show|update|delete` */
 import { Command, Option } from 'commander';
 import {
-  BUDGET_PERIODS, createGatewayUser, deleteGatewayUser, listGatewayUsers, updateGatewayUser, type UserFields,
+  BUDGET_PERIODS, checkAlertThresholds, createGatewayUser, deleteGatewayUser, listGatewayUsers, updateGatewayUser, type UserFields,
 } from '../core/gateway-users.ts';
 import type { BudgetPeriod } from '../core/db-types.ts';
 import { addDataDirOption, parsePositiveInt, parseUsd, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printRecord, printTable } from './output.ts';
 
-const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'created_at'];
+const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'budget_alert_thresholds', 'created_at'];
 
 interface UserOptions {
   name?: string;
@@ -17,6 +17,7 @@ interface UserOptions {
   rpm?: number;
   tpm?: number;
   maxConcurrent?: number;
+  alertThresholds?: number[] | null;
   disabled?: boolean;
   json?: boolean;
   dataDir?: string;
@@ -29,7 +30,17 @@ function addUserFieldOptions(command: Command): Command {
     .addOption(new Option('--budget-period <period>', 'when the budget resets').choices(BUDGET_PERIODS))
     .option('--rpm <n>', 'requests per minute', parsePositiveInt('--rpm'))
     .option('--tpm <n>', 'tokens per minute', parsePositiveInt('--tpm'))
-    .option('--max-concurrent <n>', 'requests in flight at once (default: the manifest\'s rate-limit defaultMaxConcurrent)', parsePositiveInt('--max-concurrent'));
+    .option('--max-concurrent <n>', 'requests in flight at once (default: the manifest\'s rate-limit defaultMaxConcurrent)', parsePositiveInt('--max-concurrent'))
+    .option('--alert-thresholds <percents>', 'budget alert thresholds, percents of the budget ("50,80,100"; "none" = no alerts; "default" = the manifest\'s)', parseAlertThresholds);
+}
+
+/** `--alert-thresholds`: "50,80,100", "none" ([]) or "default" (null). */
+function parseAlertThresholds(value: string): number[] | null {
+  if (value === 'default') return null;
+  if (value === 'none') return [];
+  const checked = checkAlertThresholds(value.split(',').map((part) => (/^\s*\d+\s*$/.test(part) ? Number(part) : part.trim())));
+  if (typeof checked === 'string') throw new CliError(`--alert-thresholds ${checked}, or "none" or "default"`);
+  return checked;
 }
 
 function fieldsOf(options: UserOptions): UserFields {
@@ -41,6 +52,7 @@ function fieldsOf(options: UserOptions): UserFields {
   if (options.rpm !== undefined) fields.rpm = options.rpm;
   if (options.tpm !== undefined) fields.tpm = options.tpm;
   if (options.maxConcurrent !== undefined) fields.maxConcurrent = options.maxConcurrent;
+  if (options.alertThresholds !== undefined) fields.alertThresholds = options.alertThresholds;
   if (options.disabled !== undefined) fields.disabled = options.disabled;
   return fields;
 }

@@ -22,6 +22,8 @@ export interface GatewayUsersTable {
   /** Integer nano-USD spent in the period starting at `budget_period_start`. */
   budget_spent_nanos: Generated<number>;
   budget_period_start: string | null;
+  /** JSON array of integer percents of the limit; null = the budget plugin's `alerts.thresholds`. */
+  budget_alert_thresholds: string | null;
 }
 
 export interface ApiKeysTable {
@@ -171,7 +173,27 @@ export interface UsageRollupsTable {
   last_unpriced_at: string | null;
 }
 
+/** `budget_alerts`: each threshold crossed per user and period, and its webhook delivery (schema.sql v12). */
+export interface BudgetAlertsTable {
+  id: Generated<number>;
+  gateway_user_id: number;
+  period_start: string;
+  threshold_percent: number;
+  fired_at: string;
+  /** The webhook's JSON body, exactly as sent. */
+  payload: string;
+  state: BudgetAlertState;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  last_error: string | null;
+}
+
+/** `pending`: to send (again) at `next_attempt_at`; `failed`: every attempt failed; `unsent`: no webhook configured. */
+export type BudgetAlertState = 'pending' | 'delivered' | 'failed' | 'unsent';
+
 export interface Database {
+  budget_alerts: BudgetAlertsTable;
   usage_rollups: UsageRollupsTable;
   admin_sessions: AdminSessionsTable;
   gateway_users: GatewayUsersTable;

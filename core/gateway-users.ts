@@ -22,6 +22,8 @@ export interface GatewayUserView {
   tpm: number | null;
   /** Requests in flight at once; null = the manifest default (rate-limit `defaultMaxConcurrent`). */
   max_concurrent: number | null;
+  /** Budget alert thresholds, percents of the limit, ascending; null = the budget plugin's `alerts.thresholds`; [] = none. */
+  budget_alert_thresholds: number[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -37,6 +39,7 @@ export function toUserView(row: GatewayUser): GatewayUserView {
     rpm: row.rpm,
     tpm: row.tpm,
     max_concurrent: row.max_concurrent ?? null,
+    budget_alert_thresholds: readAlertThresholds(row.budget_alert_thresholds),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -51,8 +54,41 @@ export interface UserFields {
   rpm?: number | null;
   tpm?: number | null;
   maxConcurrent?: number | null;
+  /** Percents of the limit (checked with `checkAlertThresholds`); null = the manifest default. */
+  alertThresholds?: number[] | null;
   disabled?: boolean;
 }
+
+/** Most thresholds one user may have: alerts are for people, not a progress bar. */
+export const MAX_ALERT_THRESHOLDS = 10;
+/** Highest threshold, percent: 1000 % alerts on spend far past the limit (answers longer than their reservation). */
+export const MAX_ALERT_PERCENT = 1000;
+
+/**
+ * `values` as alert thresholds: integer percents 1–1000, at most 10, returned ascending without
+ * duplicates. Returns a message saying what is wrong instead when they are not.
+ */
+export function checkAlertThresholds(values: unknown): number[] | string {
+  if (!Array.isArray(values)) return 'must be a list of percents such as [80, 100]';
+  if (values.length > MAX_ALERT_THRESHOLDS) return `must have at most ${MAX_ALERT_THRESHOLDS} thresholds`;
+  for (const v of values) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_ALERT_PERCENT) return `must hold whole percents from 1 to ${MAX_ALERT_PERCENT} (got ${JSON.stringify(v)})`;
+  }
+  return [...new Set(values as number[])].sort((a, b) => a - b);
+}
+
+/** The stored column (JSON or NULL) as thresholds; a value that is not a valid list reads as NULL (the default). */
+export function readAlertThresholds(column: string | null | undefined): number[] | null {
+  if (column == null) return null;
+  try {
+    const checked = checkAlertThresholds(JSON.parse(column));
+    return typeof checked === 'string' ? null : checked;
+  } catch {
+    return null;
+  }
+}
+
+const alertColumn = (values: number[] | null): string | null => (values === null ? null : JSON.stringify(values));
 
 export async function createGatewayUser(db: Kysely<Database>, fields: UserFields & { name: string }): Promise<GatewayUserView> {
   const now = nowIso();
@@ -67,6 +103,7 @@ export async function createGatewayUser(db: Kysely<Database>, fields: UserFields
       rpm: fields.rpm ?? null,
       tpm: fields.tpm ?? null,
       max_concurrent: fields.maxConcurrent ?? null,
+      budget_alert_thresholds: alertColumn(fields.alertThresholds ?? null),
       created_at: now,
       updated_at: now,
     })
@@ -100,6 +137,7 @@ export async function updateGatewayUser(db: Kysely<Database>, id: number, fields
   if (fields.rpm !== undefined) set.rpm = fields.rpm;
   if (fields.tpm !== undefined) set.tpm = fields.tpm;
   if (fields.maxConcurrent !== undefined) set.max_concurrent = fields.maxConcurrent;
+  if (fields.alertThresholds !== undefined) set.budget_alert_thresholds = alertColumn(fields.alertThresholds);
   const row = await db.updateTable('gateway_users').set(set).where('id', '=', id).returningAll().executeTakeFirst();
   return row ? toUserView(row) : undefined;
 }

@@ -1,8 +1,10 @@
 /**
  * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
  * `llm_requests` and their sums to `usage_rollups` (`usage-rollup-writer.ts`) in the same
- * transaction, spends to `gateway_users`. Prepared statements, one transaction per
- * batch; within a batch a user's consecutive spends of one period are summed into one UPDATE.
+ * transaction, spends to `gateway_users`, crossed budget alert thresholds to `budget_alerts` (INSERT OR
+ * IGNORE on its unique key: a threshold fires once per user and period, whatever the
+ * concurrency or restarts). Prepared statements, one transaction per batch; within a batch a
+ * user's consecutive spends of one period are summed into one UPDATE.
  */
 import type { Store } from './db.ts';
 import { prepareQuery } from './db.ts';
@@ -32,6 +34,11 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
   const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
   const addToRollups = createRollupWriter(sqlite);
+  const insertAlert = sqlite.prepare(`INSERT OR IGNORE INTO budget_alerts
+    (gateway_user_id, period_start, threshold_percent, fired_at, payload, state, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const writeAlert = (a: PendingWrite & { kind: 'alert' }) => {
+    insertAlert.run(a.userId, a.periodStartIso, a.thresholdPercent, a.firedAtIso, a.payload, a.deliver ? 'pending' : 'unsent', a.deliver ? a.firedAtIso : null);
+  };
 
   // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
   const detach = (row: RequestLogRow): RequestLogRow => ({
@@ -44,10 +51,15 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     // Per user, the spends not yet written: summed while they are of one period.
     const pendingSpend = new Map<number, SpendWrite>();
     const rows: RequestLogRow[] = [];
+    const alerts: Array<PendingWrite & { kind: 'alert' }> = [];
     for (const write of writes) {
       if (write.kind === 'request') {
         insert.run(valuesOf(write.row));
         rows.push(write.row);
+        continue;
+      }
+      if (write.kind === 'alert') {
+        alerts.push(write);
         continue;
       }
       const pending = pendingSpend.get(write.userId);
@@ -60,6 +72,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     }
     addToRollups(rows);
     for (const spend of pendingSpend.values()) writeSpend(spend);
+    for (const alert of alerts) writeAlert(alert);
   });
   const writeRow = sqlite.transaction((row: RequestLogRow) => {
     insert.run(valuesOf(row));
@@ -70,7 +83,8 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     writeBatch,
     writeOne(write) {
       if (write.kind === 'request') writeRow(detach(write.row));
-      else writeSpend(write);
+      else if (write.kind === 'spend') writeSpend(write);
+      else writeAlert(write);
     },
     isTransient: isTransientSqliteError,
     isOpen: () => sqlite.open,

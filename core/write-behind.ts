@@ -39,7 +39,13 @@ export type PendingWrite =
    * (a rollover), it becomes `spentNanos`, the ledger's total for this one. Deltas, not totals, so a
    * spend adjusted by another writer meanwhile (`tollgate pricing reprice` in another process) is kept.
    */
-  | { kind: 'spend'; group: string; userId: number; deltaNanos: number; spentNanos: number; periodStartIso: string };
+  | { kind: 'spend'; group: string; userId: number; deltaNanos: number; spentNanos: number; periodStartIso: string }
+  /**
+   * A budget alert threshold crossed by the spend of the same group: recorded once per user, period
+   * and threshold (a duplicate is ignored), with its webhook body. `deliver` false records it as
+   * 'unsent' (no webhook configured).
+   */
+  | { kind: 'alert'; group: string; userId: number; periodStartIso: string; thresholdPercent: number; firedAtIso: string; payload: string; deliver: boolean };
 
 /** What persists writes. Every method is synchronous and may throw; the queue decides what then. */
 export interface WriteTarget {

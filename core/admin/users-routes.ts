@@ -15,7 +15,7 @@ import {
 import { conflict, invalidRequest, resourceNotFound } from '../errors.ts';
 import { keyStatsByUser } from '../api-keys.ts';
 import {
-  BUDGET_PERIODS, createGatewayUser, deleteGatewayUser, findGatewayUserByName, getGatewayUser, listGatewayUsers,
+  BUDGET_PERIODS, checkAlertThresholds, createGatewayUser, deleteGatewayUser, findGatewayUserByName, getGatewayUser, listGatewayUsers,
   updateGatewayUser, type GatewayUserView, type UserFields,
 } from '../gateway-users.ts';
 import type { BudgetPeriod } from '../db-types.ts';
@@ -89,7 +89,7 @@ export async function requireUser(ctx: AdminContext, rawId: string | undefined):
   return user;
 }
 
-const USER_FIELDS = ['name', 'email', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'disabled'] as const;
+const USER_FIELDS = ['name', 'email', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'budget_alert_thresholds', 'disabled'] as const;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** The user fields of a create (`name` required) or PATCH body (all optional). */
@@ -111,8 +111,18 @@ function readUserFields(raw: unknown, creating: boolean): UserFields {
     rpm: numberField(body, 'rpm', limit),
     tpm: numberField(body, 'tpm', limit),
     maxConcurrent: numberField(body, 'max_concurrent', limit),
+    alertThresholds: alertThresholdsField(body),
     disabled: booleanField(body, 'disabled'),
   };
+}
+
+/** `budget_alert_thresholds`: absent (unchanged), null (the manifest default) or a list of percents. */
+function alertThresholdsField(body: Body): number[] | null | undefined {
+  const value = body.budget_alert_thresholds;
+  if (value === undefined || value === null) return value;
+  const checked = checkAlertThresholds(value);
+  if (typeof checked === 'string') throw invalidRequest(`"budget_alert_thresholds" ${checked}, or null for the gateway's default.`, 'budget_alert_thresholds');
+  return checked;
 }
 
 async function assertNameFree(ctx: AdminContext, name: string | undefined, selfId?: number): Promise<void> {

@@ -15,6 +15,10 @@
  *   cost, or is released when nothing was billed. Every user's spend is recorded, limited or not, so
  *   `GET /api/account` can show it.
  *
+ * - Alerts (`alerts.ts`, `alert-delivery.ts`): a settlement whose spend crosses one of the user's
+ *   alert thresholds records the alert in the same transaction as the spend, once per threshold and
+ *   period; a background job POSTs it, signed, to the manifest's `alerts.webhookUrl`, with retries.
+ *
  * A response longer than its reservation (no `max_tokens`, a long answer) is still billed in full, so
  * spend can pass the limit by at most that difference; the next request is then refused.
  */
@@ -30,6 +34,8 @@ import { createBudgetLedger, isReservation, type Reservation } from './ledger.ts
 import type { BudgetService, BudgetStatus } from '../../core/services.ts';
 import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
 import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import { createAlertFiring } from './alerts.ts';
+import { createAlertDelivery, type AlertDelivery } from './alert-delivery.ts';
 
 /** The budget's own write-behind queue, when no logger provides one: the logger's defaults. */
 const OWN_QUEUE: WriteBehindSettings = { batchSize: 200, flushIntervalMs: 50, maxQueueSize: 100_000 };
@@ -65,6 +71,10 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     invalidate: (userId) => ledger.invalidate(userId),
   };
   ctx.services.provide('budget', service);
+  const { webhookUrl, secret } = config.alerts;
+  const webhook = webhookUrl !== undefined && secret !== undefined ? { ...config.alerts, webhookUrl, secret } : null;
+  const alerts = createAlertFiring(config.alerts.thresholds, writes, webhook !== null);
+  const delivery: AlertDelivery | null = webhook && createAlertDelivery(ctx.store, webhook, ctx.clock, ctx.log, () => ledger.flush());
 
   /**
    * What to reserve for `ex`: its worst case when that fits `remainingNanos`; else, with overflow
@@ -118,10 +128,13 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     },
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
-      ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, ctx.clock(), ex.id);
+      const nowMs = ctx.clock();
+      const change = ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, nowMs, ex.id);
       state.reservation = null;
+      if (change && alerts.onSpend(change, ex.id, nowMs) > 0) delivery?.wake();
     },
-    close() {
+    async close() {
+      await delivery?.close();
       ledger.close();
       if (!shared) writes.close();
     },

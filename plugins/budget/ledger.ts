@@ -21,8 +21,25 @@ import { nowIso, prepareQuery } from '../../core/db.ts';
 import type { BudgetPeriod } from '../../core/db-types.ts';
 import { budgetWindow, type BudgetWindow } from '../../core/calendar-period.ts';
 import { microsToNanos } from '../../core/money.ts';
+import { readAlertThresholds } from '../../core/gateway-users.ts';
 import type { BudgetStatus } from '../../core/services.ts';
 import type { WriteBehind } from '../../core/write-behind.ts';
+
+/**
+ * What a settlement did to a user's spend, for the budget alerts (`alerts.ts`): the spend of the
+ * current period before and after it (nano-USD), the limit then, and the user's own thresholds.
+ */
+export interface SpendChange {
+  readonly userId: number;
+  readonly userName: string;
+  readonly beforeNanos: number;
+  readonly afterNanos: number;
+  /** Null = unlimited. */
+  readonly limitNanos: number | null;
+  readonly window: BudgetWindow;
+  /** The user's `budget_alert_thresholds`; null = the manifest's. */
+  readonly alertThresholds: readonly number[] | null;
+}
 
 /** A reservation to settle or release when the request ends. */
 export interface Reservation {
@@ -31,6 +48,8 @@ export interface Reservation {
 }
 
 interface UserBudget {
+  name: string;
+  alertThresholds: number[] | null;
   limitNanos: number | null;
   period: BudgetPeriod;
   spentNanos: number;
@@ -49,9 +68,11 @@ export interface BudgetLedger {
   reserve(userId: number, amountNanos: number, nowMs: number): Reservation | BudgetStatus;
   /**
    * Ends a reservation: `actualNanos` (≥ 0) becomes spend of the current period; 0 releases it.
-   * `requestId` groups the spend's write with the request's log row (one transaction).
+   * `requestId` groups the spend's write with the request's log row (one transaction): a write the
+   * caller queues with the same group right after (an alert) commits with them. Returns what changed,
+   * or null when nothing was spent.
    */
-  settle(reservation: Reservation, actualNanos: number, nowMs: number, requestId: string): void;
+  settle(reservation: Reservation, actualNanos: number, nowMs: number, requestId: string): SpendChange | null;
   /** Re-reads a user's limit, period and spend from the database (all users when omitted). */
   invalidate(userId?: number): void;
   /** Writes settled spend now (the whole write-behind queue). */
@@ -65,7 +86,7 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
   const { sqlite, db } = store;
   const read = prepareQuery(
     sqlite,
-    db.selectFrom('gateway_users').select(['budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start']).where('id', '=', 0),
+    db.selectFrom('gateway_users').select(['name', 'budget_alert_thresholds', 'budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start']).where('id', '=', 0),
   );
   const users = new Map<number, UserBudget>();
   // The CLI changes limits and periods from another process; spend is only ever written here.
@@ -82,6 +103,8 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
       return undefined;
     }
     const user: UserBudget = {
+      name: row.name,
+      alertThresholds: readAlertThresholds(row.budget_alert_thresholds),
       limitNanos: row.budget_limit_micros === null ? null : microsToNanos(row.budget_limit_micros),
       period: row.budget_period,
       spentNanos: row.budget_spent_nanos,
@@ -129,16 +152,21 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
     },
     settle(reservation, actualNanos, nowMs, requestId) {
       const user = users.get(reservation.userId);
-      if (!user) return;
+      if (!user) return null;
       user.reservedNanos = Math.max(0, user.reservedNanos - reservation.amountNanos);
-      if (actualNanos <= 0) return;
+      if (actualNanos <= 0) return null;
       const window = budgetWindow(user.period, nowMs, timeZone);
-      user.spentNanos = spentIn(user, window) + actualNanos;
+      const beforeNanos = spentIn(user, window);
+      user.spentNanos = beforeNanos + actualNanos;
       if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
       writes.enqueue({
         kind: 'spend', group: requestId, userId: reservation.userId, deltaNanos: actualNanos, spentNanos: user.spentNanos,
         periodStartIso: nowIso(user.spentWindowStartMs),
       });
+      return {
+        userId: reservation.userId, userName: user.name, beforeNanos, afterNanos: user.spentNanos, limitNanos: user.limitNanos,
+        window, alertThresholds: user.alertThresholds,
+      };
     },
     invalidate(userId) {
       flush();

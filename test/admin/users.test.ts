@@ -75,7 +75,7 @@ describe('creating users', () => {
     assert.match(res.body.created_at, ISO);
     assert.deepEqual(res.body, {
       id: res.body.id, name: 'create-alice', email: 'alice@example.com', disabled: false,
-      budget_limit_usd: 5, budget_period: 'monthly', rpm: 60, tpm: null, max_concurrent: null,
+      budget_limit_usd: 5, budget_period: 'monthly', rpm: 60, tpm: null, max_concurrent: null, budget_alert_thresholds: null,
       created_at: res.body.created_at, updated_at: res.body.created_at,
       budget: { limit_usd: 5, spent_usd: 0, spent_nanos: 0, reserved_usd: 0, remaining_usd: 5, ...MONTH },
       key_count: 0, last_used_at: null,

@@ -37,6 +37,15 @@ describe('tollgate users', () => {
     const capped = await cliJson<Record<string, unknown>>(['users', 'update', id, '--max-concurrent', '8'], { dataDir });
     assert.equal(capped.max_concurrent, 8);
 
+    assert.equal(updated.budget_alert_thresholds, null);
+    const alerting = await cliJson<Record<string, unknown>>(['users', 'update', id, '--alert-thresholds', '90,50,90'], { dataDir });
+    assert.deepEqual(alerting.budget_alert_thresholds, [50, 90]);
+    assert.deepEqual((await cliJson<Record<string, unknown>>(['users', 'update', id, '--alert-thresholds', 'none'], { dataDir })).budget_alert_thresholds, []);
+    assert.equal((await cliJson<Record<string, unknown>>(['users', 'update', id, '--alert-thresholds', 'default'], { dataDir })).budget_alert_thresholds, null);
+    const badThresholds = await runCli(['users', 'update', id, '--alert-thresholds', '80,0'], { dataDir });
+    assert.equal(badThresholds.code, 1);
+    assert.equal(badThresholds.stderr, 'error: --alert-thresholds must hold whole percents from 1 to 1000 (got 0), or "none" or "default"\n');
+
     assert.deepEqual(await cliJson(['users', 'delete', 'ada'], { dataDir }), { id: Number(id), deleted: true });
     assert.deepEqual(await cliJson(['users', 'list'], { dataDir }), []);
   });

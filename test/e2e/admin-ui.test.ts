@@ -179,6 +179,20 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     await shot('07-dashboard');
   });
 
+  test('the dashboard lists a budget alert with its delivery state', async () => {
+    // An alert as the budget plugin records it (without a webhook: state "unsent").
+    const user = await tg.gateway.store.db.selectFrom('gateway_users').select('id').where('name', '=', 'e2e-alice').executeTakeFirstOrThrow();
+    const firedAt = new Date().toISOString();
+    const payload = { type: 'budget.threshold', user: { id: user.id, name: 'e2e-alice' }, period: { start: '2026-01-01T00:00:00.000Z', end: null },
+      spent_nanos: 4_000_000_000, spent_usd: 4, limit_nanos: 5_000_000_000, limit_usd: 5, threshold_percent: 80, fired_at: firedAt };
+    tg.gateway.store.sqlite.prepare(`INSERT INTO budget_alerts (gateway_user_id, period_start, threshold_percent, fired_at, payload, state)
+      VALUES (?, ?, 80, ?, ?, 'unsent')`).run(user.id, payload.period.start, firedAt, JSON.stringify(payload));
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const row = page.getByTestId('recent-alerts').locator('tbody tr').first();
+    await assert.doesNotReject(row.filter({ hasText: 'e2e-alice' }).filter({ hasText: '80 %' }).filter({ hasText: 'no webhook' }).waitFor());
+    await shot('07b-dashboard-alerts');
+  });
+
   test('sets a price and the cost calculator uses it', async () => {
     await page.getByRole('link', { name: 'Pricing' }).click();
     await page.getByRole('button', { name: 'New price' }).click();

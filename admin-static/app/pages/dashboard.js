@@ -1,9 +1,10 @@
 // Dashboard: totals, latency percentiles and a per-day chart for a chosen period, plus who and
-// what spends most, users near their budget and models served without a price (GET /stats).
+// what spends most, users near their budget and models served without a price (GET /stats), and the
+// budget alerts fired lately with their webhook delivery (GET /alerts).
 import { api, query } from '../api.js';
 import {
   html, PageHeader, Card, Spinner, ErrorBox, EmptyState, Field, Badge, SpendBar, useAsync,
-  formatUsd, formatNumber, formatCompact, formatPercent, formatMs, formatRelative,
+  formatUsd, formatNumber, formatCompact, formatPercent, formatMs, formatRelative, formatDateTime,
 } from '../components.js';
 import { DailyChart, ChartLegend } from '../chart.js';
 
@@ -90,7 +91,7 @@ function TopModels({ rows }) {
 }
 
 function BudgetAlerts({ rows }) {
-  return html`<${Card} title="Budget alerts" flush>
+  return html`<${Card} title="Users near their budget" flush>
     ${rows.length === 0
       ? html`<p class="muted" style="padding:16px 20px">Every user is below 80 % of their budget.</p>`
       : html`<div class="table-wrap"><table class="table">
@@ -99,6 +100,42 @@ function BudgetAlerts({ rows }) {
           <td><${UserName} id=${r.user_id} name=${r.user_name} />
             ${r.ratio >= 1 && html` <${Badge} tone="err">over budget<//>`}</td>
           <td style="min-width:220px"><${SpendBar} spent=${r.spent_usd} limit=${r.limit_usd} /></td>
+        </tr>`)}</tbody></table></div>`}
+  <//>`;
+}
+
+/** How each delivery state reads, and its badge tone. */
+const DELIVERY = {
+  delivered: { tone: 'ok', label: 'delivered' },
+  pending: { tone: 'warn', label: 'pending' },
+  failed: { tone: 'err', label: 'failed' },
+  unsent: { tone: 'muted', label: 'no webhook' },
+};
+
+function Delivery({ alert: a }) {
+  const d = DELIVERY[a.state] || { tone: 'muted', label: a.state };
+  const tries = a.attempts === 1 ? '1 attempt' : `${a.attempts} attempts`;
+  const title = a.state === 'delivered' ? `Delivered ${formatDateTime(a.delivered_at)} · ${tries}`
+    : a.state === 'pending' && a.next_attempt_at ? `${tries} · next ${formatDateTime(a.next_attempt_at)}${a.last_error ? ` · ${a.last_error}` : ''}`
+    : a.last_error ? `${tries} · ${a.last_error}` : tries;
+  return html`<${Badge} tone=${d.tone} title=${title}>${d.label}<//>`;
+}
+
+function RecentAlerts({ state }) {
+  const { data, error } = state;
+  const rows = data ? data.data : [];
+  return html`<${Card} title="Budget alerts sent" flush>
+    ${error ? html`<p class="muted" style="padding:16px 20px">Alerts could not be loaded: ${error.message}</p>`
+      : rows.length === 0
+      ? html`<p class="muted" style="padding:16px 20px">No user has crossed an alert threshold yet (80 % and 100 % of the budget by default).</p>`
+      : html`<div class="table-wrap"><table class="table" data-testid="recent-alerts">
+        <thead><tr><th>User</th><th class="num">Threshold</th><th>Spend then</th><th>When</th><th>Webhook</th></tr></thead>
+        <tbody>${rows.map((a) => html`<tr key=${a.id}>
+          <td><${UserName} id=${a.user_id} name=${a.user_name} /></td>
+          <td class="num">${a.threshold_percent} %</td>
+          <td class="nowrap">${formatUsd(a.spent_usd)} of ${formatUsd(a.limit_usd)}</td>
+          <td class="nowrap muted" title=${formatDateTime(a.fired_at)}>${formatRelative(a.fired_at)}</td>
+          <td><${Delivery} alert=${a} /></td>
         </tr>`)}</tbody></table></div>`}
   <//>`;
 }
@@ -139,6 +176,11 @@ export function DashboardPage({ query: q = {} }) {
     const toMs = Date.now();
     return api('GET', `/stats${query({ from: new Date(toMs - period.days * DAY_MS).toISOString(), to: new Date(toMs).toISOString() })}`);
   }, [period.value]);
+  const alerts = useAsync(() => api('GET', '/alerts?limit=10'), [period.value]);
+  const reloadAll = () => {
+    reload();
+    alerts.reload();
+  };
 
   const actions = html`
     <${Field} label="Period" id="dash-period" class="field-inline">
@@ -146,7 +188,7 @@ export function DashboardPage({ query: q = {} }) {
         ${PERIODS.map((p) => html`<option value=${p.value}>${p.label}</option>`)}
       </select>
     <//>
-    <button type="button" class="btn" onClick=${reload} disabled=${loading} aria-label="Refresh">
+    <button type="button" class="btn" onClick=${reloadAll} disabled=${loading} aria-label="Refresh">
       <svg viewBox="0 0 24 24" aria-hidden="true"><path d="M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7"/></svg>Refresh
     </button>`;
 
@@ -167,6 +209,7 @@ export function DashboardPage({ query: q = {} }) {
           <div class="grid grid-2"><${TopUsers} rows=${s.top_users} /><${TopModels} rows=${s.top_models} /></div>`}
       ${(!empty || s.budget_alerts.length > 0 || s.unpriced_models.length > 0) &&
       html`<div class="grid grid-2"><${BudgetAlerts} rows=${s.budget_alerts} /><${UnpricedModels} rows=${s.unpriced_models} /></div>`}
+      <${RecentAlerts} state=${alerts} />
     </div>`;
   }
 

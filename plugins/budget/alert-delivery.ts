@@ -1,0 +1,158 @@
+/**
+ * Budget alerts, the delivery side: a background job that POSTs each 'pending' row of `budget_alerts`
+ * (the durable queue, `schema.sql` v12) to the webhook, signed (`alert-signature.ts`), and records the
+ * outcome on the row. A failed attempt (network error, timeout, non-2xx) is retried after an
+ * exponential backoff with jitter, until `maxAttempts`, then the row is 'failed'.
+ *
+ * Why nothing is lost: the row is committed before it is sent, and only an answered attempt changes
+ * it, so rows pending at a stop or a crash are sent after the restart. The price is at-least-once: an
+ * attempt cut by the stop (or a crash) after the receiver took it is sent again; receivers dedupe on
+ * `x-tollgate-alert-id`.
+ *
+ * Why it never stalls or kills the gateway: each attempt is bounded by `timeoutMs`, the database work
+ * is a few small statements per alert, one run at a time, and every error is logged, never thrown out of
+ * a timer.
+ */
+import { request } from 'undici';
+import type { Store } from '../../core/db.ts';
+import { nowIso } from '../../core/db.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Log } from '../../core/log.ts';
+import type { BudgetAlertsConfig } from './schema.ts';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signAlert } from './alert-signature.ts';
+
+/** Alerts sent at once per round. */
+const ROUND_SIZE = 20;
+/** Longest `last_error` kept (a receiver's error page is not worth storing whole). */
+const MAX_ERROR_CHARS = 300;
+
+export interface AlertDelivery {
+  /** Sends what is due soon (call after a new alert was committed). */
+  wake(): void;
+  /** Stops the job: attempts in flight are cut and left pending, for the next start. */
+  close(): Promise<void>;
+}
+
+/**
+ * Delay before the attempt after `attempts` failed ones, ms: `backoffMs` × 2^(attempts − 1), times a
+ * jitter factor from 0.5 to 1.5 (`random` in [0, 1)), at most `maxBackoffMs`. Jitter spreads the
+ * retries of many alerts that failed together (a receiver that was down).
+ */
+export function retryDelayMs(attempts: number, backoffMs: number, maxBackoffMs: number, random: () => number = Math.random): number {
+  const exponential = backoffMs * 2 ** Math.min(Math.max(attempts - 1, 0), 30);
+  return Math.max(1, Math.round(Math.min(maxBackoffMs, exponential * (0.5 + random()))));
+}
+
+interface DueRow {
+  id: number;
+  payload: string;
+  attempts: number;
+}
+
+/** The job over `store`; `beforeRound` runs first each round (flushes queued alert writes). */
+export function createAlertDelivery(
+  store: Store, config: BudgetAlertsConfig & { webhookUrl: string; secret: string }, clock: Clock, log: Log, beforeRound: () => void,
+): AlertDelivery {
+  const { sqlite } = store;
+  const due = sqlite.prepare<[string, number], DueRow>(
+    `SELECT id, payload, attempts FROM budget_alerts WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
+  );
+  const delivered = sqlite.prepare(
+    `UPDATE budget_alerts SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, next_attempt_at = NULL, last_error = NULL WHERE id = ?`,
+  );
+  const failed = sqlite.prepare(`UPDATE budget_alerts SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`);
+  const stop = new AbortController();
+  let running: Promise<void> | null = null;
+  let again = false;
+
+  /** One attempt: null when the receiver took it (2xx), else what went wrong. */
+  async function post(row: DueRow): Promise<string | null> {
+    const timestampSec = Math.floor(clock() / 1000);
+    const res = await request(config.webhookUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'tollgate-budget-alerts',
+        'x-tollgate-alert-id': String(row.id),
+        [TIMESTAMP_HEADER]: String(timestampSec),
+        [SIGNATURE_HEADER]: signAlert(config.secret, timestampSec, row.payload),
+      },
+      body: row.payload,
+      headersTimeout: config.timeoutMs,
+      bodyTimeout: config.timeoutMs,
+      signal: AbortSignal.any([stop.signal, AbortSignal.timeout(config.timeoutMs)]),
+    });
+    const text = await res.body.text();
+    return res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}${text ? `: ${text.slice(0, 100)}` : ''}`;
+  }
+
+  async function attempt(row: DueRow): Promise<void> {
+    let error: string | null;
+    try {
+      error = await post(row);
+    } catch (err) {
+      // Cut by the stop: not an attempt of the receiver's, the row stays as it is for the next start.
+      if (stop.signal.aborted) return;
+      error = describe(err);
+    }
+    if (!sqlite.open) return;
+    const nowMs = clock();
+    if (error === null) {
+      delivered.run(nowIso(nowMs), row.id);
+      return;
+    }
+    const attempts = row.attempts + 1;
+    const giveUp = attempts >= config.maxAttempts;
+    const next = giveUp ? null : nowIso(nowMs + retryDelayMs(attempts, config.backoffMs, config.maxBackoffMs));
+    failed.run(giveUp ? 'failed' : 'pending', attempts, next, error.slice(0, MAX_ERROR_CHARS), row.id);
+    if (giveUp) log.error('budget alert not delivered; giving up', { alertId: row.id, attempts, error });
+    else log.warn('budget alert delivery failed; will retry', { alertId: row.id, attempts, error, nextAttemptAt: next });
+  }
+
+  async function rounds(): Promise<void> {
+    do {
+      again = false;
+      beforeRound();
+      while (!stop.signal.aborted && sqlite.open) {
+        const rows = due.all(nowIso(clock()), ROUND_SIZE);
+        await Promise.all(rows.map(attempt));
+        if (rows.length < ROUND_SIZE) break;
+      }
+    } while (again && !stop.signal.aborted);
+  }
+
+  function run(): void {
+    if (stop.signal.aborted || !sqlite.open) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = rounds()
+      .catch((err: unknown) => log.error('budget alert delivery failed', { err }))
+      .finally(() => {
+        running = null;
+      });
+  }
+
+  const timer = setInterval(run, config.pollIntervalMs);
+  timer.unref();
+  // Deliveries left pending by the last run go out as soon as the gateway is up.
+  setImmediate(run);
+
+  return {
+    wake() {
+      setImmediate(run);
+    },
+    async close() {
+      clearInterval(timer);
+      stop.abort();
+      await running;
+    },
+  };
+}
+
+function describe(err: unknown): string {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' && message ? message : String(err);
+  return typeof code === 'string' ? `${code}: ${text}` : text;
+}
