@@ -103,6 +103,7 @@ export const ERROR_CATALOG = {
   upstream_malformed_response: { status: 502, type: 'upstream_error', message: 'The upstream sent an answer that is not what its API documents.' },
   upstream_stream_truncated: { status: 502, type: 'upstream_error', message: 'The upstream ended the stream before the answer was complete.' },
   upstream_busy: { status: 503, type: 'upstream_error', message: 'Every connection to the upstream is busy. Retry shortly.', headers: { 'retry-after': '1' } },
+  upstream_unavailable: { status: 503, type: 'upstream_error', message: 'No upstream can take this request now. Retry shortly.', headers: { 'retry-after': '1' } },
   upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The upstream sent more than the gateway accepts for one answer (upstream.maxResponseBytes, upstream.maxStreamBytes).' },
   // The gateway itself.
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
@@ -241,6 +242,15 @@ export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' |
     message: `Upstream "${provider}" ${what}. Try again; if it persists the provider may be degraded.`,
     cause,
   });
+}
+
+/**
+ * 503: the router has nowhere to send the request: every shared key of `provider`'s pool was refused
+ * by the upstream (401/403) and is disabled, or the deployment's half-open breaker is taken by
+ * another request's probe. `why` ends the message.
+ */
+export function upstreamUnavailable(provider: string, why: string): GatewayError {
+  return gatewayError('upstream_unavailable', { message: `No upstream of provider "${provider}" can take this request now: ${why}` });
 }
 
 /** 404 for a path the gateway does not serve. */
