@@ -218,7 +218,7 @@ export function createUpstreamHealth(
     enableKey(provider, id) {
       const key = pools.get(provider)?.keys.find((k) => k.id === id);
       if (!key) return false;
-      if (pools.get(provider)!.enable(key)) log.info('a pooled API key was enabled by an admin', { provider, key: key.id });
+      pools.get(provider)!.enable(key);
       return true;
     },
   };
