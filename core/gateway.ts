@@ -26,18 +26,11 @@ import { fileLimitWarning, openFilesLimit } from './connection-limits.ts';
 
 /**
  * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
- * `provider/model`, and each pooled key's state (`ok`, `cooling`, `disabled`) by `provider/…last4`.
+ * `provider/model` (those of the manifest, or that served once), and each pooled key's state (`ok`, `cooling`, `disabled`) by `provider/…last4`.
  * Empty without a router that reports them.
  */
 function upstreamReadiness(health: UpstreamHealthService | undefined): Record<string, unknown> {
-  if (!health) return {};
-  const { deployments, keys } = health.snapshot();
-  return {
-    upstreams: {
-      deployments: Object.fromEntries(deployments.map((d) => [d.deployment, d.state])),
-      keys: Object.fromEntries(keys.map((k) => [`${k.provider}/${k.key}`, k.state])),
-    },
-  };
+  return health ? { upstreams: health.readiness() } : {};
 }
 
 /** Reported by `GET /admin/api/me`. */

@@ -117,7 +117,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     [...groups.values()].flatMap((g) => g.deployments.map((d) => d.target)).filter((t) => providers.has(t.slice(0, t.indexOf('/')))),
     { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics },
   );
-  ctx.services.provide('upstreamHealth', { snapshot: health.snapshot, enableKey: health.enableKey });
+  ctx.services.provide('upstreamHealth', { snapshot: health.snapshot, readiness: health.readiness, enableKey: health.enableKey });
   /** Providers that answer embeddings, named in the 400 for one that does not. */
   const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);
   const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.sqlite, provider, models);

@@ -94,6 +94,13 @@ export interface UpstreamHealth extends UpstreamHealthService {
 interface DeploymentEntry {
   breaker: CircuitBreaker;
   outcomes: OutcomeLog;
+  /**
+   * Named by the manifest, or served once: only such deployments become label values on /metrics
+   * and entries of /readyz (a client-chosen model name that never served must not).
+   */
+  known: boolean;
+  failures: number;
+  opened: number;
 }
 
 interface ProviderPoolSettings {
@@ -115,8 +122,8 @@ export function createUpstreamHealth(
   const keyOutcomes = new Map<PoolKey, OutcomeLog>();
   for (const pool of pools.values()) for (const key of pool.keys) keyOutcomes.set(key, createOutcomeLog());
   const entries = new Map<string, DeploymentEntry>();
-  const newEntry = (): DeploymentEntry => ({ breaker: createCircuitBreaker(settings.circuitBreaker), outcomes: createOutcomeLog() });
-  for (const d of deployments) entries.set(d, newEntry());
+  const newEntry = (known = false): DeploymentEntry => ({ breaker: createCircuitBreaker(settings.circuitBreaker), outcomes: createOutcomeLog(), known, failures: 0, opened: 0 });
+  for (const d of deployments) entries.set(d, newEntry(true));
   const manifestCount = entries.size;
   /** Stands in for a deployment past the cap: always closed, remembers nothing. */
   const untracked = (): DeploymentEntry => newEntry();
@@ -129,27 +136,37 @@ export function createUpstreamHealth(
     return entry;
   }
 
-  const failures = new Counter({
+  /** The deployments that may be named on /metrics and /readyz (see `DeploymentEntry.known`). */
+  const known = () => [...entries].filter(([, entry]) => entry.known);
+  new Counter({
     name: 'tollgate_upstream_deployment_failures_total',
-    help: 'Failed attempts that count against a deployment\'s circuit breaker (no answer, a 5xx, a broken answer), by provider and model.',
+    help: 'Failed attempts that count against a deployment\'s circuit breaker (no answer, a 5xx, a broken answer), by provider and model (deployments of the manifest, or that served once).',
     labelNames: ['provider', 'model'] as const,
     registers: [deps.metrics],
+    collect() {
+      this.reset();
+      for (const [deployment, entry] of known()) this.inc(labelsOf(deployment), entry.failures);
+    },
   });
-  const opened = new Counter({
+  new Counter({
     name: 'tollgate_upstream_circuit_opened_total',
     help: 'Times a deployment\'s circuit breaker opened (after failureThreshold failures, or a failed probe), by provider and model.',
     labelNames: ['provider', 'model'] as const,
     registers: [deps.metrics],
+    collect() {
+      this.reset();
+      for (const [deployment, entry] of known()) this.inc(labelsOf(deployment), entry.opened);
+    },
   });
   new Gauge({
     name: 'tollgate_upstream_circuit_state',
-    help: 'Circuit breaker of each deployment: 0 closed, 1 open (skipped during its cooldown), 2 half-open (one probe allowed).',
+    help: 'Circuit breaker of each deployment (of the manifest, or that served once): 0 closed, 1 open (skipped during its cooldown), 2 half-open (one probe allowed).',
     labelNames: ['provider', 'model'] as const,
     registers: [deps.metrics],
     collect() {
       this.reset();
       const now = clock();
-      for (const [deployment, entry] of entries) this.set(labelsOf(deployment), BREAKER_GAUGE[entry.breaker.state(now)]);
+      for (const [deployment, entry] of known()) this.set(labelsOf(deployment), BREAKER_GAUGE[entry.breaker.state(now)]);
     },
   });
   new Gauge({
@@ -165,9 +182,9 @@ export function createUpstreamHealth(
   });
 
   function failDeployment(ticket: AttemptTicket, entry: DeploymentEntry, now: number): void {
-    failures.inc(labelsOf(ticket.deployment));
+    entry.failures++;
     if (!entry.breaker.failed(ticket.admission, now)) return;
-    opened.inc(labelsOf(ticket.deployment));
+    entry.opened++;
     log.warn('circuit breaker opened: the deployment is skipped while others are available', {
       deployment: ticket.deployment, until: new Date(entry.breaker.openUntilMs).toISOString(),
     });
@@ -205,6 +222,7 @@ export function createUpstreamHealth(
       if (ticket.key) keyOutcomes.get(ticket.key)!.add(now, outcome.latencyMs, error);
       if (verdict === 'failure') failDeployment(ticket, entry, now);
       else if (verdict === 'ok') {
+        entry.known = true;
         if (entry.breaker.succeeded(ticket.admission, now)) log.info('circuit breaker closed after a successful probe', { deployment: ticket.deployment });
       } else entry.breaker.abandoned(ticket.admission);
       settleKey(ticket, verdict, outcome, now);
@@ -215,6 +233,13 @@ export function createUpstreamHealth(
       if (ticket.key) pools.get(ticket.key.provider)!.addTokens(ticket.key, tokens, clock());
     },
     snapshot: () => snapshotOf(entries, pools, keyOutcomes, clock()),
+    readiness() {
+      const now = clock();
+      return {
+        deployments: Object.fromEntries(known().map(([deployment, entry]) => [deployment, entry.breaker.state(now)])),
+        keys: Object.fromEntries([...pools.values()].flatMap((pool) => pool.keys.map((key) => [`${key.provider}/${key.id}`, pool.stateOf(key, now)]))),
+      };
+    },
     enableKey(provider, id) {
       const key = pools.get(provider)?.keys.find((k) => k.id === id);
       if (!key) return false;

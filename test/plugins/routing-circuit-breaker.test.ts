@@ -140,9 +140,12 @@ describe('circuit breaker', () => {
     assert.equal(await breakerGauge('sim-lonely'), 0, 'the forced try closed it');
   });
 
-  test('an error the request caused (404) does not count against the deployment', async () => {
+  test('an error the request caused (404) does not count against the deployment, whose made-up name stays off /metrics and /readyz', async () => {
     for (let i = 0; i < 4; i++) assert.equal((await chat('a/sim-404')).status, 404);
-    assert.equal(await breakerGauge('sim-404'), 0);
-    assert.equal(await readyState('a/sim-404'), 'closed');
+    const health = await admin.get('/admin/api/upstream-health');
+    const entry = health.body.deployments.find((d: { deployment: string }) => d.deployment === 'a/sim-404');
+    assert.deepEqual([entry.state, entry.recent.attempts, entry.recent.error_rate], ['closed', 4, 0]);
+    assert.doesNotMatch(await (await fetch(`${tg.gateway.origin}/metrics`)).text(), /model="sim-404"/, 'a model that never served is no label value');
+    assert.equal(await readyState('a/sim-404'), undefined);
   });
 });
