@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { setProviderCredential } from '../../core/provider-credentials.ts';
+import { loadKeyring } from '../../core/data-dir.ts';
 
 const KEYS = {
   one: 'sk-pool-key-one-1111', two: 'sk-pool-key-two-2222',
@@ -121,6 +123,16 @@ describe('key pools', () => {
     for (let i = 0; i < 2; i++) assert.equal((await chat('bad/gpt-4o-mini')).status, 200);
     assert.equal(sentWith(KEYS.badX), 2, 'the enabled key takes requests again');
     assert.match(await metrics(), /tollgate_upstream_key_state\{provider="bad",key="…5555"\} 0/);
+  });
+
+  test('a user\'s own credential wins over the pool', async () => {
+    const own = 'sk-users-own-key-4242';
+    await setProviderCredential(tg.gateway.store.db, loadKeyring(tg.dataDir, {}), { gatewayUserId: tg.userId, provider: 'limited', apiKey: own });
+    tg.gateway.store.notifyChange();
+    const before = sentWith(KEYS.limited) + sentWith(KEYS.open);
+    for (let i = 0; i < 3; i++) assert.equal((await chat('limited/gpt-4o-mini')).status, 200);
+    assert.equal(sentWith(own), 3);
+    assert.equal(sentWith(KEYS.limited) + sentWith(KEYS.open), before, 'no pooled key was used');
   });
 
   test('enabling a key the pool does not have answers 404 upstream_key_not_found', async () => {
