@@ -106,6 +106,7 @@ export const ERROR_CATALOG = {
   upstream_malformed_response: { status: 502, type: 'upstream_error', message: 'The upstream sent an answer that is not what its API documents.' },
   upstream_stream_truncated: { status: 502, type: 'upstream_error', message: 'The upstream ended the stream before the answer was complete.' },
   upstream_busy: { status: 503, type: 'upstream_error', message: 'Every connection to the upstream is busy. Retry shortly.', headers: { 'retry-after': '1' } },
+  upstream_unavailable: { status: 503, type: 'upstream_error', message: 'No upstream can take this request now. Retry shortly.', headers: { 'retry-after': '1' } },
   upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The upstream sent more than the gateway accepts for one answer (upstream.maxResponseBytes, upstream.maxStreamBytes).' },
   // The gateway itself.
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
@@ -124,6 +125,7 @@ export const ERROR_CATALOG = {
   log_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No request log row has this id.' },
   credential_not_found: { status: 404, type: 'not_found_error', param: 'provider', message: 'This user has no credential for this provider.' },
   price_not_found: { status: 404, type: 'not_found_error', param: 'model', message: 'No price is stored for this model.' },
+  upstream_key_not_found: { status: 404, type: 'not_found_error', param: 'key', message: 'No pooled provider key has this fingerprint.' },
   conflict: { status: 409, type: 'invalid_request_error', message: 'This name must be unique and exists already.' },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -246,6 +248,15 @@ export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' |
   });
 }
 
+/**
+ * 503: the router has nowhere to send the request: every shared key of `provider`'s pool was refused
+ * by the upstream (401/403) and is disabled, or the deployment's half-open breaker is taken by
+ * another request's probe. `why` ends the message.
+ */
+export function upstreamUnavailable(provider: string, why: string): GatewayError {
+  return gatewayError('upstream_unavailable', { message: `No upstream of provider "${provider}" can take this request now: ${why}` });
+}
+
 /** 404 for a path the gateway does not serve. */
 export function routeNotFound(method: string, path: string): GatewayError {
   return gatewayError('not_found', { message: `No route for ${method} ${path}. The API lives under /api (e.g. POST /api/v1/chat/completions).` });
@@ -324,7 +335,7 @@ export function originMismatch(): GatewayError {
 }
 
 /** Catalog codes of missing admin resources. */
-export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found';
+export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found' | 'upstream_key_not_found';
 
 /** 404 for an admin resource: `code` names what is missing. */
 export function resourceNotFound(code: ResourceNotFoundCode, message: string, param: string | null = null): GatewayError {

@@ -14,7 +14,7 @@ import { countAdmins, createAdmin } from './admin-users.ts';
 import { generatePassword } from './passwords.ts';
 import type { Store } from './db.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { createServiceRegistry } from './services.ts';
+import { createServiceRegistry, type UpstreamHealthService } from './services.ts';
 import { loadTokenEstimator } from './token-estimate.ts';
 import { compileBodyValidators } from './request-body.ts';
 import { createMetricsRegistry, metricsRoute } from './metrics.ts';
@@ -23,6 +23,15 @@ import { createAdminMount, type AdminMount } from './admin/index.ts';
 import { redirectToAdmin } from './admin/static-routes.ts';
 import { createCors } from './cors.ts';
 import { fileLimitWarning, openFilesLimit } from './connection-limits.ts';
+
+/**
+ * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
+ * `provider/model` (those of the manifest, or that served once), and each pooled key's state (`ok`, `cooling`, `disabled`) by `provider/…last4`.
+ * Empty without a router that reports them.
+ */
+function upstreamReadiness(health: UpstreamHealthService | undefined): Record<string, unknown> {
+  return health ? { upstreams: health.readiness() } : {};
+}
 
 /** Reported by `GET /admin/api/me`. */
 export const GATEWAY_VERSION = '0.1.0';
@@ -102,6 +111,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
       cors: createCors(manifest.server.cors),
+      readinessDetail: () => upstreamReadiness(ctx.services.get('upstreamHealth')),
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);

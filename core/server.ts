@@ -44,6 +44,12 @@ export interface GatewayServerOptions {
   prefixRoutes?: ReadonlyArray<{ prefix: string; handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void> }>;
   /** CORS for `/api/*` (`cors.ts`); null or absent = off. */
   cors?: Cors | null;
+  /**
+   * Detail added to `GET /readyz`'s body beside `status` (the upstreams' breaker and key states).
+   * Informational: readiness itself is only "not draining", since a gateway whose upstreams fail
+   * still answers (fallbacks, errors in the contract's shape) and must stay in its load balancer.
+   */
+  readinessDetail?: () => Record<string, unknown>;
 }
 
 /** Timeouts and caps on client connections, in ms and counts (manifest `server`, docs/contract.md). */
@@ -104,7 +110,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   const localRoutes: NonNullable<GatewayServerOptions['localRoutes']> = {
     'GET /healthz': (_req, res, id) => sendJson(res, 200, { status: 'ok' }, id),
     'GET /readyz': (_req, res, id) =>
-      draining ? sendJson(res, 503, { status: 'draining' }, id) : sendJson(res, 200, { status: 'ready' }, id),
+      draining ? sendJson(res, 503, { status: 'draining' }, id) : sendJson(res, 200, { status: 'ready', ...options.readinessDetail?.() }, id),
     ...options.localRoutes,
   };
   const prefixes = options.prefixRoutes ?? [];

@@ -35,6 +35,8 @@ export interface GatewayServices {
   providers: ProvidersService;
   /** Test tickets for API keys (auth-guard plugin). */
   authGuard: AuthGuardService;
+  /** Circuit breakers and key pools of the upstreams (provider-router plugin). */
+  upstreamHealth: UpstreamHealthService;
 }
 
 export interface ServiceRegistry {
@@ -190,4 +192,75 @@ export interface AuthGuardService {
    * Null when no key has that id.
    */
   issueTestTicket(apiKeyId: number): string | null;
+}
+
+/** Outcomes of the recent attempts (the last 5 minutes, at most the last 200) of a deployment or a pooled key. */
+export interface RecentOutcomes {
+  /** Attempts counted. */
+  attempts: number;
+  /** Failed attempts / attempts (0 when none): no answer, a 5xx, a 429, a 401/403; not an error the request caused. */
+  error_rate: number;
+  /** Median latency to the first byte (or to the error) of those attempts, whole ms; null when none. */
+  p50_latency_ms: number | null;
+}
+
+/** The last failure of a deployment or key. */
+export interface LastUpstreamError {
+  /** ISO 8601 time. */
+  at: string;
+  /** The upstream's HTTP status; null when it did not answer. */
+  status: number | null;
+  /** The gateway's error code (`upstream_timeout`, `rate_limit_exceeded`, ...). */
+  code: string;
+}
+
+/** One deployment (provider + upstream model) as the breaker sees it. */
+export interface DeploymentHealth {
+  /** `provider/model`. */
+  deployment: string;
+  provider: string;
+  model: string;
+  state: 'closed' | 'open' | 'half-open';
+  /** When the cooldown of an open breaker ends (ISO 8601); null when closed. */
+  open_until: string | null;
+  recent: RecentOutcomes;
+  last_error: LastUpstreamError | null;
+}
+
+/** One key of a provider's pool, named by its fingerprint (never the key itself). */
+export interface PoolKeyHealth {
+  provider: string;
+  /** Fingerprint: `…` + the key's last 4 characters (or `#` + a hash prefix for a short key). */
+  key: string;
+  state: 'ok' | 'cooling' | 'disabled';
+  /** When a cooling key is used again (ISO 8601); null otherwise. */
+  cooling_until: string | null;
+  /** The key's own per-minute limits from the manifest; null = none. */
+  rpm: number | null;
+  tpm: number | null;
+  /** Requests and tokens it took in the last minute. */
+  last_minute: { requests: number; tokens: number };
+  recent: RecentOutcomes;
+  last_error: LastUpstreamError | null;
+}
+
+export interface UpstreamHealthSnapshot {
+  deployments: DeploymentHealth[];
+  keys: PoolKeyHealth[];
+}
+
+/** `upstreamHealth`: breaker and key-pool state, for `GET /admin/api/upstream-health` and `/readyz`. */
+export interface UpstreamHealthService {
+  /** Every deployment the manifest's groups name or a request used, then every pooled key. */
+  snapshot(): UpstreamHealthSnapshot;
+  /**
+   * `GET /readyz`'s view: breaker state by `provider/model` (deployments of the manifest, or that
+   * served once: never a model name a client made up), key state by `provider/fingerprint`.
+   */
+  readiness(): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, PoolKeyHealth['state']> };
+  /**
+   * Puts a disabled or cooling pooled key back into use. False when `provider` has no pooled key
+   * with fingerprint `key`.
+   */
+  enableKey(provider: string, key: string): boolean;
 }

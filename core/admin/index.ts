@@ -18,6 +18,7 @@ import { createLogsRoutes } from './logs-routes.ts';
 import { createStatsRoutes } from './stats-routes.ts';
 import { createPricingRoutes } from './pricing-routes.ts';
 import { createAlertsRoutes } from './alerts-routes.ts';
+import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
 
 export interface AdminMount {
   /** Handles a request whose path is `/admin` or starts with `/admin/`. */
@@ -30,7 +31,7 @@ const PURGE_EVERY_MS = 60 * 60_000;
 /** Route modules besides login/logout/me, in the order their routes are matched. */
 const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
   createUsersRoutes, createKeysRoutes, createCredentialsRoutes, createLogsRoutes, createStatsRoutes, createPricingRoutes,
-  createAlertsRoutes,
+  createAlertsRoutes, createUpstreamHealthRoutes,
 ];
 
 export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string): AdminMount {

@@ -8,6 +8,10 @@
  * translate) is skipped; when none can, the first one's error answers, as for a plain model. The
  * router's per-request state holds the in-flight count of the deployment being tried, so the
  * `balance` strategy sees busy deployments; it moves with each attempt and ends with the response.
+ *
+ * Every failed attempt is reported first (`settle`: breakers and key pools learn of it). A failure
+ * that was the key's (a pooled key answering 429 or 401/403) is tried again on the same deployment
+ * with another key of its pool, when one is left and `maxAttempts` allows, before moving on.
  */
 import type { Exchange } from '../../core/exchange.ts';
 import type { ModelCall } from '../../core/upstream-call.ts';
@@ -29,6 +33,11 @@ export interface AttemptDeps {
   retry: RetryConfig;
   retryOnStatus: ReadonlySet<number>;
   build: BuildAttempt;
+  /**
+   * Reports a failed attempt (before any retry is decided); true when its key, not its deployment,
+   * was at fault and the same deployment may be tried with another key of its pool.
+   */
+  settle(ex: Exchange, failed: FailedAttempt): boolean;
   /** Waits `ms` unless `signal` aborts first; resolves either way. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   random?: () => number;
@@ -45,7 +54,8 @@ export async function firstAttempt(ex: Exchange, deployments: readonly Deploymen
     try {
       const call = await deps.build(deployments[i]!);
       state.release = deps.picker.begin(deployments[i]!);
-      if (schedule.length > 1) call.fallback = createPlan(schedule, i, state, deps);
+      // Even a single slot has a plan: it reports the failure and may retry on another pooled key.
+      call.fallback = createPlan(schedule, i, state, deps);
       return call;
     } catch (err) {
       firstError ??= err;
@@ -75,26 +85,39 @@ function createPlan(schedule: readonly Slot[], started: number, state: AttemptSt
   for (let i = 0; i < started; i++) unusable.add(schedule[i]!.deployment);
   return {
     async next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null> {
+      const otherKey = deps.settle(ex, failed);
       state.release?.();
       state.release = null;
-      if (!isRetryable(failed, deps.retryOnStatus) || failed.attempts >= deps.retry.maxAttempts) return null;
+      if (failed.attempts >= deps.retry.maxAttempts) return null;
+      if (otherKey && !pastDeadline(ex, deps.retry)) {
+        const again = await attemptOn(schedule[position]!.deployment, state, deps);
+        if (again) return again;
+      }
+      if (!isRetryable(failed, deps.retryOnStatus)) return null;
       const round = schedule[position]!.round;
       while (++position < schedule.length) {
         const slot = schedule[position]!;
         if (unusable.has(slot.deployment)) continue;
         if (slot.round > round && !(await waited(ex, slot.round, failed, deps))) return null;
         if (pastDeadline(ex, deps.retry)) return null;
-        try {
-          const call = await deps.build(slot.deployment);
-          state.release = deps.picker.begin(slot.deployment);
-          return call;
-        } catch {
-          unusable.add(slot.deployment);
-        }
+        const call = await attemptOn(slot.deployment, state, deps);
+        if (call) return call;
+        unusable.add(slot.deployment);
       }
       return null;
     },
   };
+}
+
+/** The call of an attempt on `deployment`, counted in flight; null when it cannot take the request. */
+async function attemptOn(deployment: Deployment, state: AttemptState, deps: AttemptDeps): Promise<ModelCall | null> {
+  try {
+    const call = await deps.build(deployment);
+    state.release = deps.picker.begin(deployment);
+    return call;
+  } catch {
+    return null;
+  }
 }
 
 /** Waits the backoff before a new round; false when the wait is too long, or the client left. */

@@ -1,9 +1,11 @@
 /**
  * provider-router: the terminal plugin. Resolves the request's `model` to a model group's deployments
  * (`model-groups.ts`) or to one provider and upstream model (`resolve-model.ts`), checks the key's
- * allow-list (`model-allow-list.ts`), picks the credential (the user's own, else the deployment's or
- * the shared one: `user-credentials.ts`), sets `ex.target` and returns the provider's `UpstreamCall`
- * with the plan for further attempts (`fallback-plan.ts`, `retry-policy.ts`). It also answers
+ * allow-list (`model-allow-list.ts`), leaves out deployments whose circuit breaker is open, picks the
+ * credential (the user's own, else the deployment's, else a key of the provider's pool, else the
+ * shared one: `user-credentials.ts`, `key-pool.ts`), sets `ex.target` and returns the provider's
+ * `UpstreamCall` with the plan for further attempts (`fallback-plan.ts`, `retry-policy.ts`). Every
+ * attempt's outcome goes to `upstream-health.ts` (breakers, key pools, the admin page). It also answers
  * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by core
  * `model-catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
  */
@@ -14,8 +16,8 @@ import { upstreamCallFor } from './upstream-call-for.ts';
 import { isTokenCountOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { modelNotFound, providerNotConfigured, providerNotFound, routeNotFound } from '../../core/errors.ts';
-import type { CatalogEntry, ProviderService } from './providers/base.ts';
+import { modelNotFound, providerNotConfigured, providerNotFound, routeNotFound, upstreamUnavailable, type GatewayError } from '../../core/errors.ts';
+import type { CatalogEntry, ProviderService, ProviderSettings } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
 import { loadPersistedCatalog, persistCatalog } from '../../core/model-catalog-store.ts';
@@ -29,6 +31,9 @@ import { createDeploymentPicker, modelGroupsOf, unknownProviders, type Deploymen
 import { firstAttempt, type AttemptState } from './fallback-plan.ts';
 import { checkModelAllowed } from './model-allow-list.ts';
 import type { Credential } from './providers/base.ts';
+import type { FailedAttempt } from '../../core/upstream-attempts.ts';
+import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './upstream-health.ts';
+import type { KeyPool, PoolKey } from './key-pool.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
@@ -37,9 +42,19 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
   const providers = new Map<string, ProviderService>();
   for (const [id, settings] of Object.entries(config.providers)) {
     const Provider = providerTypes.get(settings.type)!;
-    providers.set(id, new Provider(id, settings, ctx.upstream));
+    // A provider with only a pool lists its models (and counts as configured) with the pool's first key.
+    const apiKey = settings.apiKey || firstPoolKey(settings.apiKeys);
+    providers.set(id, new Provider(id, { ...settings, apiKey }, ctx.upstream));
   }
   return providers;
+}
+
+function firstPoolKey(keys: ProviderSettings['apiKeys']): string {
+  for (const entry of keys ?? []) {
+    const key = typeof entry === 'string' ? entry : entry.key;
+    if (key) return key;
+  }
+  return '';
 }
 
 /**
@@ -48,7 +63,8 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
  */
 function warnAboutGatewayKeys(config: ProviderRouterConfig, log: PluginContext['log']): void {
   for (const [id, settings] of Object.entries(config.providers)) {
-    if (!settings.apiKey.startsWith('tg_')) continue;
+    const keys = [settings.apiKey, ...(settings.apiKeys ?? []).map((k) => (typeof k === 'string' ? k : k.key))];
+    if (!keys.some((key) => key.startsWith('tg_'))) continue;
     log.warn(`provider "${id}" is configured with a Tollgate key (tg_...) as its apiKey; it needs the provider's own key (from the manifest or its environment variable), and clients send the tg_ key to the gateway`, { provider: id });
   }
 }
@@ -66,7 +82,28 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin<AttemptState>> {
+/** The router's state for one exchange. */
+interface RouterState extends AttemptState {
+  /** The attempt in flight, until its outcome is reported to the health module. */
+  ticket: AttemptTicket | null;
+  /** Pooled keys this request tried already: a retry on the same deployment takes another. */
+  triedKeys: Set<PoolKey>;
+  /** The deployment tried although its breaker is open (every deployment of the request was). */
+  forced: Deployment | null;
+  /** The error that answered, for its retry-after when the last attempt's key rests. */
+  error: GatewayError | null;
+}
+
+/** The provider, model and credential of a deployment for one caller, without side effects. */
+interface PreparedDeployment {
+  provider: ProviderService;
+  model: string;
+  /** Null when a key of `pool` is to be taken. */
+  credential: Credential | null;
+  pool: KeyPool | null;
+}
+
+async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin<RouterState>> {
   warnAboutGatewayKeys(config, ctx.log);
   const providers = createProviders(config, ctx);
   const groups = modelGroupsOf(config.models);
@@ -74,6 +111,13 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   if (unknown.length > 0) ctx.log.warn('model groups name providers that are not configured; those deployments are skipped', { deployments: unknown });
   const picker = createDeploymentPicker();
   const retryOnStatus = new Set(config.retry.retryOnStatus);
+  const health: UpstreamHealth = createUpstreamHealth(
+    { circuitBreaker: config.circuitBreaker, keyCooldownMs: config.keyCooldownMs },
+    config.providers,
+    [...groups.values()].flatMap((g) => g.deployments.map((d) => d.target)).filter((t) => providers.has(t.slice(0, t.indexOf('/')))),
+    { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics },
+  );
+  ctx.services.provide('upstreamHealth', { snapshot: health.snapshot, readiness: health.readiness, enableKey: health.enableKey });
   /** Providers that answer embeddings, named in the 400 for one that does not. */
   const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);
   const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.sqlite, provider, models);
@@ -132,11 +176,73 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     return reply(200, providerView(provider, credential, models, prices));
   }
 
-  /** The credential for a deployment: the user's own, else the deployment's key, else the provider's shared one. */
-  function credentialFor(provider: ProviderService, deployment: Deployment | null, userId: number | null): Credential | null {
+  /**
+   * Where `deployment` sends a request of `userId`: the user's own credential, else the deployment's
+   * key, else the provider's pool (a key is taken per attempt), else the provider's shared key.
+   * Throws 400 `provider_not_configured` when there is none.
+   */
+  async function prepare(ex: Exchange, deployment: Deployment, userId: number | null): Promise<PreparedDeployment> {
+    const { provider, model } = await resolveModel(deployment.target, providers, catalogFor(ex), config.providerOrder);
     const resolved = credentials.resolve(provider, userId);
-    if (resolved?.source === 'user' || !deployment?.apiKey) return resolved;
-    return { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' };
+    if (resolved?.source === 'user') return { provider, model, credential: resolved, pool: null };
+    if (deployment.apiKey) return { provider, model, credential: { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' }, pool: null };
+    const pool = health.pool(provider.id);
+    if (pool) return { provider, model, credential: null, pool };
+    if (!resolved) throw providerNotConfigured(provider.id);
+    return { provider, model, credential: resolved, pool: null };
+  }
+
+  /**
+   * The call of one attempt on `deployment`: past its breaker (claiming the half-open probe), with a
+   * key of the pool when it has one; sets `ex.target` and the state's ticket. Throws when the
+   * deployment cannot take the request (the plan then skips it).
+   */
+  async function attempt(ex: Exchange, deployment: Deployment, state: RouterState) {
+    const { provider, model, credential, pool } = await prepare(ex, deployment, ex.principal?.gatewayUserId ?? null);
+    const admission = health.admit(deployment.target, deployment === state.forced);
+    if (!admission) throw upstreamUnavailable(provider.id, `the deployment "${deployment.target}" is half-open and its one probe request is already out.`);
+    let key: PoolKey | null = null;
+    if (pool) {
+      key = pool.take(ctx.clock(), state.triedKeys);
+      if (!key) {
+        health.abandon({ deployment: deployment.target, admission, key: null });
+        throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it, or was tried for this request already.');
+      }
+      state.triedKeys.add(key);
+    }
+    const ticket: AttemptTicket = { deployment: deployment.target, admission, key };
+    try {
+      ex.target = { provider: provider.id, model };
+      const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, embedders);
+      state.ticket = ticket;
+      return call;
+    } catch (err) {
+      health.abandon(ticket);
+      throw err;
+    }
+  }
+
+  /** Reports a failed attempt; true when a pooled key was at fault and another key may be tried (see `AttemptDeps.settle`). */
+  function settleFailed(ex: Exchange, failed: FailedAttempt, state: RouterState): boolean {
+    const ticket = state.ticket;
+    state.ticket = null;
+    if (!ticket) return false;
+    const outcome: AttemptOutcome = { status: failed.upstreamStatus, errorCode: failed.error.code, latencyMs: ex.attempts?.at(-1)?.latencyMs ?? 0, headers: failed.error.headers };
+    const verdict = health.settle(ticket, outcome);
+    if (ticket.key === null) return false;
+    // A 429 is retried on another key only when the retry policy retries 429s at all.
+    return verdict === 'refused' || (verdict === 'rate-limited' && retryOnStatus.has(429));
+  }
+
+  /** At the end of the response: the outcome of the attempt not reported yet (the one that answered), and its tokens. */
+  function settleLast(ex: Exchange, state: RouterState): void {
+    const ticket = state.ticket;
+    state.ticket = null;
+    if (!ticket) return;
+    const last = ex.attempts?.at(-1);
+    if (!last) return health.abandon(ticket);
+    health.settle(ticket, { status: last.status, errorCode: last.errorCode, latencyMs: last.latencyMs, headers: state.error?.headers ?? {} });
+    if (ex.usage) health.addTokens(ticket, ex.usage.promptTokens + ex.usage.completionTokens);
   }
 
   /** The deployments a model call may use, in the order to try them; checks the key's allow-list. */
@@ -154,8 +260,8 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
 
   return {
     name: 'provider-router',
-    createState: () => ({ release: null }),
-    async route(ex: Exchange, state: AttemptState) {
+    createState: () => ({ release: null, ticket: null, triedKeys: new Set(), forced: null, error: null }),
+    async route(ex: Exchange, state: RouterState) {
       switch (ex.operation) {
         case 'models.list':
           return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
@@ -175,31 +281,30 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           if (!ex.request) throw routeNotFound(ex.method, ex.path);
       }
       const request = ex.request;
-      const deployments = await deploymentsFor(ex, request.model);
-      const userId = ex.principal?.gatewayUserId ?? null;
-      const build = async (deployment: Deployment) => {
-        const { provider, model } = await resolveModel(deployment.target, providers, catalogFor(ex), config.providerOrder);
-        const credential = credentialFor(provider, deployment, userId);
-        if (!credential) throw providerNotConfigured(provider.id);
-        ex.target = { provider: provider.id, model };
-        return { provider, call: () => upstreamCallFor(ex, provider, { model, credential }, embedders) };
-      };
+      const { usable: deployments, forced } = health.arrange(await deploymentsFor(ex, request.model));
+      state.forced = forced;
       // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
       // local tokenizer answers it (for a group: as its first deployment would).
       if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody) {
-        const { provider } = await build(deployments[0]!);
+        const { provider } = await prepare(ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
         if (!provider.nativeDialects.has(ex.dialect.id)) {
           if (ex.untranslatable) throw ex.untranslatable;
           return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
         }
       }
       return firstAttempt(ex, deployments, state, {
-        picker, retry: config.retry, retryOnStatus, sleep, build: async (deployment) => (await build(deployment)).call(),
+        picker, retry: config.retry, retryOnStatus, sleep,
+        build: (deployment) => attempt(ex, deployment, state),
+        settle: (failedEx, failed) => settleFailed(failedEx, failed, state),
       });
     },
-    onResponseEnd(_ex, state) {
+    onError(_ex, state, error) {
+      state.error = error;
+    },
+    onResponseEnd(ex, state) {
       state.release?.();
       state.release = null;
+      settleLast(ex, state);
     },
     close() {
       credentials.close();

@@ -34,8 +34,8 @@ export function backoffMs(round: number, failed: FailedAttempt, config: RetryCon
   return Math.floor(random() * ceiling);
 }
 
-/** The delay an upstream asked for, from the headers the upstream-error policy kept (`retry-after-ms`, else `retry-after` seconds). */
-function retryAfterMs(headers: Readonly<Record<string, string>>): number | null {
+/** The delay an upstream asked for in ms, from the headers the upstream-error policy kept (`retry-after-ms`, else `retry-after` seconds); null when none. */
+export function retryAfterMs(headers: Readonly<Record<string, string>>): number | null {
   const ms = Number(headers['retry-after-ms']);
   if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return ms;
   const seconds = Number(headers['retry-after']);

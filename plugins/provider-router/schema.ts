@@ -37,6 +37,16 @@ export interface RetryConfig {
   retryOnStatus: number[];
 }
 
+/** When a deployment is skipped after failing (`circuit-breaker.ts`). */
+export interface CircuitBreakerConfig {
+  /** Failures within `windowMs` that open the breaker. */
+  failureThreshold: number;
+  /** The window failures are counted in, ms. */
+  windowMs: number;
+  /** How long an open breaker skips the deployment before one probe, ms. */
+  cooldownMs: number;
+}
+
 export interface ProviderRouterConfig {
   providers: Record<string, ProviderSettings>;
   /** Model names clients may use: `"provider/model"` (an alias) or a group of deployments. */
@@ -44,6 +54,9 @@ export interface ProviderRouterConfig {
   /** Which provider serves a bare model id several providers list, first listed first. */
   providerOrder: string[];
   retry: RetryConfig;
+  circuitBreaker: CircuitBreakerConfig;
+  /** How long a pooled key rests after a 429 that named no retry-after, ms. */
+  keyCooldownMs: number;
   catalogTtlMs: number;
 }
 
@@ -99,6 +112,25 @@ export const providerRouterSchema: JsonSchema = {
             description: 'For "openai-compatible": the dialects the server also serves natively besides Chat Completions (["openai-responses"] when it has /v1/responses); those requests are passed through instead of translated.',
           },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
+          apiKeys: {
+            type: 'array',
+            description: 'A pool of shared API keys (e.g. several accounts), with apiKey as its first key when both are set. Requests go round-robin over the keys that have room under their own rpm/tpm; a key answering 429 rests (its retry-after, else keyCooldownMs) and the attempt is retried on another key; a key answering 401/403 is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts. Keys are shown only by their last 4 characters. Use "${NAME}" to read each from the environment; an empty one is left out. A user\'s own credential and a deployment\'s apiKey still win.',
+            items: {
+              oneOf: [
+                { type: 'string', description: 'The key.' },
+                {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['key'],
+                  properties: {
+                    key: { type: 'string', description: 'The key.' },
+                    rpm: { type: 'integer', minimum: 1, description: 'Requests per minute this key may take before the others are preferred.' },
+                    tpm: { type: 'integer', minimum: 1, description: 'Tokens per minute (prompt + completion, counted when answers end) this key may take before the others are preferred.' },
+                  },
+                },
+              ],
+            },
+          },
         },
       },
     },
@@ -136,6 +168,21 @@ export const providerRouterSchema: JsonSchema = {
           description: 'Upstream HTTP statuses worth another attempt. Connection failures and timeouts before an answer always are.',
         },
       },
+    },
+    circuitBreaker: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'Per deployment (provider + model): failureThreshold failures (no answer, a timeout, a 5xx or 529; not a 4xx, which the request or the key caused) within windowMs open its breaker: the deployment is skipped for cooldownMs while another deployment of the request is available, then one probe request goes through (half-open): its success closes the breaker, its failure opens it again. When every deployment of a request is open, the one whose cooldown ends first is tried anyway (state may be stale; the gateway never refuses on it alone). State is in memory: a restart closes every breaker.',
+      properties: {
+        failureThreshold: { type: 'integer', minimum: 1, default: 5, description: 'Failures within windowMs that open the breaker.' },
+        windowMs: { type: 'integer', minimum: 1, default: 30_000, description: 'The window failures are counted in, ms.' },
+        cooldownMs: { type: 'integer', minimum: 1, default: 30_000, description: 'How long an open breaker skips its deployment before one probe, ms.' },
+      },
+    },
+    keyCooldownMs: {
+      type: 'integer', minimum: 0, default: 60_000,
+      description: 'How long a key of a pool (a provider\'s apiKeys) rests after a 429 that named no retry-after, ms.',
     },
     catalogTtlMs: {
       type: 'integer', minimum: 1_000, default: 300_000,

@@ -21,6 +21,10 @@
  *   the socket pushed back (`backpressureWaits`)
  * Every other model answers normally. Bench and tests share this file.
  *
+ * Faults can also be set while it runs (`fault`): every chat request carrying a given key, or asking
+ * for a given model, answers a given status (429 with the headers given, 401 as for `sim-401`, 200
+ * normally, any other as a server error), after `delayMs`, until the fault is cleared.
+ *
  * `POST /v1/embeddings` answers OpenAI's `CreateEmbeddingResponse` with the deterministic vectors of
  * `sim-embeddings.ts` (base64 little-endian float32s when `encoding_format` is `base64`, `dimensions`
  * honoured) and `usage.prompt_tokens`; `sim-404` and `sim-500` fail as for chat.
@@ -63,6 +67,11 @@ export interface OpenAISimulator {
   openSockets(): number;
   /** Sets the usage every later answer reports (default `SIM_USAGE`). */
   setUsage(usage: SimUsage): void;
+  /**
+   * From now on, chat requests with `Authorization: Bearer <key>` (or for model `model`) answer
+   * `status` with `headers`; `status` null clears the fault.
+   */
+  fault(match: { key: string } | { model: string }, status: number | null, headers?: Record<string, string>, delayMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -185,6 +194,9 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   let usage: SimUsage = SIM_USAGE;
   const usageOf = (model: string) => (model === 'sim-no-usage' ? null : usage);
   const flakySeen = new Map<string, number>();
+  const faults = new Map<string, { status: number; headers: Record<string, string>; delayMs: number }>();
+  const faultOf = (req: IncomingMessage, model: string) =>
+    faults.get(`key:${String(req.headers.authorization).slice(7)}`) ?? faults.get(`model:${model}`);
 
   const completionBody = (model: string) =>
     JSON.stringify({
@@ -221,6 +233,13 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       if (!stream) return finish(scripted.completion);
       for (const event of scripted.events.slice(0, -1)) res.write(event);
       return finish(scripted.events.at(-1));
+    }
+    const fault = faultOf(req, model);
+    if (fault?.delayMs) await sleep(fault.delayMs);
+    if (fault && fault.status !== 200) {
+      if (fault.status === 429) return sendError(res, 429, { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' }, fault.headers);
+      if (fault.status === 401) return sendError(res, 401, { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' }, fault.headers);
+      return sendError(res, fault.status, { message: 'The server had an error while processing your request.', type: 'server_error' }, fault.headers);
     }
     const flaky = /^sim-flaky-(\d+)$/.exec(model);
     if (flaky) {
@@ -325,6 +344,11 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
     openSockets: () => sockets.size,
     setUsage(next) {
       usage = next;
+    },
+    fault(match, status, headers = {}, delayMs = 0) {
+      const id = 'key' in match ? `key:${match.key}` : `model:${match.model}`;
+      if (status === null) faults.delete(id);
+      else faults.set(id, { status, headers, delayMs });
     },
     close: () => closeServer(server),
   };

@@ -19,7 +19,7 @@ export type LogRow = Selectable<LlmRequestsTable>;
 
 export interface TestGatewayOptions {
   /** provider-router `providers`, e.g. `{ anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } }`. */
-  providers: Record<string, { type: string; baseUrl: string; apiKey?: string }>;
+  providers: Record<string, { type: string; baseUrl: string; apiKey?: string; apiKeys?: unknown[] }>;
   /** Extra provider-router config (e.g. `catalogTtlMs`). */
   router?: Record<string, unknown>;
   /** Manifest `upstream` settings (timeouts). */

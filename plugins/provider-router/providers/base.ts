@@ -8,6 +8,7 @@ import type { ChatCompletionRequest } from '../../../core/chat-types.ts';
 import type { EmbeddingRequest } from '../../../core/embedding-types.ts';
 import type { EmbeddingsCall, EmbeddingsCodec, ModelCall, ResponseCodec, StreamFraming, UpstreamCall, UpstreamRequest } from '../../../core/upstream-call.ts';
 import type { UpstreamClient } from '../../../core/upstream.ts';
+import type { PoolKeyConfig } from '../key-pool.ts';
 
 /** A provider's entry in the router config (after `${ENV}` substitution). */
 export interface ProviderSettings {
@@ -17,6 +18,8 @@ export interface ProviderSettings {
   baseUrl: string;
   /** Shared (gateway-wide) API key; empty = none. */
   apiKey: string;
+  /** A pool of shared keys the router spreads requests over (`key-pool.ts`); `apiKey`, when set, is its first. */
+  apiKeys?: PoolKeyConfig[];
   /** Dialects an OpenAI-compatible server also speaks natively (e.g. `openai-responses`). */
   nativeDialects?: string[];
 }

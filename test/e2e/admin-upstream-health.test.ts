@@ -1,0 +1,90 @@
+/**
+ * The admin UI's "Upstream health" page in real headless Chromium (as admin-ui.test.ts: Debian's
+ * chromium driven by playwright-core): after a deployment failed enough to open its breaker and a
+ * pooled key was refused (401), the page shows the deployment as open and the key as disabled, by
+ * its fingerprint only, and its Enable button puts the key back into use. No console errors.
+ * Without Chromium the test is skipped (admin-ui.test.ts says how to install it).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { TEST_ADMIN } from '../helpers/admin-client.ts';
+
+const CHROMIUM = process.env.TOLLGATE_CHROMIUM || ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path)) || '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'admin-ui');
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BAD_KEY = 'sk-refused-key-9999';
+
+describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium is not installed' }, () => {
+  let sim: OpenAISimulator;
+  let tg: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    sim = await startOpenAISimulator();
+    tg = await startTestGateway({
+      providers: {
+        flaky: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-flaky' },
+        pooled: { type: 'openai', baseUrl: sim.baseUrl, apiKeys: [BAD_KEY, 'sk-good-key-0000'] },
+      },
+      router: {
+        models: { guarded: { deployments: [{ provider: 'flaky', model: 'sim-500' }, { provider: 'pooled', model: 'gpt-4o-mini' }] } },
+        circuitBreaker: { failureThreshold: 2 },
+      },
+    });
+    sim.fault({ key: BAD_KEY }, 401);
+    for (let i = 0; i < 3; i++) {
+      const res = await tg.post('/chat/completions', { model: 'guarded', messages: [{ role: 'user', content: 'Hi' }] });
+      assert.equal(res.status, 200, res.text);
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    page = await (await browser.newContext({ viewport: { width: 1366, height: 768 } })).newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('console', (message) => {
+      if (/^Failed to load resource: .* status of 401/.test(message.text())) return;
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console.${message.type()}: ${message.text()}`);
+    });
+    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await tg?.close();
+    await sim?.close();
+  });
+
+  test('shows the open breaker and the disabled key, and enables the key', async () => {
+    await page.goto(`${tg.gateway.origin}/admin/`);
+    await page.getByLabel('Username').fill(TEST_ADMIN.username);
+    await page.getByLabel('Password').fill(TEST_ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Upstream health' }).click();
+    await page.getByRole('heading', { name: 'Upstream health' }).waitFor();
+
+    const flaky = page.locator('tr[data-deployment="flaky/sim-500"]');
+    await flaky.waitFor();
+    assert.match(await flaky.innerText(), /open/);
+    assert.match(await flaky.innerText(), /upstream_error \(500\)/);
+    assert.match(await page.locator('tr[data-deployment="pooled/gpt-4o-mini"]').innerText(), /closed/);
+
+    const keys = page.getByTestId('pool-keys');
+    const bad = keys.locator('tr', { hasText: '…9999' });
+    assert.match(await bad.innerText(), /disabled/);
+    assert.ok(!(await page.content()).includes(BAD_KEY), 'the page never shows a key');
+    await page.screenshot({ path: join(ARTIFACTS, '10-upstream-health.png'), fullPage: true });
+
+    sim.fault({ key: BAD_KEY }, null);
+    await bad.getByRole('button', { name: 'Enable' }).click();
+    await page.getByText('Key …9999 of pooled is in use again.').waitFor();
+    await keys.locator('tr', { hasText: '…9999' }).getByText('ok', { exact: true }).waitFor();
+    assert.deepEqual(problems, []);
+  });
+});
