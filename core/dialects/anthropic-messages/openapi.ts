@@ -72,6 +72,7 @@ const ERRORS: RouteDoc['errors'] = {
   413: `The body is larger than the gateway's \`server.maxBodyBytes\` (\`request_too_large\`). ${ERROR_SHAPE}`,
   429: `The caller's requests-per-minute or tokens-per-minute limit is spent (\`rate_limit_error\`); retry after \`Retry-After\` seconds. ${ERROR_SHAPE}`,
   502: `The upstream answered with a 5xx, could not be reached, or sent something unreadable (\`api_error\`). ${ERROR_SHAPE}`,
+  503: `The gateway is shutting down, or no upstream can take the request now: every key of the provider's pool is disabled after a 401/403, or a recovering deployment's one probe is already out (\`overloaded_error\`); retry after \`Retry-After\`. ${ERROR_SHAPE}`,
   504: `The upstream did not connect, answer or keep streaming within its timeout (\`timeout_error\`). ${ERROR_SHAPE}`,
 };
 
