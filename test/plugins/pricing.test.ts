@@ -249,7 +249,11 @@ describe('the pricing plugin', () => {
     const ex = exchange({ target: { provider: 'openai', model: 'gpt-4o-mini' }, usage: usage(19, 24, 3) });
     await plugin.onResponseEnd!(ex, undefined);
     // 16 × 150 + 3 × 75 + 24 × 600 nanos (gpt-4o-mini: $0.15 in, $0.075 cached, $0.60 out per million).
-    assert.deepEqual(ex.cost, { totalNanos: 17_025, inputNanos: 2_400, cachedInputNanos: 225, cacheWriteNanos: 0, outputNanos: 14_400, unpriced: false });
+    const { price, ...figures } = ex.cost!;
+    assert.deepEqual(figures, { totalNanos: 17_025, inputNanos: 2_400, cachedInputNanos: 225, cacheWriteNanos: 0, outputNanos: 14_400, unpriced: false });
+    // The price billed is kept with the figures (the log row's billed_price).
+    assert.equal(price?.model, 'gpt-4o-mini');
+    assert.equal(price?.input_price_per_million, 0.15);
   });
 
   test('prices a dated Anthropic name by its imported row, cache reads and writes at their own rates', async () => {
