@@ -15,7 +15,7 @@ import { MAX_REPORTED_TOKENS } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import type { EmbeddingsCall } from './upstream-call.ts';
 import { readBodyText } from './upstream.ts';
-import { completeUsage } from './token-estimate.ts';
+import { settleUsage } from './token-estimate.ts';
 import { internalError } from './errors.ts';
 import type { ResponseRenderer } from './dialects/dialect.ts';
 import type { ProxyDeps, ResponseHooks } from './proxy.ts';
@@ -33,7 +33,7 @@ export async function relayEmbeddings(
   if (reported !== null && Number.isSafeInteger(reported) && reported >= 0 && reported <= MAX_REPORTED_TOKENS) {
     ex.usage = { promptTokens: reported, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
   }
-  completeUsage(ex, deps.tokens);
+  await settleUsage(ex, deps.tokens);
   let payload = text;
   if (!call.passthrough) {
     if (!renderer.embeddings) throw internalError(new Error(`dialect "${ex.dialect?.id}" renders no embeddings`));

@@ -15,7 +15,7 @@ import { generatePassword } from './passwords.ts';
 import type { Store } from './db.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createServiceRegistry, type UpstreamHealthService } from './services.ts';
-import { loadTokenEstimator } from './token-estimate.ts';
+import { createTokenEstimator } from './token-estimate.ts';
 import { compileBodyValidators } from './request-body.ts';
 import { createMetricsRegistry, metricsRoute } from './metrics.ts';
 import { apiDocsRoutes } from './api-docs.ts';
@@ -85,7 +85,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   try {
     const keyring = createKeyringSource(options.dataDir, env);
     const firstAdmin = await bootstrapAdmin(store, env);
-    const tokens = await loadTokenEstimator();
+    const tokens = createTokenEstimator(log);
     const metrics = createMetricsRegistry();
     const ctx: PluginContext = {
       store, log, dataDir: options.dataDir, upstream, keyring,

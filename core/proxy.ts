@@ -28,7 +28,7 @@ import { readBodyText, transportError } from './upstream.ts';
 import { createNdjsonFramer, createSseFramer, type Framer } from './sse.ts';
 import { GatewayError, toGatewayError } from './errors.ts';
 import type { Log } from './log.ts';
-import { completeUsage, type TokenEstimator } from './token-estimate.ts';
+import { settleUsage, type TokenEstimator } from './token-estimate.ts';
 import { createByteRedactor, credentialsOf, redactError, redactText } from './redact.ts';
 import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
@@ -132,7 +132,7 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
   } finally {
     // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
     // cut, is billed for what was generated so far, counted locally.
-    if (ex.clientAborted || shutdownCut(ex) !== null) completeUsage(ex, deps.tokens);
+    if (ex.clientAborted || shutdownCut(ex) !== null) await settleUsage(ex, deps.tokens);
   }
 }
 
@@ -147,7 +147,7 @@ async function relayCompletion(
   if (completion.usage) hooks.usage(ex, completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {
     for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
-    completeUsage(ex, deps.tokens);
+    await settleUsage(ex, deps.tokens);
   }
   ex.status = 200;
   hooks.start(ex);
@@ -207,7 +207,7 @@ async function relayStream(
   const write = (out: string) => res.write(out);
   let done = false;
   const finish = async () => {
-    completeUsage(ex, deps.tokens);
+    await settleUsage(ex, deps.tokens);
     const out = renderer.end();
     const final = renderer.finalAnswer?.();
     if (final !== undefined) await hooks.complete(ex, final);
@@ -240,7 +240,7 @@ async function relayStream(
       await finish();
     }
   } catch (err) {
-    settleOversized(ex, err, deps.tokens, deps.log);
+    await settleOversized(ex, err, deps.tokens, deps.log);
     failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
   }
 }
@@ -280,11 +280,11 @@ async function relayNativeStream(
     const final = observer.end();
     if (final !== undefined) await hooks.complete(ex, final);
   } catch (err) {
-    settleOversized(ex, err, deps.tokens, deps.log);
+    await settleOversized(ex, err, deps.tokens, deps.log);
     failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
     return;
   }
-  completeUsage(ex, deps.tokens);
+  await settleUsage(ex, deps.tokens);
   // An event the decoder could not read reached the client as it came; without an error event after
   // it the client would take the stream for whole (or wait for an end marker that never comes).
   const unreadable = observer.unreadable();

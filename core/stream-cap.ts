@@ -7,7 +7,7 @@
 import { gatewayError, GatewayError } from './errors.ts';
 import type { Exchange } from './exchange.ts';
 import type { Log } from './log.ts';
-import { completeUsage, type TokenEstimator } from './token-estimate.ts';
+import { settleUsage, type TokenEstimator } from './token-estimate.ts';
 
 /** `upstream.maxStreamBytes` when absent: 64 MiB, far above a real answer (a long one is a few MiB). */
 export const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024;
@@ -35,8 +35,8 @@ export function createStreamCap(provider: string, maxBytes = DEFAULT_MAX_STREAM_
  * When `err` is a size cap (the stream's or one event's), logs it and completes the usage from what was
  * generated so far, so the cut answer is billed (the upstream's usage report, if any, had not come yet).
  */
-export function settleOversized(ex: Exchange, err: unknown, tokens: TokenEstimator, log: Log): void {
+export async function settleOversized(ex: Exchange, err: unknown, tokens: TokenEstimator, log: Log): Promise<void> {
   if (!(err instanceof GatewayError) || err.code !== 'upstream_response_too_large') return;
   log.warn('upstream response too large', { requestId: ex.id, message: err.message });
-  completeUsage(ex, tokens);
+  await settleUsage(ex, tokens);
 }

@@ -9,6 +9,12 @@
  * message, 1 per `name`, 3 to prime the reply. Images count as 765 tokens (a high-detail 1024×1024
  * image) because their size is unknown here.
  *
+ * The tokenizer's tables take ~70 MB and ~150 ms to load, so they are loaded on the first count a
+ * request needs (`ready()`), not at start: a gateway whose users have no budget or token limit and
+ * whose upstreams report usage never loads them. Callers await `ready()` before counting (the budget
+ * and rate-limit hooks, the proxy when an answer ends without usage); a count before that (a bug) or
+ * after a failed load uses `roughTokens`, an over-estimate, and is logged.
+ *
  * Each request's count is bounded in work (`bounded-token-count.ts`): exact for small texts, sampled
  * and extrapolated beyond a budget of a few ms, so a huge or adversarial prompt (a 50,000-character CJK
  * run, which the BPE takes ~10 s over) never blocks the event loop; the error bound is stated there.
@@ -17,6 +23,7 @@ import type { ChatCompletionRequest, ChatMessage, TokenCounts } from './chat-typ
 import type { Exchange } from './exchange.ts';
 import { isTokenInput, type EmbeddingRequest } from './embedding-types.ts';
 import { createTokenMeter } from './bounded-token-count.ts';
+import type { Log } from './log.ts';
 
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_NAME = 1;
@@ -24,6 +31,12 @@ const REPLY_PRIMING_TOKENS = 3;
 const IMAGE_TOKENS = 765;
 
 export interface TokenEstimator {
+  /**
+   * Starts loading the tokenizer (once) and resolves when counts are exact; null when they already
+   * are, so a hot path pays nothing: `const loading = tokens.ready(); if (loading) await loading;`.
+   * Never rejects (a failed load is logged and counts stay rough).
+   */
+  ready(): Promise<void> | null;
   /** Tokens in `text` (bounded work: exact when small, estimated beyond the budget). */
   count(text: string): number;
   /**
@@ -35,12 +48,47 @@ export interface TokenEstimator {
   completionTokens(ex: Exchange): number;
 }
 
-/** Loads the tokenizer (its merge table is ~2 MB; about 150 ms once per process). */
-export async function loadTokenEstimator(): Promise<TokenEstimator> {
-  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+/**
+ * Tokens of `text` without the tokenizer: UTF-8 bytes / 3, rounded up. An over-estimate for the texts
+ * o200k_base compresses well (English: ~4 characters per token) and about right for CJK (3 bytes, ~1 token).
+ */
+export function roughTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
+}
+
+/** The estimator, its tokenizer loaded on first need (see the module doc). `log` reports a rough count or a failed load. */
+export function createTokenEstimator(log?: Log): TokenEstimator {
+  let countTokens: ((text: string) => number) | null = null;
+  let loading: Promise<void> | null = null;
+  let warned = false;
+  const ready = (): Promise<void> | null => {
+    if (countTokens) return null;
+    const startedMs = performance.now();
+    loading ??= import('gpt-tokenizer/encoding/o200k_base').then(
+      (tokenizer) => {
+        countTokens = tokenizer.countTokens;
+        log?.info('token counting: tokenizer loaded', { ms: Math.round(performance.now() - startedMs) });
+      },
+      (err: unknown) => {
+        log?.error('token counting: the tokenizer could not be loaded; counts are rough over-estimates', { err: String(err) });
+        countTokens = roughTokens;
+      },
+    );
+    return loading;
+  };
+  const count = (text: string): number => {
+    if (countTokens) return countTokens(text);
+    if (!warned) {
+      warned = true;
+      log?.warn('token counting: a count before the tokenizer loaded; using a rough over-estimate');
+    }
+    void ready();
+    return roughTokens(text);
+  };
   // One meter per count: the budget bounds the work of a whole request, not of each string.
-  const meter = () => createTokenMeter(countTokens);
+  const meter = () => createTokenMeter(count);
   return {
+    ready,
     count: (text) => meter().count(text),
     promptTokens(ex) {
       if (ex.promptTokensEstimate === null) {
@@ -54,6 +102,13 @@ export async function loadTokenEstimator(): Promise<TokenEstimator> {
       return meter().count(ex.generated.join(''));
     },
   };
+}
+
+/** The estimator with its tokenizer loaded (tests, and callers that count at once). */
+export async function loadTokenEstimator(log?: Log): Promise<TokenEstimator> {
+  const estimator = createTokenEstimator(log);
+  await estimator.ready();
+  return estimator;
 }
 
 function messageTokens(message: ChatMessage, count: (text: string) => number): number {
@@ -101,7 +156,7 @@ function embeddingTokens(request: EmbeddingRequest, count: (text: string) => num
  */
 export function completeUsage(ex: Exchange, estimator: TokenEstimator): void {
   const reported = ex.usage;
-  const missing = reported === null || (reported.promptTokens === 0 && reported.completionTokens === 0);
+  const missing = usageMissing(ex);
   if (!missing && !ex.clientAborted) return;
   const generated = estimator.completionTokens(ex);
   if (missing && reported !== null && generated === 0 && !ex.clientAborted) return; // a real zero: nothing generated
@@ -113,4 +168,18 @@ export function completeUsage(ex: Exchange, estimator: TokenEstimator): void {
   };
   ex.usage = usage;
   ex.usageEstimated = true;
+}
+
+/** No usage, or all zeros: `completeUsage` will count. */
+function usageMissing(ex: Exchange): boolean {
+  return ex.usage === null || (ex.usage.promptTokens === 0 && ex.usage.completionTokens === 0);
+}
+
+/** `completeUsage`, after loading the tokenizer when this exchange needs a count (the only await). */
+export async function settleUsage(ex: Exchange, estimator: TokenEstimator): Promise<void> {
+  if (usageMissing(ex) || ex.clientAborted) {
+    const loading = estimator.ready();
+    if (loading) await loading;
+  }
+  completeUsage(ex, estimator);
 }

@@ -25,7 +25,7 @@
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import type { Exchange } from '../../core/exchange.ts';
+import type { Exchange, Principal, Target } from '../../core/exchange.ts';
 import type { ModelCall } from '../../core/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
@@ -93,6 +93,35 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     return capTokens === null ? { amountNanos, capTokens: null, unpriced: false } : { amountNanos: costOf(capTokens), capTokens, unpriced: false };
   }
 
+  /**
+   * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets), all
+   * synchronous: no other request can reserve in between. Needs the tokenizer for a limited user.
+   */
+  function reserve(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall): ModelCall | undefined {
+    const userId = principal.gatewayUserId;
+    const nowMs = ctx.clock();
+    const status = ledger.status(userId, nowMs);
+    let amountNanos = 0;
+    let capped: ModelCall | undefined;
+    // Unlimited users reserve nothing, which also spares them the local token count.
+    if (status && status.limitNanos !== null) {
+      const reservation = plan(ex, status.remainingNanos ?? 0);
+      if (reservation.unpriced && config.unpricedModels === 'deny') {
+        throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
+      }
+      amountNanos = reservation.amountNanos;
+      if (reservation.capTokens !== null && call.withOutputCap) {
+        capped = call.withOutputCap(reservation.capTokens);
+        ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
+      }
+    }
+    // Synchronous from the status read to here: no other request can reserve in between.
+    const result = ledger.reserve(userId, amountNanos, nowMs);
+    if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
+    state.reservation = result;
+    return capped;
+  }
+
   return {
     name: 'budget',
     createState: () => ({ reservation: null }),
@@ -101,30 +130,15 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       const status = ledger.status(ex.principal.gatewayUserId, ctx.clock());
       if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
     },
-    beforeUpstream(ex, state, call): ModelCall | undefined {
+    beforeUpstream(ex, state, call) {
       if (!ex.principal || !ex.target || !ex.request) return;
-      const userId = ex.principal.gatewayUserId;
-      const nowMs = ctx.clock();
-      const status = ledger.status(userId, nowMs);
-      let amountNanos = 0;
-      let capped: ModelCall | undefined;
-      // Unlimited users reserve nothing, which also spares them the local token count.
-      if (status && status.limitNanos !== null) {
-        const reservation = plan(ex, status.remainingNanos ?? 0);
-        if (reservation.unpriced && config.unpricedModels === 'deny') {
-          throw budgetExceeded(`The model "${ex.target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
-        }
-        amountNanos = reservation.amountNanos;
-        if (reservation.capTokens !== null && call.withOutputCap) {
-          capped = call.withOutputCap(reservation.capTokens);
-          ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
-        }
-      }
-      // Synchronous from the status read to here: no other request can reserve in between.
-      const result = ledger.reserve(userId, amountNanos, nowMs);
-      if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
-      state.reservation = result;
-      return capped;
+      const { principal, target } = ex;
+      // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
+      // (once per process), before the synchronous read-plan-reserve.
+      const limited = ledger.status(principal.gatewayUserId, ctx.clock())?.limitNanos != null;
+      const loading = limited ? ctx.tokens.ready() : null;
+      if (loading) return loading.then(() => reserve(ex, principal, target, state, call));
+      return reserve(ex, principal, target, state, call);
     },
     onResponseEnd(ex, state) {
       if (!state.reservation) return;

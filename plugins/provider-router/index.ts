@@ -289,6 +289,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
         const { provider } = await prepare(ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
         if (!provider.nativeDialects.has(ex.dialect.id)) {
           if (ex.untranslatable) throw ex.untranslatable;
+          await ctx.tokens.ready();
           return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
         }
       }

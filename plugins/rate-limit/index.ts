@@ -169,13 +169,20 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     createState: () => ({ reserved: [], slots: [] }),
     onRequest(ex, state) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
-      const slots = slotsOf(ex.principal);
-      checkConcurrency(slots);
-      takeRates(ex, ex.principal, state);
-      for (const slot of slots) {
-        inFlight.take(slot.key);
-        state.slots.push(slot.key);
-      }
+      const principal = ex.principal;
+      const admit = () => {
+        const slots = slotsOf(principal);
+        checkConcurrency(slots);
+        takeRates(ex, principal, state);
+        for (const slot of slots) {
+          inFlight.take(slot.key);
+          state.slots.push(slot.key);
+        }
+      };
+      // A token limit counts the prompt: the tokenizer loads on the first such request (once per process).
+      const loading = limitsOf(principal).some((a) => a.dimension === 'tokens') ? ctx.tokens.ready() : null;
+      if (loading) return loading.then(admit);
+      admit();
     },
     onResponseEnd(ex, state) {
       for (const key of state.slots.splice(0)) inFlight.release(key);

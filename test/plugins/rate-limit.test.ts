@@ -361,7 +361,7 @@ describe('the rateLimit service', () => {
     const ctx = {
       services,
       clock: () => nowMs,
-      tokens: { promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
+      tokens: { ready: () => null, promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
     } as unknown as PluginContext;
     const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx)) as Plugin<unknown>;
     const request = async (p: Principal) => {
