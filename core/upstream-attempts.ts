@@ -13,7 +13,7 @@
  * failed, is recorded on `ex.attempts` for the log and the metrics.
  */
 import type { ServerResponse } from 'node:http';
-import type { Exchange } from './exchange.ts';
+import type { Exchange, Target } from './exchange.ts';
 import type { ModelCall } from './upstream-call.ts';
 import { toGatewayError, type GatewayError } from './errors.ts';
 import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
@@ -48,6 +48,11 @@ export interface FailedAttempt {
  */
 export interface FallbackPlan {
   next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null>;
+  /**
+   * Where later attempts may go (provider and model of each other deployment), so a reservation can
+   * cover the dearest one: a fallback may serve and bill at its own price.
+   */
+  readonly targets: readonly Target[];
 }
 
 /**

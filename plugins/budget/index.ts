@@ -31,7 +31,8 @@ import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
 import { createBudgetLedger, isReservation, type Reservation } from './ledger.ts';
-import type { BudgetService, BudgetStatus } from '../../core/services.ts';
+import type { BudgetService, BudgetStatus, PriceBook } from '../../core/services.ts';
+import type { ModelPrice } from '../../core/price-table.ts';
 import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
 import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import { createAlertFiring } from './alerts.ts';
@@ -81,11 +82,13 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
    * "cap", the most output tokens per choice the remainder pays for (`capTokens`), if at least
    * `minOutputTokens`; else the worst case (which the ledger then refuses). Zero for an unpriced model.
    */
-  function plan(ex: Exchange, remainingNanos: number): { amountNanos: number; capTokens: number | null; unpriced: boolean } {
+  function plan(ex: Exchange, call: ModelCall, remainingNanos: number): { amountNanos: number; capTokens: number | null; unpriced: boolean } {
     const pricing = ctx.services.get('pricing');
-    const price = pricing?.priceFor(ex.target!.provider, ex.target!.model) ?? null;
-    if (!pricing || !price) return { amountNanos: 0, capTokens: null, unpriced: true };
+    if (!pricing) return { amountNanos: 0, capTokens: null, unpriced: true };
     const worst = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
+    // A model group's fallbacks may serve and bill at their own price: reserve for the dearest.
+    const price = dearest(pricing, [ex.target!, ...(call.fallback?.targets ?? [])], worst.promptTokens, worst.outputTokens);
+    if (!price) return { amountNanos: 0, capTokens: null, unpriced: true };
     const amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
     if (amountNanos <= remainingNanos || config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false };
     const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
@@ -105,7 +108,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     let capped: ModelCall | undefined;
     // Unlimited users reserve nothing, which also spares them the local token count.
     if (status && status.limitNanos !== null) {
-      const reservation = plan(ex, status.remainingNanos ?? 0);
+      const reservation = plan(ex, call, status.remainingNanos ?? 0);
       if (reservation.unpriced && config.unpricedModels === 'deny') {
         throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
       }
@@ -178,3 +181,19 @@ export const budget = definePlugin<BudgetConfig>({
   configSchema: budgetSchema,
   create: createBudget,
 });
+
+/**
+ * The price among `targets` that makes the worst case dearest; null when none is priced (an unpriced
+ * deployment bills nothing, so it never raises a reservation).
+ */
+function dearest(pricing: PriceBook, targets: readonly Target[], promptTokens: number, outputTokens: number): ModelPrice | null {
+  let best: ModelPrice | null = null;
+  let bestNanos = -1;
+  for (const target of targets) {
+    const price = pricing.priceFor(target.provider, target.model);
+    if (!price) continue;
+    const nanos = pricing.maxCostNanos(price, promptTokens, outputTokens);
+    if (nanos > bestNanos) [best, bestNanos] = [price, nanos];
+  }
+  return best;
+}

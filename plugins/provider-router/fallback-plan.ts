@@ -13,7 +13,7 @@
  * that was the key's (a pooled key answering 429 or 401/403) is tried again on the same deployment
  * with another key of its pool, when one is left and `maxAttempts` allows, before moving on.
  */
-import type { Exchange } from '../../core/exchange.ts';
+import type { Exchange, Target } from '../../core/exchange.ts';
 import type { ModelCall } from '../../core/upstream-call.ts';
 import type { FailedAttempt, FallbackPlan } from '../../core/upstream-attempts.ts';
 import type { Deployment, DeploymentPicker } from './model-groups.ts';
@@ -83,7 +83,10 @@ function createPlan(schedule: readonly Slot[], started: number, state: AttemptSt
   /** Slots whose deployment cannot take this request: not tried again in a later round. */
   const unusable = new Set<Deployment>();
   for (let i = 0; i < started; i++) unusable.add(schedule[i]!.deployment);
+  const first = schedule[started]!.deployment;
+  const later = new Set(schedule.slice(started).map((slot) => slot.deployment).filter((d) => d !== first));
   return {
+    targets: [...later].map((deployment) => targetOf(deployment.target)),
     async next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null> {
       const otherKey = deps.settle(ex, failed);
       state.release?.();
@@ -131,4 +134,10 @@ async function waited(ex: Exchange, round: number, failed: FailedAttempt, deps: 
 
 function pastDeadline(ex: Exchange, retry: RetryConfig): boolean {
   return performance.now() - ex.startedAtPerfMs > retry.deadlineMs;
+}
+
+/** `provider/model` as a target (the model may itself contain slashes). */
+function targetOf(providerModel: string): Target {
+  const slash = providerModel.indexOf('/');
+  return { provider: providerModel.slice(0, slash), model: providerModel.slice(slash + 1) };
 }

@@ -111,4 +111,24 @@ describe('budgets across attempts', () => {
       await tg.close();
     }
   });
+
+  test('the reservation covers the dearest deployment: an unpriced first deployment does not leave the budget open', async () => {
+    const tg = await startTestGateway({
+      // Only the fallback is priced ($1 in / $10 out per million, for provider b only).
+      dataDir: await dataDirWithPrices([{ model: 'gpt-4o-mini', provider: 'b', input: 1, output: 10 }]),
+      providers: providers(),
+      user: { budgetUsd: 0.02 },
+      router: { models: { 'free-first': { deployments: [{ provider: 'a', model: 'sim-500' }, { provider: 'b', model: 'gpt-4o-mini' }] } } },
+    });
+    try {
+      const res = await chat(tg, 'free-first', { max_tokens: 128_000 });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.json();
+      // Capped to what $0.02 pays at b's price, although the first deployment has no price.
+      const capped = Number(res.headers.get('x-tollgate-max-tokens-capped'));
+      assert.ok(capped > 1_900 && capped < 2_000, String(capped));
+    } finally {
+      await tg.close();
+    }
+  });
 });
