@@ -99,9 +99,11 @@ function cookbookTools(tools: unknown): number {
 
 // ---- The corpus. ----
 
-/** ~10,000 tokens of realistic system prompt: the start of this repository's README (Markdown, code, tables). */
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const SYSTEM_PROMPT = README.slice(0, README.indexOf('\n', 40_000));
+/**
+ * ~10,000 tokens of realistic system prompt (Markdown prose, code, tables): the first 40,000 characters
+ * of this repository's README as of the corpus's making, frozen so the table's figures stay put.
+ */
+const SYSTEM_PROMPT = readFileSync(new URL('../helpers/long-system-prompt.md', import.meta.url), 'utf8');
 
 const claudeCodeBody = {
   model: 'claude-sonnet-4-5',
@@ -140,8 +142,8 @@ const anthropicWeatherTool = {
   input_schema: { type: 'object', properties: { location: { type: 'string', description: 'The city and state, e.g. San Francisco, CA' } }, required: ['location'] },
 };
 
-/** A long conversation: 24 turns of README paragraphs as questions and answers. */
-const paragraphs = README.split('\n\n').filter((p) => p.length > 200).slice(0, 24);
+/** A long conversation: 24 turns of the same text's paragraphs as questions and answers. */
+const paragraphs = SYSTEM_PROMPT.split('\n\n').filter((p) => p.length > 200).slice(0, 24);
 const conversation: ChatMessage[] = [
   { role: 'system', content: 'You answer questions about Tollgate, a self-hosted LLM gateway, from its documentation.' },
   ...paragraphs.map((text, i): ChatMessage => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: text })),
