@@ -20,6 +20,7 @@
  */
 import type { ImageSize } from './image-size.ts';
 
+/** Tiles after a fit and a short-side downscale (OpenAI's tile models); `detail: "low"` is a flat cost. */
 export interface TileImageRule {
   kind: 'tiles';
   fitPx: number;
@@ -30,6 +31,7 @@ export interface TileImageRule {
   lowDetailTokens: number;
 }
 
+/** Square patches after a downscale within a long edge and a patch count (Claude; OpenAI's patch models). */
 export interface PatchImageRule {
   kind: 'patches';
   patchPx: number;
@@ -39,6 +41,7 @@ export interface PatchImageRule {
   tokensPerPatch: number;
 }
 
+/** One tile up to `smallMaxPx`, else crop units of the short side / 1.5 within [min, max] px (Gemini). */
 export interface CropTileImageRule {
   kind: 'crop-tiles';
   smallMaxPx: number;
