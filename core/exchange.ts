@@ -9,6 +9,7 @@ import type { Dialect } from './dialects/dialect.ts';
 import type { EmbeddingRequest } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
 import type { UpstreamAttempt } from './upstream-attempts.ts';
+import type { PromptTokenRules } from './prompt-token-rules.ts';
 
 /**
  * A gateway operation: the stable name a route declares (`chat.completions`, `models.list`,
@@ -63,6 +64,11 @@ export interface Target {
   provider: string;
   /** The model id sent upstream, without the provider prefix. */
   model: string;
+  /**
+   * How this provider's prompt tokens differ from the local `o200k_base` count (images, tools'
+   * system prompt, tokenizer scale), from `ProviderService.promptTokenRules`; absent = OpenAI's defaults.
+   */
+  promptTokenRules?: PromptTokenRules;
 }
 
 export interface Exchange {

@@ -5,9 +5,11 @@
  * tokenizer); for other providers' models they are an approximation, which is why rows billed from
  * them are marked `estimated`.
  *
- * Message overhead follows OpenAI's cookbook "How to count tokens with tiktoken": 3 tokens per
- * message, 1 per `name`, 3 to prime the reply. Images count as 765 tokens (a high-detail 1024×1024
- * image) because their size is unknown here.
+ * A chat request is counted by `prompt-tokens.ts` (message overhead and tool definitions per OpenAI's
+ * cookbook, images per the target provider's documented rule) with the target's `PromptTokenRules`
+ * (`ex.target.promptTokenRules`, set by the router; OpenAI's defaults before routing). The count is
+ * memoized per exchange and redone once if the rules change (a rate limit counts before routing, the
+ * budget after).
  *
  * The tokenizer's tables take ~70 MB and ~150 ms to load, so they are loaded on the first count a
  * request needs (`ready()`), not at start: a gateway whose users have no budget or token limit and
@@ -19,16 +21,13 @@
  * and extrapolated beyond a budget of a few ms, so a huge or adversarial prompt (a 50,000-character CJK
  * run, which the BPE takes ~10 s over) never blocks the event loop; the error bound is stated there.
  */
-import type { ChatCompletionRequest, ChatMessage, TokenCounts } from './chat-types.ts';
+import type { TokenCounts } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import { isTokenInput, type EmbeddingRequest } from './embedding-types.ts';
 import { createTokenMeter } from './bounded-token-count.ts';
 import type { Log } from './log.ts';
-
-const TOKENS_PER_MESSAGE = 3;
-const TOKENS_PER_NAME = 1;
-const REPLY_PRIMING_TOKENS = 3;
-const IMAGE_TOKENS = 765;
+import { requestPromptTokens } from './prompt-tokens.ts';
+import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from './prompt-token-rules.ts';
 
 export interface TokenEstimator {
   /**
@@ -87,14 +86,18 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
   };
   // One meter per count: the budget bounds the work of a whole request, not of each string.
   const meter = () => createTokenMeter(count);
+  // The rules each exchange's memoized count was made with (a WeakMap: no field on the exchange).
+  const countedWith = new WeakMap<Exchange, PromptTokenRules>();
   return {
     ready,
     count: (text) => meter().count(text),
     promptTokens(ex) {
-      if (ex.promptTokensEstimate === null) {
+      const rules = ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES;
+      if (ex.promptTokensEstimate === null || (countedWith.get(ex) ?? rules) !== rules) {
         const m = meter();
         const count = (text: string) => m.count(text);
-        ex.promptTokensEstimate = ex.embedding ? embeddingTokens(ex.embedding, count) : ex.request ? requestTokens(ex.request, count) : 0;
+        ex.promptTokensEstimate = ex.embedding ? embeddingTokens(ex.embedding, count) : ex.request ? requestPromptTokens(ex.request, count, rules) : 0;
+        countedWith.set(ex, rules);
       }
       return ex.promptTokensEstimate;
     },
@@ -109,30 +112,6 @@ export async function loadTokenEstimator(log?: Log): Promise<TokenEstimator> {
   const estimator = createTokenEstimator(log);
   await estimator.ready();
   return estimator;
-}
-
-function messageTokens(message: ChatMessage, count: (text: string) => number): number {
-  let tokens = TOKENS_PER_MESSAGE + count(message.role);
-  if (message.name) tokens += TOKENS_PER_NAME + count(message.name);
-  const content = message.content;
-  if (typeof content === 'string') tokens += count(content);
-  else if (Array.isArray(content)) {
-    for (const part of content) {
-      if (part.type === 'text' && typeof part.text === 'string') tokens += count(part.text);
-      else if (part.type === 'image_url') tokens += IMAGE_TOKENS;
-      else tokens += count(JSON.stringify(part));
-    }
-  }
-  for (const call of message.tool_calls ?? []) tokens += count(call.function.name) + count(call.function.arguments);
-  return tokens;
-}
-
-/** Prompt tokens of a chat request: messages with their overhead, plus tool definitions. */
-function requestTokens(body: ChatCompletionRequest, count: (text: string) => number): number {
-  let tokens = REPLY_PRIMING_TOKENS;
-  for (const message of body.messages) tokens += messageTokens(message, count);
-  if (Array.isArray(body.tools) && body.tools.length > 0) tokens += count(JSON.stringify(body.tools));
-  return tokens;
 }
 
 /**

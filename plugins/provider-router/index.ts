@@ -212,7 +212,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     }
     const ticket: AttemptTicket = { deployment: deployment.target, admission, key };
     try {
-      ex.target = { provider: provider.id, model };
+      ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
       const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, embedders);
       state.ticket = ticket;
       return call;

@@ -9,6 +9,7 @@ import type { EmbeddingRequest } from '../../../core/embedding-types.ts';
 import type { EmbeddingsCall, EmbeddingsCodec, ModelCall, ResponseCodec, StreamFraming, UpstreamCall, UpstreamRequest } from '../../../core/upstream-call.ts';
 import type { UpstreamClient } from '../../../core/upstream.ts';
 import type { PoolKeyConfig } from '../key-pool.ts';
+import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/prompt-token-rules.ts';
 
 /** A provider's entry in the router config (after `${ENV}` substitution). */
 export interface ProviderSettings {
@@ -111,6 +112,15 @@ export abstract class ProviderService {
       stream,
       codec,
     };
+  }
+
+  /**
+   * How this provider's prompt tokens differ from the local `o200k_base` count for `model` (images,
+   * the tools' system prompt, tokenizer scale), for budgets and limits that reserve before forwarding.
+   * Default: OpenAI's GPT-4o rules (`DEFAULT_PROMPT_TOKEN_RULES`); providers with documented rules override.
+   */
+  promptTokenRules(_model: string): PromptTokenRules {
+    return DEFAULT_PROMPT_TOKEN_RULES;
   }
 
   /** Builds the upstream chat call, streamed when `request.stream` is true. */

@@ -16,6 +16,8 @@ import { upstreamErrorFor, type UpstreamErrorFacts } from './upstream-error-poli
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from './base.ts';
 import { responsesCodec } from './openai-responses-codec.ts';
 import { openAIEmbeddingsCodec } from './openai-embeddings-codec.ts';
+import { openAIPromptTokenRules } from './openai-token-rules.ts';
+import type { PromptTokenRules } from '../../../core/prompt-token-rules.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
 interface OpenAIErrorBody {
@@ -109,6 +111,11 @@ const NATIVE_PATHS: Readonly<Record<string, string>> = { 'responses.create': '/r
 
 export class OpenAIProvider extends ProviderService {
   readonly name: string = 'OpenAI';
+
+  /** Per model family: image tiles or patches as OpenAI documents them (`openai-token-rules.ts`). */
+  override promptTokenRules(model: string): PromptTokenRules {
+    return openAIPromptTokenRules(model);
+  }
 
   override get nativeDialects(): ReadonlySet<string> {
     return NATIVE_DIALECTS;

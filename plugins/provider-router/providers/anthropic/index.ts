@@ -26,6 +26,8 @@ import { mapAnthropicError } from './errors.ts';
 import { toAnthropicRequest } from './request.ts';
 import { toCompletion, type AnthropicMessage } from './response.ts';
 import { AnthropicStreamDecoder } from './stream.ts';
+import { anthropicPromptTokenRules } from './token-rules.ts';
+import type { PromptTokenRules } from '../../../../core/prompt-token-rules.ts';
 
 /** Pinned API version: the one under which sampling parameters are still accepted (see module doc). */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -58,6 +60,11 @@ function toCatalogEntry(model: { id: string; display_name?: unknown; created_at?
  */
 export class AnthropicProvider extends ProviderService {
   readonly name = 'Anthropic';
+
+  /** Per Claude model: image patches and tiers, the tools' system prompt, the tokenizer's scale (`token-rules.ts`). */
+  override promptTokenRules(model: string): PromptTokenRules {
+    return anthropicPromptTokenRules(model);
+  }
 
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const stream = request.stream === true;

@@ -31,6 +31,8 @@ import { toGeminiRequest } from './request.ts';
 import { toCompletion } from './response.ts';
 import { GeminiStreamDecoder } from './stream.ts';
 import { decodeBatchEmbed, toBatchEmbedRequest } from './embeddings.ts';
+import { GEMINI_PROMPT_TOKEN_RULES } from './token-rules.ts';
+import type { PromptTokenRules } from '../../../../core/prompt-token-rules.ts';
 
 /** The model's resource path under the base URL; `models/` is never doubled. */
 function modelPath(model: string): string {
@@ -56,6 +58,11 @@ interface GeminiModelList {
  */
 export class GeminiProvider extends ProviderService {
   readonly name = 'Google Gemini';
+
+  /** Gemini's image crop units (`token-rules.ts`). */
+  override promptTokenRules(_model: string): PromptTokenRules {
+    return GEMINI_PROMPT_TOKEN_RULES;
+  }
 
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const path = modelPath(model);
