@@ -284,6 +284,21 @@ export interface LogAttempt {
 /** A row with what only the detail shows: every upstream attempt, oldest first (null: nothing dispatched). */
 export interface LogDetail extends LogRow {
   attempts: LogAttempt[] | null;
+  /** The upstream's usage report as the gateway read it (OpenAI-shaped `usage`); null when none came (estimated). */
+  usage_reported: Record<string, unknown> | null;
+  /** The price the row was billed at (a Price's fields, USD per million tokens); null when unpriced. */
+  billed_price: Record<string, unknown> | null;
+}
+
+/** A JSON object column; null when absent or unreadable (a row written before the column existed). */
+function parseObject(column: string | null | undefined): Record<string, unknown> | null {
+  if (!column) return null;
+  try {
+    const parsed: unknown = JSON.parse(column);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `llm_requests.attempts` (JSON written by the logger) in the admin API's snake_case; null when absent or unreadable. */
@@ -307,6 +322,9 @@ export function getLogRow(store: LogReader, id: number): LogDetail | undefined {
     .select(['u.name as user_name', 'k.key_prefix as api_key_prefix', 'k.name as api_key_name'])
     .where('r.id', '=', id)
     .compile();
-  const raw = store.sqlite.prepare<unknown[], RawLogRow & { attempts: string | null }>(compiled.sql).get(...compiled.parameters);
-  return raw ? { ...toLogRow(raw), attempts: parseAttempts(raw.attempts) } : undefined;
+  const raw = store.sqlite.prepare<unknown[], RawLogRow & { attempts: string | null; usage_reported: string | null; billed_price: string | null }>(compiled.sql)
+    .get(...compiled.parameters);
+  return raw
+    ? { ...toLogRow(raw), attempts: parseAttempts(raw.attempts), usage_reported: parseObject(raw.usage_reported), billed_price: parseObject(raw.billed_price) }
+    : undefined;
 }

@@ -141,7 +141,13 @@ describe('usage logs over the admin API', () => {
     assert.equal(one.status, 200, one.text);
     // The detail adds the upstream attempts (one here) to the listed row.
     const attempts = [{ provider: 'openai', model: 'gpt-4o-mini', status: 200, error_code: null, latency_ms: one.body.attempts?.[0]?.latency_ms }];
-    assert.deepEqual(one.body, { ...row, attempts });
+    // ...and what the row was billed from: the usage report as read and the price in effect.
+    const { usage_reported: reported, billed_price: price, ...rest } = one.body;
+    assert.deepEqual(rest, { ...row, attempts });
+    assert.equal(reported.prompt_tokens, 19);
+    assert.equal(reported.completion_tokens, 24);
+    assert.equal(price.model, 'gpt-4o-mini');
+    assert.equal(typeof price.input_price_per_million, 'number');
   });
 
   test('an unknown or non-numeric log id is 404', async () => {

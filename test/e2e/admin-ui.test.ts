@@ -155,6 +155,9 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     await row.first().click();
     const dialog = page.getByRole('dialog');
     await assert.doesNotReject(dialog.filter({ hasText: requestId }).waitFor());
+    // The detail adds the upstream attempts and what the cost was computed from (usage report, billed price).
+    await assert.doesNotReject(dialog.getByTestId('log-attempts').waitFor());
+    await assert.doesNotReject(dialog.getByTestId('log-usage-reported').waitFor());
     await shot('06-log-detail');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });

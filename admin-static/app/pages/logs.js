@@ -123,7 +123,10 @@ function Filters({ filters, me }) {
   </form></div>`;
 }
 
-function Detail({ row, onClose }) {
+// The list row at once, then its detail (GET /logs/:id adds the upstream attempts, the usage report and the billed price).
+function Detail({ row: listed, onClose }) {
+  const detail = useAsync(() => api('GET', `/logs/${listed.id}`), [listed.id]);
+  const row = detail.data ?? listed;
   const item = (label, value) => html`<dt>${label}</dt><dd>${value ?? html`<span class="muted">—</span>`}</dd>`;
   const section = (title, items) => html`<section><h3 class="dl-section">${title}</h3><dl class="dl">${items}</dl></section>`;
   const footer = html`<${CopyButton} text=${JSON.stringify(row, null, 2)} label="Copy JSON" class="btn" />
@@ -151,7 +154,8 @@ function Detail({ row, onClose }) {
         ${item('Cache write tokens', formatNumber(row.cache_write_tokens))}
         ${item('Usage source', row.usage_estimated ? html`<${Badge} tone="warn">estimated locally<//>` : 'reported by the provider')}
         ${item('Cost', row.unpriced ? html`<${Badge} tone="warn">unpriced<//>` : row.cost_usd === null ? null : formatUsd(row.cost_usd))}
-        ${item('Cost (nano-USD)', row.cost_nanos === null ? null : html`<span class="mono">${formatNumber(row.cost_nanos)}</span>`)}`)}
+        ${item('Cost (nano-USD)', row.cost_nanos === null ? null : html`<span class="mono">${formatNumber(row.cost_nanos)}</span>`)}
+        ${item('Billed at', row.billed_price && html`<span data-testid="log-billed-price">$${row.billed_price.input_price_per_million} in / $${row.billed_price.output_price_per_million} out per M <span class="muted">(${row.billed_price.source})</span></span>`)}`)}
       ${section('Timing', html`
         ${item('Latency', formatMs(row.latency_ms))}
         ${item('Time to first token', formatMs(row.ttft_ms))}
@@ -159,6 +163,7 @@ function Detail({ row, onClose }) {
         ${item('Log row', html`<span class="mono">#${row.id}</span>`)}`)}
     </div>
     ${row.attempts && html`<${Attempts} attempts=${row.attempts} />`}
+    ${row.usage_reported && html`<details data-testid="log-usage-reported"><summary>Usage as the upstream reported it</summary><pre class="mono">${JSON.stringify(row.usage_reported, null, 2)}</pre></details>`}
   <//>`;
 }
 
