@@ -67,6 +67,12 @@ export function createServiceRegistry(): ServiceRegistry {
 export interface PriceBook {
   /** The price of `model` served by provider `provider` (ids without prefix), or null = unpriced. */
   priceFor(provider: string, model: string): ModelPrice | null;
+  /**
+   * Resolves once `priceFor(provider, model)` gives its final answer (the dataset's dated-name matcher
+   * loads on first need); null when it already does. Without arguments: once every lookup does.
+   * Never rejects.
+   */
+  ready(provider?: string, model?: string): Promise<void> | null;
   /** The cost of `usage` at `price`; a null price gives all zeros with `unpriced: true`. */
   costOf(price: ModelPrice | null, usage: TokenCounts): RequestCost;
   /**

@@ -94,6 +94,7 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
   async function lookUp(model: string, provider: string | undefined): Promise<AdminPrice | null> {
     const book = ctx.services.get('pricing');
     if (provider !== undefined && book) {
+      await book.ready(provider, model);
       const price = book.priceFor(provider, model);
       if (!price) return null;
       // The book has no timestamps; the stored row (absent for a free provider's implicit price) does.
@@ -111,7 +112,7 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
       pattern: '/admin/api/pricing',
       async handler({ query }) {
         const rows = await searchPrices(ctx.store.db, queryString(query, 'search') ?? '');
-        return json(200, { data: rows.map(priceView), unpriced: listUnpricedModels(ctx, {}) });
+        return json(200, { data: rows.map(priceView), unpriced: await listUnpricedModels(ctx, {}) });
       },
     },
     {
@@ -197,7 +198,7 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'POST',
       pattern: '/admin/api/pricing/reprice',
-      handler({ body: raw }) {
+      async handler({ body: raw }) {
         const body = objectBody(raw);
         onlyFields(body, REPRICE_FIELDS);
         const model = stringField(body, 'model', { required: true, maxLength: 300 });
@@ -210,6 +211,8 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
         const dryRun = booleanField(body, 'dry_run') ?? false;
         const book = ctx.services.get('pricing');
         if (!book) throw invalidRequest('The gateway runs without the pricing plugin: there is no price to bill at.', null);
+        // Served names are often dated: the dataset's matcher must be loaded before the synchronous pass.
+        await book.ready();
         // The log rows (and the spends queued with them) must be in the tables to be re-priced.
         ctx.services.get('requestLog')?.flush();
         let result: RepriceResult;

@@ -78,7 +78,7 @@ export function createStatsRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'GET',
       pattern: '/admin/api/stats',
-      handler: function getStats({ query }) {
+      handler: async function getStats({ query }) {
         const timeZone = ctx.services.get('budget')?.timeZone ?? 'UTC';
         const range = parseStatsRange(query, ctx.clock(), timeZone);
         ctx.services.get('requestLog')?.flush();
@@ -96,7 +96,7 @@ export function createStatsRoutes(ctx: AdminContext): AdminRoute[] {
           top_users: usage.topUsers,
           top_models: usage.topModels,
           budget_alerts: budgetAlerts(ctx),
-          unpriced_models: listUnpricedModels(ctx, { fromIso: range.fromIso, toIso: range.toIso }, UNPRICED_LIMIT),
+          unpriced_models: await listUnpricedModels(ctx, { fromIso: range.fromIso, toIso: range.toIso }, UNPRICED_LIMIT),
         });
       },
     },

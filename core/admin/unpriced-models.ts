@@ -25,11 +25,13 @@ export interface UnpricedModel {
  * plugin every logged one is kept. Queued log rows are flushed first so a request that just ended
  * is counted.
  */
-export function listUnpricedModels(
+export async function listUnpricedModels(
   ctx: AdminContext,
   range: { fromIso?: string; toIso?: string },
   limit = 50,
-): UnpricedModel[] {
+): Promise<UnpricedModel[]> {
+  // Logged names are often dated: check them with the dataset's matcher loaded.
+  await ctx.services.get('pricing')?.ready();
   ctx.services.get('requestLog')?.flush();
   // From the quarter-hour rollups (exact for any range, `usage-rollups.ts`), not a scan of the log.
   const usage = usageSource(range);

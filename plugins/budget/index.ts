@@ -139,8 +139,12 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
       // (once per process), before the synchronous read-plan-reserve.
       const limited = ledger.status(principal.gatewayUserId, ctx.clock())?.limitNanos != null;
-      const loading = limited ? ctx.tokens.ready() : null;
-      if (loading) return loading.then(() => reserve(ex, principal, target, state, call));
+      if (!limited) return reserve(ex, principal, target, state, call);
+      // ...and its price, which for a dated name may need the dataset's matcher (loaded on first need too).
+      const pricing = ctx.services.get('pricing');
+      const loads = [ctx.tokens.ready(), ...[target, ...(call.fallback?.targets ?? [])].map((t) => pricing?.ready(t.provider, t.model) ?? null)]
+        .filter((loading) => loading !== null);
+      if (loads.length > 0) return Promise.all(loads).then(() => reserve(ex, principal, target, state, call));
       return reserve(ex, principal, target, state, call);
     },
     onResponseEnd(ex, state) {

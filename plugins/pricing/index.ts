@@ -17,7 +17,7 @@ import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { getModelDisplayName } from '../../core/model-display-name.ts';
-import { createModelIdResolver, datasetPrices, type ModelIdResolver } from '../../core/price-dataset.ts';
+import { createModelIdResolver, datasetPrices } from '../../core/price-dataset.ts';
 import { importPrices, type ModelPrice } from '../../core/price-table.ts';
 import { per1k } from '../../core/money.ts';
 import { createPriceBook, type ClosablePriceBook } from './price-book.ts';
@@ -54,21 +54,12 @@ async function seedIfEmpty(config: PricingConfig, ctx: PluginContext): Promise<v
   }
 }
 
-/** The dataset's model matcher, or undefined (dated names then need their own rows). */
-async function loadResolver(config: PricingConfig, ctx: PluginContext): Promise<ModelIdResolver | undefined> {
-  if (Object.keys(config.datasetProviders).length === 0) return undefined;
-  try {
-    return await createModelIdResolver();
-  } catch (err) {
-    ctx.log.warn('pricing: the price dataset could not be loaded; dated model names will not match their prices', { err });
-    return undefined;
-  }
-}
 
 async function createPricing(config: PricingConfig, ctx: PluginContext): Promise<Plugin> {
   if (config.seedOnFirstStart) await seedIfEmpty(config, ctx);
-  const resolveModelId = await loadResolver(config, ctx);
-  const book: ClosablePriceBook = createPriceBook(ctx.store, { ...config, ...(resolveModelId ? { resolveModelId } : {}) }, ctx.log);
+  // The dataset's matcher loads on the first lookup that needs it (price-book.ts); none without dataset providers.
+  const loadResolver = Object.keys(config.datasetProviders).length > 0 ? createModelIdResolver : undefined;
+  const book: ClosablePriceBook = createPriceBook(ctx.store, { ...config, ...(loadResolver ? { loadResolver } : {}) }, ctx.log);
   ctx.services.provide('pricing', book);
 
   return {
@@ -80,9 +71,20 @@ async function createPricing(config: PricingConfig, ctx: PluginContext): Promise
     onResponseEnd(ex: Exchange) {
       const { target, usage } = ex;
       if (!isModelOperation(ex.operation) || !target || !usage) return;
-      const price = book.priceFor(target.provider, target.model)
-        ?? (ex.modelServed ? book.priceFor(target.provider, ex.modelServed) : null);
-      ex.cost = book.costOf(price, usage);
+      const served = ex.modelServed;
+      const price = () => book.priceFor(target.provider, target.model) ?? (served ? book.priceFor(target.provider, served) : null);
+      const found = price();
+      if (found) {
+        ex.cost = book.costOf(found, usage);
+        return;
+      }
+      // A dated name may need the dataset's matcher: wait for it once, then price.
+      const loading = book.ready(target.provider, target.model) ?? (served ? book.ready(target.provider, served) : null);
+      if (!loading) {
+        ex.cost = book.costOf(null, usage);
+        return;
+      }
+      return loading.then(() => void (ex.cost = book.costOf(price(), usage)));
     },
     close() {
       book.close();

@@ -12,6 +12,10 @@
  *    provider's dataset id (config `datasetProviders`), as `provider/id` then `id`;
  * 4. a provider in `freeProviders` (local models) → a zero price with source `free`;
  * otherwise null: the request is served but unpriced.
+ *
+ * The dataset's matcher (step 3) holds ~16 MB and is loaded on the first lookup that needs it, not at
+ * start: requests for models with their own rows never load it. Until it is loaded, such a lookup
+ * answers without step 3 and is not remembered; callers that bill await `ready(provider, model)` first.
  */
 import { LRUCache } from 'lru-cache';
 import type { Store } from '../../core/db.ts';
@@ -24,8 +28,8 @@ import type { ModelIdResolver } from '../../core/price-dataset.ts';
 export interface PriceBookConfig {
   datasetProviders: Readonly<Record<string, string>>;
   freeProviders: readonly string[];
-  /** Dated-name matching (`createModelIdResolver()`); absent = step 3 is skipped. */
-  resolveModelId?: ModelIdResolver;
+  /** Loads dated-name matching (`createModelIdResolver()`), on first need; absent = step 3 is skipped. */
+  loadResolver?: () => Promise<ModelIdResolver | undefined>;
 }
 
 /** The price book plus what its owner needs to shut it down. */
@@ -48,6 +52,25 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
   const free = new Set(config.freeProviders);
   const lookups = new LRUCache<string, ModelPrice | false>({ max: LOOKUP_CACHE_SIZE });
   let rows: Map<string, ModelPrice> | null = null;
+  /** undefined: not loaded (yet); null: none (not configured, or the load failed). */
+  let resolveModelId: ModelIdResolver | null | undefined = config.loadResolver ? undefined : null;
+  let loading: Promise<void> | null = null;
+
+  /** Loads the matcher once; resolves when it is usable (or known to be absent). */
+  function loadResolver(): Promise<void> | null {
+    if (resolveModelId !== undefined) return null;
+    loading ??= config.loadResolver!().then(
+      (resolver) => {
+        resolveModelId = resolver ?? null;
+        lookups.clear();
+      },
+      (err: unknown) => {
+        log.warn('pricing: the price dataset could not be loaded; dated model names will not match their prices', { err: String(err) });
+        resolveModelId = null;
+      },
+    );
+    return loading;
+  }
 
   function table(): Map<string, ModelPrice> {
     if (!rows) {
@@ -64,13 +87,18 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
 
   function canonicalId(provider: string, model: string): string | null {
     const datasetId = config.datasetProviders[provider];
-    if (!datasetId || !config.resolveModelId) return null;
-    const id = config.resolveModelId(datasetId, model);
+    if (!datasetId || !resolveModelId) return null;
+    const id = resolveModelId(datasetId, model);
     return id && id !== model ? id : null;
   }
 
+  const exactRow = (provider: string, model: string) => row(`${provider}/${model}`, provider) ?? row(model, provider);
+  /** Would a lookup of (provider, model) consult the matcher, which is not loaded yet? */
+  const needsResolver = (provider: string, model: string) =>
+    resolveModelId === undefined && config.datasetProviders[provider] !== undefined && !exactRow(provider, model);
+
   function resolve(provider: string, model: string): ModelPrice | null {
-    const exact = row(`${provider}/${model}`, provider) ?? row(model, provider);
+    const exact = exactRow(provider, model);
     if (exact) return exact;
     const canonical = canonicalId(provider, model);
     const matched = canonical ? row(`${provider}/${canonical}`, provider) ?? row(canonical, provider) : null;
@@ -91,8 +119,14 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
       const cached = lookups.get(key);
       if (cached !== undefined) return cached || null;
       const price = resolve(provider, model);
-      lookups.set(key, price ?? false);
+      // Without the matcher the answer may change once it is loaded: not remembered, and the load starts.
+      if (needsResolver(provider, model)) void loadResolver();
+      else lookups.set(key, price ?? false);
       return price;
+    },
+    ready(provider, model) {
+      if (provider === undefined || model === undefined) return config.loadResolver ? loadResolver() : null;
+      return needsResolver(provider, model) ? loadResolver() : null;
     },
     costOf,
     maxCostNanos,

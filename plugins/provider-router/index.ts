@@ -173,6 +173,8 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     if (!provider) throw providerNotFound(id, [...providers.keys()]);
     const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
     const models = await catalogFor(ex).modelsOf(id);
+    // Discovered lists name dated models: price them with the dataset's matcher (loaded on first need).
+    await ctx.services.get('pricing')?.ready();
     return reply(200, providerView(provider, credential, models, prices));
   }
 
@@ -271,8 +273,11 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           if (!model) throw modelNotFound(requested);
           return reply(200, model);
         }
-        case 'models.catalog':
-          return reply(200, modelCatalog(await catalogFor(ex).all(), prices));
+        case 'models.catalog': {
+          const lists = await catalogFor(ex).all();
+          await ctx.services.get('pricing')?.ready();
+          return reply(200, modelCatalog(lists, prices));
+        }
         case 'providers.get':
           return describeProvider(ex);
         default:

@@ -352,6 +352,7 @@ describe('listUnpricedModels', () => {
       });
       services.provide('pricing', {
         priceFor: (provider, model) => (priced.has(`${provider}/${model}`) ? price(model) : null),
+        ready: () => null,
         costOf: unused,
         maxCostNanos: () => 0,
         list: () => [],
@@ -380,9 +381,9 @@ describe('listUnpricedModels', () => {
     ]);
   });
 
-  test('groups by provider and served model, most requests first, and flushes the request log first', () => {
+  test('groups by provider and served model, most requests first, and flushes the request log first', async () => {
     const flushed: string[] = [];
-    assert.deepEqual(listUnpricedModels(context(null, flushed), {}), [
+    assert.deepEqual(await listUnpricedModels(context(null, flushed), {}), [
       { provider: 'openai', model: 'a', requests: 3, last_seen: '2026-11-12T00:00:00.000Z' },
       { provider: 'openai', model: 'b', requests: 2, last_seen: '2026-11-16T00:00:00.000Z' },
       { provider: 'openai', model: 'c', requests: 1, last_seen: '2026-11-20T00:00:00.000Z' },
@@ -391,20 +392,20 @@ describe('listUnpricedModels', () => {
     assert.deepEqual(flushed, ['flush']);
   });
 
-  test('counts only the range [from, to), breaks ties by the latest request, and stops at the limit', () => {
+  test('counts only the range [from, to), breaks ties by the latest request, and stops at the limit', async () => {
     const ctx = context(null, []);
-    assert.deepEqual(listUnpricedModels(ctx, { fromIso: '2026-11-10T00:00:00.000Z', toIso: '2026-11-20T00:00:00.000Z' }), [
+    assert.deepEqual(await listUnpricedModels(ctx, { fromIso: '2026-11-10T00:00:00.000Z', toIso: '2026-11-20T00:00:00.000Z' }), [
       // A tie in requests: the most recently seen first.
       { provider: 'openai', model: 'b', requests: 2, last_seen: '2026-11-16T00:00:00.000Z' },
       { provider: 'openai', model: 'a', requests: 2, last_seen: '2026-11-12T00:00:00.000Z' },
       { provider: 'groq', model: 'a', requests: 1, last_seen: '2026-11-11T00:00:00.000Z' },
     ]);
-    assert.deepEqual(listUnpricedModels(ctx, {}, 2).map((u) => `${u.provider}/${u.model}`), ['openai/a', 'openai/b']);
+    assert.deepEqual((await listUnpricedModels(ctx, {}, 2)).map((u) => `${u.provider}/${u.model}`), ['openai/a', 'openai/b']);
   });
 
-  test('leaves out models that have a price now, per provider, before applying the limit', () => {
+  test('leaves out models that have a price now, per provider, before applying the limit', async () => {
     const ctx = context(new Set(['openai/a', 'openai/b']), []);
-    assert.deepEqual(listUnpricedModels(ctx, {}, 1), [{ provider: 'openai', model: 'c', requests: 1, last_seen: '2026-11-20T00:00:00.000Z' }]);
-    assert.deepEqual(listUnpricedModels(ctx, {}).map((u) => `${u.provider}/${u.model}`), ['openai/c', 'groq/a']);
+    assert.deepEqual(await listUnpricedModels(ctx, {}, 1), [{ provider: 'openai', model: 'c', requests: 1, last_seen: '2026-11-20T00:00:00.000Z' }]);
+    assert.deepEqual((await listUnpricedModels(ctx, {})).map((u) => `${u.provider}/${u.model}`), ['openai/c', 'groq/a']);
   });
 });

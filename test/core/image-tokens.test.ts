@@ -32,12 +32,10 @@ describe('image size from a data URL', () => {
     test(`reads ${title}`, () => assert.deepEqual(dataUrlImageSize(url), expected));
   }
 
-  test('reads a 20 MB image without decoding it', () => {
+  test('reads the size of a 20 MB image from its header', () => {
+    // The header is all it decodes (speed is not asserted here: that is the benchmark's job).
     const big = dataUrl(png(4000, 3000, 20 * 1024 * 1024));
-    const started = performance.now();
     assert.deepEqual(dataUrlImageSize(big), { width: 4000, height: 3000 });
-    // Generous: decoding the whole body would take ~20 ms and allocate 20 MB; the header read is µs.
-    assert.ok(performance.now() - started < 50);
   });
 });
 

@@ -147,8 +147,14 @@ describe('price book', () => {
       { model: 'gpt-4o-mini', provider: 'openai', input_price_per_million: 0.15, output_price_per_million: 0.6 },
     ]);
     const resolveModelId = (datasetProvider: string, model: string) => (datasetProvider === 'openai' && model === 'gpt-4o-mini-2024-07-18' ? 'gpt-4o-mini' : null);
-    const book = createPriceBook(store, { datasetProviders: { openai: 'openai' }, freeProviders: ['ollama'], resolveModelId }, silentLog);
+    const book = createPriceBook(store, { datasetProviders: { openai: 'openai' }, freeProviders: ['ollama'], loadResolver: async () => resolveModelId }, silentLog);
     try {
+      // The matcher loads on first need: a dated name is unpriced until then, and ready() says when it is not.
+      assert.equal(book.ready('openai', 'shared-model'), null, 'a model with its own row never waits');
+      const loading = book.ready('openai', 'gpt-4o-mini-2024-07-18');
+      assert.ok(loading, 'a dated name waits for the matcher');
+      await loading;
+      assert.equal(book.ready('openai', 'gpt-4o-mini-2024-07-18'), null);
       assert.equal(book.priceFor('openai', 'shared-model')?.input_price_per_million, 1, 'a row without provider applies to any provider');
       assert.equal(book.priceFor('groq', 'shared-model')?.input_price_per_million, 2, 'provider/model wins');
       assert.equal(book.priceFor('openai', 'openai-only')?.input_price_per_million, 3);
@@ -256,7 +262,24 @@ describe('the pricing plugin', () => {
     assert.equal(price?.input_price_per_million, 0.15);
   });
 
+  test('the first request for a dated name is priced: the hook waits for the dataset\'s matcher, loaded on that need', async () => {
+    const services = createServiceRegistry();
+    const fresh = await pricing.create(defaults, pluginContext(store, services, createLog('error')));
+    try {
+      const freshBook = services.get('pricing')!;
+      assert.equal(freshBook.ready('anthropic', 'claude-3-5-haiku-latest'), null, 'a name with its own row never waits');
+      const ex = exchange({ target: { provider: 'anthropic', model: 'claude-3-5-haiku-20241022' }, usage: usage(100, 10) });
+      await fresh.onResponseEnd!(ex, undefined);
+      assert.equal(ex.cost?.unpriced, false);
+      assert.equal(ex.cost?.price?.model, 'claude-3-5-haiku-latest');
+    } finally {
+      await fresh.close?.();
+    }
+  });
+
   test('prices a dated Anthropic name by its imported row, cache reads and writes at their own rates', async () => {
+    // A dated name needs the dataset's matcher, loaded on first need.
+    await book.ready('anthropic', 'claude-3-5-haiku-20241022');
     const price = book.priceFor('anthropic', 'claude-3-5-haiku-20241022');
     assert.equal(price?.model, 'claude-3-5-haiku-latest');
     const ex = exchange({ target: { provider: 'anthropic', model: 'claude-3-5-haiku-20241022' }, usage: usage(2600, 300, 2000, 500) });
