@@ -71,14 +71,14 @@ return out
 
 /**
  * KEYS[1]: the bucket. ARGV: `limit`, `periodMs`, `deltaUnits` (an integer, either sign). Charges or
- * gives back units, never beyond a full bucket. Returns the level after, in ticks.
+ * gives back units, never beyond a full bucket. Returns `{now ms, level after in ticks}`.
  */
 export const GCRA_SETTLE = `${LEVEL_OF}
 local now = server_now()
 local limit, period, delta = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local ticks = math.max(0, level_of(KEYS[1], limit, now) + delta * period)
 store(KEYS[1], ticks, limit, now)
-return ticks
+return { now, ticks }
 `;
 
 /**

@@ -61,9 +61,10 @@ export async function runGcra(redis: RedisConnection, mode: 'take' | 'peek', buc
   return { allowed: reply[0] === 1, nowMs: reply[1]!, levels: reply.slice(2) };
 }
 
-/** Runs the settle script on one bucket. Rejects when Redis fails. */
-export async function runGcraSettle(redis: RedisConnection, bucket: RateBucket, deltaUnits: number): Promise<void> {
-  await redis.run(GCRA_SETTLE, [bucketKey(bucket)], [bucket.limit, bucket.periodMs, deltaUnits]);
+/** Runs the settle script on one bucket (`deltaUnits` an integer); resolves with the server time it used. Rejects when Redis fails. */
+export async function runGcraSettle(redis: RedisConnection, bucket: RateBucket, deltaUnits: number): Promise<{ nowMs: number; levelTicks: number }> {
+  const reply = (await redis.run(GCRA_SETTLE, [bucketKey(bucket)], [bucket.limit, bucket.periodMs, deltaUnits])) as number[];
+  return { nowMs: reply[0]!, levelTicks: reply[1]! };
 }
 
 /** Builds the shared counters on `redis`. Starts the lease renewal timer (unref'd). */
