@@ -13,6 +13,7 @@ import { connectRedis, type RedisConnection } from '../../core/coordination/redi
 import { createRedisRateCounters, runGcra, runGcraSettle } from '../../core/coordination/redis-rate-counters.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { createLog } from '../../core/log.ts';
+import { createCoordination, redisUrlOf } from '../../core/coordination/index.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 
 const skip = skipWithoutRedis();
@@ -204,5 +205,30 @@ describe('Redis unreachable', { skip }, () => {
     await counters.take([b], [1]);
     assert.equal(logLines.filter((l) => l.includes('rate limits not enforced')).length, 1, 'one warning per 10 s, not one per request');
     await counters.close();
+  });
+});
+
+describe('choosing the counters from the manifest', () => {
+  test('the manifest\'s Redis URL wins over TOLLGATE_REDIS_URL; without either the counters are in process', async () => {
+    const settings = { redis: null, failMode: 'closed', leaseTtlMs: 30_000 } as const;
+    assert.equal(redisUrlOf({ ...settings, redis: 'redis://a:1' }, { TOLLGATE_REDIS_URL: 'redis://b:2' }), 'redis://a:1');
+    assert.equal(redisUrlOf({ ...settings, redis: '' }, { TOLLGATE_REDIS_URL: 'redis://b:2' }), 'redis://b:2');
+    assert.equal(redisUrlOf(settings, {}), null);
+    const local = await createCoordination(settings, { log, clock: () => 0, env: {} });
+    assert.equal(local.rateCounters.shared, false);
+    await local.close();
+  });
+
+  test('with a Redis URL the counters are shared and count in that Redis', { skip }, async () => {
+    const shared = await createCoordination({ redis: null, failMode: 'closed', leaseTtlMs: 30_000 }, { log, clock: () => 0, env: { TOLLGATE_REDIS_URL: redis.url } });
+    try {
+      assert.equal(shared.rateCounters.shared, true);
+      const b = bucket(3, 60_000);
+      await shared.rateCounters.take([b], [2]);
+      assert.equal((await shared.rateCounters.peek([b]))?.[0]?.remaining, 1);
+      assert.equal(Number(await conn.client.exists(`tollgate:rl:gcra:${b.name}:3:60000`)), 1, 'namespaced key in Redis');
+    } finally {
+      await shared.close();
+    }
   });
 });
