@@ -20,6 +20,7 @@ import { createUpstreamClient } from '../core/upstream.ts';
 import { createLog } from '../core/log.ts';
 import { systemClock } from '../core/clock.ts';
 import { createMetricsRegistry } from '../core/metrics.ts';
+import { createLocalRateCounters } from '../core/rate-counters.ts';
 
 /** What the host needs besides the plugin's manifest entry. */
 export interface PluginHostOptions {
@@ -54,6 +55,8 @@ export async function withPlugin<T>(entry: PluginEntry, options: PluginHostOptio
   const ctx: PluginContext = {
     store, log: createLog('warn'), dataDir, upstream, keyring: lazyKeyring(dataDir), clock: systemClock,
     services: createServiceRegistry(), tokens: noTokenizer, metrics: createMetricsRegistry(),
+    // It serves no requests, so it counts none: nothing to share with the replicas.
+    rateCounters: createLocalRateCounters(systemClock),
   };
   try {
     const plugin = await options.registry.get(entry.name)!.create(entry.config, ctx);

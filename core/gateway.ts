@@ -23,6 +23,7 @@ import { createAdminMount, type AdminMount } from './admin/index.ts';
 import { redirectToAdmin } from './admin/static-routes.ts';
 import { createCors } from './cors.ts';
 import { fileLimitWarning, openFilesLimit } from './connection-limits.ts';
+import { createCoordination, type Coordination } from './coordination/index.ts';
 
 /**
  * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
@@ -82,14 +83,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const plugins: Plugin<unknown>[] = [];
   let server: GatewayServer | null = null;
   let admin: AdminMount | null = null;
+  let coordination: Coordination | null = null;
   try {
     const keyring = createKeyringSource(options.dataDir, env);
     const firstAdmin = await bootstrapAdmin(store, env);
     const tokens = createTokenEstimator(log);
     const metrics = createMetricsRegistry();
+    const clock = options.clock ?? systemClock;
+    coordination = await createCoordination(manifest.coordination, { log, clock, env });
     const ctx: PluginContext = {
       store, log, dataDir: options.dataDir, upstream, keyring,
-      clock: options.clock ?? systemClock, services: createServiceRegistry(), tokens, metrics,
+      clock, services: createServiceRegistry(), tokens, metrics, rateCounters: coordination.rateCounters,
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });
@@ -121,6 +125,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     loopbackOrigin = `http://${loopbackHost}:${address.port}`;
     const adminMount = admin;
     const running = server;
+    const shared = coordination;
     let closing: Promise<void> | null = null;
     return {
       origin,
@@ -133,6 +138,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           await running.shutdown();
           adminMount?.close();
           await pipeline.close();
+          await shared.close();
           await upstream.close();
           await store.close();
         })();
@@ -143,6 +149,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await server?.shutdown();
     admin?.close();
     for (const plugin of plugins.reverse()) await plugin.close?.();
+    await coordination?.close();
     await upstream.close();
     await store.close();
     throw err;

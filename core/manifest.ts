@@ -10,6 +10,7 @@ import type { PluginFactory, UpstreamSettings } from './plugin.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { LogLevel } from './log.ts';
 import type { CorsSettings } from './cors.ts';
+import type { CoordinationSettings } from './coordination/index.ts';
 
 /**
  * Every plugin a manifest may name, by name. The composition root (`tollgate.ts`) builds it and hands
@@ -57,6 +58,8 @@ export interface Manifest {
   server: ServerSettings;
   admin: AdminSettings;
   upstream: UpstreamSettings;
+  /** State shared by several replicas (`coordination/index.ts`). */
+  coordination: CoordinationSettings;
   plugins: PluginEntry[];
 }
 
@@ -148,6 +151,26 @@ const manifestSchema: JsonSchema = {
         connectionsPerOrigin: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive pool size per upstream origin.' },
         queueTimeoutMs: { type: 'integer', minimum: 0, default: 30_000, description: 'Longest a call waits for a connection when its origin\'s pool (connectionsPerOrigin) is full; then 503 upstream_busy. 0 = no limit.' },
         requestDeadlineMs: { type: 'integer', minimum: 0, default: 300_000, description: 'Longest a non-streamed upstream call may take in all, headers and body (504 upstream_timeout); 0 = none. Reasoning models can take minutes.' },
+      },
+    },
+    coordination: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'State several replicas share. Without redis everything is kept in this process (one replica).',
+      properties: {
+        redis: {
+          type: ['string', 'null'], default: null, pattern: '^$|^rediss?://',
+          description: 'Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) where every replica counts rate limits (rpm, tpm, concurrency); null or "" = none, then TOLLGATE_REDIS_URL if set. Budgets are still per replica.',
+        },
+        failMode: {
+          enum: ['closed', 'open'], default: 'closed',
+          description: 'While Redis is unreachable: "closed" answers limited requests 503 coordination_unavailable; "open" lets them through uncounted and logs a warning.',
+        },
+        leaseTtlMs: {
+          type: 'integer', minimum: 1_000, default: 30_000,
+          description: 'How long a request\'s concurrency slot lives in Redis without renewal (a live replica renews it every third of this): the most a replica that dies mid-request keeps slots taken.',
+        },
       },
     },
     plugins: {

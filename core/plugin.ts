@@ -49,6 +49,7 @@ import type { ServiceRegistry } from './services.ts';
 import type { TokenEstimator } from './token-estimate.ts';
 import type { MetricsRegistry } from './metrics.ts';
 import type { RouteDeclaration } from './routes.ts';
+import type { RateCounters } from './rate-counters.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -104,6 +105,11 @@ export interface PluginContext {
   readonly tokens: TokenEstimator;
   /** The Prometheus registry served at `GET /metrics`. */
   readonly metrics: MetricsRegistry;
+  /**
+   * Where rate-limit counters live: in this process, or shared by every replica in Redis, as the
+   * manifest's `coordination` section says (`rate-counters.ts`).
+   */
+  readonly rateCounters: RateCounters;
 }
 
 export interface UpstreamSettings {

@@ -122,8 +122,11 @@ export interface LimitState {
 
 /** `rateLimit`: a caller's current limits, for `GET /api/account` and the admin UI. */
 export interface RateLimitService {
-  /** The effective limits for this caller (user limits, or the tighter key limits); null = no such limit. */
-  statusOf(principal: Principal): { requests: LimitState | null; tokens: LimitState | null };
+  /**
+   * The effective limits for this caller (user limits, or the tighter key limits); null = no such
+   * limit, or its state is unknown (the shared counters are unreachable).
+   */
+  statusOf(principal: Principal): Promise<{ requests: LimitState | null; tokens: LimitState | null }>;
 }
 
 /**

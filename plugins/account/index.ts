@@ -82,7 +82,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
     const status = budgets?.status(principal.gatewayUserId);
     const timeZone = budgets?.timeZone ?? 'UTC';
     const window = status?.window ?? budgetWindow(user?.budget_period ?? 'monthly', ctx.clock(), timeZone);
-    const limits = ctx.services.get('rateLimit')?.statusOf(principal);
+    const limits = await ctx.services.get('rateLimit')?.statusOf(principal);
     return {
       object: 'account',
       user: { id: principal.gatewayUserId, name: user?.name ?? principal.gatewayUserName, email: user?.email ?? null },

@@ -15,8 +15,11 @@
  * when the response ends (`concurrency.ts`); beyond it 429 `concurrency_limit_exceeded` with
  * `retry-after: 1` and `x-ratelimit-{limit,remaining}-concurrency`.
  *
- * State is in memory: limits restart full when the gateway restarts. A user whose limit is changed
- * starts with a full bucket at the new limit.
+ * Where the counts live is not this plugin's business: it asks `ctx.rateCounters`
+ * (`core/rate-counters.ts`), in memory for one process (limits restart full when it restarts) or in
+ * Redis shared by every replica (the manifest's `coordination`), which may also refuse with 503
+ * `coordination_unavailable` while Redis is unreachable. A user whose limit is changed starts with a
+ * full bucket at the new limit.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
@@ -24,64 +27,57 @@ import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { gatewayError, rateLimitExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
-import { createGcraLimiter, type GcraDecision, type GcraLimiter } from './gcra.ts';
+import type { GcraDecision } from '../../core/gcra.ts';
+import type { RateBucket, SlotLease, SlotLimit } from '../../core/rate-counters.ts';
 import { setRateLimitHeaders, tighterOf } from './headers.ts';
 import type { LimitState, RateLimitService } from '../../core/services.ts';
 import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
-import { createInFlightCounter } from './concurrency.ts';
 
 const PERIOD_MS = 60_000;
 
 type Dimension = 'requests' | 'tokens';
 type Scope = 'user' | 'key';
 
-/** One limit that applies to a caller: which bucket, under which key. */
+/** One limit that applies to a caller: its bucket (limit and caller's name). */
 interface AppliedLimit {
   dimension: Dimension;
   scope: Scope;
   limit: number;
-  limiter: GcraLimiter;
-  key: string;
+  bucket: RateBucket;
 }
 
 interface ExchangeState {
   /** Token units taken in onRequest, to settle when the response ends. */
-  reserved: Array<{ limiter: GcraLimiter; key: string; units: number }>;
+  reserved: Array<{ bucket: RateBucket; units: number }>;
   /** In-flight slots taken in onRequest, given back when the response ends. */
-  slots: string[];
+  lease: SlotLease | null;
 }
 
 /** One concurrency limit that applies to a caller. */
-interface ConcurrencySlot {
+interface ConcurrencySlot extends SlotLimit {
   scope: Scope;
-  limit: number;
-  key: string;
 }
 
 function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<ExchangeState> {
-  // One limiter per (dimension, scope, limit value): a limit's buckets only make sense at that limit.
-  const limiters = new Map<string, GcraLimiter>();
-  function limiterFor(dimension: Dimension, scope: Scope, limit: number): GcraLimiter {
-    const id = `${dimension}:${scope}:${limit}`;
-    let limiter = limiters.get(id);
-    if (!limiter) limiters.set(id, (limiter = createGcraLimiter({ limit, periodMs: PERIOD_MS })));
-    return limiter;
-  }
-
-  const inFlight = createInFlightCounter();
+  const counters = ctx.rateCounters;
 
   function slotsOf(principal: Principal): ConcurrencySlot[] {
     const slots: ConcurrencySlot[] = [];
     const userLimit = principal.maxConcurrent ?? config.defaultMaxConcurrent;
-    if (userLimit !== null) slots.push({ scope: 'user', limit: userLimit, key: `user:${principal.gatewayUserId}` });
-    if (config.maxConcurrentPerKey !== null) slots.push({ scope: 'key', limit: config.maxConcurrentPerKey, key: `key:${principal.apiKeyId}` });
+    if (userLimit !== null) slots.push({ scope: 'user', limit: userLimit, name: `user:${principal.gatewayUserId}` });
+    if (config.maxConcurrentPerKey !== null) slots.push({ scope: 'key', limit: config.maxConcurrentPerKey, name: `key:${principal.apiKeyId}` });
     return slots;
   }
 
-  /** Throws 429 `concurrency_limit_exceeded` when a slot is full; takes nothing. */
-  function checkConcurrency(slots: readonly ConcurrencySlot[]): void {
-    const full = slots.find((slot) => inFlight.count(slot.key) >= slot.limit);
-    if (!full) return;
+  /** Takes a slot of every concurrency limit, or throws 429 `concurrency_limit_exceeded` taking none. */
+  async function takeSlots(slots: readonly ConcurrencySlot[], state: ExchangeState): Promise<void> {
+    if (slots.length === 0) return;
+    const grant = await counters.acquire(slots);
+    if (grant.lease) {
+      state.lease = grant.lease;
+      return;
+    }
+    const full = slots[grant.full]!;
     const whose = full.scope === 'user' ? 'your gateway user' : 'this API key';
     throw gatewayError('concurrency_limit_exceeded', {
       message: `Too many requests in flight: ${whose} may have ${full.limit} at once (streams count until they end). Retry when one finishes.`,
@@ -91,8 +87,8 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   function limitsOf(principal: Principal): AppliedLimit[] {
     const applied: AppliedLimit[] = [];
-    const add = (dimension: Dimension, scope: Scope, limit: number | null, key: number) => {
-      if (limit !== null) applied.push({ dimension, scope, limit, limiter: limiterFor(dimension, scope, limit), key: String(key) });
+    const add = (dimension: Dimension, scope: Scope, limit: number | null, id: number) => {
+      if (limit !== null) applied.push({ dimension, scope, limit, bucket: { name: `${dimension}:${scope}:${id}`, limit, periodMs: PERIOD_MS } });
     };
     add('requests', 'user', principal.rpm ?? config.defaultRpm, principal.gatewayUserId);
     add('requests', 'key', principal.keyRpm, principal.apiKeyId);
@@ -127,38 +123,43 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
       + `Retry in ${retrySec} s, or ask for fewer output tokens.`;
   }
 
-  /** Checks every rpm/tpm limit, then takes from all of them (throws 429 before taking any). */
-  function takeRates(ex: Exchange, principal: Principal, state: ExchangeState): void {
+  /**
+   * Takes from every rpm/tpm limit, all or nothing (the counters check all before taking any); throws
+   * 429 when one refuses. A refused request leaves every limit untouched.
+   */
+  async function takeRates(ex: Exchange, principal: Principal, state: ExchangeState): Promise<void> {
     const applied = limitsOf(principal);
     if (applied.length === 0) return;
-    const nowMs = ctx.clock();
     const reservation = applied.some((a) => a.dimension === 'tokens') ? reservationOf(ex) : 0;
-    const costOf = (a: AppliedLimit) => (a.dimension === 'requests' ? 1 : reservation);
+    const costs = applied.map((a) => (a.dimension === 'requests' ? 1 : reservation));
+    const taken = await counters.take(applied.map((a) => a.bucket), costs);
+    // Unknown state (shared counters down, failing open): let it through, uncounted, without headers.
+    if (!taken.decisions || !taken.after) return;
+    const states = applied.map((a, i) => stateOf(a, taken.after![i]!));
 
-    // Check every limit before taking from any, so a refusal leaves all of them untouched.
-    let refusal: { limit: AppliedLimit; decision: GcraDecision } | null = null;
-    for (const limit of applied) {
-      const decision = limit.limiter.check(limit.key, costOf(limit), nowMs);
-      if (!decision.allowed && (!refusal || decision.retryAfterMs > refusal.decision.retryAfterMs)) refusal = { limit, decision };
+    if (!taken.allowed) {
+      let refusal: { limit: AppliedLimit; decision: GcraDecision } | null = null;
+      applied.forEach((limit, i) => {
+        const decision = taken.decisions![i]!;
+        if (!decision.allowed && (!refusal || decision.retryAfterMs > refusal.decision.retryAfterMs)) refusal = { limit, decision };
+      });
+      const { limit, decision } = refusal!;
+      throw rateLimitExceeded(refusalMessage(limit, decision, reservation), decision.retryAfterMs, headersOf(applied, states));
     }
-    if (refusal) {
-      const headers = headersOf(applied, applied.map((a) => stateOf(a, a.limiter.peek(a.key, nowMs))));
-      throw rateLimitExceeded(refusalMessage(refusal.limit, refusal.decision, reservation), refusal.decision.retryAfterMs, headers);
-    }
-
-    const states = applied.map((limit) => {
-      const decision = limit.limiter.tryTake(limit.key, costOf(limit), nowMs);
-      if (limit.dimension === 'tokens') state.reserved.push({ limiter: limit.limiter, key: limit.key, units: decision.cost });
-      return stateOf(limit, decision);
+    applied.forEach((limit, i) => {
+      if (limit.dimension === 'tokens') state.reserved.push({ bucket: limit.bucket, units: taken.decisions![i]!.cost });
     });
     Object.assign(ex.responseHeaders, headersOf(applied, states));
   }
 
   const service: RateLimitService = {
-    statusOf(principal) {
-      const nowMs = ctx.clock();
+    async statusOf(principal) {
+      const applied = limitsOf(principal);
+      const peeked = applied.length === 0 ? [] : await counters.peek(applied.map((a) => a.bucket));
       const states = (dimension: Dimension) =>
-        limitsOf(principal).filter((a) => a.dimension === dimension).map((a) => stateOf(a, a.limiter.peek(a.key, nowMs)));
+        (peeked ?? []).map((decision, i) => ({ limit: applied[i]!, decision }))
+          .filter(({ limit }) => limit.dimension === dimension)
+          .map(({ limit, decision }) => stateOf(limit, decision));
       return { requests: tighterOf(states('requests')), tokens: tighterOf(states('tokens')) };
     },
   };
@@ -166,32 +167,36 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   return {
     name: 'rate-limit',
-    createState: () => ({ reserved: [], slots: [] }),
-    onRequest(ex, state) {
+    createState: () => ({ reserved: [], lease: null }),
+    async onRequest(ex, state) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
-      const principal = ex.principal;
-      const admit = () => {
-        const slots = slotsOf(principal);
-        checkConcurrency(slots);
-        takeRates(ex, principal, state);
-        for (const slot of slots) {
-          inFlight.take(slot.key);
-          state.slots.push(slot.key);
-        }
-      };
       // A token limit counts the prompt: the tokenizer loads on the first such request (once per process).
-      const loading = limitsOf(principal).some((a) => a.dimension === 'tokens') ? ctx.tokens.ready() : null;
-      if (loading) return loading.then(admit);
-      admit();
+      if (limitsOf(ex.principal).some((a) => a.dimension === 'tokens')) {
+        const loading = ctx.tokens.ready();
+        if (loading) await loading;
+      }
+      await takeSlots(slotsOf(ex.principal), state);
+      try {
+        await takeRates(ex, ex.principal, state);
+      } catch (err) {
+        // Refused (or the counters are down): the slots were never used.
+        await releaseSlotsOf(counters, state);
+        throw err;
+      }
     },
-    onResponseEnd(ex, state) {
-      for (const key of state.slots.splice(0)) inFlight.release(key);
+    async onResponseEnd(ex, state) {
+      await releaseSlotsOf(counters, state);
       if (state.reserved.length === 0) return;
       const actual = ex.usage ? ex.usage.promptTokens + ex.usage.completionTokens : 0;
-      const nowMs = ctx.clock();
-      for (const { limiter, key, units } of state.reserved) limiter.adjust(key, actual - units, nowMs);
+      await Promise.all(state.reserved.splice(0).map(({ bucket, units }) => counters.settle(bucket, actual - units)));
     },
   };
+}
+
+async function releaseSlotsOf(counters: PluginContext['rateCounters'], state: ExchangeState): Promise<void> {
+  const lease = state.lease;
+  state.lease = null;
+  if (lease) await counters.release(lease);
 }
 
 function stateOf(limit: AppliedLimit, decision: GcraDecision): LimitState {

@@ -60,10 +60,27 @@ describe('manifest validation', () => {
         '/plugins/2: "auth-guard" must be the first plugin listed: nothing else may run for a request that is not authenticated',
       ],
     ],
+    [
+      'a coordination section that is not a Redis URL, an unknown fail mode, a short lease',
+      { coordination: { redis: 'http://10.0.0.5:6379', failMode: 'maybe', leaseTtlMs: 10, shards: 2 }, plugins: [router()] },
+      [
+        '/coordination/shards: unknown field',
+        '/coordination/redis: must match pattern "^$|^rediss?://"',
+        '/coordination/failMode: must be one of "closed", "open"',
+        '/coordination/leaseTtlMs: must be >= 1000',
+      ],
+    ],
   ];
   for (const [name, input, expected] of rejected) {
     test(`rejects ${name}`, () => assert.deepEqual(problems(input), expected));
   }
+
+  test('coordination defaults to no shared store, failing closed; a Redis URL may come from the environment', () => {
+    assert.deepEqual(validateManifest(defaultManifest, pluginRegistry, { env: {} }).coordination, { redis: null, failMode: 'closed', leaseTtlMs: 30000 });
+    const fromEnv = validateManifest({ coordination: { redis: '${REDIS_URL:-}', failMode: 'open' }, plugins: [router()] }, pluginRegistry, { env: { REDIS_URL: 'rediss://u:p@redis.internal:6380/1' } });
+    assert.deepEqual(fromEnv.coordination, { redis: 'rediss://u:p@redis.internal:6380/1', failMode: 'open', leaseTtlMs: 30000 });
+    assert.deepEqual(validateManifest({ coordination: { redis: '${REDIS_URL:-}' }, plugins: [router()] }, pluginRegistry, { env: {} }).coordination.redis, '');
+  });
 
   test('accepts the built-in default and fills every default', () => {
     const manifest: Manifest = validateManifest(defaultManifest, pluginRegistry, { env: {} });

@@ -12,6 +12,7 @@ import { manualClock, startTestGateway, type ManualClock, type TestGateway } fro
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
 import { createServiceRegistry } from '../../core/services.ts';
+import { createLocalRateCounters } from '../../core/rate-counters.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { GatewayError } from '../../core/errors.ts';
@@ -362,6 +363,7 @@ describe('the rateLimit service', () => {
       services,
       clock: () => nowMs,
       tokens: { ready: () => null, promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
+      rateCounters: createLocalRateCounters(() => nowMs),
     } as unknown as PluginContext;
     const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx)) as Plugin<unknown>;
     const request = async (p: Principal) => {
@@ -374,16 +376,16 @@ describe('the rateLimit service', () => {
 
   test('reports null for limits that do not apply', async () => {
     const { service } = await setup();
-    assert.deepEqual(service.statusOf(principal()), { requests: null, tokens: null });
+    assert.deepEqual(await service.statusOf(principal()), { requests: null, tokens: null });
   });
 
   test('reports the tighter of the user and key limits, as the headers do', async () => {
     const { service, request, advance } = await setup({ defaultTpm: 1_000 });
     const p = principal({ rpm: 10, keyRpm: 2 });
-    assert.deepEqual(service.statusOf(p), { requests: { limit: 2, remaining: 2, resetMs: 0 }, tokens: { limit: 1_000, remaining: 1_000, resetMs: 0 } });
+    assert.deepEqual(await service.statusOf(p), { requests: { limit: 2, remaining: 2, resetMs: 0 }, tokens: { limit: 1_000, remaining: 1_000, resetMs: 0 } });
     await request(p);
     advance(3_000);
-    assert.deepEqual(service.statusOf(p), {
+    assert.deepEqual(await service.statusOf(p), {
       requests: { limit: 2, remaining: 1, resetMs: 27_000 },
       tokens: { limit: 1_000, remaining: 950, resetMs: 3_000 },
     });
@@ -393,9 +395,9 @@ describe('the rateLimit service', () => {
     const { service, request } = await setup();
     const p = principal({ rpm: 5, tpm: 150 });
     await request(p);
-    const before = service.statusOf(p);
+    const before = await service.statusOf(p);
     await assert.rejects(request(p), (err: unknown) => err instanceof GatewayError && err.status === 429 && /150 tokens per minute/.test(err.message));
-    assert.deepEqual(service.statusOf(p), before);
+    assert.deepEqual(await service.statusOf(p), before);
     assert.equal(before.requests?.remaining, 4);
   });
 });

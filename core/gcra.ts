@@ -70,7 +70,6 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`gcra: limit must be an integer ≥ 1, got ${limit}`);
   if (!Number.isInteger(periodMs) || periodMs < 1) throw new RangeError(`gcra: periodMs must be an integer ≥ 1, got ${periodMs}`);
   const unitTicks = periodMs;
-  const capacityTicks = periodMs * limit;
   const entries = new Map<string, Entry>();
   let nextSweepAt = MIN_SWEEP_SIZE;
 
@@ -104,19 +103,7 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
     nextSweepAt = Math.max(MIN_SWEEP_SIZE, entries.size * 2);
   }
 
-  function decide(level: number, cost: number): GcraDecision {
-    const units = clampCost(cost, limit);
-    const after = level + units * unitTicks;
-    const allowed = after <= capacityTicks;
-    const settled = allowed ? after : level;
-    return {
-      allowed,
-      remaining: Math.max(0, Math.floor((capacityTicks - settled) / unitTicks)),
-      resetMs: Math.ceil(settled / limit),
-      retryAfterMs: allowed ? 0 : Math.ceil((after - capacityTicks) / limit),
-      cost: units,
-    };
-  }
+  const decide = (level: number, cost: number) => gcraDecide(level, cost, limit, periodMs);
 
   return {
     limit,
@@ -137,8 +124,30 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
   };
 }
 
+/**
+ * The decision for a key whose bucket holds `levelTicks` (ticks of 1/`limit` ms until it is full
+ * again, ≥ 0, as of now) when `cost` units are asked of a limit of `limit` units per `periodMs`:
+ * the one pure function both the in-process limiter and the shared one (`coordination/`, whose Lua
+ * script reports the levels) decide with, so they cannot disagree.
+ */
+export function gcraDecide(levelTicks: number, cost: number, limit: number, periodMs: number): GcraDecision {
+  const unitTicks = periodMs;
+  const capacityTicks = periodMs * limit;
+  const units = clampCost(cost, limit);
+  const after = levelTicks + units * unitTicks;
+  const allowed = after <= capacityTicks;
+  const settled = allowed ? after : levelTicks;
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor((capacityTicks - settled) / unitTicks)),
+    resetMs: Math.ceil(settled / limit),
+    retryAfterMs: allowed ? 0 : Math.ceil((after - capacityTicks) / limit),
+    cost: units,
+  };
+}
+
 /** A cost as whole units in `[0, limit]`: fractions round up (a partial token still counts). */
-function clampCost(cost: number, limit: number): number {
+export function clampCost(cost: number, limit: number): number {
   if (!(cost > 0)) return 0;
   return Math.min(limit, Math.ceil(cost));
 }

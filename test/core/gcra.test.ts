@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createGcraLimiter, type GcraDecision, type GcraLimiter } from '../../plugins/rate-limit/gcra.ts';
+import { createGcraLimiter, type GcraDecision, type GcraLimiter } from '../../core/gcra.ts';
 
 type Step =
   | { at: number; take: number; key?: string; expect: Partial<GcraDecision> }

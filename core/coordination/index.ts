@@ -1,0 +1,51 @@
+/**
+ * The manifest's `coordination` section made real at boot: where the state replicas must share
+ * lives. Without a Redis URL (the default: one process) the rate-limit counters are in process; with
+ * one (`coordination.redis`, else `TOLLGATE_REDIS_URL`) they are in Redis, and `failMode` says what a
+ * request gets while Redis is unreachable. Budgets and caches are still per process (issue 16).
+ */
+import type { Clock } from '../clock.ts';
+import type { Log } from '../log.ts';
+import { createLocalRateCounters, type RateCounters } from '../rate-counters.ts';
+import { connectRedis, redactRedisUrl } from './redis-connection.ts';
+import { createRedisRateCounters, type FailMode } from './redis-rate-counters.ts';
+
+/** The manifest's `coordination` section, defaults filled in. */
+export interface CoordinationSettings {
+  /** `redis://…` / `rediss://…`; null or empty = no shared store (`TOLLGATE_REDIS_URL` may give one). */
+  redis: string | null;
+  /** What a request gets while Redis is unreachable: 503 `coordination_unavailable` (closed) or through, uncounted (open). */
+  failMode: FailMode;
+  /** Lifetime of a concurrency lease without renewal, ms: what a replica that dies mid-request can hold. */
+  leaseTtlMs: number;
+}
+
+export interface Coordination {
+  readonly rateCounters: RateCounters;
+  /** Stops timers and closes the Redis connection. */
+  close(): Promise<void>;
+}
+
+/** The Redis URL in effect: the manifest's, else `TOLLGATE_REDIS_URL`, else none. */
+export function redisUrlOf(settings: CoordinationSettings, env: NodeJS.ProcessEnv): string | null {
+  return settings.redis || env.TOLLGATE_REDIS_URL || null;
+}
+
+/** Builds the counters the settings ask for; connects to Redis when one is named (never throws for an unreachable one). */
+export async function createCoordination(settings: CoordinationSettings, deps: { log: Log; clock: Clock; env: NodeJS.ProcessEnv }): Promise<Coordination> {
+  const url = redisUrlOf(settings, deps.env);
+  if (!url) {
+    const rateCounters = createLocalRateCounters(deps.clock);
+    return { rateCounters, close: () => rateCounters.close() };
+  }
+  deps.log.info('rate limits shared in redis', { redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs });
+  const redis = await connectRedis(url, deps.log);
+  const rateCounters = createRedisRateCounters(redis, { failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, log: deps.log });
+  return {
+    rateCounters,
+    async close() {
+      await rateCounters.close();
+      await redis.close();
+    },
+  };
+}
