@@ -34,6 +34,12 @@ function upstreamReadiness(health: UpstreamHealthService | undefined): Record<st
   return health ? { upstreams: health.readiness() } : {};
 }
 
+/** `GET /readyz`'s view of the shared store (`coordination: {redis, fail_mode}`); nothing in one process. */
+function coordinationReadiness(coordination: Coordination | null): Record<string, unknown> {
+  const detail = coordination?.readiness();
+  return detail ? { coordination: detail } : {};
+}
+
 /** Reported by `GET /admin/api/me`. */
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -90,7 +96,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const tokens = createTokenEstimator(log);
     const metrics = createMetricsRegistry();
     const clock = options.clock ?? systemClock;
-    coordination = await createCoordination(manifest.coordination, { log, clock, env });
+    coordination = await createCoordination(manifest.coordination, { log, clock, env, metrics });
     const ctx: PluginContext = {
       store, log, dataDir: options.dataDir, upstream, keyring,
       clock, services: createServiceRegistry(), tokens, metrics, rateCounters: coordination.rateCounters,
@@ -115,7 +121,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
       cors: createCors(manifest.server.cors),
-      readinessDetail: () => upstreamReadiness(ctx.services.get('upstreamHealth')),
+      readinessDetail: () => ({ ...upstreamReadiness(ctx.services.get('upstreamHealth')), ...coordinationReadiness(coordination) }),
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Log } from '../log.ts';
 import { createLocalRateCounters, type RateCounters } from '../rate-counters.ts';
 import { connectRedis, redactRedisUrl } from './redis-connection.ts';
+import type { MetricsRegistry } from '../metrics.ts';
 import { createRedisRateCounters, type FailMode } from './redis-rate-counters.ts';
 
 /** The manifest's `coordination` section, defaults filled in. */
@@ -22,6 +23,8 @@ export interface CoordinationSettings {
 
 export interface Coordination {
   readonly rateCounters: RateCounters;
+  /** `GET /readyz`'s view of the shared store: null in one process; `{redis: "ready"|"down", ...}` with Redis. */
+  readiness(): Record<string, unknown> | null;
   /** Stops timers and closes the Redis connection. */
   close(): Promise<void>;
 }
@@ -32,17 +35,20 @@ export function redisUrlOf(settings: CoordinationSettings, env: NodeJS.ProcessEn
 }
 
 /** Builds the counters the settings ask for; connects to Redis when one is named (never throws for an unreachable one). */
-export async function createCoordination(settings: CoordinationSettings, deps: { log: Log; clock: Clock; env: NodeJS.ProcessEnv }): Promise<Coordination> {
+export async function createCoordination(
+  settings: CoordinationSettings, deps: { log: Log; clock: Clock; env: NodeJS.ProcessEnv; metrics?: MetricsRegistry },
+): Promise<Coordination> {
   const url = redisUrlOf(settings, deps.env);
   if (!url) {
     const rateCounters = createLocalRateCounters(deps.clock);
-    return { rateCounters, close: () => rateCounters.close() };
+    return { rateCounters, readiness: () => null, close: () => rateCounters.close() };
   }
   deps.log.info('rate limits shared in redis', { redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs });
-  const redis = await connectRedis(url, deps.log);
+  const redis = await connectRedis(url, deps.log, undefined, deps.metrics);
   const rateCounters = createRedisRateCounters(redis, { failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, log: deps.log });
   return {
     rateCounters,
+    readiness: () => ({ redis: redis.client.status === 'ready' ? 'ready' : 'down', fail_mode: settings.failMode }),
     async close() {
       await rateCounters.close();
       await redis.close();

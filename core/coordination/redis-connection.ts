@@ -8,6 +8,8 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
+import { Counter, Histogram } from 'prom-client';
+import type { MetricsRegistry } from '../metrics.ts';
 
 /** A command that did not reach Redis or got no answer in time. */
 export const COMMAND_TIMEOUT_MS = 500;
@@ -32,8 +34,16 @@ export function redactRedisUrl(url: string): string {
  * `readyTimeoutMs` for the connection to be ready. Never throws for an unreachable server: the
  * gateway starts anyway and the counters answer as their fail mode says until Redis is reachable.
  */
-export async function connectRedis(url: string, log: Log, readyTimeoutMs = 2_000): Promise<RedisConnection> {
+export async function connectRedis(url: string, log: Log, readyTimeoutMs = 2_000, metrics?: MetricsRegistry): Promise<RedisConnection> {
   const where = redactRedisUrl(url);
+  // Every script call's time and failures, for `/metrics` (one replica's view of the shared store).
+  const seconds = metrics && new Histogram({
+    name: 'tollgate_redis_command_seconds', help: 'Time of each Redis script call of this replica (rate limits), seconds.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5], registers: [metrics],
+  });
+  const failures = metrics && new Counter({
+    name: 'tollgate_redis_command_errors_total', help: 'Redis script calls of this replica that failed (unreachable, timed out, or refused).', registers: [metrics],
+  });
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -71,11 +81,22 @@ export async function connectRedis(url: string, log: Log, readyTimeoutMs = 2_000
   return {
     client,
     async run(script, keys, args) {
+      const stop = seconds?.startTimer();
       try {
         return await client.evalsha(shaOf(script), keys.length, ...keys, ...args);
       } catch (err) {
-        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return client.eval(script, keys.length, ...keys, ...args);
+        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) {
+          failures?.inc();
+          throw err;
+        }
+        try {
+          return await client.eval(script, keys.length, ...keys, ...args);
+        } catch (evalErr) {
+          failures?.inc();
+          throw evalErr;
+        }
+      } finally {
+        stop?.();
       }
     },
     async close() {

@@ -136,6 +136,13 @@ describe('three replicas on one Redis', { skip }, () => {
     for (const replica of replicas) {
       assert.equal((await fetch(`${replica.origin}/healthz`)).status, 200);
       assert.equal(replica.proc.exitCode, null);
+      // /readyz says the shared store is down; /metrics counts the failed calls.
+      const ready = (await (await fetch(`${replica.origin}/readyz`)).json()) as { coordination?: { redis: string; fail_mode: string } };
+      assert.deepEqual(ready.coordination, { redis: 'down', fail_mode: 'closed' });
+      const metrics = await (await fetch(`${replica.origin}/metrics`)).text();
+      const failed = Number(/^tollgate_redis_command_errors_total (\d+)/m.exec(metrics)?.[1] ?? 0);
+      assert.ok(failed > 0, 'failed Redis calls are counted');
+      assert.match(metrics, /^tollgate_redis_command_seconds_count \d+/m);
     }
 
     await redis.start();
@@ -146,6 +153,8 @@ describe('three replicas on one Redis', { skip }, () => {
         if (status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       assert.equal(status, 200, 'served again once Redis is back');
+      const ready = (await (await fetch(`${replica.origin}/readyz`)).json()) as { coordination?: { redis: string } };
+      assert.equal(ready.coordination?.redis, 'ready');
     }
   });
 });
