@@ -18,9 +18,9 @@ export const responseStoreSchema: JsonSchema = {
     },
     sweepIntervalMs: {
       type: 'integer',
-      minimum: 1000,
+      anyOf: [{ const: 0 }, { minimum: 1000 }],
       default: 600_000,
-      description: 'How often expired responses are deleted, in batches, in the background (they are unreadable from expiry on either way).',
+      description: 'How often expired responses are deleted, in batches, in the background (they are unreadable from expiry on either way); 0 = never (another process or job sweeps).',
     },
   },
 };

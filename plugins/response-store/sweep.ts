@@ -30,8 +30,9 @@ export interface Sweeper {
   stop(): void;
 }
 
-/** Starts the periodic sweep (timers unref'd: they never keep the process alive). */
+/** Starts the periodic sweep (timers unref'd: they never keep the process alive); `intervalMs` 0 = none. */
 export function createSweeper(table: ResponseTable, clock: Clock, log: Log, intervalMs: number): Sweeper {
+  if (intervalMs === 0) return { stop() {} };
   let running = false;
   let stopped = false;
   const run = () => {

@@ -10,6 +10,8 @@ import { manualClock, startTestGateway, type TestGateway } from '../helpers/test
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
+import { openDataDir } from '../../core/data-dir.ts';
+import { tempDir } from '../helpers/tmp.ts';
 import { createResponseTable, sweepExpired } from '../../plugins/response-store/index.ts';
 import { SIM_REPLY, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 
@@ -33,7 +35,8 @@ describe('retention', () => {
     tg = await startTestGateway({
       clock,
       providers: { anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant' } },
-      config: { 'response-store': { retentionDays: 2 } },
+      // No background sweep: it would race the sweeps these tests run and count.
+      config: { 'response-store': { retentionDays: 2, sweepIntervalMs: 0 } },
     });
   });
   after(() => tg.close());
@@ -57,20 +60,25 @@ describe('retention', () => {
   });
 
   test('the sweep deletes a large backlog in batches', async () => {
-    const table = createResponseTable(tg.gateway.store.sqlite);
+    // Its own database: the running gateway's sweeper (first run 1 s after boot) must not race this one.
+    const store = openDataDir(tempDir());
+    const user = await createGatewayUser(store.db, { name: 'sweep-owner' });
+    const table = createResponseTable(store.sqlite);
     const nowMs = clock();
     for (let i = 0; i < 1203; i++) {
       table.insert({
-        gatewayUserId: tg.userId, id: `resp_old_${i}`, createdAtMs: nowMs - 10 * DAY_MS, expiresAtMs: nowMs - DAY_MS, model: MODEL, provider: 'anthropic',
+        gatewayUserId: user.id, id: `resp_old_${i}`, createdAtMs: nowMs - 10 * DAY_MS, expiresAtMs: nowMs - DAY_MS, model: MODEL, provider: 'anthropic',
         servedNatively: false, previousResponseId: null, inputItems: [], response: { id: `resp_old_${i}` },
       });
     }
-    const before = countRows(tg);
+    const count = () => (store.sqlite.prepare('SELECT count(*) AS n FROM responses').get() as { n: number }).n;
+    assert.equal(count(), 1203);
     const batches: number[] = [];
     const counting = { ...table, sweepBatch: (ms: number, limit: number) => { const n = table.sweepBatch(ms, limit); batches.push(n); return n; } };
     assert.equal(await sweepExpired(counting, nowMs, 500), 1203);
     assert.deepEqual(batches, [500, 500, 203]);
-    assert.equal(countRows(tg), before - 1203);
+    assert.equal(count(), 0);
+    await store.close();
   });
 });
 
