@@ -57,6 +57,7 @@ export async function withPlugin<T>(entry: PluginEntry, options: PluginHostOptio
     services: createServiceRegistry(), tokens: noTokenizer, metrics: createMetricsRegistry(),
     // It serves no requests, so it counts none: nothing to share with the replicas.
     rateCounters: createLocalRateCounters(systemClock),
+    budgetCounters: null,
   };
   try {
     const plugin = await options.registry.get(entry.name)!.create(entry.config, ctx);

@@ -109,7 +109,7 @@ export const ERROR_CATALOG = {
   upstream_unavailable: { status: 503, type: 'upstream_error', message: 'No upstream can take this request now. Retry shortly.', headers: { 'retry-after': '1' } },
   upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The upstream sent more than the gateway accepts for one answer (upstream.maxResponseBytes, upstream.maxStreamBytes).' },
   // The gateway itself.
-  coordination_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach the shared store its replicas count rate limits in (Redis), so it refuses requests until it is back (coordination.failMode "closed"). Retry shortly.', headers: { 'retry-after': '1' } },
+  coordination_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach the shared store its replicas count rate limits and budgets in (Redis), so it refuses requests until it is back (coordination.failMode "closed"). Retry shortly.', headers: { 'retry-after': '1' } },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
   /** Log only: the client left before the answer was complete (status 499, never sent). */

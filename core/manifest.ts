@@ -161,15 +161,19 @@ const manifestSchema: JsonSchema = {
       properties: {
         redis: {
           type: ['string', 'null'], default: null, pattern: '^$|^rediss?://',
-          description: 'Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) where every replica counts rate limits (rpm, tpm, concurrency); null or "" = none, then TOLLGATE_REDIS_URL if set. Budgets are still per replica.',
+          description: 'Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) where every replica counts rate limits (rpm, tpm, concurrency) and budgets (spend and reservations); null or "" = none, then TOLLGATE_REDIS_URL if set.',
         },
         failMode: {
           enum: ['closed', 'open'], default: 'closed',
-          description: 'While Redis is unreachable: "closed" answers limited requests 503 coordination_unavailable; "open" lets them through uncounted and logs a warning.',
+          description: 'While Redis is unreachable: "closed" answers limited requests 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning.',
         },
         leaseTtlMs: {
           type: 'integer', minimum: 1_000, default: 30_000,
           description: 'How long a request\'s concurrency slot lives in Redis without renewal (a live replica renews it every third of this): the most a replica that dies mid-request keeps slots taken.',
+        },
+        budgetReservationTtlMs: {
+          type: 'integer', minimum: 1_000, default: 600_000,
+          description: 'How long a request\'s budget reservation lives in Redis (not renewed): the most a replica that dies mid-request keeps budget reserved. Keep it above the longest request (upstream.requestDeadlineMs, long streams): a reservation that expires first no longer holds its share, though the cost is still billed.',
         },
       },
     },

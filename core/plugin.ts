@@ -50,6 +50,7 @@ import type { TokenEstimator } from './token-estimate.ts';
 import type { MetricsRegistry } from './metrics.ts';
 import type { RouteDeclaration } from './routes.ts';
 import type { RateCounters } from './rate-counters.ts';
+import type { BudgetCounters } from './budget-counters.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -110,6 +111,12 @@ export interface PluginContext {
    * manifest's `coordination` section says (`rate-counters.ts`).
    */
   readonly rateCounters: RateCounters;
+  /**
+   * Where budget spend and reservations are shared by every replica (Redis), as the manifest's
+   * `coordination` section says (`budget-counters.ts`); null in one process, where the budget
+   * plugin's own in-memory ledger is exact.
+   */
+  readonly budgetCounters: BudgetCounters | null;
 }
 
 export interface UpstreamSettings {

@@ -2,7 +2,9 @@
  * The manifest's `coordination` section made real at boot: where the state replicas must share
  * lives. Without a Redis URL (the default: one process) the rate-limit counters are in process; with
  * one (`coordination.redis`, else `TOLLGATE_REDIS_URL`) they are in Redis, and `failMode` says what a
- * request gets while Redis is unreachable. Budgets and caches are still per process (issue 16).
+ * request gets while Redis is unreachable. So are the budgets' spend and reservations
+ * (`budgetCounters`; null in one process, where the budget plugin's own ledger is exact). Caches are
+ * still per process (issue 16).
  */
 import type { Clock } from '../clock.ts';
 import type { Log } from '../log.ts';
@@ -10,6 +12,8 @@ import { createLocalRateCounters, type RateCounters } from '../rate-counters.ts'
 import { connectRedis, redactRedisUrl } from './redis-connection.ts';
 import type { MetricsRegistry } from '../metrics.ts';
 import { createRedisRateCounters, type FailMode } from './redis-rate-counters.ts';
+import type { BudgetCounters } from '../budget-counters.ts';
+import { createRedisBudgetCounters } from './redis-budget-counters.ts';
 
 /** The manifest's `coordination` section, defaults filled in. */
 export interface CoordinationSettings {
@@ -19,10 +23,14 @@ export interface CoordinationSettings {
   failMode: FailMode;
   /** Lifetime of a concurrency lease without renewal, ms: what a replica that dies mid-request can hold. */
   leaseTtlMs: number;
+  /** Lifetime of a budget reservation in Redis, ms: what a replica that dies mid-request can keep reserved. */
+  budgetReservationTtlMs: number;
 }
 
 export interface Coordination {
   readonly rateCounters: RateCounters;
+  /** The shared budget counters; null in one process (the budget plugin keeps its own ledger). */
+  readonly budgetCounters: BudgetCounters | null;
   /** `GET /readyz`'s view of the shared store: null in one process; `{redis: "ready"|"down", ...}` with Redis. */
   readiness(): Record<string, unknown> | null;
   /** Stops timers and closes the Redis connection. */
@@ -41,13 +49,17 @@ export async function createCoordination(
   const url = redisUrlOf(settings, deps.env);
   if (!url) {
     const rateCounters = createLocalRateCounters(deps.clock);
-    return { rateCounters, readiness: () => null, close: () => rateCounters.close() };
+    return { rateCounters, budgetCounters: null, readiness: () => null, close: () => rateCounters.close() };
   }
-  deps.log.info('rate limits shared in redis', { redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs });
+  deps.log.info('rate limits and budgets shared in redis', {
+    redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, budgetReservationTtlMs: settings.budgetReservationTtlMs,
+  });
   const redis = await connectRedis(url, deps.log, undefined, deps.metrics);
   const rateCounters = createRedisRateCounters(redis, { failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, log: deps.log });
+  const budgetCounters = createRedisBudgetCounters(redis, { failMode: settings.failMode, reservationTtlMs: settings.budgetReservationTtlMs, log: deps.log });
   return {
     rateCounters,
+    budgetCounters,
     readiness: () => ({ redis: redis.client.status === 'ready' ? 'ready' : 'down', fail_mode: settings.failMode }),
     async close() {
       await rateCounters.close();

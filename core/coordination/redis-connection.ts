@@ -38,7 +38,7 @@ export async function connectRedis(url: string, log: Log, readyTimeoutMs = 2_000
   const where = redactRedisUrl(url);
   // Every script call's time and failures, for `/metrics` (one replica's view of the shared store).
   const seconds = metrics && new Histogram({
-    name: 'tollgate_redis_command_seconds', help: 'Time of each Redis script call of this replica (rate limits), seconds.',
+    name: 'tollgate_redis_command_seconds', help: 'Time of each Redis script call of this replica (rate limits and budgets), seconds.',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5], registers: [metrics],
   });
   const failures = metrics && new Counter({

@@ -19,6 +19,11 @@
  *   alert thresholds records the alert in the same transaction as the spend, once per threshold and
  *   period; a background job POSTs it, signed, to the manifest's `alerts.webhookUrl`, with retries.
  *
+ * Where the counts live: in this process (`ledger.ts`, synchronous), or, with the manifest's
+ * `coordination` naming a Redis, shared by every replica (`shared-ledger.ts` over
+ * `ctx.budgetCounters`), where reservations are atomic across replicas, expire after a TTL, and a
+ * request may get 503 `coordination_unavailable` while Redis is unreachable (fail closed).
+ *
  * A response longer than its reservation (no `max_tokens`, a long answer) is still billed in full, so
  * spend can pass the limit by at most that difference; the next request is then refused.
  */
@@ -30,7 +35,8 @@ import type { ModelCall } from '../../core/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
-import { createBudgetLedger, isReservation, type Reservation } from './ledger.ts';
+import { createBudgetLedger, isReservation, then, type LedgerSeam, type MaybePromise, type Reservation } from './ledger.ts';
+import { createSharedBudgetLedger } from './shared-ledger.ts';
 import type { BudgetService, BudgetStatus, PriceBook } from '../../core/services.ts';
 import type { ModelPrice } from '../../core/price-table.ts';
 import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
@@ -65,10 +71,13 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   // logger in the manifest the budget keeps its own queue (same defaults).
   const shared = ctx.services.get('writeBehind');
   const writes = shared ?? createWriteBehind(createSqliteWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
-  const ledger = createBudgetLedger(ctx.store, config.timeZone, writes);
+  const local = createBudgetLedger(ctx.store, config.timeZone, writes);
+  const ledger: LedgerSeam = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : local;
+  // The account and admin views read the database's spend (all replicas' settled spend, within the
+  // write-behind interval) and this replica's reservations: synchronous, never refused by Redis.
   const service: BudgetService = {
     timeZone: config.timeZone,
-    status: (userId) => ledger.status(userId, ctx.clock()),
+    status: (userId) => local.status(userId, ctx.clock()),
     invalidate: (userId) => ledger.invalidate(userId),
   };
   ctx.services.provide('budget', service);
@@ -97,13 +106,18 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   }
 
   /**
-   * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets), all
-   * synchronous: no other request can reserve in between. Needs the tokenizer for a limited user.
+   * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets). In one
+   * process all synchronous: no other request can reserve in between. Shared by replicas, the read
+   * and the reservation are two Redis calls, and the reservation is checked again atomically there:
+   * one that no longer fits is refused (402) like any other. Needs the tokenizer for a limited user.
    */
-  function reserve(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall): ModelCall | undefined {
+  function reserve(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
     const userId = principal.gatewayUserId;
     const nowMs = ctx.clock();
-    const status = ledger.status(userId, nowMs);
+    return then(ledger.status(userId, nowMs), (status) => reserveFor(ex, target, state, call, userId, nowMs, status));
+  }
+
+  function reserveFor(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
     let amountNanos = 0;
     let capped: ModelCall | undefined;
     // Unlimited users reserve nothing, which also spares them the local token count.
@@ -118,11 +132,12 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
         ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
       }
     }
-    // Synchronous from the status read to here: no other request can reserve in between.
-    const result = ledger.reserve(userId, amountNanos, nowMs);
-    if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
-    state.reservation = result;
-    return capped;
+    // In process, synchronous from the status read to here: no other request can reserve in between.
+    return then(ledger.reserve(userId, amountNanos, nowMs), (result) => {
+      if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
+      state.reservation = result;
+      return capped;
+    });
   }
 
   return {
@@ -130,15 +145,16 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     createState: () => ({ reservation: null }),
     onRequest(ex) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
-      const status = ledger.status(ex.principal.gatewayUserId, ctx.clock());
-      if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
+      return then(ledger.status(ex.principal.gatewayUserId, ctx.clock()), (status) => {
+        if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
+      });
     },
     beforeUpstream(ex, state, call) {
       if (!ex.principal || !ex.target || !ex.request) return;
       const { principal, target } = ex;
       // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
       // (once per process), before the synchronous read-plan-reserve.
-      const limited = ledger.status(principal.gatewayUserId, ctx.clock())?.limitNanos != null;
+      const limited = local.status(principal.gatewayUserId, ctx.clock())?.limitNanos != null;
       if (!limited) return reserve(ex, principal, target, state, call);
       // ...and its price, which for a dated name may need the dataset's matcher (loaded on first need too).
       const pricing = ctx.services.get('pricing');
@@ -150,9 +166,11 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
       const nowMs = ctx.clock();
-      const change = ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, nowMs, ex.id);
+      const settled = then(ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, nowMs, ex.id), (change) => {
+        if (change && alerts.onSpend(change, ex.id, nowMs) > 0) delivery?.wake();
+      });
       state.reservation = null;
-      if (change && alerts.onSpend(change, ex.id, nowMs) > 0) delivery?.wake();
+      return settled;
     },
     async close() {
       await delivery?.close();

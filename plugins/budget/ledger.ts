@@ -24,6 +24,7 @@ import { microsToNanos } from '../../core/money.ts';
 import { readAlertThresholds } from '../../core/gateway-users.ts';
 import type { BudgetStatus } from '../../core/services.ts';
 import type { WriteBehind } from '../../core/write-behind.ts';
+import type { HeldReservation } from '../../core/budget-counters.ts';
 
 /**
  * What a settlement did to a user's spend, for the budget alerts (`alerts.ts`): the spend of the
@@ -45,6 +46,29 @@ export interface SpendChange {
 export interface Reservation {
   readonly userId: number;
   readonly amountNanos: number;
+  /** Where it is held when budgets are shared by replicas (`shared-ledger.ts`); absent in one process. */
+  readonly held?: HeldReservation;
+}
+
+/** A value now, or later. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What the budget plugin asks of a ledger: the in-process one (`createBudgetLedger`) answers at once;
+ * the one shared by replicas (`shared-ledger.ts`) may answer with promises (a Redis round trip).
+ */
+export interface LedgerSeam {
+  status(userId: number, nowMs: number): MaybePromise<BudgetStatus | undefined>;
+  reserve(userId: number, amountNanos: number, nowMs: number): MaybePromise<Reservation | BudgetStatus>;
+  settle(reservation: Reservation, actualNanos: number, nowMs: number, requestId: string): MaybePromise<SpendChange | null>;
+  invalidate(userId?: number): void;
+  flush(): void;
+  close(): void;
+}
+
+/** Runs `next` on `value` at once when it is not a promise (the in-process ledger stays synchronous), else when it resolves. */
+export function then<T, U>(value: MaybePromise<T>, next: (resolved: T) => MaybePromise<U>): MaybePromise<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
 }
 
 interface UserBudget {
@@ -58,7 +82,7 @@ interface UserBudget {
   reservedNanos: number;
 }
 
-export interface BudgetLedger {
+export interface BudgetLedger extends LedgerSeam {
   /** The user's budget now; undefined when the user does not exist. */
   status(userId: number, nowMs: number): BudgetStatus | undefined;
   /**

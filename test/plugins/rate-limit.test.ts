@@ -364,6 +364,7 @@ describe('the rateLimit service', () => {
       clock: () => nowMs,
       tokens: { ready: () => null, promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
       rateCounters: createLocalRateCounters(() => nowMs),
+      budgetCounters: null,
     } as unknown as PluginContext;
     const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx)) as Plugin<unknown>;
     const request = async (p: Principal) => {
