@@ -163,6 +163,9 @@ function sendError(res: ServerResponse, status: number, error: Record<string, un
   res.end(body);
 }
 
+/** The most dimensions the simulator embeds into (text-embedding-3-large's). */
+const MAX_SIM_DIMENSIONS = 3072;
+
 /** `POST /v1/embeddings`: the deterministic vectors of every input, OpenAI's shape and usage. */
 function embeddings(res: ServerResponse, body: Record<string, unknown>) {
   const model = String(body.model ?? '');
@@ -170,6 +173,10 @@ function embeddings(res: ServerResponse, body: Record<string, unknown>) {
   if (model === 'sim-500') return sendError(res, 500, { message: 'The server had an error while processing your request.', type: 'server_error' });
   const inputs = simInputs(body.input);
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : SIM_EMBEDDING_DIMENSIONS;
+  // As OpenAI: text-embedding-3 models take 1 to 3072 dimensions (a fuzzer's huge value must not crash the simulator).
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_SIM_DIMENSIONS) {
+    return sendError(res, 400, { message: `Invalid value for 'dimensions' = ${String(body.dimensions)}. Must be between 1 and ${MAX_SIM_DIMENSIONS}.`, type: 'invalid_request_error', param: 'dimensions' });
+  }
   const base64 = body.encoding_format === 'base64';
   const data = inputs.map((input, index) => {
     const vector = simEmbedding(input, dimensions);
