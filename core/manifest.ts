@@ -171,6 +171,10 @@ const manifestSchema: JsonSchema = {
           type: 'integer', minimum: 1_000, default: 30_000,
           description: 'How long a request\'s concurrency slot lives in Redis without renewal (a live replica renews it every third of this): the most a replica that dies mid-request keeps slots taken.',
         },
+        commandTimeoutMs: {
+          type: 'integer', minimum: 50, default: 500,
+          description: 'How long a replica waits for one Redis call before it counts as unreachable (then failMode applies), ms. Raise it where replicas run on busy machines.',
+        },
         budgetReservationTtlMs: {
           type: 'integer', minimum: 1_000, default: 600_000,
           description: 'How long a request\'s budget reservation lives in Redis (not renewed): the most a replica that dies mid-request keeps budget reserved. Keep it above the longest request (upstream.requestDeadlineMs, long streams): a reservation that expires first no longer holds its share, though the cost is still billed.',

@@ -25,6 +25,8 @@ export interface CoordinationSettings {
   leaseTtlMs: number;
   /** Lifetime of a budget reservation in Redis, ms: what a replica that dies mid-request can keep reserved. */
   budgetReservationTtlMs: number;
+  /** How long one Redis call may take before it counts as unreachable, ms. */
+  commandTimeoutMs: number;
 }
 
 export interface Coordination {
@@ -54,7 +56,7 @@ export async function createCoordination(
   deps.log.info('rate limits and budgets shared in redis', {
     redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, budgetReservationTtlMs: settings.budgetReservationTtlMs,
   });
-  const redis = await connectRedis(url, deps.log, undefined, deps.metrics);
+  const redis = await connectRedis(url, deps.log, undefined, deps.metrics, settings.commandTimeoutMs);
   const rateCounters = createRedisRateCounters(redis, { failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, log: deps.log });
   const budgetCounters = createRedisBudgetCounters(redis, { failMode: settings.failMode, reservationTtlMs: settings.budgetReservationTtlMs, log: deps.log });
   return {

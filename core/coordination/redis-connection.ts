@@ -11,7 +11,7 @@ import type { Log } from '../log.ts';
 import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../metrics.ts';
 
-/** A command that did not reach Redis or got no answer in time. */
+/** Default of `coordination.commandTimeoutMs`: a command that got no answer in time counts as unreachable. */
 export const COMMAND_TIMEOUT_MS = 500;
 
 export interface RedisConnection {
@@ -34,7 +34,9 @@ export function redactRedisUrl(url: string): string {
  * `readyTimeoutMs` for the connection to be ready. Never throws for an unreachable server: the
  * gateway starts anyway and the counters answer as their fail mode says until Redis is reachable.
  */
-export async function connectRedis(url: string, log: Log, readyTimeoutMs = 2_000, metrics?: MetricsRegistry): Promise<RedisConnection> {
+export async function connectRedis(
+  url: string, log: Log, readyTimeoutMs = 2_000, metrics?: MetricsRegistry, commandTimeoutMs = COMMAND_TIMEOUT_MS,
+): Promise<RedisConnection> {
   const where = redactRedisUrl(url);
   // Every script call's time and failures, for `/metrics` (one replica's view of the shared store).
   const seconds = metrics && new Histogram({
@@ -47,7 +49,7 @@ export async function connectRedis(url: string, log: Log, readyTimeoutMs = 2_000
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    commandTimeout: commandTimeoutMs,
     connectTimeout: 1_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   });

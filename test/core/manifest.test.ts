@@ -76,9 +76,9 @@ describe('manifest validation', () => {
   }
 
   test('coordination defaults to no shared store, failing closed; a Redis URL may come from the environment', () => {
-    assert.deepEqual(validateManifest(defaultManifest, pluginRegistry, { env: {} }).coordination, { redis: null, failMode: 'closed', leaseTtlMs: 30000, budgetReservationTtlMs: 600000 });
+    assert.deepEqual(validateManifest(defaultManifest, pluginRegistry, { env: {} }).coordination, { redis: null, failMode: 'closed', leaseTtlMs: 30000, commandTimeoutMs: 500, budgetReservationTtlMs: 600000 });
     const fromEnv = validateManifest({ coordination: { redis: '${REDIS_URL:-}', failMode: 'open' }, plugins: [router()] }, pluginRegistry, { env: { REDIS_URL: 'rediss://u:p@redis.internal:6380/1' } });
-    assert.deepEqual(fromEnv.coordination, { redis: 'rediss://u:p@redis.internal:6380/1', failMode: 'open', leaseTtlMs: 30000, budgetReservationTtlMs: 600000 });
+    assert.deepEqual(fromEnv.coordination, { redis: 'rediss://u:p@redis.internal:6380/1', failMode: 'open', leaseTtlMs: 30000, commandTimeoutMs: 500, budgetReservationTtlMs: 600000 });
     assert.deepEqual(validateManifest({ coordination: { redis: '${REDIS_URL:-}' }, plugins: [router()] }, pluginRegistry, { env: {} }).coordination.redis, '');
   });
 

@@ -210,7 +210,7 @@ describe('Redis unreachable', { skip }, () => {
 
 describe('choosing the counters from the manifest', () => {
   test('the manifest\'s Redis URL wins over TOLLGATE_REDIS_URL; without either the counters are in process', async () => {
-    const settings = { redis: null, failMode: 'closed', leaseTtlMs: 30_000, budgetReservationTtlMs: 600_000 } as const;
+    const settings = { redis: null, failMode: 'closed', leaseTtlMs: 30_000, budgetReservationTtlMs: 600_000, commandTimeoutMs: 500 } as const;
     assert.equal(redisUrlOf({ ...settings, redis: 'redis://a:1' }, { TOLLGATE_REDIS_URL: 'redis://b:2' }), 'redis://a:1');
     assert.equal(redisUrlOf({ ...settings, redis: '' }, { TOLLGATE_REDIS_URL: 'redis://b:2' }), 'redis://b:2');
     assert.equal(redisUrlOf(settings, {}), null);
@@ -220,7 +220,7 @@ describe('choosing the counters from the manifest', () => {
   });
 
   test('with a Redis URL the counters are shared and count in that Redis', { skip }, async () => {
-    const shared = await createCoordination({ redis: null, failMode: 'closed', leaseTtlMs: 30_000, budgetReservationTtlMs: 600_000 }, { log, clock: () => 0, env: { TOLLGATE_REDIS_URL: redis.url } });
+    const shared = await createCoordination({ redis: null, failMode: 'closed', leaseTtlMs: 30_000, budgetReservationTtlMs: 600_000, commandTimeoutMs: 500 }, { log, clock: () => 0, env: { TOLLGATE_REDIS_URL: redis.url } });
     try {
       assert.equal(shared.rateCounters.shared, true);
       const b = bucket(3, 60_000);

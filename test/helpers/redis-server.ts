@@ -88,3 +88,20 @@ export async function startRedisServer(): Promise<RedisServer> {
     },
   };
 }
+
+/**
+ * Waits until every gateway at `origins` reports its shared store ready on `/readyz`
+ * (`coordination.redis === "ready"`): a replica started on a busy machine may still be connecting,
+ * and a request before that is answered by the fail mode. Throws after `timeoutMs`.
+ */
+export async function untilSharedStoreReady(origins: readonly string[], timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const origin of origins) {
+    for (;;) {
+      const body = (await (await fetch(`${origin}/readyz`)).json()) as { coordination?: { redis?: string } };
+      if (body.coordination?.redis === 'ready') break;
+      if (Date.now() > deadline) throw new Error(`${origin}: Redis still not ready after ${timeoutMs} ms (${JSON.stringify(body)})`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
@@ -56,13 +56,15 @@ before(async () => {
   await caller('free', null);
   manifest = {
     ...defaultManifest,
-    coordination: { redis: redis.url, budgetReservationTtlMs: RESERVATION_TTL_MS },
+    // A loaded CI machine can take longer than the default 500 ms to answer; a timeout would read as Redis down.
+    coordination: { redis: redis.url, budgetReservationTtlMs: RESERVATION_TTL_MS, commandTimeoutMs: 5_000 },
     plugins: defaultManifest.plugins.map((p) => (p.name === 'rate-limit' ? { ...p, config: { defaultMaxConcurrent: null } } : p)),
   };
   env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' };
   // The first start creates the bootstrap admin; two doing it at once would both try.
   const first = await startGatewayProcess({ dataDir, manifest, env });
   replicas = [first, ...(await Promise.all([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env }))))];
+  await untilSharedStoreReady(replicas.map((r) => r.origin));
 });
 
 after(async () => {
@@ -129,6 +131,7 @@ describe('budgets shared by three replicas on one Redis', { skip }, () => {
 
   test('a replica killed (SIGKILL) mid-request: its reservation holds until its TTL, then the budget is free again, and nothing was spent for it', async () => {
     const victim = await startGatewayProcess({ dataDir, manifest, env });
+    await untilSharedStoreReady([victim.origin]);
     const pending = chat(victim, users.one!.key, 'openai/sim-slow').catch(() => null);
     // Reserved before the call goes out: once the simulator has it, the whole budget is held.
     for (let i = 0; i < 100 && !sim.requests.some((r) => r.body?.model === 'sim-slow'); i++) await sleep(20);

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
@@ -39,6 +39,7 @@ before(async () => {
   // The first start creates the bootstrap admin; two doing it at once would both try.
   const first = await startGatewayProcess({ dataDir, env });
   replicas = [first, ...(await Promise.all([1, 2].map(() => startGatewayProcess({ dataDir, env }))))];
+  await untilSharedStoreReady(replicas.map((r) => r.origin));
 });
 
 after(async () => {
