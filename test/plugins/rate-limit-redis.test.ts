@@ -11,6 +11,7 @@ import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helper
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { cliJson } from '../helpers/cli.ts';
+import { loginAdmin, TEST_ADMIN } from '../helpers/admin-client.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 
@@ -35,7 +36,7 @@ before(async () => {
   await caller('rpm30', ['--rpm', '30']);
   await caller('tpm200', ['--tpm', '200']);
   await caller('plain');
-  const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test', TOLLGATE_REDIS_URL: redis.url };
+  const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test', TOLLGATE_REDIS_URL: redis.url, TOLLGATE_ADMIN_PASSWORD: TEST_ADMIN.password };
   // The first start creates the bootstrap admin; two doing it at once would both try.
   const first = await startGatewayProcess({ dataDir, env });
   replicas = [first, ...(await Promise.all([1, 2].map(() => startGatewayProcess({ dataDir, env }))))];
@@ -47,6 +48,11 @@ after(async () => {
   await redis?.stop();
   await sim?.close();
 });
+
+/** Sends one request with `key` to every replica until each has served it (200). */
+async function untilServed(key: string): Promise<void> {
+  for (const replica of replicas) assert.equal((await chat(replica, key)).status, 200);
+}
 
 function chat(replica: GatewayProcess, key: string, body: Record<string, unknown> = {}): Promise<Response> {
   return fetch(`${replica.baseURL}/chat/completions`, {
@@ -111,6 +117,27 @@ describe('three replicas on one Redis', { skip }, () => {
       assert.equal(o.code, 'rate_limit_exceeded');
       assert.equal(o.limitTokens, '200');
       assert.ok(Number(o.retryAfter) >= 1);
+    }
+  });
+
+  test('a key revoked on one replica is refused by the other two within 1 s', async () => {
+    const { id, key } = await cliJson<{ id: number; key: string }>(['keys', 'create', '--user', 'plain', '--name', 'soon-revoked'], { dataDir });
+    keys.revoked = key;
+    // Every replica has seen the key (and cached it as valid).
+    await untilServed(keys.revoked!);
+    const admin = await loginAdmin(replicas[0]!.origin);
+    const revokedAtMs = Date.now();
+    const res = await admin.post(`/admin/api/keys/${id}/revoke`);
+    assert.equal(res.status, 200, res.text);
+    for (const replica of replicas.slice(1)) {
+      let status = 0;
+      while (status !== 401 && Date.now() - revokedAtMs < 3_000) {
+        status = (await chat(replica, keys.revoked!)).status;
+        if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const tookMs = Date.now() - revokedAtMs;
+      assert.equal(status, 401, `${replica.origin} still accepts the revoked key`);
+      assert.ok(tookMs < 1_000, `refused after ${tookMs} ms`);
     }
   });
 
