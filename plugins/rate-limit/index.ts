@@ -127,8 +127,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
    * Takes from every rpm/tpm limit, all or nothing (the counters check all before taking any); throws
    * 429 when one refuses. A refused request leaves every limit untouched.
    */
-  async function takeRates(ex: Exchange, principal: Principal, state: ExchangeState): Promise<void> {
-    const applied = limitsOf(principal);
+  async function takeRates(ex: Exchange, applied: readonly AppliedLimit[], state: ExchangeState): Promise<void> {
     if (applied.length === 0) return;
     const reservation = applied.some((a) => a.dimension === 'tokens') ? reservationOf(ex) : 0;
     const costs = applied.map((a) => (a.dimension === 'requests' ? 1 : reservation));
@@ -171,13 +170,14 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     async onRequest(ex, state) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
       // A token limit counts the prompt: the tokenizer loads on the first such request (once per process).
-      if (limitsOf(ex.principal).some((a) => a.dimension === 'tokens')) {
+      const applied = limitsOf(ex.principal);
+      if (applied.some((a) => a.dimension === 'tokens')) {
         const loading = ctx.tokens.ready();
         if (loading) await loading;
       }
       await takeSlots(slotsOf(ex.principal), state);
       try {
-        await takeRates(ex, ex.principal, state);
+        await takeRates(ex, applied, state);
       } catch (err) {
         // Refused (or the counters are down): the slots were never used.
         await releaseSlotsOf(counters, state);
