@@ -19,7 +19,7 @@ function Summary({ r }) {
     <p>
       ${r.dry_run ? 'Would re-price' : 'Re-priced'} <strong>${formatNumber(r.changed_rows)}</strong> of ${formatNumber(r.rows)} requests
       of <span class="mono">${r.model}</span>${r.provider ? html` <span class="muted">(${r.provider})</span>` : ''}:
-      cost ${formatUsd(r.cost_before_usd)} → <strong>${formatUsd(r.cost_after_usd)}</strong>
+      cost ${formatUsd(r.cost_before_usd)} → <strong>${formatUsd(r.cost_after_usd)}</strong>${' '}
       <span class="muted small">(${formatNumber(r.cost_before_nanos)} → ${formatNumber(r.cost_after_nanos)} nano-USD)</span>.
       ${r.unpriced_rows ? html` ${formatNumber(r.unpriced_rows)} have no price now.` : ''}
     </p>
