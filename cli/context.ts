@@ -1,6 +1,6 @@
 /** What every command needs: the data dir (`--data-dir`, else TOLLGATE_DATA_DIR, else ./data) and the store. */
 import type { Command } from 'commander';
-import { resolveDataDir, openDataDir } from '../core/data-dir.ts';
+import { databaseUrl, openGatewayStore, resolveDataDir } from '../core/data-dir.ts';
 import type { Store } from '../core/db.ts';
 import { findGatewayUser, type GatewayUserView } from '../core/gateway-users.ts';
 import { CliError } from './output.ts';
@@ -18,7 +18,7 @@ const stderrWarnings = {
 
 /** Opens the store for one command and closes it afterwards. */
 export async function withStore<T>(options: { dataDir?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = openDataDir(resolveDataDir(options.dataDir), stderrWarnings);
+  const store = await openGatewayStore(resolveDataDir(options.dataDir), { url: databaseUrl(undefined), log: stderrWarnings });
   try {
     return await fn(store);
   } finally {

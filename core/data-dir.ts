@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSy
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from './db.ts';
+import { openPostgresStore } from './postgres-store.ts';
 import type { Log } from './log.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenModes, withPrivateUmask } from './private-files.ts';
 import { createKeyring, type Keyring } from './secret-box.ts';
@@ -47,6 +48,26 @@ export function openDataDir(dataDir: string, log?: Pick<Log, 'warn'>): Store {
     log?.warn('tightened the permissions of a data file: it was readable by other OS users', { path, fromMode, toMode });
   }
   return store;
+}
+
+/** The PostgreSQL URL in effect: the manifest's `store.url`, else `TOLLGATE_DATABASE_URL`, else none (SQLite). */
+export function databaseUrl(settings: { url?: string | null } | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
+  return settings?.url || env.TOLLGATE_DATABASE_URL || null;
+}
+
+/**
+ * The gateway's store: PostgreSQL when `databaseUrl` gives a URL (several replicas), else the SQLite
+ * file of `dataDir` (`openDataDir`). The data directory still holds the master key either way.
+ */
+export async function openGatewayStore(
+  dataDir: string,
+  options: { url?: string | null; maxConnections?: number; log?: Pick<Log, 'warn'> } = {},
+): Promise<Store> {
+  if (!options.url) return openDataDir(dataDir, options.log);
+  return openPostgresStore(options.url, {
+    ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+    onError: (err) => options.log?.warn('PostgreSQL connection error (reconnecting)', { error: err.message }),
+  });
 }
 
 /**

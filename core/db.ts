@@ -1,7 +1,8 @@
 /**
- * The store: one better-sqlite3 connection (WAL, foreign keys on) behind Kysely for typed queries.
- * `schema.sql` is the only DDL; its `-- version: N` sections are applied in order while
- * `PRAGMA user_version` is below N, each in its own transaction.
+ * The store: one better-sqlite3 connection (WAL, foreign keys on) behind Kysely for typed queries, or
+ * a PostgreSQL pool (`postgres-store.ts`) behind the same Kysely types. `schema.sql` is the only DDL;
+ * its `-- version: N` sections are applied in order while `PRAGMA user_version` is below N, each in
+ * its own transaction (PostgreSQL: see `readMigrations`).
  *
  * Other processes (the CLI) write to the same file; `onExternalChange` tells caches when they did,
  * by polling `PRAGMA data_version`, which changes only for commits made by other connections.
@@ -16,10 +17,19 @@ import type { Database } from './db-types.ts';
 
 export type Sqlite = BetterSqlite3.Database;
 
+/** Which database a store runs on: the embedded SQLite file (default) or a PostgreSQL server (several replicas). */
+export type StoreEngine = 'sqlite' | 'postgres';
+
 export interface Store {
-  /** The raw connection, for prepared statements on hot paths and transactions. */
+  readonly engine: StoreEngine;
+  /** The database file, or the PostgreSQL URL without its password: for logs and the banner. */
+  readonly location: string;
+  /**
+   * SQLite only: the raw connection, for prepared statements on hot paths and transactions. On
+   * PostgreSQL, reading it throws: code that runs on both engines uses `db`.
+   */
   readonly sqlite: Sqlite;
-  /** Typed queries. */
+  /** Typed queries, on either engine. */
   readonly db: Kysely<Database>;
   /** Schema version after migrations. */
   readonly schemaVersion: number;
@@ -38,17 +48,60 @@ export interface Store {
 
 const SCHEMA_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'schema.sql');
 
-/** The migrations in `schema.sql`, as `{version, sql}` in ascending order. */
-export function readMigrations(schemaText = readFileSync(SCHEMA_PATH, 'utf8')): Array<{ version: number; sql: string }> {
-  const sections = schemaText.split(/^-- version: (\d+)\s*$/m);
-  const migrations: Array<{ version: number; sql: string }> = [];
-  for (let i = 1; i < sections.length; i += 2) {
-    migrations.push({ version: Number(sections[i]), sql: sections[i + 1] ?? '' });
+/** One migration: the schema `version` it brings the database to, and the SQL that does it. */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+/**
+ * The migrations in `schema.sql` for one engine, in ascending order.
+ *
+ * SQLite: every `-- version: N` section (up to its `-- postgres:` part, if any).
+ * PostgreSQL: the `-- postgres baseline: N` section (the whole schema at version N, as one
+ * migration: PostgreSQL support started at N), then the `-- postgres:` part of each later version.
+ * A later version without a `-- postgres:` part is an error: both engines move together.
+ */
+export function readMigrations(engine: StoreEngine = 'sqlite', schemaText = readFileSync(SCHEMA_PATH, 'utf8')): Migration[] {
+  const sqlite: Migration[] = [];
+  const postgres = new Map<number, string>();
+  let baseline = null as Migration | null;
+  let current: { version: number; part: 'sqlite' | 'postgres' | 'baseline'; lines: string[] } | null = null;
+  const finish = () => {
+    if (!current) return;
+    const sql = current.lines.join('\n');
+    if (current.part === 'sqlite') sqlite.push({ version: current.version, sql });
+    else if (current.part === 'postgres') postgres.set(current.version, sql);
+    else baseline = { version: current.version, sql };
+  };
+  for (const line of schemaText.split('\n')) {
+    const version = /^-- version: (\d+)\s*$/.exec(line);
+    const base = /^-- postgres baseline: (\d+)\s*$/.exec(line);
+    if (version || base) {
+      finish();
+      current = { version: Number((version ?? base)![1]), part: version ? 'sqlite' : 'baseline', lines: [] };
+      continue;
+    }
+    if (/^-- postgres:\s*$/.test(line) && current?.part === 'sqlite') {
+      finish();
+      current = { version: current.version, part: 'postgres', lines: [] };
+      continue;
+    }
+    current?.lines.push(line);
   }
-  migrations.forEach((m, i) => {
+  finish();
+  sqlite.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`schema.sql: expected "-- version: ${i + 1}", found version ${m.version}`);
   });
-  return migrations;
+  if (engine === 'sqlite') return sqlite;
+  const start: Migration | null = baseline;
+  if (!start) throw new Error('schema.sql: no "-- postgres baseline: N" section');
+  const later = sqlite.filter((m) => m.version > start.version).map((m) => {
+    const sql = postgres.get(m.version);
+    if (sql === undefined) throw new Error(`schema.sql: version ${m.version} has no "-- postgres:" part`);
+    return { version: m.version, sql };
+  });
+  return [start, ...later];
 }
 
 /** Applies pending migrations; returns the resulting `user_version`. */
@@ -92,6 +145,8 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   };
 
   return {
+    engine: 'sqlite',
+    location: file,
     sqlite,
     db,
     schemaVersion,

@@ -9,7 +9,7 @@ import { createPipeline } from './pipeline.ts';
 import { createGatewayServer, pipelineRoutes, type GatewayServer } from './server.ts';
 import { createUpstreamClient } from './upstream.ts';
 import { createLog, type Log } from './log.ts';
-import { createKeyringSource, openDataDir } from './data-dir.ts';
+import { createKeyringSource, databaseUrl, openGatewayStore } from './data-dir.ts';
 import { countAdmins, createAdmin } from './admin-users.ts';
 import { generatePassword } from './passwords.ts';
 import type { Store } from './db.ts';
@@ -80,7 +80,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { manifest, registry } = options;
   const env = options.env ?? process.env;
   const log = options.log ?? createLog(manifest.server.logLevel);
-  const store = openDataDir(options.dataDir, log);
+  const store = await openGatewayStore(options.dataDir, { url: databaseUrl(manifest.store, env), maxConnections: manifest.store.maxConnections, log });
   const upstream = createUpstreamClient(manifest.upstream);
   const filesLimit = openFilesLimit();
   log.info('open-file limit', { soft: filesLimit?.soft ?? null, hard: filesLimit?.hard ?? null, maxConnections: manifest.server.maxConnections });

@@ -45,6 +45,14 @@ export interface ServerSettings {
   cors: CorsSettings;
 }
 
+/** The database: the data directory's SQLite file unless `url` names a PostgreSQL server. */
+export interface StoreSettings {
+  /** `postgres://…`; null or empty = SQLite in the data directory (`TOLLGATE_DATABASE_URL` may give one). */
+  url: string | null;
+  /** PostgreSQL pool size per replica. */
+  maxConnections: number;
+}
+
 /** The admin web UI and its API (`/admin/`). */
 export interface AdminSettings {
   enabled: boolean;
@@ -58,6 +66,8 @@ export interface Manifest {
   server: ServerSettings;
   admin: AdminSettings;
   upstream: UpstreamSettings;
+  /** Where the data lives (`data-dir.ts` `openGatewayStore`). */
+  store: StoreSettings;
   /** State shared by several replicas (`coordination/index.ts`). */
   coordination: CoordinationSettings;
   plugins: PluginEntry[];
@@ -151,6 +161,19 @@ const manifestSchema: JsonSchema = {
         connectionsPerOrigin: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive pool size per upstream origin.' },
         queueTimeoutMs: { type: 'integer', minimum: 0, default: 30_000, description: 'Longest a call waits for a connection when its origin\'s pool (connectionsPerOrigin) is full; then 503 upstream_busy. 0 = no limit.' },
         requestDeadlineMs: { type: 'integer', minimum: 0, default: 300_000, description: 'Longest a non-streamed upstream call may take in all, headers and body (504 upstream_timeout); 0 = none. Reasoning models can take minutes.' },
+      },
+    },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'The database. Without url it is the SQLite file tollgate.db in the data directory (one replica).',
+      properties: {
+        url: {
+          type: ['string', 'null'], default: null, pattern: '^$|^postgres(ql)?://',
+          description: 'PostgreSQL URL (postgres://user:password@host:5432/db; PostgreSQL 15+) for several replicas; null or "" = SQLite in the data directory, unless TOLLGATE_DATABASE_URL is set.',
+        },
+        maxConnections: { type: 'integer', minimum: 1, default: 10, description: 'PostgreSQL connections per replica at most.' },
       },
     },
     coordination: {

@@ -1,0 +1,167 @@
+/**
+ * The store on PostgreSQL (`store.url` in the manifest or `TOLLGATE_DATABASE_URL`), for several
+ * replicas: a `pg` pool behind Kysely's `PostgresDialect`, so the same typed queries run on both
+ * engines. Migrations come from `schema.sql` (`readMigrations('postgres')`), applied under an
+ * advisory lock so replicas starting together migrate once, and recorded in `tollgate_schema`.
+ *
+ * Types read back as SQLite gives them: bigint (int8) and numeric (sums) as JS numbers — every
+ * integer Tollgate stores (nano-USD, tokens, ids) stays below 2^53.
+ *
+ * Change feed: `notifyChange()` tells this process's listeners at once and every other process
+ * through `NOTIFY tollgate_changes`; a dedicated connection `LISTEN`s and calls the listeners when
+ * another process wrote (the admin API or CLI of another replica), and once after every reconnect
+ * (notifications sent while disconnected are lost, so caches are dropped).
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from './db-types.ts';
+import { readMigrations, type Store } from './db.ts';
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+const CHANNEL = 'tollgate_changes';
+/** Any fixed 64-bit number: the advisory lock that serialises migrations across replicas. */
+const MIGRATION_LOCK = 7_320_114_216;
+
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID || oid === NUMERIC_OID) return (text: string) => Number(text);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export interface OpenPostgresOptions {
+  /** Most connections in the pool (default 10). */
+  maxConnections?: number;
+  /** Wait before reconnecting the change feed after it dropped, ms (default 1000). */
+  reconnectMs?: number;
+  /** Called with errors of the change feed's connection (it reconnects by itself). */
+  onError?: (err: Error) => void;
+}
+
+/** `postgres://user:***@host/db`: the URL without its password, for logs. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+/** Applies pending migrations under the advisory lock; returns the resulting version. */
+export async function migratePostgres(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS tollgate_schema (version bigint NOT NULL)');
+      const current = await client.query<{ version: number }>('SELECT version FROM tollgate_schema');
+      let version = current.rows[0] ? Number(current.rows[0].version) : 0;
+      for (const migration of readMigrations('postgres')) {
+        if (migration.version <= version) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          await client.query('DELETE FROM tollgate_schema');
+          await client.query('INSERT INTO tollgate_schema (version) VALUES ($1)', [migration.version]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+        version = migration.version;
+      }
+      return version;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
+export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types });
+  // An idle client's error (the server restarted) must not crash the process: the pool drops the client.
+  pool.on('error', (err) => options.onError?.(err));
+  let schemaVersion: number;
+  try {
+    schemaVersion = await migratePostgres(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+
+  // Each process's notifications carry its own id, so it does not tell its listeners twice.
+  const instance = randomUUID();
+  const listeners = new Set<() => void>();
+  const tell = () => {
+    for (const listener of listeners) listener();
+  };
+  let feed: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | null = null;
+  const connectFeed = async (): Promise<void> => {
+    if (closed || feed || listeners.size === 0) return;
+    const client = new pg.Client({ connectionString: url, types });
+    feed = client;
+    const drop = (err?: Error) => {
+      if (feed !== client) return;
+      feed = null;
+      if (err) options.onError?.(err);
+      client.end().catch(() => {});
+      if (!closed) {
+        retry = setTimeout(() => void connectFeed(), options.reconnectMs ?? 1000);
+        retry.unref();
+      }
+    };
+    client.on('error', drop);
+    client.on('end', () => drop());
+    client.on('notification', (message) => {
+      if (message.channel === CHANNEL && message.payload !== instance) tell();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      // Whatever changed while this connection was down was not heard.
+      tell();
+    } catch (err) {
+      drop(err as Error);
+    }
+  };
+
+  return {
+    engine: 'postgres',
+    location: redactDatabaseUrl(url),
+    get sqlite(): never {
+      throw new Error('store.sqlite is SQLite-only; this store is PostgreSQL (use store.db)');
+    },
+    db,
+    schemaVersion,
+    onExternalChange(listener) {
+      listeners.add(listener);
+      void connectFeed();
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    notifyChange() {
+      tell();
+      pool.query('SELECT pg_notify($1, $2)', [CHANNEL, instance]).catch((err: Error) => options.onError?.(err));
+    },
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      listeners.clear();
+      const client = feed;
+      feed = null;
+      await client?.end().catch(() => {});
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * A real PostgreSQL server (Debian's `postgresql` package, 15) for the tests of the PostgreSQL store:
+ * a fresh cluster (`initdb`, trust auth for the user `tollgate`) in a temporary directory, on
+ * 127.0.0.1 at a free port, with durability off (`fsync=off`): the tests check behaviour, not crash
+ * safety. No system service is needed. As root, the cluster runs as the `postgres` OS user (or
+ * `nobody`; spawned with its uid/gid), since PostgreSQL refuses to run as root.
+ *
+ * The binaries are found at `TOLLGATE_PG_BIN`, else the newest `/usr/lib/postgresql/<major>/bin`.
+ * Without them its tests skip, unless `CI` is set: then they fail (`.ci/run` installs them).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import pg from 'pg';
+import { tempDir } from './tmp.ts';
+
+/** The directory of `initdb` and `postgres`, or null when PostgreSQL is not installed. */
+export function postgresBinDir(): string | null {
+  if (process.env.TOLLGATE_PG_BIN) return existsSync(join(process.env.TOLLGATE_PG_BIN, 'postgres')) ? process.env.TOLLGATE_PG_BIN : null;
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return null;
+  const majors = readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a));
+  for (const major of majors) {
+    const bin = join(root, major, 'bin');
+    if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'postgres'))) return bin;
+  }
+  return null;
+}
+
+const MISSING = 'PostgreSQL is not installed: `apt-get install postgresql` (Debian/Ubuntu), or set TOLLGATE_PG_BIN';
+
+/** `describe`'s `skip` option: a reason when PostgreSQL is missing outside CI, else false. */
+export function skipWithoutPostgres(): string | false {
+  return !postgresBinDir() && !process.env.CI ? MISSING : false;
+}
+
+export interface PostgresServer {
+  readonly port: number;
+  /** `postgres://tollgate@127.0.0.1:<port>/postgres` (the maintenance database). */
+  readonly url: string;
+  /** Creates an empty database and returns its URL. */
+  createDatabase(name?: string): Promise<string>;
+  /** Stops the server (fast shutdown); its data stays for `start()`. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The unprivileged OS user to run as when this process is root (PostgreSQL refuses root), else null. */
+function ownerIds(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
+  for (const user of ['postgres', 'nobody']) {
+    const uid = spawnSync('id', ['-u', user], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', user], { encoding: 'utf8' });
+    if (uid.status === 0 && gid.status === 0) return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
+  }
+  return null;
+}
+
+function launch(bin: string, dataDir: string, port: number): Promise<ChildProcess> {
+  const settings = ['-c', `port=${port}`, '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dataDir}`,
+    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning'];
+  const proc = spawn(join(bin, 'postgres'), ['-D', dataDir, ...settings], { stdio: ['ignore', 'pipe', 'pipe'], ...(ownerIds() ?? {}) });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`postgres did not start:\n${out}`)), 30_000);
+    const read = (d: Buffer) => {
+      out += d;
+      if (!out.includes('ready to accept connections')) return;
+      clearTimeout(timer);
+      proc.stdout!.off('data', read);
+      proc.stderr!.off('data', read);
+      proc.stdout!.resume();
+      proc.stderr!.resume();
+      resolve(proc);
+    };
+    proc.stdout!.on('data', read);
+    proc.stderr!.on('data', read);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`postgres exited (${code}):\n${out}`));
+    });
+  });
+}
+
+let databases = 0;
+
+/** Starts a fresh PostgreSQL cluster; throws (with how to install it) when it is missing. Stop it in `after()`. */
+export async function startPostgresServer(): Promise<PostgresServer> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error(MISSING);
+  const dir = tempDir('tollgate-pg-');
+  const dataDir = join(dir, 'cluster');
+  const owner = ownerIds();
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  const initArgs = ['-D', dataDir, '-U', 'tollgate', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'];
+  const init = spawnSync(join(bin, 'initdb'), initArgs, { encoding: 'utf8', cwd: dir, ...(owner ?? {}) });
+  if (init.status !== 0) throw new Error(`initdb failed:\n${init.stdout}\n${init.stderr}`);
+  const port = await freePort();
+  let proc: ChildProcess | null = await launch(bin, dataDir, port);
+  process.once('exit', () => proc?.kill('SIGKILL'));
+  const url = `postgres://tollgate@127.0.0.1:${port}/postgres`;
+  return {
+    port,
+    url,
+    async createDatabase(name = `t${process.pid}_${++databases}`) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE "${name}"`);
+      } finally {
+        await client.end();
+      }
+      return `postgres://tollgate@127.0.0.1:${port}/${name}`;
+    },
+    async stop() {
+      const running = proc;
+      proc = null;
+      if (!running || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill('SIGINT');
+      await exited;
+    },
+    async start() {
+      if (proc) return;
+      proc = await launch(bin, dataDir, port);
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The PostgreSQL store on a real PostgreSQL 15: `schema.sql`'s PostgreSQL migrations give the same
+ * tables and columns as SQLite's, migrate once when several replicas start together, read bigint
+ * sums back as numbers, keep the usage of a deleted user (the detach trigger), and carry change
+ * notifications from one process's store to another's.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { openStore, readMigrations } from '../../core/db.ts';
+import { openPostgresStore, redactDatabaseUrl } from '../../core/postgres-store.ts';
+import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const skip = skipWithoutPostgres();
+let server: PostgresServer;
+
+before(async () => {
+  if (!skip) server = await startPostgresServer();
+});
+after(async () => {
+  await server?.stop();
+});
+
+describe('PostgreSQL store', { skip }, () => {
+  test('has the tables and columns of the SQLite schema, at the same version', async () => {
+    const sqlite = openStore(join(tempDir(), 'tollgate.db'));
+    const pgStore = await openPostgresStore(await server.createDatabase());
+    try {
+      assert.equal(pgStore.schemaVersion, sqlite.schemaVersion);
+      assert.equal(pgStore.engine, 'postgres');
+      const sqliteTables = sqlite.sqlite.prepare<[], { name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map((r) => r.name);
+      const pgTables = (await sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables
+        WHERE table_schema = 'public' AND table_name <> 'tollgate_schema' ORDER BY table_name`.execute(pgStore.db)).rows.map((r) => r.table_name);
+      assert.deepEqual(pgTables, sqliteTables);
+      for (const table of sqliteTables) {
+        const sqliteColumns = sqlite.sqlite.prepare<[], { name: string; notnull: number }>(`PRAGMA table_info(${table})`).all()
+          .map((c) => `${c.name}${c.notnull ? ' not null' : ''}`).sort();
+        const pgColumns = (await sql<{ column_name: string; is_nullable: string }>`SELECT column_name, is_nullable FROM information_schema.columns
+          WHERE table_schema = 'public' AND table_name = ${table}`.execute(pgStore.db)).rows
+          .map((c) => `${c.column_name}${c.is_nullable === 'NO' ? ' not null' : ''}`).sort();
+        // SQLite's INTEGER PRIMARY KEY may be declared without NOT NULL; PostgreSQL's always is.
+        assert.deepEqual(pgColumns.map((c) => c.replace(/^id not null$/, 'id')), sqliteColumns.map((c) => c.replace(/^id not null$/, 'id')), table);
+      }
+    } finally {
+      await sqlite.close();
+      await pgStore.close();
+    }
+  });
+
+  test('replicas starting together migrate once', async () => {
+    const url = await server.createDatabase();
+    const stores = await Promise.all([1, 2, 3].map(() => openPostgresStore(url)));
+    try {
+      const latest = readMigrations('postgres').at(-1)!.version;
+      for (const store of stores) assert.equal(store.schemaVersion, latest);
+      const rows = (await sql<{ version: number }>`SELECT version FROM tollgate_schema`.execute(stores[0]!.db)).rows;
+      assert.deepEqual(rows, [{ version: latest }]);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  test('reads bigint columns and sums as numbers; a deleted user’s usage moves to user 0', async () => {
+    const store = await openPostgresStore(await server.createDatabase());
+    try {
+      const now = new Date().toISOString();
+      const { id } = await store.db.insertInto('gateway_users').values({ name: 'alice', created_at: now, updated_at: now, budget_spent_nanos: 2 ** 40 })
+        .returning('id').executeTakeFirstOrThrow();
+      assert.equal(typeof id, 'number');
+      const row = { bucket_start: '2026-11-25T10:00:00.000Z', provider: 'openai', model_requested: 'm', model_served: 'm', requests: 2, errors: 0,
+        prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0, cost_nanos: 3_000_000_000_000, ttft_count: 2, unpriced_requests: 0, last_unpriced_at: null };
+      await store.db.insertInto('usage_rollups').values([{ ...row, gateway_user_id: id }, { ...row, gateway_user_id: 0 }]).execute();
+      const user = await store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(user.budget_spent_nanos, 2 ** 40);
+      await store.db.deleteFrom('gateway_users').where('id', '=', id).execute();
+      const sums = await store.db.selectFrom('usage_rollups').select([
+        sql<number>`sum(cost_nanos)`.as('cost'), sql<number>`count(*)`.as('rows'), sql<number>`min(gateway_user_id)`.as('user'),
+      ]).executeTakeFirstOrThrow();
+      assert.deepEqual(sums, { cost: 6_000_000_000_000, rows: 1, user: 0 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a change notified by one process reaches the other’s listeners', async () => {
+    const url = await server.createDatabase();
+    const [a, b] = await Promise.all([openPostgresStore(url), openPostgresStore(url)]);
+    try {
+      let heardByB = 0;
+      let heardByA = 0;
+      // Each feed tells its listeners once when it (re)connects.
+      const connected = Promise.all([
+        new Promise<void>((resolve) => b.onExternalChange(() => (++heardByB === 1 ? resolve() : undefined))),
+        new Promise<void>((resolve) => a.onExternalChange(() => (++heardByA === 1 ? resolve() : undefined))),
+      ]);
+      await connected;
+      const before = heardByA;
+      const heard = new Promise<void>((resolve) => b.onExternalChange(resolve));
+      a.notifyChange();
+      await heard;
+      assert.equal(heardByB, 2);
+      // A's own listeners were told at once, and not a second time through the server.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(heardByA - before, 1);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('logs show the URL without its password', () => {
+    assert.equal(redactDatabaseUrl('postgres://u:secret@db:5432/x'), 'postgres://u:***@db:5432/x');
+  });
+});
