@@ -1,6 +1,7 @@
 /** Runs the real `tollgate` CLI (bin/tollgate.js) as a child process. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { testStoreEnv } from './test-store.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/tollgate.js', import.meta.url));
 
@@ -10,10 +11,12 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], options: { dataDir?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export async function runCli(args: string[], options: { dataDir?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   const fullArgs = options.dataDir ? [...args, '--data-dir', options.dataDir] : args;
+  const storeEnv = await testStoreEnv(options.dataDir);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...fullArgs], { env: { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...storeEnv, ...options.env };
+    const child = spawn(process.execPath, [BIN, ...fullArgs], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

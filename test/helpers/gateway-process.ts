@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN } from './cli.ts';
+import { testStoreEnv } from './test-store.ts';
 
 export interface GatewayProcess {
   readonly origin: string;
@@ -20,7 +21,8 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
     writeFileSync(path, JSON.stringify(options.manifest));
     args.push('--config', path);
   }
-  const proc = spawn(process.execPath, args, { env: { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...(await testStoreEnv(options.dataDir)), ...options.env };
+  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));

@@ -2,10 +2,9 @@
  * Prices for accounting tests, written into a data dir's database before the gateway starts (a
  * non-empty `model_pricing` also means the pricing plugin does not seed from the dataset).
  */
-import { join } from 'node:path';
-import { openStore } from '../../core/db.ts';
 import { nowIso } from '../../core/db.ts';
 import { tempDir } from './tmp.ts';
+import { openTestStore } from './test-store.ts';
 
 export interface TestPrice {
   model: string;
@@ -19,7 +18,7 @@ export interface TestPrice {
 /** A fresh data dir whose database holds `prices` (USD per million tokens, source `manual`). */
 export async function dataDirWithPrices(prices: TestPrice[]): Promise<string> {
   const dataDir = tempDir();
-  const store = openStore(join(dataDir, 'tollgate.db'));
+  const store = await openTestStore(dataDir);
   try {
     for (const p of prices) {
       await store.db

@@ -14,6 +14,7 @@ import { createApiKey } from '../../core/api-keys.ts';
 import { createLog } from '../../core/log.ts';
 import type { LlmRequestsTable } from '../../core/db-types.ts';
 import { tempDir } from './tmp.ts';
+import { testStoreEnv } from './test-store.ts';
 
 export type LogRow = Selectable<LlmRequestsTable>;
 
@@ -101,7 +102,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const serverLog: string[] = [];
   const gateway = await startGateway({
     manifest, registry: pluginRegistry, dataDir, port: 0, host: '127.0.0.1',
-    env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password' },
+    env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password', ...(await testStoreEnv(dataDir)) },
     log: createLog('debug', (line) => serverLog.push(line)),
     ...(options.clock ? { clock: options.clock } : {}),
   });
