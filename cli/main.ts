@@ -13,6 +13,7 @@ import { credentialsCommand } from './credentials.ts';
 import { secretCommand } from './secret.ts';
 import { modelsCommand } from './models.ts';
 import { pricingCommand } from './pricing.ts';
+import { exportSqliteCommand, migrateCommand } from './store.ts';
 import { CliError } from './output.ts';
 import { addGlobalOptions } from './global-options.ts';
 import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
@@ -31,7 +32,9 @@ export function createProgram(registry: PluginRegistry): Command {
     .addCommand(credentialsCommand())
     .addCommand(secretCommand())
     .addCommand(modelsCommand(registry))
-    .addCommand(pricingCommand(registry));
+    .addCommand(pricingCommand(registry))
+    .addCommand(migrateCommand())
+    .addCommand(exportSqliteCommand());
 }
 
 /**
