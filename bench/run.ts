@@ -169,4 +169,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// BENCH_MODE=replicas: three replicas on PostgreSQL + Redis against one on SQLite (`replicas.ts`).
+if (process.env.BENCH_MODE === 'replicas') await (await import('./replicas.ts')).main();
+else await main();
