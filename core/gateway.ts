@@ -111,6 +111,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         { store, log, clock: ctx.clock, services: ctx.services, keyring, selfOrigin: () => loopbackOrigin, notifyChange: () => store.notifyChange() },
         manifest.admin,
         GATEWAY_VERSION,
+        coordination.loginThrottle(manifest.admin.loginMaxFailures, manifest.admin.loginWindowMinutes * 60_000),
       );
     }
     compileBodyValidators();

@@ -53,7 +53,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         if (typeof password !== 'string' || password === '') throw invalidRequest('"password" is required.', 'password');
         const ip = clientAddress(req);
         // Reserved before the (asynchronous) scrypt: concurrent guesses are each counted.
-        const reserved = deps.throttle.begin(username, ip, ctx.clock());
+        const reserved = await deps.throttle.begin(username, ip, ctx.clock());
         if ('retryAfterMs' in reserved) throw tooManyLoginAttempts(reserved.retryAfterMs);
         const { attempt } = reserved;
         let row: { id: number; username: string; password_hash: string } | undefined;

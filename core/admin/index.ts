@@ -7,7 +7,7 @@ import type { AdminSettings } from '../manifest.ts';
 import type { AdminContext, AdminRoute } from './context.ts';
 import { createAdminRouter, readCookie } from './router.ts';
 import { createSessionStore, SESSION_COOKIE } from './sessions.ts';
-import { createLoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { createAuthRoutes } from './auth-routes.ts';
 import { createAccountRoutes } from './account-routes.ts';
 import { createAdminStatic } from './static-routes.ts';
@@ -34,10 +34,10 @@ const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
   createAlertsRoutes, createUpstreamHealthRoutes,
 ];
 
-export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string): AdminMount {
+export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string, loginThrottle?: LoginThrottle): AdminMount {
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
-  const throttle = createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
+  const throttle = loginThrottle ?? createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
   const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version }), ...createAccountRoutes(ctx, { sessions })];
   for (const factory of ROUTE_MODULES) routes.push(...factory(ctx));
   const api = createAdminRouter(

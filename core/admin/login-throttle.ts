@@ -15,7 +15,7 @@
  * the limit (the rest answered 429 with a 1 s retry).
  * A success clears the username's failures, not the address's (one address guessing many names stays
  * limited). Counts live in memory: a restart forgets them, which only helps someone who can restart
- * the gateway anyway.
+ * the gateway anyway. Several replicas share them in Redis instead (`coordination/redis-login-throttle.ts`).
  */
 
 /** A reserved attempt. Settle it exactly once; later calls are ignored. */
@@ -28,19 +28,27 @@ export interface LoginAttempt {
   release(): void;
 }
 
+/** What `begin` answers: the reserved attempt, or how long this address must wait (> 0 ms). */
+export type LoginReservation = { attempt: LoginAttempt } | { retryAfterMs: number };
+
 export interface LoginThrottle {
   /**
-   * Reserves an attempt for `username` from `ip` at `nowMs`, before the password is checked:
-   * `{ attempt }`, or `{ retryAfterMs }` (> 0) when this address must wait.
+   * Reserves an attempt for `username` from `ip` at `nowMs`, before the password is checked. The
+   * shared throttle (`coordination/redis-login-throttle.ts`) answers asynchronously.
    */
-  begin(username: string, ip: string, nowMs: number): { attempt: LoginAttempt } | { retryAfterMs: number };
+  begin(username: string, ip: string, nowMs: number): LoginReservation | Promise<LoginReservation>;
+}
+
+/** The in-process throttle: it answers at once. */
+export interface LocalLoginThrottle extends LoginThrottle {
+  begin(username: string, ip: string, nowMs: number): LoginReservation;
 }
 
 const MAX_TRACKED_KEYS = 10_000;
 /** The first backoff after an address used its free failures. */
 export const LOGIN_BACKOFF_BASE_MS = 1_000;
 
-export function createLoginThrottle(maxFailures: number, windowMs: number): LoginThrottle {
+export function createLoginThrottle(maxFailures: number, windowMs: number): LocalLoginThrottle {
   const failures = new Map<string, number[]>();
   const inFlight = new Map<string, number>();
   const addressAllowance = 4 * maxFailures;

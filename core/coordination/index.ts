@@ -3,8 +3,8 @@
  * lives. Without a Redis URL (the default: one process) the rate-limit counters are in process; with
  * one (`coordination.redis`, else `TOLLGATE_REDIS_URL`) they are in Redis, and `failMode` says what a
  * request gets while Redis is unreachable. So are the budgets' spend and reservations
- * (`budgetCounters`; null in one process, where the budget plugin's own ledger is exact). Caches are
- * still per process (issue 16).
+ * (`budgetCounters`; null in one process, where the budget plugin's own ledger is exact), and the
+ * admin login throttle's counts. Caches are per process, dropped on the store's change feed.
  */
 import type { Clock } from '../clock.ts';
 import type { Log } from '../log.ts';
@@ -14,6 +14,8 @@ import type { MetricsRegistry } from '../metrics.ts';
 import { createRedisRateCounters, type FailMode } from './redis-rate-counters.ts';
 import type { BudgetCounters } from '../budget-counters.ts';
 import { createRedisBudgetCounters } from './redis-budget-counters.ts';
+import { createLoginThrottle, type LoginThrottle } from '../admin/login-throttle.ts';
+import { createRedisLoginThrottle } from './redis-login-throttle.ts';
 
 /** The manifest's `coordination` section, defaults filled in. */
 export interface CoordinationSettings {
@@ -33,6 +35,8 @@ export interface Coordination {
   readonly rateCounters: RateCounters;
   /** The shared budget counters; null in one process (the budget plugin keeps its own ledger). */
   readonly budgetCounters: BudgetCounters | null;
+  /** The admin login throttle: in process, or counted in Redis for every replica. */
+  loginThrottle(maxFailures: number, windowMs: number): LoginThrottle;
   /** `GET /readyz`'s view of the shared store: null in one process; `{redis: "ready"|"down", ...}` with Redis. */
   readiness(): Record<string, unknown> | null;
   /** Stops timers and closes the Redis connection. */
@@ -51,7 +55,10 @@ export async function createCoordination(
   const url = redisUrlOf(settings, deps.env);
   if (!url) {
     const rateCounters = createLocalRateCounters(deps.clock);
-    return { rateCounters, budgetCounters: null, readiness: () => null, close: () => rateCounters.close() };
+    return {
+      rateCounters, budgetCounters: null, readiness: () => null, close: () => rateCounters.close(),
+      loginThrottle: (maxFailures, windowMs) => createLoginThrottle(maxFailures, windowMs),
+    };
   }
   deps.log.info('rate limits and budgets shared in redis', {
     redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, budgetReservationTtlMs: settings.budgetReservationTtlMs,
@@ -62,6 +69,7 @@ export async function createCoordination(
   return {
     rateCounters,
     budgetCounters,
+    loginThrottle: (maxFailures, windowMs) => createRedisLoginThrottle(redis, maxFailures, windowMs, deps.log),
     readiness: () => ({ redis: redis.client.status === 'ready' ? 'ready' : 'down', fail_mode: settings.failMode }),
     async close() {
       await rateCounters.close();

@@ -14,7 +14,7 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { manualClock, startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { adminFetch, loginAdmin, TEST_ADMIN } from '../helpers/admin-client.ts';
 import { createAdmin } from '../../core/admin-users.ts';
-import { createLoginThrottle, type LoginThrottle } from '../../core/admin/login-throttle.ts';
+import { createLoginThrottle, type LocalLoginThrottle } from '../../core/admin/login-throttle.ts';
 
 const T0 = Date.parse('2026-03-10T08:00:00.000Z');
 let sim: OpenAISimulator;
@@ -141,12 +141,12 @@ describe('admin login', () => {
 
 describe('login throttle', () => {
   /** Begins and fails one attempt; throws when the throttle refused it. */
-  const fail = (throttle: LoginThrottle, username: string, ip: string, nowMs: number) => {
+  const fail = (throttle: LocalLoginThrottle, username: string, ip: string, nowMs: number) => {
     const reserved = throttle.begin(username, ip, nowMs);
     assert.ok('attempt' in reserved, `refused: ${JSON.stringify(reserved)}`);
     reserved.attempt.failed(nowMs);
   };
-  const waitOf = (throttle: LoginThrottle, username: string, ip: string, nowMs: number): number => {
+  const waitOf = (throttle: LocalLoginThrottle, username: string, ip: string, nowMs: number): number => {
     const reserved = throttle.begin(username, ip, nowMs);
     if ('retryAfterMs' in reserved) return reserved.retryAfterMs;
     reserved.attempt.release();
