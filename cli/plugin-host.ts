@@ -13,6 +13,7 @@ import { loadKeyring, type KeyringSource } from '../core/data-dir.ts';
 import type { Keyring } from '../core/secret-box.ts';
 import type { Store } from '../core/db.ts';
 import type { Manifest, PluginEntry, PluginRegistry } from '../core/manifest.ts';
+import { localLeases } from '../core/leases.ts';
 import type { PluginContext } from '../core/plugin.ts';
 import type { TokenEstimator } from '../core/token-estimate.ts';
 import { createServiceRegistry, type ServiceRegistry } from '../core/services.ts';
@@ -58,6 +59,7 @@ export async function withPlugin<T>(entry: PluginEntry, options: PluginHostOptio
     // It serves no requests, so it counts none: nothing to share with the replicas.
     rateCounters: createLocalRateCounters(systemClock),
     budgetCounters: null,
+    leases: localLeases,
   };
   try {
     const plugin = await options.registry.get(entry.name)!.create(entry.config, ctx);

@@ -99,7 +99,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     coordination = await createCoordination(manifest.coordination, { log, clock, env, metrics });
     const ctx: PluginContext = {
       store, log, dataDir: options.dataDir, upstream, keyring,
-      clock, services: createServiceRegistry(), tokens, metrics, rateCounters: coordination.rateCounters, budgetCounters: coordination.budgetCounters,
+      clock, services: createServiceRegistry(), tokens, metrics, rateCounters: coordination.rateCounters, budgetCounters: coordination.budgetCounters, leases: coordination.leases,
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });

@@ -50,6 +50,7 @@ import type { TokenEstimator } from './token-estimate.ts';
 import type { MetricsRegistry } from './metrics.ts';
 import type { RouteDeclaration } from './routes.ts';
 import type { RateCounters } from './rate-counters.ts';
+import type { Leases } from './leases.ts';
 import type { BudgetCounters } from './budget-counters.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
@@ -117,6 +118,8 @@ export interface PluginContext {
    * plugin's own in-memory ledger is exact.
    */
   readonly budgetCounters: BudgetCounters | null;
+  /** Leases for periodic work one replica does for all (`leases.ts`): always granted in one process. */
+  readonly leases: Leases;
 }
 
 export interface UpstreamSettings {

@@ -16,6 +16,7 @@ import type { BudgetCounters } from '../budget-counters.ts';
 import { createRedisBudgetCounters } from './redis-budget-counters.ts';
 import { createLoginThrottle, type LoginThrottle } from '../admin/login-throttle.ts';
 import { createRedisLoginThrottle } from './redis-login-throttle.ts';
+import { localLeases, type Leases } from '../leases.ts';
 
 /** The manifest's `coordination` section, defaults filled in. */
 export interface CoordinationSettings {
@@ -35,6 +36,8 @@ export interface Coordination {
   readonly rateCounters: RateCounters;
   /** The shared budget counters; null in one process (the budget plugin keeps its own ledger). */
   readonly budgetCounters: BudgetCounters | null;
+  /** Leases for work one replica does for all (`leases.ts`). */
+  readonly leases: Leases;
   /** The admin login throttle: in process, or counted in Redis for every replica. */
   loginThrottle(maxFailures: number, windowMs: number): LoginThrottle;
   /** `GET /readyz`'s view of the shared store: null in one process; `{redis: "ready"|"down", ...}` with Redis. */
@@ -56,7 +59,7 @@ export async function createCoordination(
   if (!url) {
     const rateCounters = createLocalRateCounters(deps.clock);
     return {
-      rateCounters, budgetCounters: null, readiness: () => null, close: () => rateCounters.close(),
+      rateCounters, budgetCounters: null, leases: localLeases, readiness: () => null, close: () => rateCounters.close(),
       loginThrottle: (maxFailures, windowMs) => createLoginThrottle(maxFailures, windowMs),
     };
   }
@@ -69,6 +72,16 @@ export async function createCoordination(
   return {
     rateCounters,
     budgetCounters,
+    leases: {
+      async tryAcquire(name, ttlMs) {
+        try {
+          return (await redis.client.set(`tollgate:lease:${name}`, process.pid, 'PX', ttlMs, 'NX')) === 'OK';
+        } catch (err) {
+          deps.log.warn('lease: redis unreachable, doing the work on this replica', { lease: name, err: (err as Error).message });
+          return true;
+        }
+      },
+    },
     loginThrottle: (maxFailures, windowMs) => createRedisLoginThrottle(redis, maxFailures, windowMs, deps.log),
     readiness: () => ({ redis: redis.client.status === 'ready' ? 'ready' : 'down', fail_mode: settings.failMode }),
     async close() {

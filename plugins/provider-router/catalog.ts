@@ -3,6 +3,7 @@
  * was persisted by an earlier run (core `model-catalog-store.ts`) seeds the cache with its remaining
  * freshness, so a restart does not re-discover a fresh list, and a restart with the upstream down
  * still serves the old one. When a refresh fails the stale list is served (lru-cache `allowStaleOnFetchRejection`).
+ * Several replicas refresh a list once between them (`CatalogOptions.shared`).
  * Providers that cannot be listed (down and never listed, no shared credential) contribute nothing.
  */
 import { LRUCache } from 'lru-cache';
@@ -25,8 +26,20 @@ export interface CatalogOptions {
   /** Lists persisted by an earlier run, by provider id. */
   persisted?: ReadonlyMap<string, PersistedList>;
   /** Called with each freshly discovered list (to persist it). */
-  onDiscovered?: (provider: string, models: CatalogEntry[]) => void;
+  onDiscovered?: (provider: string, models: CatalogEntry[]) => void | Promise<void>;
+  /**
+   * Replicas share one refresh: before discovering a list, the latest persisted one is read (another
+   * replica, or `tollgate models sync`, may have fetched it since), and only the replica holding the
+   * provider's lease asks the upstream; the others serve what they have and look again soon.
+   */
+  shared?: {
+    latest(provider: string): Promise<PersistedList | undefined>;
+    lease(provider: string, ttlMs: number): Promise<boolean>;
+  };
 }
+
+/** How soon a replica that found another refreshing a list looks for the result, ms. */
+const SHARED_RECHECK_MS = 5_000;
 
 export function createCatalog(providers: ReadonlyMap<string, ProviderService>, options: CatalogOptions): Catalog {
   const { ttlMs, log } = options;
@@ -36,13 +49,26 @@ export function createCatalog(providers: ReadonlyMap<string, ProviderService>, o
     allowStale: false,
     allowStaleOnFetchRejection: true,
     noDeleteOnFetchRejection: true,
-    fetchMethod: async (id, _stale, { signal }) => {
+    fetchMethod: async (id, stale, { signal, options: entry }) => {
       const provider = providers.get(id)!;
       const credential = provider.sharedCredential();
       if (!credential) return [];
+      if (options.shared) {
+        const latest = await options.shared.latest(id);
+        const ageMs = latest ? Date.now() - latest.fetchedAtMs : Infinity;
+        if (latest && ageMs < ttlMs) {
+          entry.ttl = ttlMs - ageMs;
+          return latest.models;
+        }
+        const known = stale ?? latest?.models;
+        if (known && !(await options.shared.lease(id, Math.min(ttlMs, 60_000)))) {
+          entry.ttl = Math.min(ttlMs, SHARED_RECHECK_MS);
+          return known;
+        }
+      }
       const models = await provider.listModels(credential, signal);
       try {
-        options.onDiscovered?.(id, models);
+        await options.onDiscovered?.(id, models);
       } catch (err) {
         log.warn('could not persist the model catalog', { provider: id, err: (err as Error).message });
       }

@@ -126,6 +126,10 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     log: ctx.log,
     persisted: await loadPersistedCatalog(ctx.store.db),
     onDiscovered: persist,
+    shared: {
+      latest: async (provider) => (await loadPersistedCatalog(ctx.store.db)).get(provider),
+      lease: (provider, ttlMs) => ctx.leases.tryAcquire(`catalog:${provider}`, ttlMs),
+    },
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
   ctx.services.provide('providers', createProvidersService(providers, credentials, persist));
