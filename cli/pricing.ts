@@ -151,7 +151,7 @@ export function pricingCommand(registry: PluginRegistry): Command {
         const book = services.get('pricing');
         if (!book) throw new CliError('the pricing plugin offers no price book');
         await book.ready();
-        return reprice(store.sqlite, book, {
+        return reprice(store, book, {
           model: options.model, provider: options.provider, fromIso: options.from, toIso: options.to,
           dryRun: options.dryRun === true, timeZone, nowMs: Date.now(),
         });

@@ -135,7 +135,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     }
   };
 
-  return {
+  const store: Store = {
     engine: 'postgres',
     location: redactDatabaseUrl(url),
     get sqlite(): never {
@@ -164,4 +164,19 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
       await db.destroy();
     },
   };
+  urls.set(store, url);
+  return store;
+}
+
+/** Type parsers of the store's connections (int8 and numeric as JS numbers), for connections opened elsewhere. */
+export const storeTypeParsers = types;
+
+const urls = new WeakMap<Store, string>();
+
+/**
+ * The connection URL (password included) of a store `openPostgresStore` returned, for a worker
+ * thread that needs its own connection (the CSV export); undefined for any other store.
+ */
+export function postgresUrlOf(store: Store): string | undefined {
+  return urls.get(store);
 }

@@ -9,6 +9,8 @@
  * start at a local midnight (a day, a budget period) have no partial quarter: every time zone's offset
  * is a multiple of 15 minutes.
  */
+import { sql, type RawBuilder } from 'kysely';
+
 const QUARTER_MS = 15 * 60_000;
 /** Later than any stored timestamp: an open upper bound. */
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
@@ -16,20 +18,25 @@ const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 /**
  * The columns of a rollup-shaped row (sentinels: user 0, '' for no provider / model), each with the
  * expression that gives it from one `llm_requests` row (the same as `usage-rollup-writer.ts`).
+ *
+ * Written to mean the same on SQLite and PostgreSQL: comparisons are wrapped in CASE (a boolean is
+ * not a number in PostgreSQL), and the quarter hour compares the two minute digits as text (bytes
+ * on both: `created_at` is BINARY / COLLATE "C") instead of SQLite's `printf`.
  */
 const RAW_AS_ROLLUP = {
-  bucket_start: "substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z'",
+  bucket_start: `substr(created_at, 1, 14) || CASE WHEN substr(created_at, 15, 2) < '15' THEN '00'
+    WHEN substr(created_at, 15, 2) < '30' THEN '15' WHEN substr(created_at, 15, 2) < '45' THEN '30' ELSE '45' END || ':00.000Z'`,
   gateway_user_id: 'coalesce(gateway_user_id, 0)',
   provider: "coalesce(provider, '')",
   model_requested: "coalesce(model_requested, '')",
   model_served: "coalesce(model_served, '')",
   requests: '1',
-  errors: 'status >= 400',
+  errors: 'CASE WHEN status >= 400 THEN 1 ELSE 0 END',
   prompt_tokens: 'coalesce(prompt_tokens, 0)',
   completion_tokens: 'coalesce(completion_tokens, 0)',
   cached_tokens: 'coalesce(cached_tokens, 0)',
   cost_nanos: 'coalesce(cost_nanos, 0)',
-  ttft_count: 'ttft_ms IS NOT NULL',
+  ttft_count: 'CASE WHEN ttft_ms IS NOT NULL THEN 1 ELSE 0 END',
   unpriced_requests: 'unpriced',
   last_unpriced_at: 'CASE WHEN unpriced = 1 THEN created_at END',
 } as const;
@@ -46,11 +53,11 @@ export interface UsageRange {
   userId?: number;
 }
 
-/** A subquery (for `FROM (…) AS alias`) of rollup-shaped rows covering exactly `range`, with its parameters. */
-export interface UsageSource {
-  sql: string;
-  params: unknown[];
-}
+/**
+ * A subquery of rollup-shaped rows covering exactly a range, for `FROM (${source}) AS u` inside a
+ * Kysely `sql` template (PostgreSQL requires the alias); its placeholders compile per dialect.
+ */
+export type UsageSource = RawBuilder<unknown>;
 
 /** `iso` rounded up (`up`) or down to a quarter hour, as stored. */
 function quarter(iso: string, up: boolean): string {
@@ -61,7 +68,8 @@ function quarter(iso: string, up: boolean): string {
 
 /**
  * The usage rows of `range`: whole quarters from `usage_rollups`, the partial quarters at its ends
- * from `llm_requests` (each arm filtered by user first, so SQLite uses the user indexes).
+ * from `llm_requests` (each arm filtered by user first, so SQLite uses the user indexes). The same SQL
+ * on SQLite and PostgreSQL.
  *
  * `columns` (default all) are the only ones the subquery yields: SQLite does not prune a compound
  * subquery's columns, and the few a caller needs can come from a covering index (`usage_rollups_by_user`
@@ -75,14 +83,9 @@ export function usageSource(range: UsageRange, columns: readonly RollupColumn[] 
   let wholeTo = range.toIso === undefined ? END_OF_TIME : quarter(range.toIso, false);
   // Inside one quarter: no whole quarter; the raw arm covers it all.
   if (wholeFrom > wholeTo) wholeFrom = wholeTo = to;
-  const user = range.userId === undefined ? '' : 'gateway_user_id = ? AND ';
-  const userParam = range.userId === undefined ? [] : [range.userId];
-  const raw = `SELECT ${columns.map((column) => `${RAW_AS_ROLLUP[column]} AS ${column}`).join(', ')} FROM llm_requests`;
-  const sql = `SELECT ${columns.join(', ')} FROM usage_rollups WHERE ${user}bucket_start >= ? AND bucket_start < ?
-    UNION ALL ${raw} WHERE ${user}created_at >= ? AND created_at < ?
-    UNION ALL ${raw} WHERE ${user}created_at >= ? AND created_at < ?`;
-  return {
-    sql,
-    params: [...userParam, wholeFrom, wholeTo, ...userParam, from, wholeFrom, ...userParam, wholeTo, to],
-  };
+  const user = range.userId === undefined ? sql`` : sql`gateway_user_id = ${range.userId} AND `;
+  const raw = sql.raw(`SELECT ${columns.map((column) => `${RAW_AS_ROLLUP[column]} AS ${column}`).join(', ')} FROM llm_requests`);
+  return sql`SELECT ${sql.raw(columns.join(', '))} FROM usage_rollups WHERE ${user}bucket_start >= ${wholeFrom} AND bucket_start < ${wholeTo}
+    UNION ALL ${raw} WHERE ${user}created_at >= ${from} AND created_at < ${wholeFrom}
+    UNION ALL ${raw} WHERE ${user}created_at >= ${wholeTo} AND created_at < ${to}`;
 }

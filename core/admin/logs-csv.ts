@@ -4,8 +4,8 @@
  *
  * Why a worker thread: a full export reads and formats every row of the log (a million rows take
  * tens of seconds), which on the main thread would stall every other request for that long. The
- * worker (`logs-export-worker.ts`) reads on its own read-only connection and formats; this thread
- * only writes bytes to the socket.
+ * worker (`logs-export-worker.ts`) reads on its own connection (read-only SQLite, or a PostgreSQL
+ * server-side cursor) and formats; this thread only writes bytes to the socket.
  *
  * Why it never holds the export in memory: the worker produces one chunk (`BATCH_ROWS` rows) per
  * request, and the next is requested only once the socket took the previous one (`write()` returned
@@ -18,6 +18,8 @@ import type { Store } from '../db.ts';
 import type { Log } from '../log.ts';
 import type { LogFilters } from './logs-query.ts';
 import type { ExportWorkerData, ExportWorkerMessage } from './logs-export-worker.ts';
+import type { LogSource } from './log-batches.ts';
+import { postgresUrlOf } from '../postgres-store.ts';
 
 /** Rows per chunk: large enough that query and message overhead vanish, small enough to stay a few hundred KB. */
 export const BATCH_ROWS = 1000;
@@ -42,6 +44,14 @@ function startWorker(data: ExportWorkerData): Worker {
   const source = new URL('./logs-export-worker.ts', import.meta.url).href;
   const boot = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(source)});`;
   return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: data });
+}
+
+/** Where the worker reads: the store's SQLite file, or its PostgreSQL URL (a connection of its own). */
+function logSource(store: Store): LogSource {
+  if (store.engine === 'sqlite') return { engine: 'sqlite', file: store.sqlite.name };
+  const url = postgresUrlOf(store);
+  if (!url) throw new Error('csv export: this PostgreSQL store has no connection URL to give the worker');
+  return { engine: 'postgres', url };
 }
 
 /** Resolves on the response's next `drain`, or at once when it has closed. */
@@ -79,13 +89,14 @@ function pull(worker: Worker): Promise<ExportWorkerMessage> {
  * destroyed so the client sees an incomplete file, not a silently short one).
  */
 export async function sendLogsCsv(res: ServerResponse, job: CsvExport): Promise<void> {
+  const source = logSource(job.store);
   res.writeHead(200, {
     'content-type': 'text/csv; charset=utf-8',
     'content-disposition': `attachment; filename="tollgate-usage-${job.date}.csv"`,
     'cache-control': 'no-store',
     'x-request-id': job.requestId,
   });
-  const worker = startWorker({ file: job.store.sqlite.name, filters: job.filters, batchRows: BATCH_ROWS });
+  const worker = startWorker({ source, filters: job.filters, batchRows: BATCH_ROWS });
   try {
     for (;;) {
       const message = await pull(worker);

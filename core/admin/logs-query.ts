@@ -6,13 +6,14 @@
  * after the previous page's last `(created_at, id)`, so a page costs the same at row 50 and at row
  * 900,000, and rows that arrive while someone pages (they are newer) never shift, skip or repeat rows.
  * Every filter but `status` has an index led by its column and followed by `created_at` (rowid = id is
- * the implicit last index column), so SQLite walks one index backwards with no sort (schema.sql v4).
+ * the implicit last index column), so SQLite walks one index backwards with no sort (schema.sql v4);
+ * PostgreSQL's indexes name `id` as their last column for the same walk (the baseline).
  */
 import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
 import type { Store } from '../db.ts';
 
-/** What the log queries need of a store: a connection and its query builder (a read-only one will do). */
-export type LogReader = Pick<Store, 'sqlite' | 'db'>;
+/** What the log queries need of a store: its query builder (one on a read-only connection will do). */
+export type LogReader = Pick<Store, 'db'>;
 import { nowIso } from '../db.ts';
 import type { Database } from '../db-types.ts';
 import { invalidRequest } from '../errors.ts';
@@ -185,14 +186,9 @@ function modelArm(store: LogReader, filters: LogFilters, cursor: LogCursor | und
     .limit(limit);
 }
 
-/**
- * The page query, compiled (exported so tests can `EXPLAIN QUERY PLAN` it). With a `model` filter
- * the two sides of "requested OR served" are walked separately, `limit` rows each, and merged:
- * one OR over two columns would otherwise either scan the time index for a rare model or sort every
- * row of a common one.
- */
-export function compileLogPageQuery(store: LogReader, filters: LogFilters, cursor: LogCursor | undefined, limit: number) {
-  let query = store.db
+/** The selected columns of a `LogRow`, with the user's and key's names, from `r`, `u` and `k`. */
+function selectLogRows(store: LogReader) {
+  return store.db
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')
     .leftJoin('api_keys as k', 'k.id', 'r.api_key_id')
@@ -202,6 +198,16 @@ export function compileLogPageQuery(store: LogReader, filters: LogFilters, curso
       'r.status', 'r.error_code', 'r.stream', 'r.prompt_tokens', 'r.completion_tokens', 'r.cached_tokens',
       'r.cache_write_tokens', 'r.cost_nanos', 'r.unpriced', 'r.usage_estimated', 'r.latency_ms', 'r.ttft_ms',
     ]);
+}
+
+/**
+ * The page query, compiled (exported so tests can `EXPLAIN QUERY PLAN` it). With a `model` filter
+ * the two sides of "requested OR served" are walked separately, `limit` rows each, and merged:
+ * one OR over two columns would otherwise either scan the time index for a rare model or sort every
+ * row of a common one.
+ */
+export function compileLogPageQuery(store: LogReader, filters: LogFilters, cursor: LogCursor | undefined, limit: number) {
+  let query = selectLogRows(store);
   if (filters.model === undefined) {
     query = query.where((eb) => eb.and(conditions(eb, filters, cursor)));
   } else {
@@ -213,15 +219,28 @@ export function compileLogPageQuery(store: LogReader, filters: LogFilters, curso
   return query.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(limit).compile();
 }
 
-/** A row as SQLite returns it: 0/1 flags, the user id under its column name, no `cost_usd`. */
-interface RawLogRow extends Omit<LogRow, 'user_id' | 'stream' | 'unpriced' | 'usage_estimated' | 'cost_usd'> {
+/**
+ * Every row matching `filters`, newest first, as one query with no limit: for a server-side cursor
+ * (the PostgreSQL CSV export reads it in batches). The model filter is one OR here: a single
+ * statement has no page size to bound each side by.
+ */
+export function compileLogExportQuery(store: LogReader, filters: LogFilters) {
+  return selectLogRows(store)
+    .where((eb) => eb.and(conditions(eb, filters, undefined)))
+    .orderBy('r.created_at', 'desc').orderBy('r.id', 'desc')
+    .compile();
+}
+
+/** A row as the store returns it: 0/1 flags, the user id under its column name, no `cost_usd`. */
+export interface RawLogRow extends Omit<LogRow, 'user_id' | 'stream' | 'unpriced' | 'usage_estimated' | 'cost_usd'> {
   gateway_user_id: number | null;
   stream: number;
   unpriced: number;
   usage_estimated: number;
 }
 
-function toLogRow(raw: RawLogRow): LogRow {
+/** A row as the store returns it, as the API shows it (flags as booleans, `cost_usd` added). */
+export function toLogRow(raw: RawLogRow): LogRow {
   return {
     id: raw.id,
     request_id: raw.request_id,
@@ -257,13 +276,10 @@ export interface LogPage {
   nextCursor: string | null;
 }
 
-/**
- * Reads one page synchronously (better-sqlite3), so the CSV export can loop over pages without
- * yielding inside a query. One row more than `limit` is read to know whether a next page exists.
- */
-export function queryLogPage(store: LogReader, filters: LogFilters, page: { limit: number; cursor?: LogCursor }): LogPage {
+/** Reads one page. One row more than `limit` is read to know whether a next page exists. */
+export async function queryLogPage(store: LogReader, filters: LogFilters, page: { limit: number; cursor?: LogCursor }): Promise<LogPage> {
   const compiled = compileLogPageQuery(store, filters, page.cursor, page.limit + 1);
-  const raw = store.sqlite.prepare<unknown[], RawLogRow>(compiled.sql).all(...compiled.parameters);
+  const raw = (await store.db.executeQuery(compiled)).rows as RawLogRow[];
   const more = raw.length > page.limit;
   const rows = (more ? raw.slice(0, page.limit) : raw).map(toLogRow);
   const last = rows[rows.length - 1];
@@ -313,7 +329,7 @@ function parseAttempts(column: string | null | undefined): LogAttempt[] | null {
 }
 
 /** One request by its row id, with its attempts; undefined when there is none. */
-export function getLogRow(store: LogReader, id: number): LogDetail | undefined {
+export async function getLogRow(store: LogReader, id: number): Promise<LogDetail | undefined> {
   const compiled = store.db
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')
@@ -322,8 +338,8 @@ export function getLogRow(store: LogReader, id: number): LogDetail | undefined {
     .select(['u.name as user_name', 'k.key_prefix as api_key_prefix', 'k.name as api_key_name'])
     .where('r.id', '=', id)
     .compile();
-  const raw = store.sqlite.prepare<unknown[], RawLogRow & { attempts: string | null; usage_reported: string | null; billed_price: string | null }>(compiled.sql)
-    .get(...compiled.parameters);
+  const raw = (await store.db.executeQuery(compiled)).rows[0] as
+    (RawLogRow & { attempts: string | null; usage_reported: string | null; billed_price: string | null }) | undefined;
   return raw
     ? { ...toLogRow(raw), attempts: parseAttempts(raw.attempts), usage_reported: parseObject(raw.usage_reported), billed_price: parseObject(raw.billed_price) }
     : undefined;

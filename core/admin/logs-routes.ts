@@ -21,13 +21,13 @@ export function createLogsRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'GET',
       pattern: '/admin/api/logs',
-      handler: function listLogs({ query }) {
+      handler: async function listLogs({ query }) {
         const filters = parseLogFilters(query, ctx.clock());
         const limit = queryInt(query, 'limit', PAGE_LIMIT);
         const cursorParam = queryString(query, 'cursor');
         const cursor = cursorParam === undefined ? undefined : decodeCursor(cursorParam);
-        flushRequestLog();
-        const page = queryLogPage(ctx.store, filters, { limit, ...(cursor ? { cursor } : {}) });
+        await flushRequestLog();
+        const page = await queryLogPage(ctx.store, filters, { limit, ...(cursor ? { cursor } : {}) });
         return json(200, { data: page.rows, next_cursor: page.nextCursor });
       },
     },
@@ -37,7 +37,7 @@ export function createLogsRoutes(ctx: AdminContext): AdminRoute[] {
       handler: async function exportLogsCsv({ query, res, requestId }) {
         // Validated before any byte is written, so a bad filter is still a JSON 400.
         const filters = parseLogFilters(query, ctx.clock());
-        flushRequestLog();
+        await flushRequestLog();
         await sendLogsCsv(res, { store: ctx.store, log: ctx.log, filters, requestId, date: nowIso(ctx.clock()).slice(0, 10) });
         return 'sent' as const;
       },
@@ -45,11 +45,11 @@ export function createLogsRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'GET',
       pattern: '/admin/api/logs/:id',
-      handler: function getLog({ params }) {
+      handler: async function getLog({ params }) {
         const notFound = () => resourceNotFound('log_not_found', `No request log row with id ${JSON.stringify(params.id)}.`, 'id');
         const id = idParam(params.id, notFound);
-        flushRequestLog();
-        const row = getLogRow(ctx.store, id);
+        await flushRequestLog();
+        const row = await getLogRow(ctx.store, id);
         if (!row) throw notFound();
         return json(200, row);
       },

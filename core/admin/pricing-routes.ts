@@ -214,10 +214,10 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
         // Served names are often dated: the dataset's matcher must be loaded before the synchronous pass.
         await book.ready();
         // The log rows (and the spends queued with them) must be in the tables to be re-priced.
-        ctx.services.get('requestLog')?.flush();
+        await ctx.services.get('requestLog')?.flush();
         let result: RepriceResult;
         try {
-          result = reprice(ctx.store.sqlite, book, {
+          result = await reprice(ctx.store, book, {
             model, provider, fromIso: new Date(fromMs).toISOString(), toIso: new Date(toMs).toISOString(), dryRun,
             timeZone: ctx.services.get('budget')?.timeZone ?? 'UTC', nowMs, maxRows: ADMIN_REPRICE_MAX_ROWS,
           });

@@ -10,11 +10,13 @@
  * `PERCENTILE_SAMPLE_ROWS` row ids scattered between the range's first and last rows (rowid lookups: bounded
  * work; the rank error of a 10,000-row sample is a fraction of a percent).
  *
- * Why per-day is folded in JS: SQLite knows no timezones, so usage is summed per UTC quarter hour in
+ * Why per-day is folded in JS: SQLite knows no timezones (and PostgreSQL's tz database may differ
+ * from Node's ICU: folding in JS gives the same days on both engines), so usage is summed per UTC quarter hour in
  * SQL (every zone's offset is a multiple of 15 minutes, so a quarter hour never straddles a local
  * midnight) and the quarters are folded into local calendar days with Intl.
  */
-import type { Sqlite } from '../db.ts';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db-types.ts';
 import { usageSource, type RollupColumn } from '../usage-rollups.ts';
 import { budgetWindow } from '../calendar-period.ts';
 import { usd } from '../money.ts';
@@ -79,8 +81,6 @@ export interface TopModel {
   cost_nanos: number;
 }
 
-const IN_RANGE = 'created_at >= ? AND created_at < ?';
-
 /** Up to this many rows in the range, percentiles are exact. */
 export const EXACT_PERCENTILE_MAX_ROWS = 20_000;
 /** Rows read for sampled percentiles. */
@@ -89,16 +89,19 @@ export const PERCENTILE_SAMPLE_ROWS = 10_000;
 /**
  * Nearest-rank percentiles of `column` over `count` rows that have it: the value at rank
  * ⌈p/100 · count⌉ in ascending order, read with `LIMIT 1 OFFSET rank-1`; over a sample when `count`
- * is above `EXACT_PERCENTILE_MAX_ROWS` (see the file's comment).
+ * is above `EXACT_PERCENTILE_MAX_ROWS` (see the file's comment). Same SQL on both engines.
  */
-export function queryPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_ms' | 'ttft_ms', count: number): Percentiles {
+export async function queryPercentiles(db: Kysely<Database>, range: StatsRange, column: 'latency_ms' | 'ttft_ms', count: number): Promise<Percentiles> {
   if (count === 0) return { p50: null, p95: null };
-  if (count > EXACT_PERCENTILE_MAX_ROWS) return sampledPercentiles(sqlite, range, column);
-  const statement = sqlite.prepare<unknown[], { value: number }>(
-    `SELECT ${column} AS value FROM llm_requests WHERE ${IN_RANGE} AND ${column} IS NOT NULL ORDER BY ${column} LIMIT 1 OFFSET ?`,
-  );
-  const at = (p: number) => statement.get(range.fromIso, range.toIso, Math.max(1, Math.ceil((p / 100) * count)) - 1)?.value ?? null;
-  return { p50: at(50), p95: at(95) };
+  if (count > EXACT_PERCENTILE_MAX_ROWS) return sampledPercentiles(db, range, column);
+  const at = async (p: number) => {
+    const row = await db.selectFrom('llm_requests').select(`${column} as value`)
+      .where('created_at', '>=', range.fromIso).where('created_at', '<', range.toIso).where(column, 'is not', null)
+      .orderBy(column).limit(1).offset(Math.max(1, Math.ceil((p / 100) * count)) - 1)
+      .executeTakeFirst();
+    return row?.value ?? null;
+  };
+  return { p50: await at(50), p95: await at(95) };
 }
 
 /**
@@ -111,24 +114,25 @@ const SAMPLE_MULTIPLIER = 2_654_435_761;
 /**
  * Nearest-rank percentiles of `column` over a sample of `PERCENTILE_SAMPLE_ROWS` ids scattered between
  * the range's first and last rows (ids grow with time: rows are inserted as requests end), those in the range.
+ * The bounds are cast to bigint: PostgreSQL would otherwise type `? + 1` as a 32-bit integer.
  */
-function sampledPercentiles(sqlite: Sqlite, range: StatsRange, column: 'latency_ms' | 'ttft_ms'): Percentiles {
-  const edge = (order: 'ASC' | 'DESC') => sqlite.prepare<unknown[], { id: number }>(
-    `SELECT id FROM llm_requests WHERE ${IN_RANGE} ORDER BY created_at ${order}, id ${order} LIMIT 1`,
-  ).get(range.fromIso, range.toIso)?.id;
-  const first = edge('ASC');
-  const last = edge('DESC');
+async function sampledPercentiles(db: Kysely<Database>, range: StatsRange, column: 'latency_ms' | 'ttft_ms'): Promise<Percentiles> {
+  const edge = async (order: 'asc' | 'desc') => (await db.selectFrom('llm_requests').select('id')
+    .where('created_at', '>=', range.fromIso).where('created_at', '<', range.toIso)
+    .orderBy('created_at', order).orderBy('id', order).limit(1).executeTakeFirst())?.id;
+  const first = await edge('asc');
+  const last = await edge('desc');
   if (first === undefined || last === undefined) return { p50: null, p95: null };
   const low = Math.min(first, last);
   const span = Math.max(first, last) - low;
   const steps = Math.min(PERCENTILE_SAMPLE_ROWS, span + 1) - 1;
-  const values = sqlite.prepare<unknown[], number>(
-    `WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ?)
-      SELECT r.${column} FROM s JOIN llm_requests r ON r.id = ? + (s.i * ${SAMPLE_MULTIPLIER}) % (? + 1)
-      WHERE r.created_at >= ? AND r.created_at < ? AND r.${column} IS NOT NULL ORDER BY r.${column}`,
-  ).pluck().all(steps, low, span, range.fromIso, range.toIso);
-  if (values.length === 0) return { p50: null, p95: null };
-  const at = (p: number) => values[Math.max(1, Math.ceil((p / 100) * values.length)) - 1]!;
+  const { rows } = await sql<{ value: number }>`WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ${steps})
+      SELECT r.${sql.ref(column)} AS value FROM s
+      JOIN llm_requests r ON r.id = CAST(${low} AS bigint) + (s.i * ${sql.lit(SAMPLE_MULTIPLIER)}) % (CAST(${span} AS bigint) + 1)
+      WHERE r.created_at >= ${range.fromIso} AND r.created_at < ${range.toIso} AND r.${sql.ref(column)} IS NOT NULL
+      ORDER BY r.${sql.ref(column)}`.execute(db);
+  if (rows.length === 0) return { p50: null, p95: null };
+  const at = (p: number) => rows[Math.max(1, Math.ceil((p / 100) * rows.length)) - 1]!.value;
   return { p50: at(50), p95: at(95) };
 }
 
@@ -231,22 +235,25 @@ const byCost = <T extends { requests: number; cost_nanos: number }>(a: T, b: T) 
  * folds the groups. At a million log rows this is half the CPU of the four aggregates it replaced;
  * reading the rollup rows themselves into JS was slower than either (120 ms for 70,000 rows).
  */
-export function queryUsage(sqlite: Sqlite, range: StatsRange, timeZone: string, limit: number): UsageBreakdown {
+export async function queryUsage(db: Kysely<Database>, range: StatsRange, timeZone: string, limit: number): Promise<UsageBreakdown> {
   const bounds = { fromIso: range.fromIso, toIso: range.toIso };
-  const aggregate = <Row>(columns: RollupColumn[], select: string, groupBy = '') => {
+  // Positional columns (c0, c1, ...) so the rows destructure as the tuples SQLite's raw mode gave.
+  const aggregate = async <Row extends unknown[]>(columns: RollupColumn[], select: string[], groupBy: string) => {
     const usage = usageSource(bounds, columns);
-    return sqlite.prepare<unknown[], Row>(`SELECT ${select} FROM (${usage.sql}) ${groupBy}`).raw().all(...usage.params) as Row[];
+    const list = sql.raw(select.map((expression, i) => `${expression} AS c${i}`).join(', '));
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${list} FROM (${usage}) AS u GROUP BY ${sql.raw(groupBy)}`.execute(db);
+    return rows.map((row) => select.map((_, i) => row[`c${i}`]) as Row);
   };
 
   // Per quarter hour: the days, and the totals as their sum.
   const { days, nextStarts } = emptyDays(range, timeZone);
   let [requests, errors, prompt, completion, cost, ttftCount] = [0, 0, 0, 0, 0, 0];
-  for (const [quarter, quarterRequests, quarterErrors, quarterPrompt, quarterCompletion, quarterCost, quarterTtft] of aggregate<
+  for (const [quarter, quarterRequests, quarterErrors, quarterPrompt, quarterCompletion, quarterCost, quarterTtft] of await aggregate<
     [string, number, number, number, number, number, number]
   >(
     ['bucket_start', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'cost_nanos', 'ttft_count'],
-    'bucket_start, sum(requests), sum(errors), sum(prompt_tokens), sum(completion_tokens), sum(cost_nanos), sum(ttft_count)',
-    'GROUP BY bucket_start',
+    ['bucket_start', 'sum(requests)', 'sum(errors)', 'sum(prompt_tokens)', 'sum(completion_tokens)', 'sum(cost_nanos)', 'sum(ttft_count)'],
+    'bucket_start',
   )) {
     requests += quarterRequests;
     errors += quarterErrors;
@@ -263,15 +270,15 @@ export function queryUsage(sqlite: Sqlite, range: StatsRange, timeZone: string, 
   }
 
   // Per user and model at once (users × models groups, a few hundred), folded into both rankings.
-  const names = new Map(sqlite.prepare<[], [number, string]>('SELECT id, name FROM gateway_users').raw().all() as [number, string][]);
+  const names = new Map((await db.selectFrom('gateway_users').select(['id', 'name']).execute()).map((u) => [u.id, u.name]));
   const users = new Map<number | null, Omit<TopUser, 'cost_usd'>>();
   const models = new Map<string, Omit<TopModel, 'cost_usd'>>();
-  for (const [userId, provider, served, requested, groupRequests, tokens, groupCost] of aggregate<
+  for (const [userId, provider, served, requested, groupRequests, tokens, groupCost] of await aggregate<
     [number, string, string, string, number, number, number]
   >(
     ['gateway_user_id', 'provider', 'model_served', 'model_requested', 'requests', 'prompt_tokens', 'completion_tokens', 'cost_nanos'],
-    'gateway_user_id, provider, model_served, model_requested, sum(requests), sum(prompt_tokens) + sum(completion_tokens), sum(cost_nanos)',
-    'GROUP BY gateway_user_id, provider, model_served, model_requested',
+    ['gateway_user_id', 'provider', 'model_served', 'model_requested', 'sum(requests)', 'sum(prompt_tokens) + sum(completion_tokens)', 'sum(cost_nanos)'],
+    'gateway_user_id, provider, model_served, model_requested',
   )) {
     // Ids without a user (deleted: the rollups' 0, or a log row's id of a user gone since) are one group.
     const name = names.get(userId);

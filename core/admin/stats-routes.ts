@@ -56,12 +56,10 @@ function readBound(query: URLSearchParams, name: 'from' | 'to', timeZone: string
 }
 
 /** Users with a budget limit whose current period's spend is at least 80 % of it, highest ratio first. */
-function budgetAlerts(ctx: AdminContext): BudgetAlert[] {
+async function budgetAlerts(ctx: AdminContext): Promise<BudgetAlert[]> {
   const budget = ctx.services.get('budget');
   if (!budget) return [];
-  const users = ctx.store.sqlite
-    .prepare<[], { id: number; name: string }>('SELECT id, name FROM gateway_users WHERE budget_limit_micros IS NOT NULL')
-    .all();
+  const users = await ctx.store.db.selectFrom('gateway_users').select(['id', 'name']).where('budget_limit_micros', 'is not', null).execute();
   const alerts: BudgetAlert[] = [];
   for (const user of users) {
     const status = budget.status(user.id);
@@ -81,21 +79,21 @@ export function createStatsRoutes(ctx: AdminContext): AdminRoute[] {
       handler: async function getStats({ query }) {
         const timeZone = ctx.services.get('budget')?.timeZone ?? 'UTC';
         const range = parseStatsRange(query, ctx.clock(), timeZone);
-        ctx.services.get('requestLog')?.flush();
-        const { sqlite } = ctx.store;
-        const usage = queryUsage(sqlite, range, timeZone, TOP_LIMIT);
+        await ctx.services.get('requestLog')?.flush();
+        const { db } = ctx.store;
+        const usage = await queryUsage(db, range, timeZone, TOP_LIMIT);
         const { ttftCount, ...totals } = usage.totals;
         return json(200, {
           from: range.fromIso,
           to: range.toIso,
           time_zone: timeZone,
           totals,
-          latency_ms: queryPercentiles(sqlite, range, 'latency_ms', totals.requests),
-          ttft_ms: queryPercentiles(sqlite, range, 'ttft_ms', ttftCount),
+          latency_ms: await queryPercentiles(db, range, 'latency_ms', totals.requests),
+          ttft_ms: await queryPercentiles(db, range, 'ttft_ms', ttftCount),
           per_day: usage.perDay,
           top_users: usage.topUsers,
           top_models: usage.topModels,
-          budget_alerts: budgetAlerts(ctx),
+          budget_alerts: await budgetAlerts(ctx),
           unpriced_models: await listUnpricedModels(ctx, { fromIso: range.fromIso, toIso: range.toIso }, UNPRICED_LIMIT),
         });
       },

@@ -4,6 +4,7 @@
  * now (an admin may have priced it since), so the list empties as prices are set.
  */
 import type { AdminContext } from './context.ts';
+import { sql } from 'kysely';
 import { usageSource } from '../usage-rollups.ts';
 
 /** One model seen in traffic without a price. */
@@ -32,14 +33,13 @@ export async function listUnpricedModels(
 ): Promise<UnpricedModel[]> {
   // Logged names are often dated: check them with the dataset's matcher loaded.
   await ctx.services.get('pricing')?.ready();
-  ctx.services.get('requestLog')?.flush();
+  await ctx.services.get('requestLog')?.flush();
   // From the quarter-hour rollups (exact for any range, `usage-rollups.ts`), not a scan of the log.
-  const usage = usageSource(range);
-  const rows = ctx.store.sqlite.prepare<unknown[], { provider: string | null; model_served: string; requests: number; last_seen: string }>(
-    `SELECT nullif(provider, '') AS provider, model_served, sum(unpriced_requests) AS requests, max(last_unpriced_at) AS last_seen
-      FROM (${usage.sql}) WHERE unpriced_requests > 0 AND model_served != ''
-      GROUP BY provider, model_served ORDER BY requests DESC, last_seen DESC`,
-  ).all(...usage.params);
+  // Grouped by the raw provider ('' = none; PostgreSQL would group by the output alias otherwise).
+  const { rows } = await sql<{ provider: string | null; model_served: string; requests: number; last_seen: string }>`
+    SELECT nullif(u.provider, '') AS provider, u.model_served, sum(u.unpriced_requests) AS requests, max(u.last_unpriced_at) AS last_seen
+      FROM (${usageSource(range)}) AS u WHERE u.unpriced_requests > 0 AND u.model_served != ''
+      GROUP BY u.provider, u.model_served ORDER BY requests DESC, last_seen DESC`.execute(ctx.store.db);
 
   const book = ctx.services.get('pricing');
   const result: UnpricedModel[] = [];

@@ -20,7 +20,7 @@ import type { BudgetStatus, LimitState } from '../../core/services.ts';
 import { budgetWindow } from '../../core/calendar-period.ts';
 import { usd } from '../../core/money.ts';
 import { usageSource } from '../../core/usage-rollups.ts';
-import type { Statement } from 'better-sqlite3';
+import { sql } from 'kysely';
 /** The columns the account sums: all in the rollups' covering index by user. */
 const ACCOUNT_COLUMNS = ['requests', 'prompt_tokens', 'completion_tokens', 'cost_nanos'] as const;
 const isoOrNull = (ms: number | null) => (ms === null ? null : nowIso(ms));
@@ -44,25 +44,16 @@ function limitView(state: LimitState | null) {
 }
 
 function createAccount(_config: Record<string, never>, ctx: PluginContext): Plugin {
-  const { db, sqlite } = ctx.store;
-  type UsageRow = { requests: number; prompt_tokens: number; completion_tokens: number; cost_nanos: number };
-  // Prepared once per SQL text (`usageSource` gives the same text for every user and period).
-  const statements = new Map<string, Statement<unknown[], UsageRow>>();
-  const totalsOf = (sql: string) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = sqlite.prepare<unknown[], UsageRow>(`SELECT coalesce(sum(requests), 0) AS requests,
-          coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens,
-          coalesce(sum(cost_nanos), 0) AS cost_nanos FROM (${sql})`);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
+  const { db } = ctx.store;
 
-  function usageSince(userId: number, sinceMs: number) {
-    ctx.services.get('requestLog')?.flush();
+  async function usageSince(userId: number, sinceMs: number) {
+    await ctx.services.get('requestLog')?.flush();
     const usage = usageSource({ fromIso: nowIso(sinceMs), userId }, ACCOUNT_COLUMNS);
-    const row = totalsOf(usage.sql).get(...usage.params)!;
+    const { rows } = await sql<{ requests: number; prompt_tokens: number; completion_tokens: number; cost_nanos: number }>`
+      SELECT coalesce(sum(u.requests), 0) AS requests, coalesce(sum(u.prompt_tokens), 0) AS prompt_tokens,
+        coalesce(sum(u.completion_tokens), 0) AS completion_tokens, coalesce(sum(u.cost_nanos), 0) AS cost_nanos
+      FROM (${usage}) AS u`.execute(db);
+    const row = rows[0]!;
     return {
       since: nowIso(sinceMs),
       requests: row.requests,
@@ -89,7 +80,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
       key: { id: principal.apiKeyId, name: key?.name ?? null, prefix: key?.key_prefix ?? null },
       budget: budgetView(status, timeZone),
       rate_limits: { requests: limitView(limits?.requests ?? null), tokens: limitView(limits?.tokens ?? null) },
-      usage: usageSince(principal.gatewayUserId, window.startMs),
+      usage: await usageSince(principal.gatewayUserId, window.startMs),
     };
   }
 

@@ -1,5 +1,6 @@
 /**
- * The CSV export in its worker thread, against a real SQLite file of 50,000 rows: byte for byte what
+ * The CSV export in its worker thread, against a store of 50,000 rows (SQLite, or PostgreSQL on
+ * `TOLLGATE_TEST_STORE=postgres` runs, where the worker reads through a server-side cursor): byte for byte what
  * the main-thread export wrote (`mainThreadCsv` is that implementation's algorithm: one streaming
  * csv-stringify over every keyset page; the two were compared before it was removed), and the
  * gateway's loop keeps serving while it runs.
@@ -18,28 +19,48 @@ import { queryLogPage, type LogCursor, type LogFilters } from '../../core/admin/
 import { sendLogsCsv, type CsvExport } from '../../core/admin/logs-csv.ts';
 import { csvOptions } from '../../core/admin/logs-csv-format.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { openTestStore, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
 
 const ROWS = 50_000;
 /** Cells that exercise quoting, formula guards, line breaks and non-ASCII text. */
 const MODELS = ['gpt-4o', 'mo,del', 'say "hi"', '=cmd()', '-1+1', 'line\nbreak', 'cr\rhere', 'crlf\r\nx', 'ünï ✓', '@sum'];
 
-function seed(store: Store, users: number[], keys: number[]): void {
-  const insert = store.sqlite.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, api_key_id, provider, model_requested,
-      model_served, status, error_code, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ttft_ms, stream, created_at,
-      cache_write_tokens, cost_nanos, usage_estimated, unpriced, endpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+async function seed(store: Store, users: number[], keys: number[]): Promise<void> {
   const startMs = Date.parse('2026-10-01T00:00:00.000Z');
-  store.sqlite.transaction(() => {
-    for (let i = 0; i < ROWS; i++) {
-      const error = i % 17 === 0;
-      insert.run(`req_${i}`, i % 5 === 4 ? null : users[i % users.length], i % 7 === 0 ? null : keys[i % keys.length],
-        i % 3 === 0 ? 'openai' : 'anthropic', MODELS[i % MODELS.length], error ? null : MODELS[(i + 3) % MODELS.length],
-        error ? 502 : 200, error ? '+upstream,"error"' : null, error ? null : i % 997, error ? null : i % 113, i % 4 === 0 ? null : 3,
-        i % 5000, i % 6 === 0 ? null : i % 300, i % 2,
-        // Several rows share a timestamp, so the keyset's id tie-break matters.
-        new Date(startMs + Math.floor(i / 3) * 1000).toISOString(),
-        null, error ? null : i * 7, i % 11 === 0 ? 1 : 0, i % 13 === 0 ? 1 : 0, i % 9 === 0 ? 'messages.create' : 'chat.completions');
-    }
-  })();
+  const rows = Array.from({ length: ROWS }, (_, i) => {
+    const error = i % 17 === 0;
+    return {
+      request_id: `req_${i}`, gateway_user_id: i % 5 === 4 ? null : users[i % users.length]!, api_key_id: i % 7 === 0 ? null : keys[i % keys.length]!,
+      provider: i % 3 === 0 ? 'openai' : 'anthropic', model_requested: MODELS[i % MODELS.length]!, model_served: error ? null : MODELS[(i + 3) % MODELS.length]!,
+      status: error ? 502 : 200, error_code: error ? '+upstream,"error"' : null, prompt_tokens: error ? null : i % 997,
+      completion_tokens: error ? null : i % 113, cached_tokens: i % 4 === 0 ? null : 3, latency_ms: i % 5000, ttft_ms: i % 6 === 0 ? null : i % 300,
+      stream: i % 2,
+      // Several rows share a timestamp, so the keyset's id tie-break matters.
+      created_at: new Date(startMs + Math.floor(i / 3) * 1000).toISOString(),
+      cache_write_tokens: null, cost_nanos: error ? null : i * 7, usage_estimated: i % 11 === 0 ? 1 : 0, unpriced: i % 13 === 0 ? 1 : 0,
+      endpoint: i % 9 === 0 ? 'messages.create' : 'chat.completions',
+    };
+  });
+  // Through store.db on both engines; 1,000 rows per statement (PostgreSQL's parameter limit).
+  await store.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < rows.length; i += 1000) await trx.insertInto('llm_requests').values(rows.slice(i, i + 1000)).execute();
+  });
+}
+
+/** Users and keys with names that need quoting, then the rows: the same ids on every fresh store. */
+async function fill(store: Store): Promise<number[]> {
+  const users = [];
+  const keys = [];
+  for (const name of ['ann', 'b,o"b', '=evil']) {
+    const user = await createGatewayUser(store.db, { name });
+    users.push(user.id);
+    const key = await createApiKey(store.db, { gatewayUserId: user.id, name: `${name} key` });
+    // Prefixes are random: fixed ones make two stores' exports comparable.
+    await store.db.updateTable('api_keys').set({ key_prefix: `tg_fixed${key.id}` }).where('id', '=', key.id).execute();
+    keys.push(key.id);
+  }
+  await seed(store, users, keys);
+  return users;
 }
 
 /** The main-thread export's output: every keyset page of 1000 rows through one streaming stringifier. */
@@ -49,7 +70,7 @@ async function mainThreadCsv(store: Store, filters: LogFilters): Promise<Buffer>
   csv.on('data', (chunk: Buffer) => parts.push(chunk));
   let cursor: LogCursor | undefined;
   for (;;) {
-    const page = queryLogPage(store, filters, { limit: 1000, ...(cursor ? { cursor } : {}) });
+    const page = await queryLogPage(store, filters, { limit: 1000, ...(cursor ? { cursor } : {}) });
     for (const row of page.rows) csv.write(row);
     const last = page.rows[page.rows.length - 1];
     if (!page.nextCursor || !last) break;
@@ -62,27 +83,21 @@ async function mainThreadCsv(store: Store, filters: LogFilters): Promise<Buffer>
 
 describe('CSV export in a worker thread', () => {
   let store: Store;
+  /** On PostgreSQL runs: a SQLite store with the same rows, whose export must be the same bytes. */
+  let sqliteStore: Store | undefined;
   let server: Server;
   let origin = '';
   let userId = 0;
   const lines: string[] = [];
 
   before(async () => {
-    store = openStore(join(tempDir(), 'csv.db'));
-    const users = [];
-    const keys = [];
-    for (const name of ['ann', 'b,o"b', '=evil']) {
-      const user = await createGatewayUser(store.db, { name });
-      users.push(user.id);
-      keys.push((await createApiKey(store.db, { gatewayUserId: user.id, name: `${name} key` })).id);
-    }
-    userId = users[1]!;
-    seed(store, users, keys);
+    store = await openTestStore(tempDir());
+    userId = (await fill(store))[1]!;
     const log = createLog('debug', (l) => lines.push(l));
     server = createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
       if (url.pathname === '/ping') return void res.end('pong');
-      const job: CsvExport = { store, log, filters: filtersOf(url.search), requestId: 'req_csv', date: '2026-11-23' };
+      const job: CsvExport = { store: url.pathname === '/export-sqlite' ? sqliteStore! : store, log, filters: filtersOf(url.search), requestId: 'req_csv', date: '2026-11-23' };
       void sendLogsCsv(res as ServerResponse, job);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -93,6 +108,7 @@ describe('CSV export in a worker thread', () => {
     if (lines.length) console.log(lines.join('\n'));
     await new Promise((resolve) => server.close(resolve));
     await store.close();
+    await sqliteStore?.close();
   });
 
   const filtersOf = (search: string): LogFilters => {
@@ -125,6 +141,21 @@ describe('CSV export in a worker thread', () => {
       assert.ok(csv.bytes.equals(old), query);
     }
     assert.match((await download('/export?empty=1')).bytes.toString('utf8'), /^id,request_id,created_at,.*\r\n$/);
+  });
+
+  test('on PostgreSQL, the same rows export to the same bytes as on SQLite', { skip: TEST_STORE_ENGINE === 'sqlite' ? 'compares a PostgreSQL run with SQLite' : false }, async () => {
+    sqliteStore = openStore(join(tempDir(), 'tollgate.db'));
+    await fill(sqliteStore);
+    for (const query of ['', `?user_id=${userId}`]) {
+      const fromPostgres = await download(`/export${query}`);
+      const fromSqlite = await download(`/export-sqlite${query}`);
+      assert.ok(fromPostgres.bytes.length > 100_000, query);
+      const postgresLines = fromPostgres.bytes.toString('utf8').split('\r\n');
+      const sqliteLines = fromSqlite.bytes.toString('utf8').split('\r\n');
+      const differs = postgresLines.findIndex((line, i) => line !== sqliteLines[i]);
+      assert.equal(differs, -1, `line ${differs}${query}: PostgreSQL ${postgresLines[differs]} vs SQLite ${sqliteLines[differs]}`);
+      assert.ok(fromPostgres.bytes.equals(fromSqlite.bytes), query);
+    }
   });
 
   test('serves another request while an export is under way', async () => {

@@ -14,6 +14,7 @@ import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.t
 import { createApiKey } from '../../core/api-keys.ts';
 import { compileLogPageQuery, LOG_ROW_FIELDS } from '../../core/admin/logs-query.ts';
 import type { Store } from '../../core/db.ts';
+import { TEST_STORE_ENGINE } from '../helpers/test-store.ts';
 import type { NewLlmRequest } from '../../core/db-types.ts';
 
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
@@ -34,6 +35,13 @@ async function insertRow(store: Store, fields: Partial<NewLlmRequest>): Promise<
     latency_ms: 100, ttft_ms: null, stream: 0, created_at: NOW_ISO, ...fields,
   }).returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** Inserts many crafted rows through `store.db` (both engines), 1,000 per statement (PostgreSQL's parameter limit). */
+async function insertMany(store: Store, rows: NewLlmRequest[]): Promise<void> {
+  await store.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < rows.length; i += 1000) await trx.insertInto('llm_requests').values(rows.slice(i, i + 1000)).execute();
+  });
 }
 
 async function userWithKey(store: Store, name: string): Promise<{ userId: number; keyId: number; prefix: string }> {
@@ -260,11 +268,11 @@ describe('usage logs over the admin API', () => {
 
   test('the CSV has exactly the rows of the JSON listing for the same filters, across export batches', async () => {
     const { userId } = await userWithKey(store, 'csv-bulk');
-    const insert = store.sqlite.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, provider, model_requested, model_served,
-      status, latency_ms, stream, created_at) VALUES (?, ?, 'openai', 'bulk-model', 'bulk-model', ?, 50, 0, ?)`);
-    store.sqlite.transaction(() => {
-      for (let i = 0; i < 2_600; i++) insert.run(`req_csv_bulk_${process.pid}_${i}`, userId, i % 10 === 0 ? 500 : 200, new Date(NOW_MS - 3_600_000 + Math.floor(i / 4)).toISOString());
-    })();
+    await insertMany(store, Array.from({ length: 2_600 }, (_, i) => ({
+      request_id: `req_csv_bulk_${process.pid}_${i}`, gateway_user_id: userId, provider: 'openai', model_requested: 'bulk-model',
+      model_served: 'bulk-model', status: i % 10 === 0 ? 500 : 200, latency_ms: 50, stream: 0,
+      created_at: new Date(NOW_MS - 3_600_000 + Math.floor(i / 4)).toISOString(),
+    })));
     for (const filters of [`user_id=${userId}`, `user_id=${userId}&status=2xx`, 'model=bulk-model&status=500']) {
       const rows = await allPages(admin, filters, 500);
       const csv = await admin.get(`/admin/api/logs.csv?${filters}`);
@@ -306,18 +314,14 @@ describe('usage logs at scale (200k rows)', () => {
       users.push(u.userId);
       keys.push(u.keyId, k2.id);
     }
-    const insert = store.sqlite.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, api_key_id, provider, model_requested,
-      model_served, status, prompt_tokens, completion_tokens, cost_nanos, latency_ms, stream, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 10, 10, 100, 80, 0, ?)`);
     const providers = ['openai', 'anthropic', 'gemini'];
-    store.sqlite.transaction(() => {
-      for (let i = 0; i < ROWS; i++) {
-        const key = i % 4;
-        // Three rows share each millisecond, so ties on created_at are everywhere.
-        insert.run(`req_scale_${i}`, users[key >> 1]!, keys[key]!, providers[i % 3]!, `model-${i % 5}`, `model-${i % 5}-2026`,
-          i % 17 === 0 ? 429 : 200, new Date(BASE_MS + Math.floor(i / 3)).toISOString());
-      }
-    })();
+    await insertMany(store, Array.from({ length: ROWS }, (_, i) => ({
+      // Three rows share each millisecond, so ties on created_at are everywhere.
+      request_id: `req_scale_${i}`, gateway_user_id: users[(i % 4) >> 1]!, api_key_id: keys[i % 4]!, provider: providers[i % 3]!,
+      model_requested: `model-${i % 5}`, model_served: `model-${i % 5}-2026`, status: i % 17 === 0 ? 429 : 200,
+      prompt_tokens: 10, completion_tokens: 10, cost_nanos: 100, latency_ms: 80, stream: 0,
+      created_at: new Date(BASE_MS + Math.floor(i / 3)).toISOString(),
+    })));
   });
 
   after(async () => {
@@ -325,7 +329,9 @@ describe('usage logs at scale (200k rows)', () => {
     await sim?.close();
   });
 
-  test('the unfiltered, user and key pages walk an index and never sort (EXPLAIN QUERY PLAN)', () => {
+  const sqliteOnly = { skip: TEST_STORE_ENGINE === 'postgres' ? 'EXPLAIN QUERY PLAN is SQLite\'s (its planner and index names)' : false };
+
+  test('the unfiltered, user and key pages walk an index and never sort (EXPLAIN QUERY PLAN)', sqliteOnly, () => {
     const cursor = { createdAt: new Date(BASE_MS + 30_000).toISOString(), id: 90_000 };
     const cases: Array<[Parameters<typeof compileLogPageQuery>[1], string]> = [
       [{}, 'llm_requests_by_time'],
@@ -346,7 +352,7 @@ describe('usage logs at scale (200k rows)', () => {
     }
   });
 
-  test('the model filter walks the requested and served model indexes, sorting only the page-sized merge', () => {
+  test('the model filter walks the requested and served model indexes, sorting only the page-sized merge', sqliteOnly, () => {
     const compiled = compileLogPageQuery(store, { model: 'model-3' }, undefined, 51);
     const plan = (store.sqlite.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...compiled.parameters) as Array<{ detail: string }>).map((r) => r.detail);
     assert.ok(plan.some((d) => d.includes('INDEX llm_requests_by_model_requested_time (model_requested=?)')), plan.join('\n'));
@@ -355,16 +361,17 @@ describe('usage logs at scale (200k rows)', () => {
 
   test('paging a filtered set skips and repeats no row while new rows arrive between pages', async () => {
     const filters = `key_id=${keys[1]}&provider=openai&status=2xx`;
-    const expected = (store.sqlite.prepare(`SELECT id FROM llm_requests WHERE api_key_id = ? AND provider = 'openai' AND status < 300
-      ORDER BY created_at DESC, id DESC`).all(keys[1]) as Array<{ id: number }>).map((r) => r.id);
+    const expected = (await store.db.selectFrom('llm_requests').select('id').where('api_key_id', '=', keys[1]!).where('provider', '=', 'openai')
+      .where('status', '<', 300).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()).map((r) => r.id);
     assert.ok(expected.length > 10_000);
     let arrivals = 0;
-    const insert = store.sqlite.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, api_key_id, provider, status, latency_ms, stream, created_at)
-      VALUES (?, ?, ?, 'openai', 200, 5, 0, ?)`);
     const rows = await allPages(admin, filters, 500, async () => {
       for (let i = 0; i < 3; i++) {
         arrivals++;
-        insert.run(`req_arrival_${arrivals}`, users[0]!, keys[1]!, new Date(BASE_MS + ROWS + arrivals).toISOString());
+        await store.db.insertInto('llm_requests').values({
+          request_id: `req_arrival_${arrivals}`, gateway_user_id: users[0]!, api_key_id: keys[1]!, provider: 'openai', status: 200,
+          latency_ms: 5, stream: 0, created_at: new Date(BASE_MS + ROWS + arrivals).toISOString(),
+        }).execute();
       }
     });
     const ids = rows.map((r) => r.id);

@@ -14,7 +14,8 @@ import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../../core/price-datas
 import { listPrices, validatePrice, type ModelPrice } from '../../core/price-table.ts';
 import { listUnpricedModels } from '../../core/admin/unpriced-models.ts';
 import type { AdminContext } from '../../core/admin/context.ts';
-import { openStore } from '../../core/db.ts';
+import type { Store } from '../../core/db.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { createServiceRegistry } from '../../core/services.ts';
 import { createLog } from '../../core/log.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -330,7 +331,7 @@ describe('importing the bundled dataset', () => {
 });
 
 describe('listUnpricedModels', () => {
-  const store = openStore(join(tempDir(), 'tollgate.db'));
+  let store: Store;
   after(() => store.close());
   let seq = 0;
   const logged = (provider: string | null, model: string | null, createdAt: string, unpriced = 1) => ({
@@ -368,7 +369,8 @@ describe('listUnpricedModels', () => {
   }
 
   before(async () => {
-    writeLogRows(store, [
+    store = await openTestStore(tempDir());
+    await writeLogRows(store, [
       logged('openai', 'a', '2026-11-01T00:00:00.000Z'),
       logged('openai', 'a', '2026-11-10T00:00:00.000Z'),
       logged('openai', 'a', '2026-11-12T00:00:00.000Z'),

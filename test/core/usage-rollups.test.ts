@@ -5,6 +5,7 @@
  * quarters included) gives what the old queries over `llm_requests` gave.
  */
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openStore, type Store } from '../../core/db.ts';
@@ -88,11 +89,10 @@ describe('usage rollups', () => {
     ['everything', {}],
   ];
   for (const [name, range] of ranges) {
-    test(`sum over a range (${name}) as the log does`, () => {
-      const usage = usageSource(range);
-      const fromRollups = store.sqlite.prepare(`SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(errors), 0) AS errors,
+    test(`sum over a range (${name}) as the log does`, async () => {
+      const fromRollups = (await sql`SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(errors), 0) AS errors,
           coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) AS completion,
-          coalesce(sum(cost_nanos), 0) AS cost, coalesce(sum(ttft_count), 0) AS ttft FROM (${usage.sql})`).get(...usage.params);
+          coalesce(sum(cost_nanos), 0) AS cost, coalesce(sum(ttft_count), 0) AS ttft FROM (${usageSource(range)}) AS u`.execute(store.db)).rows[0];
       const fromLog = store.sqlite.prepare(`SELECT count(*) AS requests, coalesce(sum(status >= 400), 0) AS errors,
           coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) AS completion,
           coalesce(sum(cost_nanos), 0) AS cost, count(ttft_ms) AS ttft FROM llm_requests
@@ -103,24 +103,24 @@ describe('usage rollups', () => {
     });
   }
 
-  test('top users and top models over a range with partial quarters are what the old queries gave', () => {
+  test('top users and top models over a range with partial quarters are what the old queries gave', async () => {
     const range = statsRange('2026-11-20T10:07:31.250Z', '2026-11-22T01:03:00.000Z');
     const oldUsers = store.sqlite.prepare(`SELECT r.gateway_user_id AS user_id, u.name AS user_name, count(*) AS requests,
         coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0) AS total_tokens, coalesce(sum(r.cost_nanos), 0) AS cost_nanos
       FROM llm_requests r LEFT JOIN gateway_users u ON u.id = r.gateway_user_id WHERE r.created_at >= ? AND r.created_at < ?
       GROUP BY r.gateway_user_id ORDER BY cost_nanos DESC, requests DESC, r.gateway_user_id LIMIT 5`).all(range.fromIso, range.toIso);
-    assert.deepEqual(queryUsage(store.sqlite, range, 'UTC', 5).topUsers.map(({ cost_usd: _, ...row }) => row), oldUsers);
+    assert.deepEqual((await queryUsage(store.db, range, 'UTC', 5)).topUsers.map(({ cost_usd: _, ...row }) => row), oldUsers);
     const oldModels = store.sqlite.prepare(`SELECT provider, coalesce(model_served, model_requested) AS model, count(*) AS requests,
         coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0) AS total_tokens, coalesce(sum(cost_nanos), 0) AS cost_nanos
       FROM llm_requests WHERE created_at >= ? AND created_at < ? AND coalesce(model_served, model_requested) IS NOT NULL
       GROUP BY provider, model ORDER BY cost_nanos DESC, requests DESC, model LIMIT 5`).all(range.fromIso, range.toIso);
-    assert.deepEqual(queryUsage(store.sqlite, range, 'UTC', 5).topModels.map(({ cost_usd: _, ...row }) => row), oldModels);
+    assert.deepEqual((await queryUsage(store.db, range, 'UTC', 5)).topModels.map(({ cost_usd: _, ...row }) => row), oldModels);
   });
 
-  test('percentiles over more than 20,000 rows come from a sample within 5 % of the exact ones', () => {
+  test('percentiles over more than 20,000 rows come from a sample within 5 % of the exact ones', async () => {
     const random = sequence(11);
     const baseMs = Date.parse('2026-12-01T00:00:00.000Z');
-    writeLogRows(store, Array.from({ length: 30_000 }, (_, i) => {
+    await writeLogRows(store, Array.from({ length: 30_000 }, (_, i) => {
       const latency = 50 + Math.floor(random() * random() * 6000);
       return { request_id: `big_${i}`, provider: null, model_requested: null, model_served: null, prompt_tokens: null,
         completion_tokens: null, cost_nanos: null, latency_ms: latency, ttft_ms: Math.floor(latency / 3), created_at: new Date(baseMs + i * 1000).toISOString() };
@@ -128,10 +128,10 @@ describe('usage rollups', () => {
     const range = statsRange('2026-12-01T00:00:00.000Z', '2026-12-02T00:00:00.000Z');
     const exact = (column: string, p: number) => store.sqlite.prepare(`SELECT ${column} FROM llm_requests
       WHERE created_at >= ? AND created_at < ? ORDER BY ${column} LIMIT 1 OFFSET ?`).pluck().get(range.fromIso, range.toIso, Math.ceil(p * 30_000) - 1) as number;
-    const { requests, ttftCount } = queryUsage(store.sqlite, range, 'UTC', 5).totals;
+    const { requests, ttftCount } = (await queryUsage(store.db, range, 'UTC', 5)).totals;
     assert.equal(requests, 30_000);
-    const latency = queryPercentiles(store.sqlite, range, 'latency_ms', requests);
-    const ttft = queryPercentiles(store.sqlite, range, 'ttft_ms', ttftCount);
+    const latency = await queryPercentiles(store.db, range, 'latency_ms', requests);
+    const ttft = await queryPercentiles(store.db, range, 'ttft_ms', ttftCount);
     for (const [estimate, truth] of [[latency.p50, exact('latency_ms', 0.5)], [latency.p95, exact('latency_ms', 0.95)],
       [ttft.p50, exact('ttft_ms', 0.5)], [ttft.p95, exact('ttft_ms', 0.95)]] as const) {
       assert.ok(estimate !== null && Math.abs(estimate - truth) <= truth * 0.05, `${estimate} vs exact ${truth}`);
