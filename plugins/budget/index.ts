@@ -40,7 +40,7 @@ import { createSharedBudgetLedger } from './shared-ledger.ts';
 import type { BudgetService, BudgetStatus, PriceBook } from '../../core/services.ts';
 import type { ModelPrice } from '../../core/price-table.ts';
 import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
-import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import { createWriteTarget } from '../../core/write-target.ts';
 import { createAlertFiring } from './alerts.ts';
 import { createAlertDelivery, type AlertDelivery } from './alert-delivery.ts';
 
@@ -70,7 +70,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   // Spends go through the logger's write-behind queue, to commit with their log rows; without the
   // logger in the manifest the budget keeps its own queue (same defaults).
   const shared = ctx.services.get('writeBehind');
-  const writes = shared ?? createWriteBehind(createSqliteWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
+  const writes = shared ?? createWriteBehind(createWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
   const local = createBudgetLedger(ctx.store, config.timeZone, writes);
   const ledger: LedgerSeam = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : local;
   // The account and admin views read the database's spend (all replicas' settled spend, within the

@@ -100,7 +100,7 @@ describe('re-pricing', () => {
 
     // The rollups the writer keeps equal a rebuild from the log.
     const before = sqlite().prepare('SELECT * FROM usage_rollups ORDER BY 1, 2, 3, 4, 5').all();
-    rebuildUsageRollups(sqlite());
+    await rebuildUsageRollups(tg.gateway.store);
     assert.deepEqual(sqlite().prepare('SELECT * FROM usage_rollups ORDER BY 1, 2, 3, 4, 5').all(), before);
 
     // The next request's spend is added to the corrected one.
