@@ -3,8 +3,8 @@
  * (schema.sql v13), which the budget plugin fires and delivers, newest first, with their delivery
  * state. Read-only; money crosses this boundary in USD and, exactly, in nano-USD.
  */
-import type { Sqlite } from './db.ts';
-import type { BudgetAlertState } from './db-types.ts';
+import type { Kysely } from 'kysely';
+import type { BudgetAlertState, Database } from './db-types.ts';
 import { usd } from './money.ts';
 
 export const BUDGET_ALERT_STATES: readonly BudgetAlertState[] = ['pending', 'delivered', 'failed', 'unsent'];
@@ -53,27 +53,14 @@ interface AlertRow {
   last_error: string | null;
 }
 
-/** The alerts matching `query`, newest first (ties: the later id first). */
-export function listBudgetAlerts(sqlite: Sqlite, query: BudgetAlertQuery): BudgetAlertView[] {
-  const where: string[] = [];
-  const params: Array<string | number> = [];
-  if (query.userId !== undefined) {
-    where.push('a.gateway_user_id = ?');
-    params.push(query.userId);
-  }
-  if (query.state !== undefined) {
-    where.push('a.state = ?');
-    params.push(query.state);
-  }
-  const rows = sqlite
-    .prepare<Array<string | number>, AlertRow>(
-      `SELECT a.id, a.gateway_user_id, u.name AS user_name, a.threshold_percent, a.period_start, a.fired_at, a.payload, a.state,
-         a.attempts, a.next_attempt_at, a.delivered_at, a.last_error
-       FROM budget_alerts a JOIN gateway_users u ON u.id = a.gateway_user_id
-       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY a.fired_at DESC, a.id DESC LIMIT ?`,
-    )
-    .all(...params, query.limit);
+/** The alerts matching `query`, newest first (ties: the later id first). Either engine. */
+export async function listBudgetAlerts(db: Kysely<Database>, query: BudgetAlertQuery): Promise<BudgetAlertView[]> {
+  let select = db.selectFrom('budget_alerts as a').innerJoin('gateway_users as u', 'u.id', 'a.gateway_user_id')
+    .select(['a.id', 'a.gateway_user_id', 'u.name as user_name', 'a.threshold_percent', 'a.period_start', 'a.fired_at', 'a.payload',
+      'a.state', 'a.attempts', 'a.next_attempt_at', 'a.delivered_at', 'a.last_error']);
+  if (query.userId !== undefined) select = select.where('a.gateway_user_id', '=', query.userId);
+  if (query.state !== undefined) select = select.where('a.state', '=', query.state);
+  const rows: AlertRow[] = await select.orderBy('a.fired_at', 'desc').orderBy('a.id', 'desc').limit(query.limit).execute();
   return rows.map(toView);
 }
 

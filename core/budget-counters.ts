@@ -28,7 +28,7 @@ export interface BudgetCounts {
 }
 
 /** The stored spend of the key's period (nano-USD), read from the database; called only when the shared store has none. */
-export type SpendSeed = () => number;
+export type SpendSeed = () => number | Promise<number>;
 
 /** A reservation held in the shared store; give it to `settle`. */
 export interface HeldReservation {

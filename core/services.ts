@@ -134,8 +134,11 @@ export interface RateLimitService {
  * flushed before reading `llm_requests`, `usage_rollups` or spends.
  */
 export interface RequestLogService {
-  /** Writes what is queued now; returns the number of writes done. */
-  flush(): number;
+  /**
+   * Writes what is queued now; returns the number of writes done. On SQLite synchronously; on
+   * PostgreSQL a promise: await it before reading (awaiting a plain number is harmless).
+   */
+  flush(): number | Promise<number>;
   /** Writes waiting in memory. */
   depth(): number;
 }

@@ -24,7 +24,8 @@
  *   is dropped with a log line naming it, and every other write of the batch is persisted.
  *
  * The queue is store-agnostic: a `WriteTarget` persists the writes (`sqlite-write-target.ts` for
- * the embedded SQLite; a PostgreSQL target would implement the same interface).
+ * the embedded SQLite, synchronous; `postgres-write-target.ts`, asynchonous: one flush at a time, so
+ * batches still commit in queue order). `createWriteTarget` picks the store's.
  */
 import type { Log } from './log.ts';
 import type { RequestLogRow } from './request-log-row.ts';
@@ -47,12 +48,16 @@ export type PendingWrite =
    */
   | { kind: 'alert'; group: string; userId: number; periodStartIso: string; thresholdPercent: number; firedAtIso: string; payload: string; deliver: boolean };
 
-/** What persists writes. Every method is synchronous and may throw; the queue decides what then. */
+/**
+ * What persists writes. A method may throw; the queue decides what then. The SQLite target answers
+ * synchronously (its flushes stay synchronous: a read right after `flush()` sees the writes); the
+ * PostgreSQL one returns promises, and the queue then awaits each call before the next.
+ */
 export interface WriteTarget {
   /** Persists `writes` in one transaction, all or nothing. */
-  writeBatch(writes: readonly PendingWrite[]): void;
+  writeBatch(writes: readonly PendingWrite[]): void | Promise<void>;
   /** Persists one write on its own, repairing what can be repaired (a reference to a deleted user). */
-  writeOne(write: PendingWrite): void;
+  writeOne(write: PendingWrite): void | Promise<void>;
   /** True when `err` says the store is unavailable now (retry later), not that the writes are bad. */
   isTransient(err: unknown): boolean;
   /** False once the store is closed (nothing more can be written). */
@@ -69,23 +74,41 @@ export interface WriteBehindSettings {
   maxQueueSize: number;
 }
 
-/** The queue, as the logger provides it (`writeBehind` service) and the budget uses it. */
+/**
+ * The queue, as the logger provides it (`writeBehind` service) and the budget uses it. Over a
+ * synchronous target (SQLite) `flush` and `close` finish before they return and return plain values;
+ * over an asynchronous one (PostgreSQL) they return promises: await them before reading what was queued.
+ */
 export interface WriteBehind {
   /** Queues a write; never throws, never writes synchronously. */
   enqueue(write: PendingWrite): void;
-  /** Writes everything queued now (stops early while the store is unavailable). Returns the writes persisted or dropped. */
-  flush(): number;
-  /** Writes waiting in memory. */
+  /**
+   * Writes everything queued now (stops early while the store is unavailable). Returns the writes
+   * persisted or dropped. Never runs two flushes at once: a call during a flush waits for it first.
+   */
+  flush(): number | Promise<number>;
+  /** Writes waiting in memory (those being written included). */
   depth(): number;
   /** Flushes and stops the interval; later writes are still accepted and flushed by `flush()`. */
-  close(): void;
+  close(): void | Promise<void>;
 }
+
+/** One call to the target, made by the driver (`runSync`/`runAsync`) for the flush logic. */
+type Step = () => void | Promise<void>;
+/** The flush logic as a generator of target calls: an error of a call is thrown back in at its `yield`. */
+type Flushing = Generator<Step, number, undefined>;
 
 /** The queue over `target`. */
 export function createWriteBehind(target: WriteTarget, settings: WriteBehindSettings, log: Log): WriteBehind {
   let queue: PendingWrite[] = [];
   let dropped = 0;
   let scheduled = false;
+  /** Writes at the head of the queue handed to the target and not yet consumed (an async write in flight). */
+  let inFlight = 0;
+  /** The asynchronous flush running now, if any. */
+  let running: Promise<number> | null = null;
+  /** Writes consumed (persisted or refused for good) since the queue was created. */
+  let consumed = 0;
 
   /** The first `batchSize` writes, extended to the end of the last one's group. */
   function nextBatch(): PendingWrite[] {
@@ -98,6 +121,8 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
   /** Drops the first `count` writes of the queue (persisted, or refused for good). */
   function consume(count: number): void {
     queue = queue.slice(count);
+    consumed += count;
+    inFlight = Math.max(0, inFlight - count);
   }
 
   /**
@@ -105,10 +130,10 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
    * store refuses for good. Each group is consumed once written, so a store that becomes unavailable
    * midway (a transient error, thrown) leaves only the unwritten groups queued.
    */
-  function salvage(batch: PendingWrite[]): void {
+  function* salvage(batch: PendingWrite[]): Generator<Step, void, undefined> {
     for (const group of groupsOf(batch)) {
       try {
-        target.writeBatch(group);
+        yield () => target.writeBatch(group);
         consume(group.length);
         continue;
       } catch (err) {
@@ -116,7 +141,7 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
       }
       for (const write of group) {
         try {
-          target.writeOne(write);
+          yield () => target.writeOne(write);
         } catch (err) {
           if (target.isTransient(err)) throw err;
           log.error('write dropped: the database refuses it', { kind: write.kind, group: write.group, err });
@@ -126,33 +151,55 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
     }
   }
 
-  function flush(): number {
-    const before = queue.length;
+  function* flushing(): Flushing {
+    const before = consumed;
     while (queue.length > 0 && target.isOpen()) {
       const batch = nextBatch();
+      inFlight = batch.length;
       try {
         try {
-          target.writeBatch(batch);
+          yield () => target.writeBatch(batch);
           consume(batch.length);
         } catch (err) {
           if (target.isTransient(err)) throw err;
-          salvage(batch);
+          yield* salvage(batch);
         }
       } catch (err) {
+        inFlight = 0;
         log.error('background write failed; writes kept for retry', { queued: queue.length, err });
         break;
       }
     }
-    return before - queue.length;
+    inFlight = 0;
+    return consumed - before;
   }
 
-  /** Never throws: a timer callback that throws would end the process. */
+  /** Runs a flush; synchronous until the target first answers with a promise, then asynchronous. */
+  function flush(): number | Promise<number> {
+    if (running) return running.then(flush);
+    const result = drive(flushing());
+    if (!(result instanceof Promise)) return result;
+    const settled = result.finally(() => {
+      if (running === settled) running = null;
+    });
+    running = settled;
+    return settled;
+  }
+
+  /** Never throws nor rejects: a timer callback that throws would end the process. */
   function safeFlush(): void {
+    // A flush under way takes the writes queued meanwhile too (it runs until the queue is empty).
+    if (running) return;
     try {
-      flush();
+      const result = flush();
+      if (result instanceof Promise) result.catch((err: unknown) => log.error('background write failed', { err }));
     } catch (err) {
       log.error('background write failed', { err });
     }
+  }
+
+  function reportLost(): void {
+    if (queue.length > 0) log.error('write-behind: writes could not be persisted at shutdown', { lost: queue.length });
   }
 
   const timer = setInterval(safeFlush, settings.flushIntervalMs);
@@ -161,8 +208,9 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
   return {
     enqueue(write) {
       queue.push(write);
-      if (queue.length > settings.maxQueueSize) {
-        queue.shift();
+      if (queue.length > settings.maxQueueSize && queue.length > inFlight) {
+        // The oldest write not being written now: one in flight is consumed by position when it commits.
+        queue.splice(inFlight, 1);
         if (dropped++ % 1000 === 0) log.error('write-behind queue full: dropping oldest writes', { dropped, maxQueueSize: settings.maxQueueSize });
       }
       if (queue.length >= settings.batchSize && !scheduled) {
@@ -177,10 +225,61 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
     depth: () => queue.length,
     close() {
       clearInterval(timer);
-      safeFlush();
-      if (queue.length > 0) log.error('write-behind: writes could not be persisted at shutdown', { lost: queue.length });
+      let result: number | Promise<number>;
+      try {
+        result = flush();
+      } catch (err) {
+        log.error('background write failed', { err });
+        reportLost();
+        return;
+      }
+      if (!(result instanceof Promise)) return reportLost();
+      return result.then(reportLost, (err: unknown) => {
+        log.error('background write failed', { err });
+        reportLost();
+      });
     },
   };
+}
+
+/**
+ * Runs `flushing`, calling each target step it yields. Synchronous while the steps are (the SQLite
+ * target: no promise, no microtask, as fast as a plain loop); from the first step that returns a
+ * promise on, asynchronous, awaiting each step before the next.
+ */
+function drive(flushing: Flushing): number | Promise<number> {
+  let next = flushing.next();
+  while (!next.done) {
+    let answer: void | Promise<void>;
+    try {
+      answer = next.value();
+    } catch (err) {
+      next = flushing.throw(err);
+      continue;
+    }
+    if (answer instanceof Promise) return driveAsync(flushing, answer);
+    next = flushing.next();
+  }
+  return next.value;
+}
+
+async function driveAsync(flushing: Flushing, pending: Promise<void>): Promise<number> {
+  let next: IteratorResult<Step, number>;
+  try {
+    await pending;
+    next = flushing.next();
+  } catch (err) {
+    next = flushing.throw(err);
+  }
+  while (!next.done) {
+    try {
+      await next.value();
+      next = flushing.next();
+    } catch (err) {
+      next = flushing.throw(err);
+    }
+  }
+  return next.value;
 }
 
 /** `writes` cut into runs of the same group, in order. */

@@ -20,13 +20,13 @@ export function createAlertsRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'GET',
       pattern: '/admin/api/alerts',
-      handler: function listAlerts({ query }) {
+      handler: async function listAlerts({ query }) {
         const limit = queryInt(query, 'limit', { default: 20, min: 1, max: 200 });
         const userId = queryInt(query, 'user_id', { min: 1, max: Number.MAX_SAFE_INTEGER });
         const state = stateParam(query);
         // Alerts are written with their spend by the write-behind queue: write what is queued first.
-        ctx.services.get('requestLog')?.flush();
-        return json(200, { data: listBudgetAlerts(ctx.store.sqlite, { limit, ...(userId !== undefined ? { userId } : {}), ...(state ? { state } : {}) }) });
+        await ctx.services.get('requestLog')?.flush();
+        return json(200, { data: await listBudgetAlerts(ctx.store.db, { limit, ...(userId !== undefined ? { userId } : {}), ...(state ? { state } : {}) }) });
       },
     },
   ];

@@ -69,7 +69,7 @@ export function createRedisBudgetCounters(redis: RedisConnection, options: Redis
   async function seeded(script: string, keys: string[], key: BudgetKey, seed: SpendSeed, rest: Array<string | number>): Promise<number[]> {
     const reply = (await redis.run(script, keys, ['-1', key.keepMs, ...rest])) as number[];
     if (reply[0] !== -1) return reply;
-    const stored = Math.max(0, Math.round(seed()));
+    const stored = Math.max(0, Math.round(await seed()));
     return (await redis.run(script, keys, [String(stored), key.keepMs, ...rest])) as number[];
   }
 

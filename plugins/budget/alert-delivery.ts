@@ -10,7 +10,7 @@
  * `x-tollgate-alert-id`.
  *
  * Why it never stalls or kills the gateway: each attempt is bounded by `timeoutMs`, the database work
- * is a few small statements per alert, one run at a time, and every error is logged, never thrown out of
+ * is a few small statements per alert (Kysely, on either engine), one run at a time, and every error is logged, never thrown out of
  * a timer.
  */
 import { request } from 'undici';
@@ -49,18 +49,24 @@ interface DueRow {
   attempts: number;
 }
 
-/** The job over `store`; `beforeRound` runs first each round (flushes queued alert writes). */
+/**
+ * The job over `store` (either engine: Kysely queries, off the request path); `beforeRound` runs
+ * first each round (flushes queued alert writes; awaited).
+ */
 export function createAlertDelivery(
-  store: Store, config: BudgetAlertsConfig & { webhookUrl: string; secret: string }, clock: Clock, log: Log, beforeRound: () => void,
+  store: Store, config: BudgetAlertsConfig & { webhookUrl: string; secret: string }, clock: Clock, log: Log, beforeRound: () => void | Promise<void>,
 ): AlertDelivery {
-  const { sqlite } = store;
-  const due = sqlite.prepare<[string, number], DueRow>(
-    `SELECT id, payload, attempts FROM budget_alerts WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
-  );
-  const delivered = sqlite.prepare(
-    `UPDATE budget_alerts SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, next_attempt_at = NULL, last_error = NULL WHERE id = ?`,
-  );
-  const failed = sqlite.prepare(`UPDATE budget_alerts SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`);
+  const { db } = store;
+  // SQLite: a closed file cannot be read; PostgreSQL: the pool's errors are logged like any other.
+  const storeOpen = store.engine === 'sqlite' ? () => store.sqlite.open : () => true;
+  const due = (nowIsoText: string, limit: number): Promise<DueRow[]> => db.selectFrom('budget_alerts').select(['id', 'payload', 'attempts'])
+    .where('state', '=', 'pending').where('next_attempt_at', '<=', nowIsoText)
+    .orderBy('next_attempt_at').orderBy('id').limit(limit).execute();
+  const delivered = (atIso: string, id: number) => db.updateTable('budget_alerts')
+    .set((eb) => ({ state: 'delivered', attempts: eb('attempts', '+', 1), delivered_at: atIso, next_attempt_at: null, last_error: null }))
+    .where('id', '=', id).execute();
+  const failed = (state: 'pending' | 'failed', attempts: number, next: string | null, error: string, id: number) => db.updateTable('budget_alerts')
+    .set({ state, attempts, next_attempt_at: next, last_error: error }).where('id', '=', id).execute();
   const stop = new AbortController();
   let running: Promise<void> | null = null;
   let again = false;
@@ -95,16 +101,16 @@ export function createAlertDelivery(
       if (stop.signal.aborted) return;
       error = describe(err);
     }
-    if (!sqlite.open) return;
+    if (!storeOpen()) return;
     const nowMs = clock();
     if (error === null) {
-      delivered.run(nowIso(nowMs), row.id);
+      await delivered(nowIso(nowMs), row.id);
       return;
     }
     const attempts = row.attempts + 1;
     const giveUp = attempts >= config.maxAttempts;
     const next = giveUp ? null : nowIso(nowMs + retryDelayMs(attempts, config.backoffMs, config.maxBackoffMs));
-    failed.run(giveUp ? 'failed' : 'pending', attempts, next, error.slice(0, MAX_ERROR_CHARS), row.id);
+    await failed(giveUp ? 'failed' : 'pending', attempts, next, error.slice(0, MAX_ERROR_CHARS), row.id);
     if (giveUp) log.error('budget alert not delivered; giving up', { alertId: row.id, attempts, error });
     else log.warn('budget alert delivery failed; will retry', { alertId: row.id, attempts, error, nextAttemptAt: next });
   }
@@ -112,9 +118,9 @@ export function createAlertDelivery(
   async function rounds(): Promise<void> {
     do {
       again = false;
-      beforeRound();
-      while (!stop.signal.aborted && sqlite.open) {
-        const rows = due.all(nowIso(clock()), ROUND_SIZE);
+      await beforeRound();
+      while (!stop.signal.aborted && storeOpen()) {
+        const rows = await due(nowIso(clock()), ROUND_SIZE);
         await Promise.all(rows.map(attempt));
         if (rows.length < ROUND_SIZE) break;
       }
@@ -122,7 +128,7 @@ export function createAlertDelivery(
   }
 
   function run(): void {
-    if (stop.signal.aborted || !sqlite.open) return;
+    if (stop.signal.aborted || !storeOpen()) return;
     if (running) {
       again = true;
       return;

@@ -19,7 +19,8 @@
  *   alert thresholds records the alert in the same transaction as the spend, once per threshold and
  *   period; a background job POSTs it, signed, to the manifest's `alerts.webhookUrl`, with retries.
  *
- * Where the counts live: in this process (`ledger.ts`, synchronous), or, with the manifest's
+ * Where the counts live: in this process (`ledger.ts`; synchronous on SQLite, and on PostgreSQL
+ * once the user's row is loaded), or, with the manifest's
  * `coordination` naming a Redis, shared by every replica (`shared-ledger.ts` over
  * `ctx.budgetCounters`), where reservations are atomic across replicas, expire after a TTL, and a
  * request may get 503 `coordination_unavailable` while Redis is unreachable (fail closed).
@@ -40,7 +41,7 @@ import { createSharedBudgetLedger } from './shared-ledger.ts';
 import type { BudgetService, BudgetStatus, PriceBook } from '../../core/services.ts';
 import type { ModelPrice } from '../../core/price-table.ts';
 import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
-import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import { createWriteTarget } from '../../core/write-target.ts';
 import { createAlertFiring } from './alerts.ts';
 import { createAlertDelivery, type AlertDelivery } from './alert-delivery.ts';
 
@@ -70,14 +71,14 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   // Spends go through the logger's write-behind queue, to commit with their log rows; without the
   // logger in the manifest the budget keeps its own queue (same defaults).
   const shared = ctx.services.get('writeBehind');
-  const writes = shared ?? createWriteBehind(createSqliteWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
+  const writes = shared ?? createWriteBehind(createWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
   const local = createBudgetLedger(ctx.store, config.timeZone, writes);
   const ledger: LedgerSeam = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : local;
   // The account and admin views read the database's spend (all replicas' settled spend, within the
   // write-behind interval) and this replica's reservations: synchronous, never refused by Redis.
   const service: BudgetService = {
     timeZone: config.timeZone,
-    status: (userId) => local.status(userId, ctx.clock()),
+    status: (userId) => local.cachedStatus(userId, ctx.clock()),
     invalidate: (userId) => ledger.invalidate(userId),
   };
   ctx.services.provide('budget', service);
@@ -140,6 +141,16 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     });
   }
 
+  /** `reserve` for a limited user, once the tokenizer and the targets' prices are loaded. */
+  function reserveLimited(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
+    // ...and its price, which for a dated name may need the dataset's matcher (loaded on first need too).
+    const pricing = ctx.services.get('pricing');
+    const loads = [ctx.tokens.ready(), ...[target, ...(call.fallback?.targets ?? [])].map((t) => pricing?.ready(t.provider, t.model) ?? null)]
+      .filter((loading) => loading !== null);
+    if (loads.length > 0) return Promise.all(loads).then(() => reserve(ex, principal, target, state, call));
+    return reserve(ex, principal, target, state, call);
+  }
+
   return {
     name: 'budget',
     createState: () => ({ reservation: null }),
@@ -154,14 +165,10 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       const { principal, target } = ex;
       // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
       // (once per process), before the synchronous read-plan-reserve.
-      const limited = local.status(principal.gatewayUserId, ctx.clock())?.limitNanos != null;
-      if (!limited) return reserve(ex, principal, target, state, call);
-      // ...and its price, which for a dated name may need the dataset's matcher (loaded on first need too).
-      const pricing = ctx.services.get('pricing');
-      const loads = [ctx.tokens.ready(), ...[target, ...(call.fallback?.targets ?? [])].map((t) => pricing?.ready(t.provider, t.model) ?? null)]
-        .filter((loading) => loading !== null);
-      if (loads.length > 0) return Promise.all(loads).then(() => reserve(ex, principal, target, state, call));
-      return reserve(ex, principal, target, state, call);
+      return then(local.status(principal.gatewayUserId, ctx.clock()), (own) => {
+        if (own?.limitNanos == null) return reserve(ex, principal, target, state, call);
+        return reserveLimited(ex, principal, target, state, call);
+      });
     },
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
@@ -172,10 +179,11 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       state.reservation = null;
       return settled;
     },
+    // The spends' final flush (on PostgreSQL asynchronous) is awaited: the gateway closes the store next.
     async close() {
       await delivery?.close();
-      ledger.close();
-      if (!shared) writes.close();
+      await ledger.close();
+      if (!shared) await writes.close();
     },
   };
 }

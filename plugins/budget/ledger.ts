@@ -18,7 +18,7 @@
  */
 import type { Store } from '../../core/db.ts';
 import { nowIso, prepareQuery } from '../../core/db.ts';
-import type { BudgetPeriod } from '../../core/db-types.ts';
+import type { BudgetPeriod, GatewayUser } from '../../core/db-types.ts';
 import { budgetWindow, type BudgetWindow } from '../../core/calendar-period.ts';
 import { microsToNanos } from '../../core/money.ts';
 import { readAlertThresholds } from '../../core/gateway-users.ts';
@@ -61,9 +61,9 @@ export interface LedgerSeam {
   status(userId: number, nowMs: number): MaybePromise<BudgetStatus | undefined>;
   reserve(userId: number, amountNanos: number, nowMs: number): MaybePromise<Reservation | BudgetStatus>;
   settle(reservation: Reservation, actualNanos: number, nowMs: number, requestId: string): MaybePromise<SpendChange | null>;
-  invalidate(userId?: number): void;
-  flush(): void;
-  close(): void;
+  invalidate(userId?: number): MaybePromise<void>;
+  flush(): MaybePromise<void>;
+  close(): MaybePromise<void>;
 }
 
 /** Runs `next` on `value` at once when it is not a promise (the in-process ledger stays synchronous), else when it resolves. */
@@ -80,16 +80,28 @@ interface UserBudget {
   /** Start (ms) of the window `spentNanos` belongs to; null = nothing spent yet. */
   spentWindowStartMs: number | null;
   reservedNanos: number;
+  /** PostgreSQL: spend settled while a reload of this user was under way (its read may predate it). */
+  settledDuringLoadNanos: number;
+  /** Reloads of this user under way. */
+  loading: number;
 }
 
 export interface BudgetLedger extends LedgerSeam {
-  /** The user's budget now; undefined when the user does not exist. */
-  status(userId: number, nowMs: number): BudgetStatus | undefined;
+  /**
+   * The user's budget now; undefined when the user does not exist. Synchronous on SQLite; on
+   * PostgreSQL synchronous for a user already loaded, a promise on a cache miss (one read).
+   */
+  status(userId: number, nowMs: number): MaybePromise<BudgetStatus | undefined>;
+  /**
+   * The user's budget now as far as this process knows it, never waiting: on PostgreSQL a user not
+   * loaded yet reads as undefined (and is loaded in the background). For the synchronous `BudgetService`.
+   */
+  cachedStatus(userId: number, nowMs: number): BudgetStatus | undefined;
   /**
    * Reserves `amountNanos` if it fits (always, for an unlimited user). Returns the reservation, or
-   * the status that refused it.
+   * the status that refused it. Synchronous when the user is loaded (after `status`).
    */
-  reserve(userId: number, amountNanos: number, nowMs: number): Reservation | BudgetStatus;
+  reserve(userId: number, amountNanos: number, nowMs: number): MaybePromise<Reservation | BudgetStatus>;
   /**
    * Ends a reservation: `actualNanos` (≥ 0) becomes spend of the current period; 0 releases it.
    * `requestId` groups the spend's write with the request's log row (one transaction): a write the
@@ -97,54 +109,106 @@ export interface BudgetLedger extends LedgerSeam {
    * or null when nothing was spent.
    */
   settle(reservation: Reservation, actualNanos: number, nowMs: number, requestId: string): SpendChange | null;
-  /** Re-reads a user's limit, period and spend from the database (all users when omitted). */
-  invalidate(userId?: number): void;
+  /** Re-reads a user's limit, period and spend from the database (all users when omitted), after writing the queue. */
+  invalidate(userId?: number): MaybePromise<void>;
   /** Writes settled spend now (the whole write-behind queue). */
-  flush(): void;
+  flush(): MaybePromise<void>;
   /** Flushes and stops watching the database. */
-  close(): void;
+  close(): MaybePromise<void>;
+}
+
+type BudgetRow = Pick<GatewayUser, 'name' | 'budget_alert_thresholds' | 'budget_limit_micros' | 'budget_period' | 'budget_spent_nanos' | 'budget_period_start'>;
+const BUDGET_COLUMNS = ['name', 'budget_alert_thresholds', 'budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start'] as const;
+
+/**
+ * Reads one user's budget row, chosen once by engine: a prepared statement on SQLite (synchronous,
+ * on the request path), a Kysely query on PostgreSQL.
+ */
+function budgetReader(store: Store): (userId: number) => MaybePromise<BudgetRow | undefined> {
+  const query = (id: number) => store.db.selectFrom('gateway_users').select(BUDGET_COLUMNS).where('id', '=', id);
+  if (store.engine === 'postgres') return (userId) => query(userId).executeTakeFirst();
+  const read = prepareQuery(store.sqlite, query(0));
+  return (userId) => read.get(userId);
 }
 
 /** The ledger over `store`; spends are persisted through `writes`. */
 export function createBudgetLedger(store: Store, timeZone: string, writes: WriteBehind): BudgetLedger {
-  const { sqlite, db } = store;
-  const read = prepareQuery(
-    sqlite,
-    db.selectFrom('gateway_users').select(['name', 'budget_alert_thresholds', 'budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start']).where('id', '=', 0),
-  );
+  const read = budgetReader(store);
+  // SQLite: writes after the file is closed would throw; PostgreSQL: the write target stops by itself.
+  const storeOpen = store.engine === 'sqlite' ? () => store.sqlite.open : () => true;
   const users = new Map<number, UserBudget>();
   // The CLI changes limits and periods from another process; spend is only ever written here.
-  const unsubscribe = store.onExternalChange(() => reloadAll());
+  const unsubscribe = store.onExternalChange(() => {
+    const reloaded = reloadAll();
+    if (reloaded instanceof Promise) reloaded.catch(() => {});
+  });
 
-  function flush(): void {
-    if (sqlite.open) writes.flush();
+  function flush(): MaybePromise<void> {
+    if (!storeOpen()) return;
+    return then(writes.flush(), () => undefined);
   }
 
-  function load(userId: number, previous?: UserBudget): UserBudget | undefined {
-    const row = read.get(userId);
+  function apply(userId: number, row: BudgetRow | undefined, settledDuringLoadNanos: number): UserBudget | undefined {
     if (!row) {
       users.delete(userId);
       return undefined;
     }
+    const previous = users.get(userId);
     const user: UserBudget = {
       name: row.name,
       alertThresholds: readAlertThresholds(row.budget_alert_thresholds),
       limitNanos: row.budget_limit_micros === null ? null : microsToNanos(row.budget_limit_micros),
       period: row.budget_period,
-      spentNanos: row.budget_spent_nanos,
+      spentNanos: row.budget_spent_nanos + settledDuringLoadNanos,
       spentWindowStartMs: row.budget_period_start === null ? null : Date.parse(row.budget_period_start),
       reservedNanos: previous?.reservedNanos ?? 0,
+      settledDuringLoadNanos: previous?.settledDuringLoadNanos ?? 0,
+      loading: previous?.loading ?? 0,
     };
+    if (settledDuringLoadNanos > 0 && previous && (user.spentWindowStartMs ?? -Infinity) < (previous.spentWindowStartMs ?? -Infinity)) {
+      // The read predates a settlement that started a new period here: this process's figures are newer.
+      user.spentNanos = previous.spentNanos;
+      user.spentWindowStartMs = previous.spentWindowStartMs;
+    }
     users.set(userId, user);
     return user;
   }
 
-  function reloadAll(): void {
-    flush();
-    for (const [userId, user] of users) load(userId, user);
+  /**
+   * Reads the user from the database. On PostgreSQL the read is asynchronous: spend this process
+   * settles meanwhile may or may not be in it (the queue is written concurrently), so what is
+   * settled during the load is counted on top (an overcount of at most one flush interval's spend,
+   * corrected by the next reload, rather than an undercount that would let a budget overflow).
+   */
+  function load(userId: number): MaybePromise<UserBudget | undefined> {
+    const row = read(userId);
+    if (!(row instanceof Promise)) return apply(userId, row, 0);
+    const loading = users.get(userId);
+    if (loading) loading.loading++;
+    const startNanos = loading?.settledDuringLoadNanos ?? 0;
+    return row.then(
+      (value) => {
+        const current = users.get(userId);
+        if (current) current.loading--;
+        const settled = current && current === loading ? current.settledDuringLoadNanos - startNanos : 0;
+        return apply(userId, value, settled);
+      },
+      (err: unknown) => {
+        const current = users.get(userId);
+        if (current) current.loading--;
+        throw err;
+      },
+    );
   }
 
-  function get(userId: number): UserBudget | undefined {
+  function reloadAll(): MaybePromise<void> {
+    return then(flush(), () => {
+      const loads = [...users.keys()].map(load).filter((l) => l instanceof Promise);
+      if (loads.length > 0) return Promise.all(loads).then(() => undefined);
+    });
+  }
+
+  function get(userId: number): MaybePromise<UserBudget | undefined> {
     return users.get(userId) ?? load(userId);
   }
 
@@ -161,18 +225,26 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
 
   return {
     status(userId, nowMs) {
-      const user = get(userId);
-      return user && statusOf(user, nowMs);
+      return then(get(userId), (user) => user && statusOf(user, nowMs));
+    },
+    cachedStatus(userId, nowMs) {
+      const user = users.get(userId);
+      if (user) return statusOf(user, nowMs);
+      const loaded = load(userId);
+      if (!(loaded instanceof Promise)) return loaded && statusOf(loaded, nowMs);
+      loaded.catch(() => {});
+      return undefined;
     },
     reserve(userId, amountNanos, nowMs) {
-      const user = get(userId);
-      if (!user) return { userId, amountNanos: 0 };
-      if (user.limitNanos !== null) {
-        const status = statusOf(user, nowMs);
-        if (status.spentNanos + user.reservedNanos + amountNanos > user.limitNanos) return status;
-      }
-      user.reservedNanos += amountNanos;
-      return { userId, amountNanos };
+      return then(get(userId), (user): Reservation | BudgetStatus => {
+        if (!user) return { userId, amountNanos: 0 };
+        if (user.limitNanos !== null) {
+          const status = statusOf(user, nowMs);
+          if (status.spentNanos + user.reservedNanos + amountNanos > user.limitNanos) return status;
+        }
+        user.reservedNanos += amountNanos;
+        return { userId, amountNanos };
+      });
     },
     settle(reservation, actualNanos, nowMs, requestId) {
       const user = users.get(reservation.userId);
@@ -182,6 +254,7 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
       const window = budgetWindow(user.period, nowMs, timeZone);
       const beforeNanos = spentIn(user, window);
       user.spentNanos = beforeNanos + actualNanos;
+      if (user.loading > 0) user.settledDuringLoadNanos += actualNanos;
       if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
       writes.enqueue({
         kind: 'spend', group: requestId, userId: reservation.userId, deltaNanos: actualNanos, spentNanos: user.spentNanos,
@@ -193,14 +266,15 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
       };
     },
     invalidate(userId) {
-      flush();
-      if (userId === undefined) reloadAll();
-      else if (users.has(userId)) load(userId, users.get(userId));
+      if (userId === undefined) return reloadAll();
+      return then(flush(), () => {
+        if (users.has(userId)) return then(load(userId), () => undefined);
+      });
     },
     flush,
     close() {
-      flush();
       unsubscribe();
+      return flush();
     },
   };
 }

@@ -18,7 +18,7 @@
 import { nowIso } from '../../core/db.ts';
 import type { BudgetCounters, BudgetCounts, BudgetKey, SpendSeed } from '../../core/budget-counters.ts';
 import type { BudgetStatus } from '../../core/services.ts';
-import type { BudgetLedger, LedgerSeam, Reservation, SpendChange } from './ledger.ts';
+import { then, type BudgetLedger, type LedgerSeam, type MaybePromise, type Reservation, type SpendChange } from './ledger.ts';
 
 /** A period's spend outlives its window by a day: a settlement of a request started before the boundary. */
 const KEEP_MARGIN_MS = 86_400_000;
@@ -32,10 +32,7 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
 
   /** The stored spend of the period: this replica's queued writes flushed, the row re-read. */
   function seedOf(userId: number, nowMs: number): SpendSeed {
-    return () => {
-      local.invalidate(userId);
-      return local.status(userId, nowMs)?.spentNanos ?? 0;
-    };
+    return () => then(local.invalidate(userId), () => then(local.status(userId, nowMs), (status) => status?.spentNanos ?? 0));
   }
 
   function withCounts(status: BudgetStatus, counts: BudgetCounts): BudgetStatus {
@@ -46,25 +43,27 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
 
   return {
     status(userId, nowMs) {
-      const status = local.status(userId, nowMs);
-      if (!status || status.limitNanos === null) return status;
-      return counters.read(keyOf(userId, status, nowMs), seedOf(userId, nowMs)).then((counts) => (counts ? withCounts(status, counts) : status));
+      return then(local.status(userId, nowMs), (status) => {
+        if (!status || status.limitNanos === null) return status;
+        return counters.read(keyOf(userId, status, nowMs), seedOf(userId, nowMs)).then((counts) => (counts ? withCounts(status, counts) : status));
+      });
     },
     reserve(userId, amountNanos, nowMs) {
-      const status = local.status(userId, nowMs);
-      if (!status || status.limitNanos === null) return local.reserve(userId, amountNanos, nowMs);
-      const limitNanos = status.limitNanos;
-      return counters.reserve(keyOf(userId, status, nowMs), amountNanos, limitNanos, seedOf(userId, nowMs)).then((taken): Reservation | BudgetStatus => {
-        // Unreachable, failing open: this replica's own count decides.
-        if (!taken) return local.reserve(userId, amountNanos, nowMs);
-        if (!taken.held) return withCounts(status, taken.counts);
-        return { userId, amountNanos, held: taken.held };
+      return then(local.status(userId, nowMs), (status) => {
+        if (!status || status.limitNanos === null) return local.reserve(userId, amountNanos, nowMs);
+        const limitNanos = status.limitNanos;
+        return counters.reserve(keyOf(userId, status, nowMs), amountNanos, limitNanos, seedOf(userId, nowMs)).then((taken): MaybePromise<Reservation | BudgetStatus> => {
+          // Unreachable, failing open: this replica's own count decides.
+          if (!taken) return local.reserve(userId, amountNanos, nowMs);
+          if (!taken.held) return withCounts(status, taken.counts);
+          return { userId, amountNanos, held: taken.held };
+        });
       });
     },
     async settle(reservation, actualNanos, nowMs, requestId) {
       const held = reservation.held;
       if (!held) return local.settle(reservation, actualNanos, nowMs, requestId);
-      const status = local.status(reservation.userId, nowMs);
+      const status = await local.status(reservation.userId, nowMs);
       // The spend goes to the period now (as in one process); the reservation is dropped from its own.
       const key = status ? keyOf(reservation.userId, status, nowMs) : held.key;
       // Redis first: a seed read now must not already hold this request's spend.

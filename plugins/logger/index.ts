@@ -16,7 +16,7 @@ import { nowIso } from '../../core/db.ts';
 import { loggerSchema, type LoggerConfig } from './schema.ts';
 import type { RequestLogRow } from '../../core/request-log-row.ts';
 import { createWriteBehind } from '../../core/write-behind.ts';
-import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import { createWriteTarget } from '../../core/write-target.ts';
 import { Gauge } from 'prom-client';
 
 /** A usage report longer than this (an upstream padding it with junk) is not kept: its counts are. */
@@ -59,7 +59,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
 }
 
 function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
-  const writer = createWriteBehind(createSqliteWriteTarget(ctx.store), config, ctx.log);
+  const writer = createWriteBehind(createWriteTarget(ctx.store), config, ctx.log);
   ctx.services.provide('writeBehind', writer);
   ctx.services.provide('requestLog', { flush: () => writer.flush(), depth: () => writer.depth() });
   new Gauge({
@@ -78,8 +78,9 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
       if (!isModelOperation(ex.operation) && !(ex.operation === UNKNOWN_ENDPOINT && ex.principal)) return;
       writer.enqueue({ kind: 'request', group: ex.id, row: rowFor(ex, performance.now()) });
     },
+    // On PostgreSQL the final flush is asynchronous: the gateway awaits it before closing the store.
     close() {
-      writer.close();
+      return writer.close();
     },
   };
 }

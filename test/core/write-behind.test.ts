@@ -151,13 +151,13 @@ describe('write-behind queue', () => {
     const user = await createGatewayUser(store.db, { name: 'fractional' });
     const ledger = createBudgetLedger(store, 'UTC', queue);
     const nowMs = Date.parse('2026-11-20T10:00:00.000Z');
-    const reservation = ledger.reserve(user.id, 0, nowMs);
+    const reservation = await ledger.reserve(user.id, 0, nowMs);
     assert.ok(isReservation(reservation));
     ledger.settle(reservation, 2.5, nowMs, 'req_fraction');
     // An uncaught throw in the flush timer would end this test process here.
     while (queue.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"')));
-    ledger.settle(ledger.reserve(user.id, 0, nowMs) as Reservation, 0, nowMs, 'req_release');
+    ledger.settle((await ledger.reserve(user.id, 0, nowMs)) as Reservation, 0, nowMs, 'req_release');
     ledger.close();
     queue.close();
     await store.close();

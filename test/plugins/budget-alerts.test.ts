@@ -21,7 +21,7 @@ import type { UserFields } from '../../core/gateway-users.ts';
 import { crossedThresholds } from '../../plugins/budget/alerts.ts';
 import { ManifestError, validateManifest } from '../../core/manifest.ts';
 import { pluginRegistry } from '../../plugins/index.ts';
-import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
+import { createWriteTarget } from '../../core/write-target.ts';
 import type { PendingWrite } from '../../core/write-behind.ts';
 import { retryDelayMs } from '../../plugins/budget/alert-delivery.ts';
 
@@ -123,10 +123,10 @@ describe('budget alerts', () => {
         kind: 'alert', group: 'r1', userId: tg.userId, periodStartIso: '2026-11-01T00:00:00.000Z', thresholdPercent: 80,
         firedAtIso: '2026-11-20T00:00:00.000Z', payload: '{}', deliver: false,
       };
-      const target = createSqliteWriteTarget(tg.gateway.store);
-      target.writeBatch([alert, { ...alert, group: 'r2' }]);
-      target.writeOne({ ...alert, group: 'r3', firedAtIso: '2026-11-21T00:00:00.000Z' });
-      const rows = tg.gateway.store.sqlite.prepare('SELECT fired_at, state FROM budget_alerts WHERE gateway_user_id = ?').all(tg.userId);
+      const target = createWriteTarget(tg.gateway.store);
+      await target.writeBatch([alert, { ...alert, group: 'r2' }]);
+      await target.writeOne({ ...alert, group: 'r3', firedAtIso: '2026-11-21T00:00:00.000Z' });
+      const rows = await tg.gateway.store.db.selectFrom('budget_alerts').select(['fired_at', 'state']).where('gateway_user_id', '=', tg.userId).execute();
       assert.deepEqual(rows, [{ fired_at: '2026-11-20T00:00:00.000Z', state: 'unsent' }]);
     } finally {
       await tg.close();
@@ -201,7 +201,8 @@ describe('budget alerts', () => {
       assert.deepEqual(alerts.map((a) => a.threshold_percent).sort((a, b) => a - b), [80, 100]);
       const at80 = alerts.find((a) => a.threshold_percent === 80)!;
       assert.ok(at80.spent_nanos >= 0.8 * 480_000_000 && at80.spent_nanos < 0.8 * 480_000_000 + REQUEST_NANOS, String(at80.spent_nanos));
-      const rows = tg.gateway.store.sqlite.prepare('SELECT threshold_percent, state FROM budget_alerts WHERE gateway_user_id = ? ORDER BY threshold_percent').all(tg.userId);
+      const rows = await tg.gateway.store.db.selectFrom('budget_alerts').select(['threshold_percent', 'state'])
+        .where('gateway_user_id', '=', tg.userId).orderBy('threshold_percent').execute();
       assert.deepEqual(rows, [{ threshold_percent: 80, state: 'delivered' }, { threshold_percent: 100, state: 'delivered' }]);
     } finally {
       await tg.close();
@@ -263,7 +264,7 @@ describe('budget alerts', () => {
       let row: any;
       for (let i = 0; i < 200 && !(row?.attempts >= 1); i++) {
         await sleep(10);
-        row = first.gateway.store.sqlite.prepare('SELECT state, attempts, last_error FROM budget_alerts WHERE gateway_user_id = ?').get(userId);
+        row = await first.gateway.store.db.selectFrom('budget_alerts').select(['state', 'attempts', 'last_error']).where('gateway_user_id', '=', userId).executeTakeFirst();
       }
       assert.equal(row.state, 'pending');
       assert.match(row.last_error, /ECONNREFUSED/);
@@ -281,7 +282,7 @@ describe('budget alerts', () => {
       const alert = verified(receiver.received[0]!);
       assert.equal(alert.user.id, userId);
       assert.equal(alert.threshold_percent, 80);
-      const row = second.gateway.store.sqlite.prepare('SELECT state FROM budget_alerts WHERE gateway_user_id = ?').get(userId) as { state: string };
+      const row = await second.gateway.store.db.selectFrom('budget_alerts').select('state').where('gateway_user_id', '=', userId).executeTakeFirstOrThrow();
       assert.equal(row.state, 'delivered');
     } finally {
       await second.close();

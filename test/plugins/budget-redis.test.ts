@@ -12,14 +12,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
-import { openStore } from '../../core/db.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 
 const skip = skipWithoutRedis();
 
@@ -86,9 +85,9 @@ async function outcome(res: Response): Promise<{ status: number; type: string | 
   return { status: res.status, type: body.error?.type ?? null, code: body.error?.code ?? null };
 }
 
-/** The user's stored spend and the sum of their logged costs, read from the shared SQLite file. */
+/** The user's stored spend and the sum of their logged costs, read from the shared database. */
 async function stored(userId: number): Promise<{ spentNanos: number; loggedNanos: number; logged: number }> {
-  const store = openStore(join(dataDir, 'tollgate.db'));
+  const store = await openTestStore(dataDir);
   try {
     const user = await store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', userId).executeTakeFirstOrThrow();
     const rows = await store.db.selectFrom('llm_requests').select('cost_nanos').where('gateway_user_id', '=', userId).where('cost_nanos', 'is not', null).execute();
