@@ -25,7 +25,7 @@ export interface CatalogOptions {
   /** Lists persisted by an earlier run, by provider id. */
   persisted?: ReadonlyMap<string, PersistedList>;
   /** Called with each freshly discovered list (to persist it). */
-  onDiscovered?: (provider: string, models: CatalogEntry[]) => void;
+  onDiscovered?: (provider: string, models: CatalogEntry[]) => void | Promise<void>;
 }
 
 export function createCatalog(providers: ReadonlyMap<string, ProviderService>, options: CatalogOptions): Catalog {
@@ -42,7 +42,7 @@ export function createCatalog(providers: ReadonlyMap<string, ProviderService>, o
       if (!credential) return [];
       const models = await provider.listModels(credential, signal);
       try {
-        options.onDiscovered?.(id, models);
+        await options.onDiscovered?.(id, models);
       } catch (err) {
         log.warn('could not persist the model catalog', { provider: id, err: (err as Error).message });
       }
