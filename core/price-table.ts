@@ -125,8 +125,9 @@ export async function searchPrices(db: Kysely<Database>, text: string): Promise<
   return (await db.selectFrom('model_pricing').selectAll()
     .where('model', 'is not', null)
     .where((eb) => eb.or([
-      sql<boolean>`${eb.ref('model')} LIKE ${pattern} ESCAPE '\\'`,
-      sql<boolean>`${eb.ref('provider')} LIKE ${pattern} ESCAPE '\\'`,
+      // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is not (for ASCII; so is lower() under COLLATE "C").
+      sql<boolean>`lower(${eb.ref('model')}) LIKE lower(${pattern}) ESCAPE '\\'`,
+      sql<boolean>`lower(${eb.ref('provider')}) LIKE lower(${pattern}) ESCAPE '\\'`,
     ]))
     .orderBy('model').execute()) as StoredPrice[];
 }
