@@ -1,5 +1,6 @@
 /** What every command needs: the data dir (`--data-dir`, else TOLLGATE_DATA_DIR, else ./data) and the store. */
 import type { Command } from 'commander';
+import { sql } from 'kysely';
 import { databaseUrl, openGatewayStore, resolveDataDir } from '../core/data-dir.ts';
 import type { Store } from '../core/db.ts';
 import { findGatewayUser, type GatewayUserView } from '../core/gateway-users.ts';
@@ -16,13 +17,35 @@ const stderrWarnings = {
   },
 };
 
-/** Opens the store for one command and closes it afterwards. */
+/**
+ * Opens the store for one command and closes it afterwards. On PostgreSQL the command then tells
+ * running gateways that the data changed (NOTIFY): their caches (auth-guard's keys, credentials,
+ * prices, budgets) listen with `onExternalChange`, and unlike SQLite's `data_version` poll nothing else
+ * would tell them, so a `keys revoke` would not reach them. Sent after failures too: a command may have
+ * written before it failed.
+ */
 export async function withStore<T>(options: { dataDir?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openGatewayStore(resolveDataDir(options.dataDir), { url: databaseUrl(undefined), log: stderrWarnings });
   try {
     return await fn(store);
   } finally {
+    if (store.engine === 'postgres') await announceChange(store);
     await store.close();
+  }
+}
+
+/**
+ * `store.notifyChange()` sends its NOTIFY without waiting for it; closing the pool at once could drop
+ * it before it has a connection. A query queued behind it returns only once the NOTIFY holds one, and
+ * closing waits for held connections. Best effort: a lost notification only delays the change until
+ * the gateways' caches expire or reconnect.
+ */
+async function announceChange(store: Store): Promise<void> {
+  store.notifyChange();
+  try {
+    await sql`SELECT 1`.execute(store.db);
+  } catch (err) {
+    stderrWarnings.warn('could not tell running gateways about this change', { err: String(err) });
   }
 }
 

@@ -22,7 +22,7 @@ export function secretCommand(): Command {
       const fromEnv = Boolean(process.env.TOLLGATE_SECRET);
       const current = loadKeyring(dataDir);
       const next = fromEnv ? current : createKeyring(prepareNextKey(dataDir), [...current.all.values()]);
-      const count = await withStore(options, async (store) => resealAll(store.sqlite, next, next));
+      const count = await withStore(options, async (store) => resealAll(store.db, next, next));
       if (!fromEnv) commitNextKey(dataDir);
       const result = { key_id: next.current.id, resealed: count, source: fromEnv ? 'TOLLGATE_SECRET' : 'secret.key' };
       if (options.json) printJson(result);

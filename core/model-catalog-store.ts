@@ -5,8 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './db-types.ts';
-import type { Sqlite } from './db.ts';
-import { nowIso } from './db.ts';
+import { nowIso, type Store } from './db.ts';
 
 /** One model of a provider's list, as discovered from its list endpoint and stored here. */
 export interface CatalogModel {
@@ -26,9 +25,16 @@ export interface PersistedList {
   fetchedAtMs: number;
 }
 
-/** Every provider's persisted list by provider id, models in the order the upstream listed them. */
-export async function loadPersistedCatalog(db: Kysely<Database>): Promise<Map<string, PersistedList>> {
-  const rows = await db.selectFrom('model_catalog').selectAll().orderBy('provider').orderBy(sql`rowid`).execute();
+/**
+ * Every provider's persisted list by provider id. Models come in the order the upstream listed them on
+ * SQLite (insertion order, `rowid`); PostgreSQL keeps no insertion order, so there they come sorted by
+ * model id.
+ */
+export async function loadPersistedCatalog(store: Store): Promise<Map<string, PersistedList>> {
+  const rows = await store.db.selectFrom('model_catalog').selectAll()
+    .orderBy('provider')
+    .orderBy(store.engine === 'sqlite' ? sql`rowid` : sql`model`)
+    .execute();
   const lists = new Map<string, PersistedList>();
   for (const row of rows) {
     let list = lists.get(row.provider);
@@ -40,15 +46,28 @@ export async function loadPersistedCatalog(db: Kysely<Database>): Promise<Map<st
   return lists;
 }
 
-/** Replaces `provider`'s persisted list with `models` (one transaction); `fetchedAtMs` is ms since the epoch. */
-export function persistCatalog(sqlite: Sqlite, provider: string, models: readonly CatalogModel[], fetchedAtMs = Date.now()): void {
-  const remove = sqlite.prepare('DELETE FROM model_catalog WHERE provider = ?');
-  const insert = sqlite.prepare(
-    'INSERT OR REPLACE INTO model_catalog (provider, model, display_name, created, owned_by, fetched_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+/** Rows per INSERT: 6 columns × 100 rows stays far below SQLite's bound-parameter limit. */
+const INSERT_CHUNK_ROWS = 100;
+
+/**
+ * Replaces `provider`'s persisted list with `models` (one transaction); `fetchedAtMs` is ms since the
+ * epoch. A model listed twice keeps its last entry.
+ */
+export async function persistCatalog(db: Kysely<Database>, provider: string, models: readonly CatalogModel[], fetchedAtMs = Date.now()): Promise<void> {
   const fetchedAt = nowIso(fetchedAtMs);
-  sqlite.transaction(() => {
-    remove.run(provider);
-    for (const m of models) insert.run(provider, m.id, m.display_name ?? null, Math.trunc(m.created) || 0, m.owned_by, fetchedAt);
-  })();
+  const byId = new Map<string, CatalogModel>();
+  for (const m of models) {
+    // Deleted first so a repeated id takes the place of its last listing, as INSERT OR REPLACE did.
+    byId.delete(m.id);
+    byId.set(m.id, m);
+  }
+  const rows = [...byId.values()].map((m) => ({
+    provider, model: m.id, display_name: m.display_name ?? null, created: Math.trunc(m.created) || 0, owned_by: m.owned_by, fetched_at: fetchedAt,
+  }));
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('model_catalog').where('provider', '=', provider).execute();
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+      await trx.insertInto('model_catalog').values(rows.slice(i, i + INSERT_CHUNK_ROWS)).execute();
+    }
+  });
 }

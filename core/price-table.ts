@@ -125,15 +125,21 @@ export async function searchPrices(db: Kysely<Database>, text: string): Promise<
   return (await db.selectFrom('model_pricing').selectAll()
     .where('model', 'is not', null)
     .where((eb) => eb.or([
-      sql<boolean>`${eb.ref('model')} LIKE ${pattern} ESCAPE '\\'`,
-      sql<boolean>`${eb.ref('provider')} LIKE ${pattern} ESCAPE '\\'`,
+      // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is not (for ASCII; so is lower() under COLLATE "C").
+      sql<boolean>`lower(${eb.ref('model')}) LIKE lower(${pattern}) ESCAPE '\\'`,
+      sql<boolean>`lower(${eb.ref('provider')}) LIKE lower(${pattern}) ESCAPE '\\'`,
     ]))
     .orderBy('model').execute()) as StoredPrice[];
 }
 
-/** The same as `listPrices`, synchronously, for the price book (better-sqlite3 prepared statement). */
-export function createPriceReader(store: Store): () => StoredPrice[] {
-  const statement = prepareQuery(store.sqlite, store.db.selectFrom('model_pricing').selectAll().where('model', 'is not', null).orderBy('model'));
+/**
+ * The same as `listPrices`, for the price book: synchronous on SQLite (a better-sqlite3 prepared
+ * statement: the book loads on a request's first lookup), a Promise on PostgreSQL.
+ */
+export function createPriceReader(store: Store): () => StoredPrice[] | Promise<StoredPrice[]> {
+  const query = store.db.selectFrom('model_pricing').selectAll().where('model', 'is not', null).orderBy('model');
+  if (store.engine === 'postgres') return async () => (await query.execute()) as StoredPrice[];
+  const statement = prepareQuery(store.sqlite, query);
   return () => statement.all() as StoredPrice[];
 }
 

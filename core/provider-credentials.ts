@@ -6,8 +6,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, ProviderCredentialsTable } from './db-types.ts';
-import type { Sqlite } from './db.ts';
-import { nowIso } from './db.ts';
+import { nowIso, prepareQuery, type Store } from './db.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
 
 /** A stored credential as shown by the CLI and APIs: never the key itself. */
@@ -80,23 +79,34 @@ export async function deleteProviderCredential(db: Kysely<Database>, gatewayUser
 /** The columns that open a record. */
 type SealedRow = Pick<Selectable<ProviderCredentialsTable>, 'id' | 'gateway_user_id' | 'provider' | 'ciphertext' | 'nonce' | 'auth_tag' | 'key_id' | 'base_url'>;
 
-const SELECT_SEALED = 'SELECT id, gateway_user_id, provider, ciphertext, nonce, auth_tag, key_id, base_url FROM provider_credentials';
+const SEALED_COLUMNS = ['id', 'gateway_user_id', 'provider', 'ciphertext', 'nonce', 'auth_tag', 'key_id', 'base_url'] as const;
 
 function openRow(row: SealedRow, keyring: Keyring): string {
   return open({ ciphertext: row.ciphertext, nonce: row.nonce, authTag: row.auth_tag, keyId: row.key_id }, keyring, aadOf(row.gateway_user_id, row.provider));
 }
 
+function openRows(rows: readonly SealedRow[], keyring: Keyring): Map<string, OpenedCredential> {
+  const out = new Map<string, OpenedCredential>();
+  for (const row of rows) out.set(row.provider, { apiKey: openRow(row, keyring), baseUrl: row.base_url });
+  return out;
+}
+
 /**
- * Reads one user's credentials, opened, by provider. Synchronous (a prepared statement) because it
- * runs on the request path behind a cache. Throws `SecretOpenError` for a record that does not open.
+ * Reads one user's credentials, opened, by provider. It runs on the request path behind a cache: on
+ * SQLite a prepared statement answers synchronously; on PostgreSQL it returns a Promise (bytea comes
+ * back as Buffers, as SQLite's blobs do). Throws (or rejects with) `SecretOpenError` for a record that
+ * does not open.
  */
-export function createCredentialReader(sqlite: Sqlite): (gatewayUserId: number, keyring: Keyring) => Map<string, OpenedCredential> {
-  const statement = sqlite.prepare<[number], SealedRow>(`${SELECT_SEALED} WHERE gateway_user_id = ?`);
-  return (gatewayUserId, keyring) => {
-    const out = new Map<string, OpenedCredential>();
-    for (const row of statement.all(gatewayUserId)) out.set(row.provider, { apiKey: openRow(row, keyring), baseUrl: row.base_url });
-    return out;
-  };
+export type CredentialReader = (gatewayUserId: number, keyring: Keyring) => Map<string, OpenedCredential> | Promise<Map<string, OpenedCredential>>;
+
+/** The credential reader for `store`'s engine. */
+export function createCredentialReader(store: Store): CredentialReader {
+  const query = store.db.selectFrom('provider_credentials').select(SEALED_COLUMNS);
+  if (store.engine === 'sqlite') {
+    const statement = prepareQuery(store.sqlite, query.where('gateway_user_id', '=', 0));
+    return (gatewayUserId, keyring) => openRows(statement.all(gatewayUserId), keyring);
+  }
+  return async (gatewayUserId, keyring) => openRows(await query.where('gateway_user_id', '=', gatewayUserId).execute(), keyring);
 }
 
 /**
@@ -104,19 +114,21 @@ export function createCredentialReader(sqlite: Sqlite): (gatewayUserId: number, 
  * `from` must open every record; otherwise nothing changes and `SecretOpenError` is thrown.
  * Returns how many records were re-sealed.
  */
-export function resealAll(sqlite: Sqlite, from: Keyring, to: Keyring): number {
-  const rows = sqlite.prepare<[], SealedRow>(SELECT_SEALED).all();
-  const update = sqlite.prepare('UPDATE provider_credentials SET ciphertext = ?, nonce = ?, auth_tag = ?, key_id = ?, updated_at = ? WHERE id = ?');
-  let count = 0;
-  sqlite.transaction(() => {
+export async function resealAll(db: Kysely<Database>, from: Keyring, to: Keyring): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx.selectFrom('provider_credentials').select(SEALED_COLUMNS).orderBy('id').execute();
+    let count = 0;
     for (const row of rows) {
       if (row.key_id === to.current.id) continue;
       const sealed = seal(openRow(row, from), to, aadOf(row.gateway_user_id, row.provider));
-      update.run(sealed.ciphertext, sealed.nonce, sealed.authTag, sealed.keyId, nowIso(), row.id);
+      await trx.updateTable('provider_credentials')
+        .set({ ciphertext: sealed.ciphertext, nonce: sealed.nonce, auth_tag: sealed.authTag, key_id: sealed.keyId, updated_at: nowIso() })
+        .where('id', '=', row.id)
+        .execute();
       count++;
     }
-  })();
-  return count;
+    return count;
+  });
 }
 
 /** A user's credential for `provider`, masked, or undefined. */

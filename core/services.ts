@@ -203,7 +203,7 @@ export interface AuthGuardService {
    * within `TEST_TICKET_TTL_MS` of the gateway clock, without touching the key's `last_used_at`.
    * Null when no key has that id.
    */
-  issueTestTicket(apiKeyId: number): string | null;
+  issueTestTicket(apiKeyId: number): Promise<string | null>;
 }
 
 /** Outcomes of the recent attempts (the last 5 minutes, at most the last 200) of a deployment or a pooled key. */

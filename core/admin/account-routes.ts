@@ -28,7 +28,7 @@ function passwordField(body: Body, name: string): string {
 }
 
 export function createAccountRoutes(ctx: AdminContext, deps: { sessions: SessionStore }): AdminRoute[] {
-  const findHash = ctx.store.sqlite.prepare<[number], { password_hash: string }>('SELECT password_hash FROM admin_users WHERE id = ?');
+  const findHash = (adminId: number) => ctx.store.db.selectFrom('admin_users').select('password_hash').where('id', '=', adminId).executeTakeFirst();
 
   return [
     {
@@ -40,7 +40,7 @@ export function createAccountRoutes(ctx: AdminContext, deps: { sessions: Session
         const current = passwordField(fields, 'current_password');
         const next = passwordField(fields, 'new_password');
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-        const row = findHash.get(admin!.id);
+        const row = await findHash(admin!.id);
         if (!row || !token) throw sessionRequired();
         if (!(await verifyPassword(current, row.password_hash))) {
           ctx.log.warn('admin password change refused: wrong current password', { username: admin!.username });
@@ -49,7 +49,7 @@ export function createAccountRoutes(ctx: AdminContext, deps: { sessions: Session
         if (next.length < MIN_ADMIN_PASSWORD_LENGTH) throw invalidRequest(`The new password must be at least ${MIN_ADMIN_PASSWORD_LENGTH} characters.`, 'new_password');
         if (next === current) throw invalidRequest('The new password is the current one.', 'new_password');
         await setAdminPassword(ctx.store.db, admin!.username, next, { endSessions: false });
-        const ended = deps.sessions.destroyOthers(admin!.id, token);
+        const ended = await deps.sessions.destroyOthers(admin!.id, token);
         ctx.log.info('admin changed their password', { username: admin!.username, otherSessionsEnded: ended });
         return json(200, { admin, other_sessions_ended: ended });
       },

@@ -34,9 +34,8 @@ function sessionCookie(req: IncomingMessage, value: string, maxAgeSec: number): 
 }
 
 export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): AdminRoute[] {
-  const findAdmin = ctx.store.sqlite.prepare<[string], { id: number; username: string; password_hash: string }>(
-    'SELECT id, username, password_hash FROM admin_users WHERE username = ?',
-  );
+  const findAdmin = (username: string) =>
+    ctx.store.db.selectFrom('admin_users').select(['id', 'username', 'password_hash']).where('username', '=', username).executeTakeFirst();
   // Compared against when the username is unknown, so both paths cost one scrypt.
   const decoyHash = hashPassword('tollgate decoy password');
 
@@ -58,7 +57,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         const { attempt } = reserved;
         let row: { id: number; username: string; password_hash: string } | undefined;
         try {
-          row = findAdmin.get(username);
+          row = await findAdmin(username);
           const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash));
           if (!row || !ok) {
             attempt.failed(ctx.clock());
@@ -71,7 +70,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         }
         const admin = { id: row.id, username: row.username };
         const userAgent = req.headers['user-agent'] ?? null;
-        const { token, times } = deps.sessions.create(admin, { ip, userAgent });
+        const { token, times } = await deps.sessions.create(admin, { ip, userAgent });
         ctx.log.info('admin logged in', { username, ip });
         return json(200, { admin, session: times }, { 'set-cookie': sessionCookie(req, token, Math.floor(deps.sessionMaxMs / 1000)) });
       },
@@ -79,18 +78,18 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
     {
       method: 'POST',
       pattern: '/admin/api/logout',
-      handler({ req }) {
+      async handler({ req }) {
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-        if (token) deps.sessions.destroy(token);
+        if (token) await deps.sessions.destroy(token);
         return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
       },
     },
     {
       method: 'GET',
       pattern: '/admin/api/me',
-      handler({ req, admin }) {
+      async handler({ req, admin }) {
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-        const session = token ? deps.sessions.verify(token)?.times ?? null : null;
+        const session = token ? (await deps.sessions.verify(token))?.times ?? null : null;
         return json(200, {
           admin,
           session,

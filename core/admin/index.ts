@@ -42,15 +42,18 @@ export function createAdminMount(ctx: AdminContext, settings: AdminSettings, ver
   for (const factory of ROUTE_MODULES) routes.push(...factory(ctx));
   const api = createAdminRouter(
     routes,
-    (req) => {
+    async (req) => {
       const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-      return token ? sessions.verify(token)?.admin ?? null : null;
+      return token ? (await sessions.verify(token))?.admin ?? null : null;
     },
     ctx.log,
   );
   const files = createAdminStatic();
-  sessions.purgeExpired();
-  const timer = setInterval(() => sessions.purgeExpired(), PURGE_EVERY_MS);
+  const purge = () => {
+    sessions.purgeExpired().catch((err: unknown) => ctx.log.warn('admin: could not delete ended sessions', { err: String(err) }));
+  };
+  purge();
+  const timer = setInterval(purge, PURGE_EVERY_MS);
   timer.unref();
   return {
     handle(req, res, requestId, path) {

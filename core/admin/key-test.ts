@@ -103,13 +103,13 @@ export async function testApiKey(ctx: AdminContext, keyId: number, model: string
     const error = { message: 'auth-guard is not in the manifest, so no request is authenticated by key: there is nothing to test.', type: 'server_error', code: 'auth_guard_missing' };
     return { ok: false, key_id: keyId, status: null, authenticated: false, latency_ms: 0, error, budget: null, rate_limits: null, completion: null };
   }
-  const ticket = authGuard.issueTestTicket(keyId);
+  const ticket = await authGuard.issueTestTicket(keyId);
   if (ticket === null) throw keyNotFound();
   const account = await callSelf(ctx, ticket, '/api/account', undefined, ACCOUNT_TIMEOUT_MS);
 
   let completion: KeyTestCompletion | null = null;
   if (model !== null) {
-    const second = authGuard.issueTestTicket(keyId);
+    const second = await authGuard.issueTestTicket(keyId);
     if (second === null) throw keyNotFound();
     const body = { model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] };
     const call = await callSelf(ctx, second, '/api/v1/chat/completions', body, COMPLETION_TIMEOUT_MS);

@@ -22,8 +22,8 @@ interface CompiledRoute {
   segments: string[];
 }
 
-/** Looks up the session cookie of a request: the signed-in admin, or null. */
-export type SessionLookup = (req: IncomingMessage) => AdminIdentity | null;
+/** Looks up the session cookie of a request: the signed-in admin, or null (a database read). */
+export type SessionLookup = (req: IncomingMessage) => Promise<AdminIdentity | null>;
 
 export type AdminApiHandler = (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
 
@@ -83,7 +83,7 @@ export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: 
     try {
       const { route, params } = find(method, url.pathname);
       if (MUTATING.has(method) && !isSameOrigin(req)) throw originMismatch();
-      const admin = lookupSession(req);
+      const admin = await lookupSession(req);
       if (!admin && !route.public) throw sessionRequired();
       const request: AdminRequest = {
         method, params, query: url.searchParams, body: MUTATING.has(method) && method !== 'DELETE' ? await readBody(req) : undefined,

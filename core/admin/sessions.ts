@@ -3,11 +3,12 @@
  * (base64url), the table only its SHA-256, so neither a leaked database nor a log line can be
  * replayed. A session ends `sessionMaxHours` after login (absolute) or `sessionIdleMinutes` after its
  * last request (idle), whichever is first; `last_seen_at` is written at most once a minute so browsing
- * the UI does not turn every read into a write. Sessions survive a restart.
+ * the UI does not turn every read into a write. Sessions survive a restart. Kysely queries, so the
+ * same code runs on SQLite and PostgreSQL (a session check is one indexed read per admin request).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../db.ts';
-import { nowIso, prepareQuery } from '../db.ts';
+import { nowIso } from '../db.ts';
 import type { Clock } from '../clock.ts';
 import type { AdminIdentity } from './context.ts';
 
@@ -27,16 +28,17 @@ export interface SessionSettings {
   maxMs: number;
 }
 
+/** Every method is asynchronous: a query on either engine (`store.db`). */
 export interface SessionStore {
   /** Starts a session; `token` goes into the cookie and is not kept. */
-  create(admin: AdminIdentity, meta: { ip: string | null; userAgent: string | null }): { token: string; times: SessionTimes };
+  create(admin: AdminIdentity, meta: { ip: string | null; userAgent: string | null }): Promise<{ token: string; times: SessionTimes }>;
   /** The session's admin, or null when the token is unknown or the session ended (it is then deleted). */
-  verify(token: string): { admin: AdminIdentity; times: SessionTimes } | null;
-  destroy(token: string): void;
+  verify(token: string): Promise<{ admin: AdminIdentity; times: SessionTimes } | null>;
+  destroy(token: string): Promise<void>;
   /** Ends every session of admin `adminId` but the one of `keepToken`; returns how many ended. */
-  destroyOthers(adminId: number, keepToken: string): number;
-  /** Deletes every ended session. */
-  purgeExpired(): number;
+  destroyOthers(adminId: number, keepToken: string): Promise<number>;
+  /** Deletes every ended session; returns how many. */
+  purgeExpired(): Promise<number>;
 }
 
 function hashToken(token: string): string {
@@ -44,22 +46,10 @@ function hashToken(token: string): string {
 }
 
 export function createSessionStore(store: Store, clock: Clock, settings: SessionSettings): SessionStore {
-  const { sqlite, db } = store;
-  const insert = prepareQuery(
-    sqlite,
-    db.insertInto('admin_sessions').values({ token_hash: '', admin_user_id: 0, created_at: '', last_seen_at: '', expires_at: '', ip: null, user_agent: null }),
-  );
-  const find = prepareQuery(
-    sqlite,
-    db.selectFrom('admin_sessions as s')
-      .innerJoin('admin_users as a', 'a.id', 's.admin_user_id')
-      .select(['s.created_at', 's.last_seen_at', 's.expires_at', 'a.id', 'a.username'])
-      .where('s.token_hash', '=', ''),
-  );
-  const touch = prepareQuery(sqlite, db.updateTable('admin_sessions').set({ last_seen_at: '' }).where('token_hash', '=', ''));
-  const remove = prepareQuery(sqlite, db.deleteFrom('admin_sessions').where('token_hash', '=', ''));
-  const removeOthers = sqlite.prepare('DELETE FROM admin_sessions WHERE admin_user_id = ? AND token_hash <> ?');
-  const removeEnded = sqlite.prepare('DELETE FROM admin_sessions WHERE expires_at <= ? OR last_seen_at <= ?');
+  const { db } = store;
+  const remove = async (hash: string) => {
+    await db.deleteFrom('admin_sessions').where('token_hash', '=', hash).execute();
+  };
 
   const times = (createdAt: string, lastSeenMs: number, expiresAt: string): SessionTimes => {
     const idleEnd = lastSeenMs + settings.idleMs;
@@ -68,40 +58,54 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
   };
 
   return {
-    create(admin, meta) {
+    async create(admin, meta) {
       const token = randomBytes(32).toString('base64url');
       const nowMs = clock();
       const createdAt = nowIso(nowMs);
       const expiresAt = nowIso(nowMs + settings.maxMs);
-      insert.run(hashToken(token), admin.id, createdAt, createdAt, expiresAt, meta.ip, meta.userAgent?.slice(0, 300) ?? null);
+      await db.insertInto('admin_sessions').values({
+        token_hash: hashToken(token), admin_user_id: admin.id, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
+        ip: meta.ip, user_agent: meta.userAgent?.slice(0, 300) ?? null,
+      }).execute();
       return { token, times: times(createdAt, nowMs, expiresAt) };
     },
-    verify(token) {
+    async verify(token) {
       const hash = hashToken(token);
-      const row = find.get(hash);
+      const row = await db.selectFrom('admin_sessions as s')
+        .innerJoin('admin_users as a', 'a.id', 's.admin_user_id')
+        .select(['s.created_at', 's.last_seen_at', 's.expires_at', 'a.id', 'a.username'])
+        .where('s.token_hash', '=', hash)
+        .executeTakeFirst();
       if (!row) return null;
       const nowMs = clock();
       const lastSeenMs = Date.parse(row.last_seen_at);
       if (nowMs >= Date.parse(row.expires_at) || nowMs >= lastSeenMs + settings.idleMs) {
-        remove.run(hash);
+        await remove(hash);
         return null;
       }
       let seenMs = lastSeenMs;
       if (nowMs - lastSeenMs >= TOUCH_EVERY_MS) {
-        touch.run(nowIso(nowMs), hash);
+        await db.updateTable('admin_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
         seenMs = nowMs;
       }
       return { admin: { id: row.id, username: row.username }, times: times(row.created_at, seenMs, row.expires_at) };
     },
     destroy(token) {
-      remove.run(hashToken(token));
+      return remove(hashToken(token));
     },
-    destroyOthers(adminId, keepToken) {
-      return removeOthers.run(adminId, hashToken(keepToken)).changes;
+    async destroyOthers(adminId, keepToken) {
+      const result = await db.deleteFrom('admin_sessions')
+        .where('admin_user_id', '=', adminId)
+        .where('token_hash', '<>', hashToken(keepToken))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
-    purgeExpired() {
+    async purgeExpired() {
       const nowMs = clock();
-      return removeEnded.run(nowIso(nowMs), nowIso(nowMs - settings.idleMs)).changes;
+      const result = await db.deleteFrom('admin_sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', nowIso(nowMs)), eb('last_seen_at', '<=', nowIso(nowMs - settings.idleMs))]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }

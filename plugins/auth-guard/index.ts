@@ -6,7 +6,9 @@
  *
  * Lookups are by SHA-256 of the key and cached (misses too, so guessing costs no queries). The cache
  * is cleared whenever another process commits to the database (`store.onExternalChange`), so a key
- * revoked with the CLI stops working within about 250 ms.
+ * revoked with the CLI stops working within about 250 ms on SQLite (its change poll) and as soon as
+ * the CLI's NOTIFY arrives on PostgreSQL. A cache miss is a synchronous statement on SQLite and one
+ * awaited query on PostgreSQL (`key-store.ts`).
  *
  * It also offers the `authGuard` service (core `services.ts`): single-use test tickets that stand for
  * a key for one request, for the admin key test (the key itself is never stored, so nothing else could
@@ -20,7 +22,7 @@ import type { Exchange, Principal } from '../../core/exchange.ts';
 import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
 import { hashApiKey, parseModelsColumn } from '../../core/api-keys.ts';
 import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
-import { nowIso, prepareQuery } from '../../core/db.ts';
+import { createKeyStore, type KeyRow, type KeyStore } from './key-store.ts';
 import { authGuardSchema, type AuthGuardConfig } from './schema.ts';
 import { TEST_TICKET_PREFIX, TEST_TICKET_TTL_MS, type AuthGuardService } from '../../core/services.ts';
 import { keyWithoutBearer, malformedAuthorizationMessage, providerKeyKind, providerKeyMessage } from './key-advice.ts';
@@ -58,57 +60,86 @@ function unknownKey(key: string): Error {
   return invalidApiKey(kind ? providerKeyMessage(kind) : undefined);
 }
 
+function toRecord(row: KeyRow | undefined): KeyRecord | false {
+  if (!row) return false;
+  return {
+    principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models), maxConcurrent: row.max_concurrent },
+    expiresAtMs: row.expires_at ? Date.parse(row.expires_at) : null,
+    revoked: row.revoked_at !== null,
+    userDisabled: row.disabled === 1,
+  };
+}
+
 function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
-  const { store } = ctx;
-  const lookup = prepareQuery(
-    store.sqlite,
-    store.db
-      .selectFrom('api_keys as k')
-      .innerJoin('gateway_users as u', 'u.id', 'k.gateway_user_id')
-      .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models'])
-      .where('k.key_hash', '=', ''),
-  );
-  const touch = prepareQuery(store.sqlite, store.db.updateTable('api_keys').set({ last_used_at: '' }).where('id', '=', 0));
+  const { store, log } = ctx;
+  const keys = createKeyStore(store);
   const cache = new LRUCache<string, KeyRecord | false>({ max: config.cacheSize });
-  const unsubscribe = store.onExternalChange(() => cache.clear());
+  // A lookup that started before a change must not cache what it read: it may be the old row.
+  let generation = 0;
+  const unsubscribe = store.onExternalChange(() => {
+    generation++;
+    cache.clear();
+  });
 
   const lastUsed = new Map<number, number>();
-  const flushLastUsed = () => {
-    if (lastUsed.size === 0 || !store.sqlite.open) return;
+  const flushLastUsed = (): void | Promise<void> => {
+    if (lastUsed.size === 0) return;
     const entries = [...lastUsed];
     lastUsed.clear();
-    store.sqlite.transaction(() => {
-      for (const [id, atMs] of entries) touch.run(nowIso(atMs), id);
-    })();
+    try {
+      const done = keys.touch(entries);
+      if (done) return done.catch((err: unknown) => log.warn('auth-guard: could not record when keys were last used', { err: String(err) }));
+    } catch (err) {
+      log.warn('auth-guard: could not record when keys were last used', { err: String(err) });
+    }
   };
-  const timer = setInterval(flushLastUsed, config.lastUsedFlushMs);
+  const timer = setInterval(() => void flushLastUsed(), config.lastUsedFlushMs);
   timer.unref();
 
-  function find(hash: string): KeyRecord | false {
+  /** The key's record; synchronous on a cache hit and on SQLite. */
+  function find(hash: string): KeyRecord | false | Promise<KeyRecord | false> {
     const cached = cache.get(hash);
     if (cached !== undefined) return cached;
-    const row = lookup.get(hash);
-    const record: KeyRecord | false = row
-      ? {
-          principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models), maxConcurrent: row.max_concurrent },
-          expiresAtMs: row.expires_at ? Date.parse(row.expires_at) : null,
-          revoked: row.revoked_at !== null,
-          userDisabled: row.disabled === 1,
-        }
-      : false;
-    cache.set(hash, record);
-    return record;
+    const row = keys.lookup(hash);
+    if (!(row instanceof Promise)) {
+      const record = toRecord(row);
+      cache.set(hash, record);
+      return record;
+    }
+    const startedAt = generation;
+    return row.then((found) => {
+      const record = toRecord(found);
+      if (startedAt === generation) cache.set(hash, record);
+      return record;
+    });
   }
 
-  function identifyQuietly(ex: Exchange): void {
+  function identifyQuietly(ex: Exchange): void | Promise<void> {
     const key = presentedKey(ex.headers);
-    const record = key && !key.startsWith(TEST_TICKET_PREFIX) ? find(hashApiKey(key)) : null;
-    const live = record && !record.revoked && !record.userDisabled && (record.expiresAtMs === null || record.expiresAtMs > ex.startedAtMs);
-    if (live) ex.principal = record.principal;
+    if (!key || key.startsWith(TEST_TICKET_PREFIX)) return;
+    const identify = (record: KeyRecord | false) => {
+      const live = record && !record.revoked && !record.userDisabled && (record.expiresAtMs === null || record.expiresAtMs > ex.startedAtMs);
+      if (live) ex.principal = record.principal;
+    };
+    const record = find(hashApiKey(key));
+    return record instanceof Promise ? record.then(identify) : identify(record);
   }
 
-  const tickets = createTestTickets(store, ctx.clock);
+  const tickets = createTestTickets(keys, ctx.clock);
   ctx.services.provide('authGuard', tickets.service);
+
+  /** Admits the request as `record`'s key, or throws why not. */
+  function admit(ex: Exchange, key: string, isTicket: boolean, record: KeyRecord | false): void | Promise<void> {
+    if (!record) throw unknownKey(key);
+    if (record.revoked) throw invalidApiKey();
+    if (record.expiresAtMs !== null && record.expiresAtMs <= ex.startedAtMs) throw invalidApiKey('This API key has expired. Ask an operator for a new one.');
+    if (record.userDisabled) throw permissionDenied('This gateway user is disabled. Ask an operator to enable it.');
+    ex.principal = record.principal;
+    // A test call counts as a use too: an admin who just tested a key expects "Last used" to say so.
+    lastUsed.set(record.principal.apiKeyId, ex.startedAtMs);
+    // Written at once: the admin UI reloads the key list right after the test returns.
+    if (isTicket) return flushLastUsed();
+  }
 
   return {
     name: 'auth-guard',
@@ -123,20 +154,12 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
       const hash = isTicket ? tickets.redeem(key, ex.startedAtMs) : hashApiKey(key);
       if (hash === null) throw invalidApiKey('This test ticket is unknown, used or expired.');
       const record = find(hash);
-      if (!record) throw unknownKey(key);
-      if (record.revoked) throw invalidApiKey();
-      if (record.expiresAtMs !== null && record.expiresAtMs <= ex.startedAtMs) throw invalidApiKey('This API key has expired. Ask an operator for a new one.');
-      if (record.userDisabled) throw permissionDenied('This gateway user is disabled. Ask an operator to enable it.');
-      ex.principal = record.principal;
-      // A test call counts as a use too: an admin who just tested a key expects "Last used" to say so.
-      lastUsed.set(record.principal.apiKeyId, ex.startedAtMs);
-      // Written at once: the admin UI reloads the key list right after the test returns.
-      if (isTicket) flushLastUsed();
+      return record instanceof Promise ? record.then((found) => admit(ex, key, isTicket, found)) : admit(ex, key, isTicket, record);
     },
-    close() {
+    async close() {
       clearInterval(timer);
       unsubscribe();
-      flushLastUsed();
+      await flushLastUsed();
     },
   };
 }
@@ -145,18 +168,17 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
  * Test tickets held in memory: ticket → the key hash it stands for, until redeemed or expired. Only
  * this process can redeem them, which is the point: the admin API calls its own HTTP server.
  */
-function createTestTickets(store: PluginContext['store'], clock: PluginContext['clock']) {
-  const hashOf = prepareQuery(store.sqlite, store.db.selectFrom('api_keys').select('key_hash').where('id', '=', 0));
+function createTestTickets(keys: KeyStore, clock: PluginContext['clock']) {
   const pending = new Map<string, { keyHash: string; expiresAtMs: number }>();
 
   const service: AuthGuardService = {
-    issueTestTicket(apiKeyId) {
+    async issueTestTicket(apiKeyId) {
+      const keyHash = await keys.hashOf(apiKeyId);
+      if (keyHash === undefined) return null;
       const nowMs = clock();
       for (const [ticket, entry] of pending) if (entry.expiresAtMs <= nowMs) pending.delete(ticket);
-      const row = hashOf.get(apiKeyId);
-      if (!row) return null;
       const ticket = TEST_TICKET_PREFIX + randomBytes(32).toString('base64url');
-      pending.set(ticket, { keyHash: row.key_hash, expiresAtMs: nowMs + TEST_TICKET_TTL_MS });
+      pending.set(ticket, { keyHash, expiresAtMs: nowMs + TEST_TICKET_TTL_MS });
       return ticket;
     },
   };

@@ -66,7 +66,9 @@ async function createPricing(config: PricingConfig, ctx: PluginContext): Promise
     name: 'pricing',
     onRequest(ex: Exchange) {
       if (ex.operation !== 'pricing.list') return;
-      return reply(200, { object: 'list', data: book.list().map(pricingView) });
+      const answer = () => reply(200, { object: 'list', data: book.list().map(pricingView) });
+      const loading = book.tableReady();
+      return loading ? loading.then(answer) : answer();
     },
     onResponseEnd(ex: Exchange) {
       const { target, usage } = ex;

@@ -2,7 +2,9 @@
  * The price book: `model_pricing` served from memory. All rows are read once (one query) and kept in
  * a Map by model id; lookups by (provider, model), misses included, are remembered in an LRU, so the
  * hot path is one cache hit. Both are dropped by `invalidate()` and when another process (the CLI)
- * commits to the database; the next lookup reads the table again.
+ * commits to the database; the next lookup reads the table again. On SQLite that read is synchronous;
+ * on PostgreSQL it is a Promise, and until it resolves lookups answer from an empty table without
+ * remembering it: callers that bill await `ready(provider, model)` first, which waits for it.
  *
  * A price applies to provider P when its row's `provider` is null (any provider) or P. Lookup order
  * for (provider, model):
@@ -34,6 +36,8 @@ export interface PriceBookConfig {
 
 /** The price book plus what its owner needs to shut it down. */
 export interface ClosablePriceBook extends PriceBook {
+  /** Resolves once `list()` and `priceFor` see the stored table (PostgreSQL loads it asynchronously); null when they do. Never rejects. */
+  tableReady(): Promise<void> | null;
   /** Stops listening for other processes' changes. */
   close(): void;
 }
@@ -52,6 +56,9 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
   const free = new Set(config.freeProviders);
   const lookups = new LRUCache<string, ModelPrice | false>({ max: LOOKUP_CACHE_SIZE });
   let rows: Map<string, ModelPrice> | null = null;
+  /** The asynchronous read of the table in progress (PostgreSQL), and which invalidation it follows. */
+  let rowsLoading: Promise<void> | null = null;
+  let rowsGeneration = 0;
   /** undefined: not loaded (yet); null: none (not configured, or the load failed). */
   let resolveModelId: ModelIdResolver | null | undefined = config.loadResolver ? undefined : null;
   let loading: Promise<void> | null = null;
@@ -72,12 +79,43 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
     return loading;
   }
 
-  function table(): Map<string, ModelPrice> {
-    if (!rows) {
-      rows = new Map(readRows().map((row) => [row.model, Object.freeze(toModelPrice(row))]));
-      log.debug('pricing: loaded prices', { rows: rows.size });
+  function install(list: readonly ModelPrice[]): void {
+    rows = new Map(list.map((row) => [row.model, Object.freeze(toModelPrice(row))]));
+    log.debug('pricing: loaded prices', { rows: rows.size });
+  }
+
+  /**
+   * Reads the table if it is not loaded: at once on SQLite (null), else the read in progress. A read
+   * overtaken by an invalidation is read again, so whoever awaits it sees the newer table.
+   */
+  function loadTable(): Promise<void> | null {
+    if (rows) return null;
+    if (rowsLoading) return rowsLoading;
+    const read = readRows();
+    if (!(read instanceof Promise)) {
+      install(read);
+      return null;
     }
-    return rows;
+    const generation = rowsGeneration;
+    const loading: Promise<void> = read.then(
+      (list) => {
+        if (rowsLoading === loading) rowsLoading = null;
+        if (generation === rowsGeneration) install(list);
+        else return loadTable() ?? undefined;
+      },
+      (err: unknown) => {
+        if (rowsLoading === loading) rowsLoading = null;
+        log.warn('pricing: could not read the price table; requests stay unpriced until it can', { err: String(err) });
+      },
+    );
+    rowsLoading = loading;
+    return loading;
+  }
+
+  /** The loaded table; empty while PostgreSQL reads it. */
+  function table(): Map<string, ModelPrice> {
+    loadTable();
+    return rows ?? new Map();
   }
 
   function row(id: string, provider: string): ModelPrice | null {
@@ -108,30 +146,36 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
 
   const invalidate = () => {
     rows = null;
+    rowsGeneration++;
     lookups.clear();
   };
   const unsubscribe = store.onExternalChange(invalidate);
 
-  return {
+  const book: ClosablePriceBook = {
     datasetProviders: config.datasetProviders,
     priceFor(provider, model) {
       const key = `${provider}\u0000${model}`;
       const cached = lookups.get(key);
       if (cached !== undefined) return cached || null;
       const price = resolve(provider, model);
-      // Without the matcher the answer may change once it is loaded: not remembered, and the load starts.
+      // Without the table or the matcher the answer may change once it is loaded: not remembered, and the load starts.
+      if (!rows) return price;
       if (needsResolver(provider, model)) void loadResolver();
       else lookups.set(key, price ?? false);
       return price;
     },
     ready(provider, model) {
+      const loading = loadTable();
+      if (loading) return loading.then(() => book.ready(provider, model) ?? undefined);
       if (provider === undefined || model === undefined) return config.loadResolver ? loadResolver() : null;
       return needsResolver(provider, model) ? loadResolver() : null;
     },
+    tableReady: loadTable,
     costOf,
     maxCostNanos,
     list: () => [...table().values()],
     invalidate,
     close: unsubscribe,
   };
+  return book;
 }

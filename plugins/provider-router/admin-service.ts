@@ -12,7 +12,7 @@ import type { CatalogEntry, ProviderService } from './providers/base.ts';
 import type { CredentialResolver } from './user-credentials.ts';
 
 /** Stores a provider's freshly listed models (the persisted catalog). */
-export type PersistModels = (provider: string, models: CatalogEntry[]) => void;
+export type PersistModels = (provider: string, models: CatalogEntry[]) => Promise<void>;
 
 /** A credential test gives up after this long (a model list is small; a hung upstream is a failure). */
 const TEST_TIMEOUT_MS = 15_000;
@@ -25,7 +25,7 @@ async function syncOne(provider: ProviderService, persist: PersistModels): Promi
   }
   try {
     const models = await provider.listModels(credential);
-    persist(provider.id, models);
+    await persist(provider.id, models);
     return { provider: provider.id, models: models.length, error: null };
   } catch (err) {
     return { provider: provider.id, models: null, error: (err as Error).message };
@@ -43,7 +43,7 @@ export function createProvidersService(
       if (!provider) throw providerNotFound(id, [...providers.keys()]);
       // Read it fresh: the point of a test is the credential as stored now.
       credentials.invalidate(gatewayUserId);
-      const credential = credentials.resolve(provider, gatewayUserId);
+      const credential = await credentials.resolve(provider, gatewayUserId);
       if (credential?.source !== 'user') {
         throw resourceNotFound('credential_not_found', `This user has no credential of their own for provider "${id}".`);
       }

@@ -120,14 +120,14 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   ctx.services.provide('upstreamHealth', { snapshot: health.snapshot, readiness: health.readiness, enableKey: health.enableKey });
   /** Providers that answer embeddings, named in the 400 for one that does not. */
   const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);
-  const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.sqlite, provider, models);
+  const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.db, provider, models);
   const catalog = createCatalog(providers, {
     ttlMs: config.catalogTtlMs,
     log: ctx.log,
-    persisted: await loadPersistedCatalog(ctx.store.db),
+    persisted: await loadPersistedCatalog(ctx.store),
     onDiscovered: persist,
     shared: {
-      latest: async (provider) => (await loadPersistedCatalog(ctx.store.db)).get(provider),
+      latest: async (provider) => (await loadPersistedCatalog(ctx.store)).get(provider),
       lease: (provider, ttlMs) => ctx.leases.tryAcquire(`catalog:${provider}`, ttlMs),
     },
   });
@@ -153,7 +153,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     const own = async (id: string): Promise<CatalogEntry[] | null> => {
       const provider = providers.get(id)!;
       if (userId === null || provider.sharedCredential()) return null;
-      const credential = credentials.resolve(provider, userId);
+      const credential = await credentials.resolve(provider, userId);
       return credential?.source === 'user' ? userCatalog.modelsOf(provider, userId, credential) : null;
     };
     const view: Catalog = {
@@ -175,7 +175,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     const id = ex.params.provider ?? '';
     const provider = providers.get(id);
     if (!provider) throw providerNotFound(id, [...providers.keys()]);
-    const credential = credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
+    const credential = await credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
     const models = await catalogFor(ex).modelsOf(id);
     // Discovered lists name dated models: price them with the dataset's matcher (loaded on first need).
     await ctx.services.get('pricing')?.ready();
@@ -189,7 +189,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
    */
   async function prepare(ex: Exchange, deployment: Deployment, userId: number | null): Promise<PreparedDeployment> {
     const { provider, model } = await resolveModel(deployment.target, providers, catalogFor(ex), config.providerOrder);
-    const resolved = credentials.resolve(provider, userId);
+    const resolved = await credentials.resolve(provider, userId);
     if (resolved?.source === 'user') return { provider, model, credential: resolved, pool: null };
     if (deployment.apiKey) return { provider, model, credential: { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' }, pool: null };
     const pool = health.pool(provider.id);

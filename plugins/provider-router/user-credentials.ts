@@ -4,6 +4,7 @@
  * `provider_not_configured`). A user's credentials are opened once and cached (misses too: most users
  * have none); the cache clears when another process commits (the CLI set or deleted one) and entries
  * expire after `ttlMs`, so an in-process change is seen within that time even without `invalidate()`.
+ * A cache hit (and a miss on SQLite) answers synchronously; a miss on PostgreSQL returns a Promise.
  */
 import { LRUCache } from 'lru-cache';
 import type { Store } from '../../core/db.ts';
@@ -15,46 +16,78 @@ import type { Credential, ProviderService } from './providers/base.ts';
 
 export interface CredentialResolver {
   /** The credential for `provider` on behalf of `gatewayUserId` (null = anonymous / shared only). */
-  resolve(provider: ProviderService, gatewayUserId: number | null): Credential | null;
+  resolve(provider: ProviderService, gatewayUserId: number | null): Credential | null | Promise<Credential | null>;
   /** Forgets cached credentials (all users, or one). */
   invalidate(gatewayUserId?: number): void;
   close(): void;
 }
 
-export function createCredentialResolver(store: Store, keyring: KeyringSource, log: Log, ttlMs = 30_000): CredentialResolver {
-  const read = createCredentialReader(store.sqlite);
-  const cache = new LRUCache<number, ReadonlyMap<string, OpenedCredential>>({ max: 10_000, ttl: ttlMs });
-  const unsubscribe = store.onExternalChange(() => cache.clear());
+type Opened = ReadonlyMap<string, OpenedCredential>;
 
-  function open(gatewayUserId: number): ReadonlyMap<string, OpenedCredential> {
-    try {
-      return read(gatewayUserId, keyring.get());
-    } catch (err) {
+export function createCredentialResolver(store: Store, keyring: KeyringSource, log: Log, ttlMs = 30_000): CredentialResolver {
+  const read = createCredentialReader(store);
+  const cache = new LRUCache<number, Opened>({ max: 10_000, ttl: ttlMs });
+  // A read that started before a change must not cache what it read: it may be the old rows.
+  let generation = 0;
+  const clear = () => {
+    generation++;
+    cache.clear();
+  };
+  const unsubscribe = store.onExternalChange(clear);
+
+  const unopenable = (gatewayUserId: number, err: unknown): Opened => {
+    if (!(err instanceof SecretOpenError)) throw err;
+    log.error('a stored provider credential does not open; it is ignored', { gatewayUserId, err: err.message });
+    return new Map();
+  };
+
+  /** Opens with the loaded keyring; a record sealed under a key this process has not loaded yet (a rotation ran elsewhere) reloads it once. */
+  function open(gatewayUserId: number): Opened | Promise<Opened> {
+    const retry = (err: unknown): Opened | Promise<Opened> => {
       if (!(err instanceof SecretOpenError)) throw err;
-      // Sealed under a key this process has not loaded yet (a rotation ran elsewhere): reload once.
       try {
-        return read(gatewayUserId, keyring.reload());
+        const again = read(gatewayUserId, keyring.reload());
+        return again instanceof Promise ? again.catch((retryErr: unknown) => unopenable(gatewayUserId, retryErr)) : again;
       } catch (retryErr) {
-        if (!(retryErr instanceof SecretOpenError)) throw retryErr;
-        log.error('a stored provider credential does not open; it is ignored', { gatewayUserId, err: retryErr.message });
-        return new Map();
+        return unopenable(gatewayUserId, retryErr);
       }
+    };
+    try {
+      const first = read(gatewayUserId, keyring.get());
+      return first instanceof Promise ? first.catch(retry) : first;
+    } catch (err) {
+      return retry(err);
     }
+  }
+
+  function pick(provider: ProviderService, own: Opened): Credential | null {
+    const credential = own.get(provider.id);
+    if (credential) return { apiKey: credential.apiKey, baseUrl: credential.baseUrl ?? provider.baseUrl, source: 'user' };
+    return provider.sharedCredential();
   }
 
   return {
     resolve(provider, gatewayUserId) {
-      if (gatewayUserId !== null) {
-        let own = cache.get(gatewayUserId);
-        if (!own) cache.set(gatewayUserId, (own = open(gatewayUserId)));
-        const credential = own.get(provider.id);
-        if (credential) return { apiKey: credential.apiKey, baseUrl: credential.baseUrl ?? provider.baseUrl, source: 'user' };
+      if (gatewayUserId === null) return provider.sharedCredential();
+      const cached = cache.get(gatewayUserId);
+      if (cached) return pick(provider, cached);
+      const startedAt = generation;
+      const opened = open(gatewayUserId);
+      if (!(opened instanceof Promise)) {
+        cache.set(gatewayUserId, opened);
+        return pick(provider, opened);
       }
-      return provider.sharedCredential();
+      return opened.then((own) => {
+        if (startedAt === generation) cache.set(gatewayUserId, own);
+        return pick(provider, own);
+      });
     },
     invalidate(gatewayUserId) {
-      if (gatewayUserId === undefined) cache.clear();
-      else cache.delete(gatewayUserId);
+      if (gatewayUserId === undefined) clear();
+      else {
+        generation++;
+        cache.delete(gatewayUserId);
+      }
     },
     close: unsubscribe,
   };

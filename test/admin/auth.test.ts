@@ -79,7 +79,7 @@ describe('admin login', () => {
   test('stores only a hash of the session token', async () => {
     const admin = await loginAdmin(origin);
     const token = admin.cookie.split('=')[1]!;
-    const rows = tg.gateway.store.sqlite.prepare('SELECT token_hash FROM admin_sessions').all() as Array<{ token_hash: string }>;
+    const rows = await tg.gateway.store.db.selectFrom('admin_sessions').select('token_hash').execute();
     assert.ok(rows.some((r) => r.token_hash === createHash('sha256').update(token).digest('hex')));
     assert.ok(rows.every((r) => r.token_hash !== token));
   });

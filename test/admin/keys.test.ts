@@ -5,14 +5,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startTestGateway, manualClock, type ManualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-client.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { openStore, type Store } from '../../core/db.ts';
+import type { Store } from '../../core/db.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { createServiceRegistry } from '../../core/services.ts';
 import { createLog } from '../../core/log.ts';
 import { createGatewayUser, updateGatewayUser } from '../../core/gateway-users.ts';
@@ -294,13 +294,13 @@ describe('testing keys', () => {
 describe('auth-guard test tickets', () => {
   let store: Store;
   let plugin: Plugin<unknown>;
-  let issue: (apiKeyId: number) => string | null;
+  let issue: (apiKeyId: number) => Promise<string | null>;
   const ticketClock = manualClock(NOW_MS);
   let keyId: number;
   let userId: number;
 
   before(async () => {
-    store = openStore(join(tempDir(), 'tollgate.db'));
+    store = await openTestStore(tempDir());
     const services = createServiceRegistry();
     const ctx = { store, services, clock: ticketClock, log: createLog('error', () => {}) } as unknown as PluginContext;
     plugin = await authGuard.create({ cacheSize: 100, lastUsedFlushMs: 100_000 }, ctx);
@@ -328,7 +328,7 @@ describe('auth-guard test tickets', () => {
   }
 
   test('a ticket authenticates once as its key', async () => {
-    const ticket = issue(keyId)!;
+    const ticket = (await issue(keyId))!;
     assert.match(ticket, /^tgt_[A-Za-z0-9_-]{43}$/);
     const ex = exchange(ticket);
     await plugin.onRequest!(ex, undefined);
@@ -338,8 +338,8 @@ describe('auth-guard test tickets', () => {
   });
 
   test('a ticket expires after 10 seconds of the gateway clock', async () => {
-    const ticket = issue(keyId)!;
-    const fresh = issue(keyId)!;
+    const ticket = (await issue(keyId))!;
+    const fresh = (await issue(keyId))!;
     ticketClock.advance(TEST_TICKET_TTL_MS);
     try {
       assert.equal(await refusal(ticket), 401);
@@ -347,21 +347,21 @@ describe('auth-guard test tickets', () => {
     } finally {
       ticketClock.set(NOW_MS);
     }
-    assert.equal(await refusal(issue(keyId)!), null);
+    assert.equal(await refusal((await issue(keyId))!), null);
   });
 
   test('an unknown key gets no ticket; an unknown ticket is 401', async () => {
-    assert.equal(issue(999_999), null);
+    assert.equal(await issue(999_999), null);
     assert.equal(await refusal('tgt_not-a-ticket'), 401);
   });
 
   test('a ticket is refused as its key would be: disabled user 403, revoked key 401', async () => {
     await updateGatewayUser(store.db, userId, { disabled: true });
     store.notifyChange();
-    assert.equal(await refusal(issue(keyId)!), 403);
+    assert.equal(await refusal((await issue(keyId))!), 403);
     await updateGatewayUser(store.db, userId, { disabled: false });
     await revokeApiKey(store.db, keyId);
     store.notifyChange();
-    assert.equal(await refusal(issue(keyId)!), 401);
+    assert.equal(await refusal((await issue(keyId))!), 401);
   });
 });

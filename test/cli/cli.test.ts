@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openTestStore, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { hashApiKey } from '../../core/api-keys.ts';
@@ -75,9 +75,9 @@ describe('tollgate keys', () => {
     assert.match(created.key, /^tg_[A-Za-z0-9_-]{43}$/);
     assert.equal(created.key_prefix, created.key.slice(0, 11));
 
-    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
-    const row = db.prepare('SELECT * FROM api_keys WHERE id = ?').get(created.id) as Record<string, unknown>;
-    db.close();
+    const store = await openTestStore(dataDir);
+    const row = await store.db.selectFrom('api_keys').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow() as Record<string, unknown>;
+    await store.close();
     assert.equal(row.key_hash, hashApiKey(created.key));
     assert.equal(row.expires_at, '2030-01-01T00:00:00.000Z');
     assert.deepEqual([row.rpm, row.tpm], [30, 40000]);
@@ -112,9 +112,9 @@ describe('tollgate admins', () => {
   test('create reads the password from stdin and stores a scrypt hash', async () => {
     const admin = await cliJson<{ username: string }>(['admins', 'create', '--username', 'ops', '--password-stdin'], { dataDir, input: 'a long enough password\n' });
     assert.equal(admin.username, 'ops');
-    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
-    const hash = db.prepare("SELECT password_hash FROM admin_users WHERE username = 'ops'").pluck().get() as string;
-    db.close();
+    const store = await openTestStore(dataDir);
+    const { password_hash: hash } = await store.db.selectFrom('admin_users').select('password_hash').where('username', '=', 'ops').executeTakeFirstOrThrow();
+    await store.close();
     assert.match(hash, /^scrypt\$131072\$8\$1\$/);
     assert.ok(!hash.includes('a long enough password'));
     const short = await runCli(['admins', 'create', '--username', 'weak', '--password-stdin'], { dataDir, input: 'short' });
@@ -144,7 +144,8 @@ describe('data dir', () => {
   test('the first command creates tollgate.db; the master key is created once with mode 0600', async () => {
     const dir = tempDir();
     await cliJson(['users', 'list'], { dataDir: dir });
-    assert.ok(existsSync(join(dir, 'tollgate.db')));
+    // On PostgreSQL runs the database is the server's; the master key still lives in the data dir.
+    if (TEST_STORE_ENGINE === 'sqlite') assert.ok(existsSync(join(dir, 'tollgate.db')));
     const { key, created } = loadMasterKey(dir, {});
     assert.equal(created, true);
     assert.equal(key.length, 32);

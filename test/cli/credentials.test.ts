@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { openDataDir } from '../../core/data-dir.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { createCredentialReader } from '../../core/provider-credentials.ts';
 import { createKeyring } from '../../core/secret-box.ts';
 
@@ -31,11 +31,11 @@ describe('credentials and the master key', () => {
     });
     assert.deepEqual([rotated.resealed, rotated.source], [1, 'TOLLGATE_SECRET']);
 
-    const store = openDataDir(dataDir);
+    const store = await openTestStore(dataDir);
     try {
-      const read = createCredentialReader(store.sqlite);
-      assert.equal(read(user.id, createKeyring(newKey)).get('anthropic')!.apiKey, 'sk-ant-0123456789abcdef');
-      assert.throws(() => read(user.id, createKeyring(oldKey)), /does not hold/);
+      const read = createCredentialReader(store);
+      assert.equal((await read(user.id, createKeyring(newKey))).get('anthropic')!.apiKey, 'sk-ant-0123456789abcdef');
+      await assert.rejects(async () => read(user.id, createKeyring(oldKey)), /does not hold/);
     } finally {
       await store.close();
     }

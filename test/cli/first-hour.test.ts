@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { startGatewayProcess } from '../helpers/gateway-process.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { verifyPassword } from '../../core/passwords.ts';
 
 describe('tollgate serve on a busy port', () => {
@@ -71,31 +71,32 @@ describe('global options', () => {
 
 describe('tollgate admins passwd', () => {
   const dataDir = tempDir();
-  const hashOf = (username: string) => {
-    const db = openSqlite(join(dataDir, 'tollgate.db'));
+  const hashOf = async (username: string) => {
+    const store = await openTestStore(dataDir);
     try {
-      return (db.prepare('SELECT password_hash FROM admin_users WHERE username = ?').get(username) as { password_hash: string }).password_hash;
+      return (await store.db.selectFrom('admin_users').select('password_hash').where('username', '=', username).executeTakeFirstOrThrow()).password_hash;
     } finally {
-      db.close();
+      await store.close();
     }
   };
 
   test('reads the new password from stdin, stores its scrypt hash and ends the admin\'s sessions', async () => {
     await cliJson(['admins', 'create', '--username', 'root', '--password-stdin'], { dataDir, input: 'the first password\n' });
-    const db = openSqlite(join(dataDir, 'tollgate.db'));
-    const adminId = (db.prepare('SELECT id FROM admin_users WHERE username = ?').get('root') as { id: number }).id;
+    const store = await openTestStore(dataDir);
+    const adminId = (await store.db.selectFrom('admin_users').select('id').where('username', '=', 'root').executeTakeFirstOrThrow()).id;
     const now = new Date().toISOString();
-    db.prepare('INSERT INTO admin_sessions (token_hash, admin_user_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('h1', adminId, now, now, '2999-01-01T00:00:00.000Z');
-    db.close();
+    await store.db.insertInto('admin_sessions').values({ token_hash: 'h1', admin_user_id: adminId, created_at: now, last_seen_at: now, expires_at: '2999-01-01T00:00:00.000Z', ip: null, user_agent: null }).execute();
+    await store.close();
 
     const result = await runCli(['admins', 'passwd', 'root', '--password-stdin'], { dataDir, input: 'the second password\n' });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /Changed the password of admin "root"/);
-    assert.ok(await verifyPassword('the second password', hashOf('root')));
-    assert.ok(!(await verifyPassword('the first password', hashOf('root'))));
-    const check = openSqlite(join(dataDir, 'tollgate.db'));
-    assert.equal((check.prepare('SELECT COUNT(*) AS n FROM admin_sessions WHERE admin_user_id = ?').get(adminId) as { n: number }).n, 0);
-    check.close();
+    assert.ok(await verifyPassword('the second password', await hashOf('root')));
+    assert.ok(!(await verifyPassword('the first password', await hashOf('root'))));
+    const check = await openTestStore(dataDir);
+    const sessions = await check.db.selectFrom('admin_sessions').select('token_hash').where('admin_user_id', '=', adminId).execute();
+    await check.close();
+    assert.equal(sessions.length, 0);
   });
 
   test('refuses a short password and an unknown admin with one line and exit 1', async () => {

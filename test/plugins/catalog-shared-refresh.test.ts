@@ -54,10 +54,10 @@ async function replica(): Promise<Catalog> {
   const provider = new OpenAIProvider('openai', { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' }, upstream);
   return createCatalog(new Map([['openai', provider]]), {
     ttlMs: TTL_MS, log,
-    persisted: await loadPersistedCatalog(store.db),
-    onDiscovered: (id, models) => persistCatalog(store.sqlite, id, models),
+    persisted: await loadPersistedCatalog(store),
+    onDiscovered: (id, models) => persistCatalog(store.db, id, models),
     shared: {
-      latest: async (id) => (await loadPersistedCatalog(store.db)).get(id),
+      latest: async (id) => (await loadPersistedCatalog(store)).get(id),
       lease: (id, ttlMs) => coordination.leases.tryAcquire(`catalog:${id}`, ttlMs),
     },
   });
@@ -68,7 +68,7 @@ const listCalls = () => sim.requests.filter((r) => r.method === 'GET' && r.path 
 describe('catalog refresh shared by replicas', { skip }, () => {
   test('an expired list is fetched once for three replicas; a later replica reads it from the store', async () => {
     // A list two TTLs old: every replica loads it, expired.
-    persistCatalog(store.sqlite, 'openai', [{ id: 'old-model', created: 0, owned_by: 'x' }], Date.now() - 2 * TTL_MS);
+    persistCatalog(store.db, 'openai', [{ id: 'old-model', created: 0, owned_by: 'x' }], Date.now() - 2 * TTL_MS);
     const replicas = await Promise.all([replica(), replica(), replica()]);
     const before = listCalls();
     const lists = await Promise.all(replicas.map((c) => c.modelsOf('openai')));

@@ -5,9 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { findProvider } from '@pydantic/genai-prices';
-import { openStore, type Store } from '../../core/db.ts';
+import type { Store } from '../../core/db.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { createLog } from '../../core/log.ts';
 import { createServiceRegistry, type ServiceRegistry } from '../../core/services.ts';
 import type { PluginContext, Plugin } from '../../core/plugin.ts';
@@ -18,7 +18,7 @@ import { per1k } from '../../core/money.ts';
 import { datasetModelId, datasetPrices, DEFAULT_DATASET_PROVIDERS, priceInEffect } from '../../core/price-dataset.ts';
 import { deletePrice, getPrice, importPrices, listPrices, PriceValidationError, setPrice } from '../../core/price-table.ts';
 import { pricing } from '../../plugins/pricing/index.ts';
-import { createPriceBook } from '../../plugins/pricing/price-book.ts';
+import { createPriceBook, type ClosablePriceBook } from '../../plugins/pricing/price-book.ts';
 import type { PricingConfig } from '../../plugins/pricing/schema.ts';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
@@ -31,17 +31,19 @@ after(async () => {
   for (const store of stores) await store.close();
 });
 
-function freshStore(): Store {
-  const store = openStore(join(tempDir(), 'tollgate.db'), { changePollMs: 10 });
+/** A store on a fresh data dir (on PostgreSQL runs, a fresh database), and the data dir. */
+async function freshStore(): Promise<Store & { dataDir: string }> {
+  const dataDir = tempDir();
+  const store = await openTestStore(dataDir);
   stores.push(store);
-  return store;
+  return Object.assign(store, { dataDir });
 }
 
 const NOW_MS = Date.parse('2026-06-01T00:00:00Z');
 
 describe('pricing store', () => {
   test('set, get, list and delete a manual price; absent optional prices are null', async () => {
-    const { db } = freshStore();
+    const { db } = await freshStore();
     const row = await setPrice(db, { model: 'my-model', input_price_per_million: 1.5, output_price_per_million: 2 }, NOW_MS);
     assert.deepEqual(row, {
       model: 'my-model', provider: null, input_price_per_million: 1.5, output_price_per_million: 2,
@@ -67,14 +69,14 @@ describe('pricing store', () => {
   ];
   for (const [what, input, message] of invalid) {
     test(`setPrice refuses ${what} with a message naming the field`, async () => {
-      const { db } = freshStore();
+      const { db } = await freshStore();
       await assert.rejects(setPrice(db, input as never), (err: unknown) => err instanceof PriceValidationError && message.test(err.message));
       assert.deepEqual(await listPrices(db), []);
     });
   }
 
   test('an import never overwrites a manual price and counts what it skipped', async () => {
-    const { db } = freshStore();
+    const { db } = await freshStore();
     await setPrice(db, { model: 'gpt-4o-mini', input_price_per_million: 9, output_price_per_million: 9 });
     const first = await importPrices(db, [
       { model: 'gpt-4o-mini', provider: 'openai', input_price_per_million: 0.15, output_price_per_million: 0.6 },
@@ -139,7 +141,7 @@ function usage(promptTokens: number, completionTokens: number, cachedTokens = 0,
 
 describe('price book', () => {
   test('looks up provider/model, then model for its provider, then the canonical id, then free providers', async () => {
-    const store = freshStore();
+    const store = await freshStore();
     await importPrices(store.db, [
       { model: 'shared-model', input_price_per_million: 1, output_price_per_million: 1 },
       { model: 'groq/shared-model', provider: 'groq', input_price_per_million: 2, output_price_per_million: 2 },
@@ -149,6 +151,8 @@ describe('price book', () => {
     const resolveModelId = (datasetProvider: string, model: string) => (datasetProvider === 'openai' && model === 'gpt-4o-mini-2024-07-18' ? 'gpt-4o-mini' : null);
     const book = createPriceBook(store, { datasetProviders: { openai: 'openai' }, freeProviders: ['ollama'], loadResolver: async () => resolveModelId }, silentLog);
     try {
+      // PostgreSQL reads the table asynchronously (null at once on SQLite).
+      await book.tableReady();
       // The matcher loads on first need: a dated name is unpriced until then, and ready() says when it is not.
       assert.equal(book.ready('openai', 'shared-model'), null, 'a model with its own row never waits');
       const loading = book.ready('openai', 'gpt-4o-mini-2024-07-18');
@@ -172,13 +176,15 @@ describe('price book', () => {
   });
 
   test('serves remembered lookups, misses included, until invalidated', async () => {
-    const store = freshStore();
+    const store = await freshStore();
     const book = createPriceBook(store, { datasetProviders: {}, freeProviders: [] }, silentLog);
     try {
+      await book.tableReady();
       assert.equal(book.priceFor('openai', 'later-model'), null);
       await setPrice(store.db, { model: 'later-model', input_price_per_million: 1, output_price_per_million: 2 });
       assert.equal(book.priceFor('openai', 'later-model'), null, 'the miss is cached (same connection: no external change)');
       book.invalidate();
+      await book.tableReady();
       assert.equal(book.priceFor('openai', 'later-model')?.output_price_per_million, 2);
     } finally {
       book.close();
@@ -186,13 +192,17 @@ describe('price book', () => {
   });
 
   test("sees another process's commit without being told", async () => {
-    const store = freshStore();
+    const store = await freshStore();
     const book = createPriceBook(store, { datasetProviders: {}, freeProviders: [] }, silentLog);
-    const other = openStore(store.sqlite.name);
+    const other = await openTestStore(store.dataDir);
     stores.push(other);
     try {
+      await book.tableReady();
       assert.equal(book.priceFor('openai', 'cli-model'), null);
       await setPrice(other.db, { model: 'cli-model', input_price_per_million: 4, output_price_per_million: 5 });
+      // What the CLI does after a command: on SQLite it reaches no listener of this book (the book
+      // notices by polling data_version); on PostgreSQL the NOTIFY is the only signal.
+      other.notifyChange();
       await eventually(async () => assert.equal(book.priceFor('openai', 'cli-model')?.input_price_per_million, 4));
     } finally {
       book.close();
@@ -228,7 +238,7 @@ describe('the pricing plugin', () => {
   const logLines: string[] = [];
 
   before(async () => {
-    store = freshStore();
+    store = await freshStore();
     const services = createServiceRegistry();
     plugin = await pricing.create(defaults, pluginContext(store, services, createLog('info', (l) => logLines.push(l))));
     book = services.get('pricing')!;
@@ -244,7 +254,7 @@ describe('the pricing plugin', () => {
   });
 
   test('does not seed again when the table has rows', async () => {
-    const other = freshStore();
+    const other = await freshStore();
     await setPrice(other.db, { model: 'only-this', input_price_per_million: 1, output_price_per_million: 1 });
     const again = await pricing.create(defaults, pluginContext(other, createServiceRegistry()));
     await again.close?.();
@@ -266,7 +276,8 @@ describe('the pricing plugin', () => {
     const services = createServiceRegistry();
     const fresh = await pricing.create(defaults, pluginContext(store, services, createLog('error')));
     try {
-      const freshBook = services.get('pricing')!;
+      const freshBook = services.get('pricing')! as ClosablePriceBook;
+      await freshBook.tableReady();
       assert.equal(freshBook.ready('anthropic', 'claude-3-5-haiku-latest'), null, 'a name with its own row never waits');
       const ex = exchange({ target: { provider: 'anthropic', model: 'claude-3-5-haiku-20241022' }, usage: usage(100, 10) });
       await fresh.onResponseEnd!(ex, undefined);

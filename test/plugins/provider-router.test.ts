@@ -5,8 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSqlite } from '../../core/sqlite-driver.ts';
-import { join } from 'node:path';
+import { openTestStore } from '../helpers/test-store.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -84,9 +83,10 @@ describe('per-user provider credentials', () => {
     assert.equal(own.requests.at(-1)!.headers.authorization, 'Bearer sk-user-own-key-0123456789');
     assert.equal((await chat('byok/byok-model', otherKey)).status, 400, 'another user still has no credential');
 
-    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
-    const row = db.prepare('SELECT * FROM provider_credentials WHERE provider = ?').get('byok') as { ciphertext: Buffer; hint: string; nonce: Buffer; auth_tag: Buffer };
-    db.close();
+    const store = await openTestStore(dataDir);
+    const row = await store.db.selectFrom('provider_credentials').selectAll().where('provider', '=', 'byok').executeTakeFirstOrThrow();
+    await store.close();
+    assert.ok(Buffer.isBuffer(row.ciphertext), 'sealed bytes come back as a Buffer');
     assert.equal(row.ciphertext.includes(Buffer.from('sk-user-own-key')), false);
     assert.equal(row.nonce.length, 12);
     assert.equal(row.auth_tag.length, 16);
