@@ -5,9 +5,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { startOpenAISimulator, simStreamText, SIM_REPLY, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
@@ -31,15 +30,15 @@ type Row = Selectable<LlmRequestsTable>;
 
 /** Waits for the background logger to write the row of `requestId`. */
 async function logRow(requestId: string): Promise<Row> {
-  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
+  const store = await openTestStore(dataDir);
   try {
     for (let i = 0; i < 100; i++) {
-      const row = db.prepare('SELECT * FROM llm_requests WHERE request_id = ?').get(requestId) as Row | undefined;
+      const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
       if (row) return row;
       await new Promise((r) => setTimeout(r, 30));
     }
   } finally {
-    db.close();
+    await store.close();
   }
   throw new Error(`no llm_requests row for ${requestId}`);
 }
