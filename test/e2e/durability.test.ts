@@ -6,8 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import OpenAI from 'openai';
-import { openTestStore } from '../helpers/test-store.ts';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { startOpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson } from '../helpers/cli.ts';
@@ -47,13 +48,12 @@ test('after kill -9 under load the persisted spend equals the logged costs of th
   await Promise.allSettled(workers);
   await sim.close();
 
-  const store = await openTestStore(dataDir);
-  const user = await store.db.selectFrom('gateway_users').select(['id', 'budget_spent_nanos', 'budget_period_start'])
-    .where('name', '=', 'crash').executeTakeFirstOrThrow();
-  const logged = await store.db.selectFrom('llm_requests')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.coalesce(eb.fn.sum<number>('cost_nanos'), eb.lit(0)).as('cost')])
-    .where('gateway_user_id', '=', user.id).where('created_at', '>=', user.budget_period_start ?? '').executeTakeFirstOrThrow();
-  await store.close();
+  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
+  const user = db.prepare('SELECT id, budget_spent_nanos, budget_period_start FROM gateway_users WHERE name = ?').get('crash') as
+    { id: number; budget_spent_nanos: number; budget_period_start: string | null };
+  const logged = db.prepare(`SELECT count(*) AS n, coalesce(sum(cost_nanos), 0) AS cost FROM llm_requests
+      WHERE gateway_user_id = ? AND created_at >= ?`).get(user.id, user.budget_period_start ?? '') as { n: number; cost: number };
+  db.close();
   assert.ok(logged.n > 0 && logged.cost > 0, `requests were logged and priced (${logged.n} rows)`);
   assert.equal(user.budget_spent_nanos, logged.cost, `spend ${user.budget_spent_nanos} vs logged ${logged.cost} over ${logged.n} rows of ${completed} completed`);
 });
