@@ -5,8 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import OpenAI from 'openai';
-import { openTestStore } from '../helpers/test-store.ts';
+import { openTestStore, testDatabaseUrl, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
 import { startOpenAISimulator, simStreamText, SIM_REPLY, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
@@ -60,6 +61,29 @@ before(async () => {
 after(async () => {
   await gateway?.stop();
   await sim?.close();
+});
+
+/** The value of a `  Label:   value` line of a gateway process's banner, or undefined. */
+const bannerValue = (output: string, label: string) => new RegExp(`^  ${label}: +(.*)$`, 'm').exec(output)?.[1];
+
+describe('the start-up banner', () => {
+  test('names the database: the SQLite file, or the PostgreSQL URL without its password', async () => {
+    if (TEST_STORE_ENGINE === 'sqlite') {
+      assert.equal(bannerValue(gateway.output(), 'Database'), join(dataDir, 'tollgate.db'));
+      return;
+    }
+    // The test server trusts every connection, so a password in the URL is accepted and must not be shown.
+    const url = new URL((await testDatabaseUrl(dataDir))!);
+    url.password = 'banner-secret';
+    const other = await startGatewayProcess({ dataDir: tempDir(), manifest, env: { TOLLGATE_DATABASE_URL: url.toString() } });
+    try {
+      url.password = '***';
+      assert.equal(bannerValue(other.output(), 'Database'), url.toString());
+      assert.doesNotMatch(other.output(), /banner-secret/);
+    } finally {
+      await other.stop();
+    }
+  });
 });
 
 describe('chat completions through the real gateway process with the openai SDK', () => {
