@@ -44,6 +44,8 @@ export function serveCommand(registry: PluginRegistry): Command {
         `  Health:       ${gateway.origin}/healthz`,
         `  Manifest:     ${source}`,
         `  Data dir:     ${dataDir}`,
+        // The SQLite file, or the PostgreSQL URL without its password (`store.location`).
+        `  Database:     ${gateway.store.location}`,
       ];
       if (process.env.TOLLGATE_RUNNING_FROM) lines.push(`  Running:      ${process.env.TOLLGATE_RUNNING_FROM}`);
       const admin = gateway.bootstrapAdmin;

@@ -10,8 +10,8 @@
  *   event arrives finds it. Rows live `retentionDays` and a background sweep deletes them in batches.
  * - Continuing: in `onRequest`, before rate-limit and budget (their worst case must count the whole
  *   conversation), `previous_response_id` is looked up for the caller (missing → 400
- *   `previous_response_not_found`, OpenAI's answer) and its chain walked back (one indexed lookup per
- *   turn, at most `MAX_CHAIN_DEPTH`; a deleted or expired ancestor ends the walk). Every turn's input
+ *   `previous_response_not_found`, OpenAI's answer) and its chain walked back (one recursive query, an
+ *   indexed lookup per turn, at most `MAX_CHAIN_DEPTH`; a deleted or expired ancestor ends the walk). Every turn's input
  *   and output items, then the request's own input, make the input of a body without
  *   `previous_response_id` that the dialect parses again: `ex.request` (what translating providers,
  *   limits and budgets read) and `ex.untranslatable` are those of the whole conversation. The earlier
@@ -30,12 +30,15 @@ import { previousResponseNotFound, responseNotFound } from '../../core/errors.ts
 import { RESPONSES_CREATE } from '../../core/dialects/openai-responses/index.ts';
 import { conversationInput, normalizeInput, replayOutput, type Item } from './conversation.ts';
 import { inputItemsPage } from './input-items.ts';
-import { createResponseTable, type StoredResponse } from './store.ts';
+import type { Store } from '../../core/db.ts';
+import type { ResponseTable, StoredResponse } from './store.ts';
+import { createSqliteResponseTable } from './store-sqlite.ts';
+import { createPostgresResponseTable } from './store-postgres.ts';
 import { RESPONSES_DELETE, RESPONSES_INPUT_ITEMS, RESPONSES_RETRIEVE, responseStoreRoutes } from './routes.ts';
 import { responseStoreSchema, type ResponseStoreConfig } from './schema.ts';
 import { createSweeper } from './sweep.ts';
 
-/** The longest chain of turns a continuation replays (each one indexed lookup). */
+/** The longest chain of turns a continuation replays (each an indexed lookup within one query). */
 export const MAX_CHAIN_DEPTH = 1000;
 
 const DAY_MS = 86_400_000;
@@ -60,46 +63,48 @@ interface ExchangeState {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): Plugin<ExchangeState> {
-  const table = createResponseTable(ctx.store.sqlite);
+  const table = createResponseTable(ctx.store);
   const sweeper = createSweeper(table, ctx.clock, ctx.log, config.sweepIntervalMs);
 
-  /** The caller's stored turns ending with `id`, oldest first. Throws 400 when `id` itself is not stored. */
-  function chainOf(userId: number, id: string, nowMs: number): StoredResponse[] {
-    const parent = table.find(userId, id, nowMs);
-    if (!parent) throw previousResponseNotFound(id);
-    const chain = [parent];
-    const seen = new Set([id]);
-    let next = parent.previousResponseId;
-    while (next && chain.length < MAX_CHAIN_DEPTH && !seen.has(next)) {
-      const turn = table.find(userId, next, nowMs);
-      if (!turn) break;
-      seen.add(next);
-      chain.push(turn);
-      next = turn.previousResponseId;
-    }
+  /** The caller's stored turns ending with `id`, oldest first. Rejects with 400 when `id` itself is not stored. */
+  async function chainOf(userId: number, id: string, nowMs: number): Promise<StoredResponse[]> {
+    const chain = await table.chain(userId, id, nowMs, MAX_CHAIN_DEPTH);
+    if (chain.length === 0) throw previousResponseNotFound(id);
     return chain.reverse();
   }
 
-  /** Records what to keep and, for a continuation, puts the whole conversation in `ex.request`. */
-  function prepareCreate(ex: Exchange, state: ExchangeState, userId: number): void {
+  /**
+   * Records what to keep and, for a continuation, puts the whole conversation in `ex.request`. Reads
+   * the store (a Promise) only when the request continues or references stored items: a plain
+   * create stays synchronous.
+   */
+  function prepareCreate(ex: Exchange, state: ExchangeState, userId: number): Promise<void> | undefined {
     const body = ex.clientBody;
-    if (!body || !ex.dialect) return;
+    if (!body || !ex.dialect) return undefined;
     state.keep = body.store !== false;
-    const nowMs = ctx.clock();
-    const referenced = resolveReferences(normalizeInput(body.input), userId, nowMs);
-    state.ownInput = referenced.items;
-    state.holders = referenced.holders;
+    const ownInput = normalizeInput(body.input);
+    state.ownInput = ownInput;
     const id = body.previous_response_id;
     const continues = typeof id === 'string' && id !== '';
-    if (!continues && referenced.holders.length === 0) return;
-    const chain = continues ? chainOf(userId, id, nowMs) : [];
-    if (continues) {
+    if (!continues && !ownInput.some((item) => item.type === 'item_reference')) return undefined;
+    return expandConversation(ex, state, userId, continues ? id : null);
+  }
+
+  async function expandConversation(ex: Exchange, state: ExchangeState, userId: number, id: string | null): Promise<void> {
+    const body = ex.clientBody!;
+    const nowMs = ctx.clock();
+    const referenced = await resolveReferences(state.ownInput, userId, nowMs);
+    state.ownInput = referenced.items;
+    state.holders = referenced.holders;
+    if (id === null && referenced.holders.length === 0) return;
+    const chain = id !== null ? await chainOf(userId, id, nowMs) : [];
+    if (id !== null) {
       state.previousResponseId = id;
       state.holders.push(chain.at(-1)!);
     }
     const turns = chain.map((turn) => ({ inputItems: turn.inputItems, output: outputOf(turn), servedNatively: turn.servedNatively }));
     const { previous_response_id: _continued, ...rest } = body;
-    const parsed = ex.dialect.parseRequest({ ...rest, input: conversationInput(turns, state.ownInput) }, ex.operation, ex.headers);
+    const parsed = ex.dialect!.parseRequest({ ...rest, input: conversationInput(turns, state.ownInput) }, ex.operation, ex.headers);
     ex.request = parsed.canonical;
     ex.untranslatable = parsed.untranslatable ?? null;
     ex.promptTokensEstimate = null;
@@ -111,12 +116,12 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
    * item (replayed as input), and those responses. A reference the store does not know stays: a native
    * upstream may know it, and a translation refuses it with its 400.
    */
-  function resolveReferences(items: Item[], userId: number, nowMs: number): { items: Item[]; holders: StoredResponse[] } {
+  async function resolveReferences(items: Item[], userId: number, nowMs: number): Promise<{ items: Item[]; holders: StoredResponse[] }> {
     const holders: StoredResponse[] = [];
     if (!items.some((item) => item.type === 'item_reference')) return { items, holders };
     const resolved: Item[] = [];
     for (const item of items) {
-      const holder = item.type === 'item_reference' && typeof item.id === 'string' ? table.findByItem(userId, item.id, nowMs) : null;
+      const holder = item.type === 'item_reference' && typeof item.id === 'string' ? await table.findByItem(userId, item.id, nowMs) : null;
       const stored = holder ? outputOf(holder).find((output) => output.id === item.id) : undefined;
       if (!holder || !stored) {
         resolved.push(item);
@@ -129,14 +134,14 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     return { items: resolved, holders };
   }
 
-  function answerRoute(ex: Exchange, userId: number) {
+  async function answerRoute(ex: Exchange, userId: number) {
     const id = ex.params.id ?? '';
     const nowMs = ctx.clock();
     if (ex.operation === RESPONSES_DELETE) {
-      if (!table.remove(userId, id, nowMs)) throw responseNotFound(id);
+      if (!(await table.remove(userId, id, nowMs))) throw responseNotFound(id);
       return reply(200, { id, object: 'response', deleted: true });
     }
-    const stored = table.find(userId, id, nowMs);
+    const stored = await table.find(userId, id, nowMs);
     if (!stored) throw responseNotFound(id);
     return reply(200, ex.operation === RESPONSES_RETRIEVE ? stored.response : inputItemsPage(id, stored.inputItems, ex.query));
   }
@@ -150,7 +155,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
         if (userId === undefined) throw responseNotFound(ex.params.id ?? '');
         return answerRoute(ex, userId);
       }
-      if (ex.operation === RESPONSES_CREATE && userId !== undefined) prepareCreate(ex, state, userId);
+      if (ex.operation === RESPONSES_CREATE && userId !== undefined) return prepareCreate(ex, state, userId);
       return undefined;
     },
     beforeUpstream(ex, state, call) {
@@ -165,7 +170,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
       if (!state.keep || !ex.principal || !ex.target || !isObject(final)) return;
       if (typeof final.id !== 'string' || (final.status !== 'completed' && final.status !== 'incomplete')) return;
       const nowMs = ctx.clock();
-      table.insert({
+      return table.insert({
         gatewayUserId: ex.principal.gatewayUserId,
         id: final.id,
         createdAtMs: nowMs,
@@ -180,7 +185,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
       });
     },
     close() {
-      sweeper.stop();
+      return sweeper.stop();
     },
   };
 }
@@ -192,7 +197,11 @@ function outputOf(turn: StoredResponse): Item[] {
 }
 
 export { sweepExpired } from './sweep.ts';
-export { createResponseTable } from './store.ts';
+
+/** The response table on the gateway's store (migrated to version 10 or later), for its engine. */
+export function createResponseTable(store: Store): ResponseTable {
+  return store.engine === 'sqlite' ? createSqliteResponseTable(store.sqlite) : createPostgresResponseTable(store.db);
+}
 
 export const responseStore = definePlugin<ResponseStoreConfig>({
   name: 'response-store',

@@ -1,12 +1,15 @@
 /**
- * The `responses` table (schema.sql version 7): one row per stored response, keyed by its owner and
- * the id the client saw. Every read names the owner, so another user's id reads as missing; rows past
- * `expires_at` read as missing too, before the sweep removes them. Statements are prepared once and run
- * synchronously (better-sqlite3): each is one indexed lookup or a bounded batch.
+ * The `responses` table (schema.sql version 7) and its `response_items` (version 10): one row per
+ * stored response, keyed by its owner and the id the client saw. Every read names the owner, so
+ * another user's id reads as missing; rows past `expires_at` read as missing too, before the sweep
+ * removes them.
+ *
+ * Two implementations of one contract, chosen once by the store's engine: SQLite runs prepared
+ * statements synchronously (`store-sqlite.ts`; the write sits before every stored answer's last bytes,
+ * and Kysely's executor costs several times the statement there), PostgreSQL runs Kysely queries
+ * (`store-postgres.ts`); `createResponseTable` (`index.ts`) picks one.
  */
 import type { ResponsesTable } from '../../core/db-types.ts';
-import type { SqliteDatabase as Sqlite } from '../../core/sqlite-driver.ts';
-import { nowIso } from '../../core/db.ts';
 import type { Item } from './conversation.ts';
 
 /** A stored response as the plugin reads it (JSON columns parsed). */
@@ -28,71 +31,46 @@ export interface NewStoredResponse extends StoredResponse {
   expiresAtMs: number;
 }
 
+/** The table's operations; each rejects with the database's error (the connection failed, ...). */
 export interface ResponseTable {
   /** The caller's unexpired response `id`, or null. */
-  find(gatewayUserId: number, id: string, nowMs: number): StoredResponse | null;
+  find(gatewayUserId: number, id: string, nowMs: number): Promise<StoredResponse | null>;
+  /**
+   * The caller's unexpired response `id` and the turns it continues, newest first: at most
+   * `maxDepth` rows; ends before the first ancestor that is missing, expired or already in the chain
+   * (an upstream that repeats ids). Empty when `id` itself is not stored.
+   */
+  chain(gatewayUserId: number, id: string, nowMs: number, maxDepth: number): Promise<StoredResponse[]>;
   /** The caller's unexpired response holding the output item `itemId`, or null. */
-  findByItem(gatewayUserId: number, itemId: string, nowMs: number): StoredResponse | null;
-  /** Writes a response; an id the same user already has is replaced (an upstream that repeats ids). */
-  insert(row: NewStoredResponse): void;
-  /** Deletes the caller's unexpired response `id`; false when there was none. */
-  remove(gatewayUserId: number, id: string, nowMs: number): boolean;
-  /** Deletes at most `limit` rows expired at `nowMs`; returns how many it deleted. */
-  sweepBatch(nowMs: number, limit: number): number;
+  findByItem(gatewayUserId: number, itemId: string, nowMs: number): Promise<StoredResponse | null>;
+  /**
+   * Writes a response and the ids of its output items, together; an id the same user already has is
+   * replaced, with its item ids (an upstream that repeats ids).
+   */
+  insert(row: NewStoredResponse): Promise<void>;
+  /** Deletes the caller's unexpired response `id` (and its item ids); false when there was none. */
+  remove(gatewayUserId: number, id: string, nowMs: number): Promise<boolean>;
+  /** Deletes at most `limit` rows expired at `nowMs`; resolves to how many it deleted. */
+  sweepBatch(nowMs: number, limit: number): Promise<number>;
 }
 
-type Row = Pick<ResponsesTable, 'id' | 'model' | 'provider' | 'served_natively' | 'previous_response_id' | 'input_items' | 'response'>;
+/** The columns a read selects. */
+export type ResponseRow = Pick<ResponsesTable, 'id' | 'model' | 'provider' | 'served_natively' | 'previous_response_id' | 'input_items' | 'response'>;
 
-/** Prepares the table's statements on `sqlite` (the gateway's store, migrated to version 7). */
-export function createResponseTable(sqlite: Sqlite): ResponseTable {
-  const select = sqlite.prepare<[number, string, string], Row>(
-    'SELECT id, model, provider, served_natively, previous_response_id, input_items, response FROM responses WHERE gateway_user_id = ? AND id = ? AND expires_at > ?',
-  );
-  const insert = sqlite.prepare(
-    `INSERT OR REPLACE INTO responses (gateway_user_id, id, created_at, expires_at, model, provider, served_natively, previous_response_id, input_items, response)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const byItem = sqlite.prepare<[number, string], { response_id: string }>('SELECT response_id FROM response_items WHERE gateway_user_id = ? AND item_id = ?');
-  const insertItem = sqlite.prepare('INSERT OR REPLACE INTO response_items (gateway_user_id, item_id, response_id) VALUES (?, ?, ?)');
-  const remove = sqlite.prepare('DELETE FROM responses WHERE gateway_user_id = ? AND id = ? AND expires_at > ?');
-  // rowid batches keep each delete (and the write lock it holds) short whatever the backlog.
-  const sweep = sqlite.prepare('DELETE FROM responses WHERE rowid IN (SELECT rowid FROM responses WHERE expires_at <= ? LIMIT ?)');
-  // A response and its item ids are written together.
-  const insertWithItems = sqlite.transaction((row: NewStoredResponse) => {
-    insert.run(
-      row.gatewayUserId, row.id, nowIso(row.createdAtMs), nowIso(row.expiresAtMs), row.model, row.provider, row.servedNatively ? 1 : 0,
-      row.previousResponseId, JSON.stringify(row.inputItems), JSON.stringify(row.response),
-    );
-    const output = Array.isArray(row.response.output) ? (row.response.output as unknown[]) : [];
-    for (const item of output) {
-      const itemId = (item as { id?: unknown } | null)?.id;
-      if (typeof itemId === 'string' && itemId !== '') insertItem.run(row.gatewayUserId, itemId, row.id);
-    }
-  });
-  const table: ResponseTable = {
-    findByItem(gatewayUserId, itemId, nowMs) {
-      const hit = byItem.get(gatewayUserId, itemId);
-      return hit ? table.find(gatewayUserId, hit.response_id, nowMs) : null;
-    },
-    find(gatewayUserId, id, nowMs) {
-      const row = select.get(gatewayUserId, id, nowIso(nowMs));
-      if (!row) return null;
-      return {
-        id: row.id, model: row.model, provider: row.provider, servedNatively: row.served_natively === 1,
-        previousResponseId: row.previous_response_id,
-        inputItems: JSON.parse(row.input_items) as Item[],
-        response: JSON.parse(row.response) as Record<string, unknown>,
-      };
-    },
-    insert(row) {
-      insertWithItems(row);
-    },
-    remove(gatewayUserId, id, nowMs) {
-      return remove.run(gatewayUserId, id, nowIso(nowMs)).changes > 0;
-    },
-    sweepBatch(nowMs, limit) {
-      return sweep.run(nowIso(nowMs), limit).changes;
-    },
+/** A row as the plugin reads it (JSON columns parsed). */
+export function parseResponseRow(row: ResponseRow): StoredResponse {
+  return {
+    id: row.id, model: row.model, provider: row.provider, servedNatively: Number(row.served_natively) === 1,
+    previousResponseId: row.previous_response_id,
+    inputItems: JSON.parse(row.input_items) as Item[],
+    response: JSON.parse(row.response) as Record<string, unknown>,
   };
-  return table;
 }
+
+/** The distinct non-empty string ids of a response object's output items, as `response_items` holds them. */
+export function outputItemIds(response: Record<string, unknown>): string[] {
+  const output = Array.isArray(response.output) ? (response.output as unknown[]) : [];
+  const ids = output.map((item) => (item as { id?: unknown } | null)?.id).filter((id): id is string => typeof id === 'string' && id !== '');
+  return [...new Set(ids)];
+}
+

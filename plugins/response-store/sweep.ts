@@ -18,33 +18,34 @@ export const SWEEP_BATCH = 500;
 export async function sweepExpired(table: ResponseTable, nowMs: number, batchSize = SWEEP_BATCH, stopped: () => boolean = () => false): Promise<number> {
   let total = 0;
   while (!stopped()) {
-    const deleted = table.sweepBatch(nowMs, batchSize);
+    const deleted = await table.sweepBatch(nowMs, batchSize);
     total += deleted;
     if (deleted < batchSize) break;
+    // On SQLite the batch ran synchronously under the await: let requests in before the next one.
     await new Promise((resolve) => setImmediate(resolve));
   }
   return total;
 }
 
 export interface Sweeper {
-  stop(): void;
+  /** Stops the timers; resolves once a sweep under way has finished its batch (the store closes next). */
+  stop(): Promise<void>;
 }
 
 /** Starts the periodic sweep (timers unref'd: they never keep the process alive); `intervalMs` 0 = none. */
 export function createSweeper(table: ResponseTable, clock: Clock, log: Log, intervalMs: number): Sweeper {
-  if (intervalMs === 0) return { stop() {} };
-  let running = false;
+  if (intervalMs === 0) return { stop: async () => {} };
+  let running: Promise<void> | null = null;
   let stopped = false;
   const run = () => {
     if (running || stopped) return;
-    running = true;
-    sweepExpired(table, clock(), SWEEP_BATCH, () => stopped)
+    running = sweepExpired(table, clock(), SWEEP_BATCH, () => stopped)
       .then((deleted) => {
         if (deleted > 0) log.info('expired responses deleted', { deleted });
       })
       .catch((err: unknown) => log.error('response sweep failed', { err }))
       .finally(() => {
-        running = false;
+        running = null;
       });
   };
   const first = setTimeout(run, 1000);
@@ -52,10 +53,11 @@ export function createSweeper(table: ResponseTable, clock: Clock, log: Log, inte
   const timer = setInterval(run, intervalMs);
   timer.unref();
   return {
-    stop() {
+    async stop() {
       stopped = true;
       clearTimeout(first);
       clearInterval(timer);
+      await running;
     },
   };
 }

@@ -5,11 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { startTestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 
 test('a stream cut by the shutdown drain is billed for what was sent and logged as gateway_shutdown', async () => {
   const sim = await startOpenAISimulator({ dripMs: 20 });
@@ -38,16 +37,16 @@ test('a stream cut by the shutdown drain is billed for what was sent and logged 
     await closing;
     assert.match(text, /"code":"gateway_shutdown"/, 'the stream ends with the shutdown error event');
 
-    const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
-    const row = db.prepare('SELECT status, error_code, completion_tokens, usage_estimated, cost_nanos FROM llm_requests WHERE request_id = ?').get(requestId) as
-      { status: number; error_code: string; completion_tokens: number; usage_estimated: number; cost_nanos: number } | undefined;
-    db.close();
+    const store = await openTestStore(dataDir);
+    const row = await store.db.selectFrom('llm_requests').select(['status', 'error_code', 'completion_tokens', 'usage_estimated', 'cost_nanos'])
+      .where('request_id', '=', requestId).executeTakeFirst();
+    await store.close();
     assert.ok(row, 'the cut stream was logged');
     assert.equal(row.error_code, 'gateway_shutdown');
     assert.equal(row.status, 503);
     assert.equal(row.usage_estimated, 1);
-    assert.ok(row.completion_tokens > 0, `completion tokens ${row.completion_tokens}`);
-    assert.ok(row.cost_nanos > 0, `cost ${row.cost_nanos}`);
+    assert.ok((row.completion_tokens ?? 0) > 0, `completion tokens ${row.completion_tokens}`);
+    assert.ok((row.cost_nanos ?? 0) > 0, `cost ${row.cost_nanos}`);
   } finally {
     if (!closing) await tg.close();
     await sim.close();

@@ -5,9 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { openSqlite } from '../../core/sqlite-driver.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startOllamaSimulator, type OllamaSimulator } from '../helpers/ollama-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
@@ -103,12 +101,9 @@ describe('an unknown path under /api', () => {
     // An anonymous probe writes no log row (strangers cannot fill the table); a user's does.
     const mine = await fetch(`${tg.gateway.origin}/api/v1/nope`, { headers: { authorization: `Bearer ${tg.apiKey}` } });
     await tg.logRow(mine.headers.get('x-request-id')!);
-    const db = openSqlite(join(tg.dataDir, 'tollgate.db'), { readonly: true });
-    try {
-      assert.deepEqual(db.prepare('SELECT count(*) AS n FROM llm_requests WHERE request_id = ?').get(anonymous.headers.get('x-request-id')), { n: 0 });
-    } finally {
-      db.close();
-    }
+    const anonymousRow = await tg.gateway.store.db.selectFrom('llm_requests').select('id')
+      .where('request_id', '=', anonymous.headers.get('x-request-id')!).executeTakeFirst();
+    assert.equal(anonymousRow, undefined);
     const outside = await fetch(`${tg.gateway.origin}/v1/chat/completions`, { method: 'POST', body: '{}' });
     assert.equal(outside.status, 404);
     assert.equal(((await outside.json()) as { error: { code: string } }).error.code, 'not_found');

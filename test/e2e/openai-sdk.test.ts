@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openTestStore, testDatabaseUrl, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
 import { startOpenAISimulator, simStreamText, SIM_REPLY, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
@@ -31,15 +31,15 @@ type Row = Selectable<LlmRequestsTable>;
 
 /** Waits for the background logger to write the row of `requestId`. */
 async function logRow(requestId: string): Promise<Row> {
-  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
+  const store = await openTestStore(dataDir);
   try {
     for (let i = 0; i < 100; i++) {
-      const row = db.prepare('SELECT * FROM llm_requests WHERE request_id = ?').get(requestId) as Row | undefined;
+      const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
       if (row) return row;
       await new Promise((r) => setTimeout(r, 30));
     }
   } finally {
-    db.close();
+    await store.close();
   }
   throw new Error(`no llm_requests row for ${requestId}`);
 }
@@ -61,6 +61,29 @@ before(async () => {
 after(async () => {
   await gateway?.stop();
   await sim?.close();
+});
+
+/** The value of a `  Label:   value` line of a gateway process's banner, or undefined. */
+const bannerValue = (output: string, label: string) => new RegExp(`^  ${label}: +(.*)$`, 'm').exec(output)?.[1];
+
+describe('the start-up banner', () => {
+  test('names the database: the SQLite file, or the PostgreSQL URL without its password', async () => {
+    if (TEST_STORE_ENGINE === 'sqlite') {
+      assert.equal(bannerValue(gateway.output(), 'Database'), join(dataDir, 'tollgate.db'));
+      return;
+    }
+    // The test server trusts every connection, so a password in the URL is accepted and must not be shown.
+    const url = new URL((await testDatabaseUrl(dataDir))!);
+    url.password = 'banner-secret';
+    const other = await startGatewayProcess({ dataDir: tempDir(), manifest, env: { TOLLGATE_DATABASE_URL: url.toString() } });
+    try {
+      url.password = '***';
+      assert.equal(bannerValue(other.output(), 'Database'), url.toString());
+      assert.doesNotMatch(other.output(), /banner-secret/);
+    } finally {
+      await other.stop();
+    }
+  });
 });
 
 describe('chat completions through the real gateway process with the openai SDK', () => {

@@ -5,9 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { startOpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson } from '../helpers/cli.ts';
@@ -76,9 +75,10 @@ test('SIGTERM during load drains in-flight streams, writes every queued log row 
     assert.equal(s.pieces, 400, 'in-flight stream ran to its end');
     assert.equal(s.finish, 'stop');
   }
-  const db = openSqlite(join(dataDir, 'tollgate.db'), { readonly: true });
-  const logged = new Set((db.prepare('SELECT request_id FROM llm_requests WHERE status = 200').pluck().all() as string[]));
-  db.close();
+  const store = await openTestStore(dataDir);
+  const rows = await store.db.selectFrom('llm_requests').select('request_id').where('status', '=', 200).execute();
+  await store.close();
+  const logged = new Set(rows.map((row) => row.request_id));
   const expected = [...completed, ...drained.map((s) => s.id)];
   const missing = expected.filter((id) => !logged.has(id));
   assert.ok(expected.length >= 203);

@@ -10,7 +10,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { tempDir } from './tmp.ts';
@@ -44,6 +44,11 @@ export interface PostgresServer {
   /** Stops the server (fast shutdown); its data stays for `start()`. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /**
+   * Lets the test process exit while the server runs (it is killed on exit anyway): for a server
+   * shared by a whole file, which no `after()` stops.
+   */
+  unref(): void;
 }
 
 async function freePort(): Promise<number> {
@@ -94,6 +99,13 @@ function launch(bin: string, dataDir: string, port: number): Promise<ChildProces
 
 let databases = 0;
 
+/** The child and its pipes stop holding the event loop open. */
+function unrefProcess(proc: ChildProcess): void {
+  proc.unref();
+  (proc.stdout as Socket | null)?.unref();
+  (proc.stderr as Socket | null)?.unref();
+}
+
 /** Starts a fresh PostgreSQL cluster; throws (with how to install it) when it is missing. Stop it in `after()`. */
 export async function startPostgresServer(): Promise<PostgresServer> {
   const bin = postgresBinDir();
@@ -107,6 +119,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   if (init.status !== 0) throw new Error(`initdb failed:\n${init.stdout}\n${init.stderr}`);
   const port = await freePort();
   let proc: ChildProcess | null = await launch(bin, dataDir, port);
+  let detached = false;
   process.once('exit', () => proc?.kill('SIGKILL'));
   const url = `postgres://tollgate@127.0.0.1:${port}/postgres`;
   return {
@@ -133,6 +146,11 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     async start() {
       if (proc) return;
       proc = await launch(bin, dataDir, port);
+      if (detached) unrefProcess(proc);
+    },
+    unref() {
+      detached = true;
+      if (proc) unrefProcess(proc);
     },
   };
 }

@@ -34,7 +34,11 @@ export function testDatabaseUrl(dataDir: string): Promise<string | null> {
   const key = keyOf(dataDir);
   let url = databases.get(key);
   if (!url) {
-    server ??= startPostgresServer();
+    // Shared by the whole file and never stopped: without unref the file's process would never exit.
+    server ??= startPostgresServer().then((started) => {
+      started.unref();
+      return started;
+    });
     url = server.then((s) => s.createDatabase());
     databases.set(key, url);
   }

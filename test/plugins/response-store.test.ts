@@ -10,9 +10,11 @@ import { manualClock, startTestGateway, type TestGateway } from '../helpers/test
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
-import { openDataDir } from '../../core/data-dir.ts';
+import type { Store } from '../../core/db.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { createResponseTable, sweepExpired } from '../../plugins/response-store/index.ts';
+import type { NewStoredResponse } from '../../plugins/response-store/store.ts';
 import { SIM_REPLY, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 
 const DAY_MS = 86_400_000;
@@ -26,7 +28,10 @@ after(async () => {
   await anthropic.close();
 });
 
-const countRows = (tg: TestGateway) => (tg.gateway.store.sqlite.prepare('SELECT count(*) AS n FROM responses').get() as { n: number }).n;
+async function countRows(store: Store): Promise<number> {
+  const row = await store.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 describe('retention', () => {
   const clock = manualClock(Date.parse('2026-03-01T00:00:00Z'));
@@ -51,34 +56,95 @@ describe('retention', () => {
     await assert.rejects(tg.client.responses.retrieve(created.id), OpenAI.NotFoundError);
     await assert.rejects(tg.client.responses.create({ model: MODEL, input: 'Go on', previous_response_id: created.id }), (err: unknown) =>
       err instanceof OpenAI.BadRequestError && (err.error as { code: string }).code === 'previous_response_not_found');
-    assert.equal(countRows(tg), 1, 'expired, not yet swept');
+    assert.equal(await countRows(tg.gateway.store), 1, 'expired, not yet swept');
 
     const fresh = await tg.client.responses.create({ model: MODEL, input: 'Still here' });
-    assert.equal(await sweepExpired(createResponseTable(tg.gateway.store.sqlite), clock()), 1);
-    assert.equal(countRows(tg), 1);
+    assert.equal(await sweepExpired(createResponseTable(tg.gateway.store), clock()), 1);
+    assert.equal(await countRows(tg.gateway.store), 1);
     assert.equal((await tg.client.responses.retrieve(fresh.id)).id, fresh.id, 'the unexpired one stays');
   });
 
   test('the sweep deletes a large backlog in batches', async () => {
     // Its own database: the running gateway's sweeper (first run 1 s after boot) must not race this one.
-    const store = openDataDir(tempDir());
+    const store = await openTestStore(tempDir());
     const user = await createGatewayUser(store.db, { name: 'sweep-owner' });
-    const table = createResponseTable(store.sqlite);
+    const table = createResponseTable(store);
     const nowMs = clock();
     for (let i = 0; i < 1203; i++) {
-      table.insert({
+      await table.insert({
         gatewayUserId: user.id, id: `resp_old_${i}`, createdAtMs: nowMs - 10 * DAY_MS, expiresAtMs: nowMs - DAY_MS, model: MODEL, provider: 'anthropic',
         servedNatively: false, previousResponseId: null, inputItems: [], response: { id: `resp_old_${i}` },
       });
     }
-    const count = () => (store.sqlite.prepare('SELECT count(*) AS n FROM responses').get() as { n: number }).n;
-    assert.equal(count(), 1203);
+    assert.equal(await countRows(store), 1203);
     const batches: number[] = [];
-    const counting = { ...table, sweepBatch: (ms: number, limit: number) => { const n = table.sweepBatch(ms, limit); batches.push(n); return n; } };
+    const counting = { ...table, sweepBatch: async (ms: number, limit: number) => { const n = await table.sweepBatch(ms, limit); batches.push(n); return n; } };
     assert.equal(await sweepExpired(counting, nowMs, 500), 1203);
     assert.deepEqual(batches, [500, 500, 203]);
-    assert.equal(count(), 0);
+    assert.equal(await countRows(store), 0);
     await store.close();
+  });
+});
+
+describe('the table, on the engine of this run', () => {
+  const nowMs = Date.parse('2026-03-01T00:00:00Z');
+  let store: Store;
+  let userId: number;
+  let otherId: number;
+  before(async () => {
+    store = await openTestStore(tempDir());
+    userId = (await createGatewayUser(store.db, { name: 'owner' })).id;
+    otherId = (await createGatewayUser(store.db, { name: 'other' })).id;
+  });
+  after(() => store.close());
+
+  const row = (id: string, previousResponseId: string | null, itemIds: string[], expiresAtMs = nowMs + DAY_MS): NewStoredResponse => ({
+    gatewayUserId: userId, id, createdAtMs: nowMs, expiresAtMs, model: MODEL, provider: 'anthropic', servedNatively: false,
+    previousResponseId, inputItems: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: id }] }],
+    response: { id, output: itemIds.map((itemId) => ({ id: itemId, type: 'message', content: [] })) },
+  });
+
+  test('a repeated id replaces the response and its item ids; a repeated item id points at the newer response', async () => {
+    const table = createResponseTable(store);
+    await table.insert(row('resp_same', null, ['msg_old', 'msg_kept']));
+    await table.insert(row('resp_elsewhere', null, ['msg_moved']));
+    await table.insert({ ...row('resp_same', null, ['msg_new', 'msg_kept', 'msg_moved', 'msg_new']), servedNatively: true });
+
+    const stored = await table.find(userId, 'resp_same', nowMs);
+    assert.equal(stored?.servedNatively, true);
+    assert.deepEqual((stored?.response.output as { id: string }[]).map((item) => item.id), ['msg_new', 'msg_kept', 'msg_moved', 'msg_new']);
+    assert.equal(await table.findByItem(userId, 'msg_old', nowMs), null, 'the replaced response\'s own item id is gone');
+    assert.equal((await table.findByItem(userId, 'msg_kept', nowMs))?.id, 'resp_same');
+    assert.equal((await table.findByItem(userId, 'msg_moved', nowMs))?.id, 'resp_same');
+    assert.equal(await table.findByItem(otherId, 'msg_kept', nowMs), null, 'another user\'s item reads as missing');
+  });
+
+  test('a chain reads newest first and ends at an expired ancestor, at maxDepth and at a repeated id', async () => {
+    const table = createResponseTable(store);
+    await table.insert(row('resp_c0', null, [], nowMs));
+    await table.insert(row('resp_c1', 'resp_c0', []));
+    await table.insert(row('resp_c2', 'resp_c1', []));
+    await table.insert(row('resp_c3', 'resp_c2', []));
+    const ids = async (id: string, maxDepth: number) => (await table.chain(userId, id, nowMs, maxDepth)).map((turn) => turn.id);
+
+    assert.deepEqual(await ids('resp_c3', 1000), ['resp_c3', 'resp_c2', 'resp_c1'], 'resp_c0 expired at nowMs');
+    assert.deepEqual(await ids('resp_c3', 2), ['resp_c3', 'resp_c2']);
+    assert.deepEqual(await ids('resp_c0', 1000), [], 'an expired start is not stored');
+    assert.deepEqual(await table.chain(otherId, 'resp_c3', nowMs, 1000), []);
+
+    // An upstream that repeats ids can make a cycle: the walk stops where it comes round.
+    await table.insert(row('resp_a', 'resp_b', []));
+    await table.insert(row('resp_b', 'resp_a', []));
+    assert.deepEqual(await ids('resp_a', 1000), ['resp_a', 'resp_b']);
+  });
+
+  test('remove deletes the caller\'s own unexpired response only', async () => {
+    const table = createResponseTable(store);
+    await table.insert(row('resp_gone', null, ['msg_gone']));
+    assert.equal(await table.remove(otherId, 'resp_gone', nowMs), false);
+    assert.equal(await table.remove(userId, 'resp_gone', nowMs), true);
+    assert.equal(await table.remove(userId, 'resp_gone', nowMs), false);
+    assert.equal(await table.findByItem(userId, 'msg_gone', nowMs), null);
   });
 });
 
