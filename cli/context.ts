@@ -1,5 +1,7 @@
 /** What every command needs: the data dir (`--data-dir`, else TOLLGATE_DATA_DIR, else ./data) and the store. */
+import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { substituteEnv } from '../core/manifest.ts';
 import { sql } from 'kysely';
 import { databaseUrl, openGatewayStore, resolveDataDir } from '../core/data-dir.ts';
 import type { Store } from '../core/db.ts';
@@ -24,14 +26,34 @@ const stderrWarnings = {
  * would tell them, so a `keys revoke` would not reach them. Sent after failures too: a command may have
  * written before it failed.
  */
-export async function withStore<T>(options: { dataDir?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openGatewayStore(resolveDataDir(options.dataDir), { url: databaseUrl(undefined), log: stderrWarnings });
+export async function withStore<T>(options: { dataDir?: string; config?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openGatewayStore(resolveDataDir(options.dataDir), { url: cliDatabaseUrl(options.config), log: stderrWarnings });
   try {
     return await fn(store);
   } finally {
     if (store.engine === 'postgres') await announceChange(store);
     await store.close();
   }
+}
+
+/**
+ * The PostgreSQL URL a command uses, as `tollgate serve` would: the manifest's `store.url` (`--config`
+ * where the command takes it, else `./tollgate.json` if present; `${VAR}` substituted), else
+ * `TOLLGATE_DATABASE_URL`; null = SQLite in the data dir. Only that field is read here: a manifest
+ * that is otherwise invalid is `tollgate check`'s and `serve`'s to report.
+ */
+export function cliDatabaseUrl(configPath: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
+  const path = configPath ?? (existsSync('tollgate.json') ? 'tollgate.json' : undefined);
+  let url: unknown = null;
+  if (path && existsSync(path)) {
+    try {
+      const manifest = JSON.parse(readFileSync(path, 'utf8')) as { store?: { url?: unknown } };
+      url = substituteEnv(manifest.store?.url ?? null, env, []);
+    } catch {
+      url = null;
+    }
+  }
+  return databaseUrl({ url: typeof url === 'string' ? url : null }, env);
 }
 
 /**

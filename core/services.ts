@@ -105,8 +105,11 @@ export interface BudgetStatus {
 export interface BudgetService {
   /** IANA timezone the periods are aligned in. */
   readonly timeZone: string;
-  /** The user's budget now (amounts in nano-USD); undefined for an unknown user. */
-  status(userId: number): BudgetStatus | undefined;
+  /**
+   * The user's budget now (amounts in nano-USD): the database's spend of the period and this
+   * replica's reservations; undefined for an unknown user. Waits only to load a user not yet read.
+   */
+  status(userId: number): Promise<BudgetStatus | undefined>;
   /** Re-reads a user's budget settings after an in-process change (all users when omitted). */
   invalidate(userId?: number): void;
 }

@@ -62,7 +62,7 @@ async function budgetAlerts(ctx: AdminContext): Promise<BudgetAlert[]> {
   const users = await ctx.store.db.selectFrom('gateway_users').select(['id', 'name']).where('budget_limit_micros', 'is not', null).execute();
   const alerts: BudgetAlert[] = [];
   for (const user of users) {
-    const status = budget.status(user.id);
+    const status = await budget.status(user.id);
     if (!status || status.limitNanos === null) continue;
     const ratio = status.limitNanos === 0 ? 1 : status.spentNanos / status.limitNanos;
     if (ratio < ALERT_RATIO) continue;

@@ -72,9 +72,10 @@ function budgetOf(user: GatewayUserView, status: BudgetStatus | undefined): Admi
 export async function toAdminUsers(ctx: AdminContext, users: readonly GatewayUserView[]): Promise<AdminUser[]> {
   const stats = await keyStatsByUser(ctx.store.db, users.map((u) => u.id));
   const budgets = ctx.services.get('budget');
-  return users.map((user) => ({
+  const statuses = await Promise.all(users.map((user) => budgets?.status(user.id)));
+  return users.map((user, i) => ({
     ...user,
-    budget: budgetOf(user, budgets?.status(user.id)),
+    budget: budgetOf(user, statuses[i]),
     key_count: stats.get(user.id)?.keyCount ?? 0,
     last_used_at: stats.get(user.id)?.lastUsedAt ?? null,
   }));
@@ -150,14 +151,15 @@ function queryEnum<T extends string>(query: URLSearchParams, name: string, value
 const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
 
 /** Ascending comparison for `sort`; ties fall back to the id so pages are stable. */
-function comparator(ctx: AdminContext, sort: (typeof SORTS)[number]): (a: GatewayUserView, b: GatewayUserView) => number {
+/** Each user's spend of the current period, nano-USD (0 without the budget plugin). */
+async function spendByUser(ctx: AdminContext, users: readonly GatewayUserView[]): Promise<Map<number, number>> {
   const budgets = ctx.services.get('budget');
-  const spent = new Map<number, number>();
-  const spentOf = (u: GatewayUserView) => {
-    let nanos = spent.get(u.id);
-    if (nanos === undefined) spent.set(u.id, (nanos = budgets?.status(u.id)?.spentNanos ?? 0));
-    return nanos;
-  };
+  const statuses = await Promise.all(users.map((u) => budgets?.status(u.id)));
+  return new Map(users.map((u, i) => [u.id, statuses[i]?.spentNanos ?? 0]));
+}
+
+function comparator(sort: (typeof SORTS)[number], spent: ReadonlyMap<number, number>): (a: GatewayUserView, b: GatewayUserView) => number {
+  const spentOf = (u: GatewayUserView) => spent.get(u.id) ?? 0;
   const by: Record<(typeof SORTS)[number], (a: GatewayUserView, b: GatewayUserView) => number> = {
     name: (a, b) => collator.compare(a.name, b.name),
     created_at: (a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0),
@@ -188,7 +190,7 @@ export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
         const offset = queryInt(query, 'offset', { default: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
         let users = await listGatewayUsers(db);
         if (search) users = users.filter((u) => u.name.toLowerCase().includes(search) || (u.email ?? '').toLowerCase().includes(search));
-        const compare = comparator(ctx, sort);
+        const compare = comparator(sort, sort === 'spend' ? await spendByUser(ctx, users) : new Map());
         users.sort(order === 'asc' ? compare : (a, b) => compare(b, a));
         const data = await toAdminUsers(ctx, users.slice(offset, offset + limit));
         return json(200, { data, total: users.length, limit, offset });

@@ -70,7 +70,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
       db.selectFrom('api_keys').select(['id', 'name', 'key_prefix']).where('id', '=', principal.apiKeyId).executeTakeFirst(),
     ]);
     const budgets = ctx.services.get('budget');
-    const status = budgets?.status(principal.gatewayUserId);
+    const status = await budgets?.status(principal.gatewayUserId);
     const timeZone = budgets?.timeZone ?? 'UTC';
     const window = status?.window ?? budgetWindow(user?.budget_period ?? 'monthly', ctx.clock(), timeZone);
     const limits = await ctx.services.get('rateLimit')?.statusOf(principal);

@@ -75,10 +75,10 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   const local = createBudgetLedger(ctx.store, config.timeZone, writes);
   const ledger: LedgerSeam = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : local;
   // The account and admin views read the database's spend (all replicas' settled spend, within the
-  // write-behind interval) and this replica's reservations: synchronous, never refused by Redis.
+  // write-behind interval) and this replica's reservations: never refused by Redis.
   const service: BudgetService = {
     timeZone: config.timeZone,
-    status: (userId) => local.cachedStatus(userId, ctx.clock()),
+    status: async (userId) => local.status(userId, ctx.clock()),
     invalidate: (userId) => ledger.invalidate(userId),
   };
   ctx.services.provide('budget', service);

@@ -93,11 +93,6 @@ export interface BudgetLedger extends LedgerSeam {
    */
   status(userId: number, nowMs: number): MaybePromise<BudgetStatus | undefined>;
   /**
-   * The user's budget now as far as this process knows it, never waiting: on PostgreSQL a user not
-   * loaded yet reads as undefined (and is loaded in the background). For the synchronous `BudgetService`.
-   */
-  cachedStatus(userId: number, nowMs: number): BudgetStatus | undefined;
-  /**
    * Reserves `amountNanos` if it fits (always, for an unlimited user). Returns the reservation, or
    * the status that refused it. Synchronous when the user is loaded (after `status`).
    */
@@ -226,14 +221,6 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
   return {
     status(userId, nowMs) {
       return then(get(userId), (user) => user && statusOf(user, nowMs));
-    },
-    cachedStatus(userId, nowMs) {
-      const user = users.get(userId);
-      if (user) return statusOf(user, nowMs);
-      const loaded = load(userId);
-      if (!(loaded instanceof Promise)) return loaded && statusOf(loaded, nowMs);
-      loaded.catch(() => {});
-      return undefined;
     },
     reserve(userId, amountNanos, nowMs) {
       return then(get(userId), (user): Reservation | BudgetStatus => {
