@@ -1,6 +1,7 @@
 /** `tollgate admins create|list|passwd|delete` (admin web UI accounts) */
 import { Command } from 'commander';
 import { createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/admin-users.ts';
+import { isUniqueViolation } from '../core/db.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
 
@@ -29,7 +30,7 @@ export function adminsCommand(): Command {
       const password = await readPassword();
       const admin = await withStore(options, (store) =>
         createAdmin(store.db, options.username!, password).catch((err: { code?: string }) => {
-          if (err.code === 'SQLITE_CONSTRAINT_UNIQUE') throw new CliError(`an admin named "${options.username}" already exists`);
+          if (isUniqueViolation(err)) throw new CliError(`an admin named "${options.username}" already exists`);
           throw err;
         }),
       );

@@ -4,6 +4,7 @@ import {
   BUDGET_PERIODS, checkAlertThresholds, createGatewayUser, deleteGatewayUser, listGatewayUsers, updateGatewayUser, type UserFields,
 } from '../core/gateway-users.ts';
 import type { BudgetPeriod } from '../core/db-types.ts';
+import { isUniqueViolation } from '../core/db.ts';
 import { addDataDirOption, parsePositiveInt, parseUsd, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printRecord, printTable } from './output.ts';
 
@@ -59,7 +60,7 @@ function fieldsOf(options: UserOptions): UserFields {
 
 function uniqueName<T>(name: string | undefined, run: () => Promise<T>): Promise<T> {
   return run().catch((err: { code?: string }) => {
-    if (err.code === 'SQLITE_CONSTRAINT_UNIQUE') throw new CliError(`a gateway user named "${name}" already exists`);
+    if (isUniqueViolation(err)) throw new CliError(`a gateway user named "${name}" already exists`);
     throw err;
   });
 }

@@ -113,6 +113,8 @@ export interface ModelCatalogTable {
   created: Generated<number>;
   owned_by: string;
   fetched_at: string;
+  /** The model's place in the upstream's list, from 0. */
+  position: Generated<number>;
 }
 
 /** `admin_sessions`: a signed-in admin; the cookie's token is stored only as its SHA-256. */

@@ -190,3 +190,12 @@ export function nowIso(nowMs: number = Date.now()): string {
 export function prepareQuery<O>(sqlite: Sqlite, query: Compilable<O>): BetterSqlite3.Statement<unknown[], O> {
   return sqlite.prepare<unknown[], O>(query.compile().sql);
 }
+
+/**
+ * True when `err` is a unique-constraint violation on either engine: better-sqlite3's
+ * `SQLITE_CONSTRAINT_UNIQUE` (or `_PRIMARYKEY`), PostgreSQL's SQLSTATE 23505.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}

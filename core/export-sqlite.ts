@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import type { Sqlite } from './db.ts';
-import { migratePostgres } from './postgres-store.ts';
+import { migratePostgres, TollgateClient } from './postgres-store.ts';
 
 /** Tables in an order that satisfies every foreign key (parents first). */
 export const EXPORT_TABLES = [
@@ -39,7 +39,7 @@ export class ExportRefused extends Error {}
 export async function exportSqliteToPostgres(
   sqlite: Sqlite, url: string, options: { batchRows?: number; onTable?: (table: string, rows: number) => void } = {},
 ): Promise<ExportResult> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = new pg.Pool({ connectionString: url, max: 1, Client: TollgateClient });
   try {
     const schemaVersion = await migratePostgres(pool);
     const sourceVersion = sqlite.pragma('user_version', { simple: true }) as number;

@@ -26,15 +26,13 @@ export interface PersistedList {
 }
 
 /**
- * Every provider's persisted list by provider id. Models come in the order the upstream listed them on
- * SQLite (insertion order, `rowid`); PostgreSQL keeps no insertion order, so there they come sorted by
- * model id.
+ * Every provider's persisted list by provider id, models in the order the upstream listed them
+ * (`position`; rows persisted before schema 14 have position 0 and keep SQLite's insertion order).
  */
 export async function loadPersistedCatalog(store: Store): Promise<Map<string, PersistedList>> {
-  const rows = await store.db.selectFrom('model_catalog').selectAll()
-    .orderBy('provider')
-    .orderBy(store.engine === 'sqlite' ? sql`rowid` : sql`model`)
-    .execute();
+  let query = store.db.selectFrom('model_catalog').selectAll().orderBy('provider').orderBy('position');
+  if (store.engine === 'sqlite') query = query.orderBy(sql`rowid`);
+  const rows = await query.execute();
   const lists = new Map<string, PersistedList>();
   for (const row of rows) {
     let list = lists.get(row.provider);
@@ -46,7 +44,7 @@ export async function loadPersistedCatalog(store: Store): Promise<Map<string, Pe
   return lists;
 }
 
-/** Rows per INSERT: 6 columns × 100 rows stays far below SQLite's bound-parameter limit. */
+/** Rows per INSERT: 7 columns × 100 rows stays far below SQLite's bound-parameter limit. */
 const INSERT_CHUNK_ROWS = 100;
 
 /**
@@ -61,8 +59,8 @@ export async function persistCatalog(db: Kysely<Database>, provider: string, mod
     byId.delete(m.id);
     byId.set(m.id, m);
   }
-  const rows = [...byId.values()].map((m) => ({
-    provider, model: m.id, display_name: m.display_name ?? null, created: Math.trunc(m.created) || 0, owned_by: m.owned_by, fetched_at: fetchedAt,
+  const rows = [...byId.values()].map((m, position) => ({
+    provider, model: m.id, display_name: m.display_name ?? null, created: Math.trunc(m.created) || 0, owned_by: m.owned_by, fetched_at: fetchedAt, position,
   }));
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('model_catalog').where('provider', '=', provider).execute();

@@ -31,6 +31,32 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/** Strings PostgreSQL's text type cannot hold: NUL, which SQLite stores as is. */
+const NUL = /\u0000/g;
+
+function withoutNul(value: unknown): unknown {
+  return typeof value === 'string' && value.includes('\u0000') ? value.replace(NUL, '\uFFFD') : value;
+}
+
+/**
+ * The `pg` client every Tollgate connection uses: string parameters have NUL replaced by U+FFFD.
+ * PostgreSQL refuses NUL in text ("invalid byte sequence for encoding UTF8: 0x00"), so a hostile
+ * model name or id would otherwise fail a lookup with a 500 and a log row's whole batch; SQLite
+ * stores it. A lookup of such a value then finds nothing, as it would have.
+ */
+export class TollgateClient extends pg.Client {}
+// Patched on the prototype rather than overridden, so the class keeps pg's typed overloads (callbacks,
+// submittables such as pg-cursor, configs); only the parameter array is changed.
+TollgateClient.prototype.query = function query(this: pg.Client, ...args: unknown[]) {
+  const [first, second] = args;
+  if (Array.isArray(second)) args[1] = second.map(withoutNul);
+  else if (first && typeof first === 'object' && Array.isArray((first as { values?: unknown }).values)) {
+    const config = first as { values: unknown[] };
+    config.values = config.values.map(withoutNul);
+  }
+  return (pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args);
+} as pg.Client['query'];
+
 export interface OpenPostgresOptions {
   /** Most connections in the pool (default 10). */
   maxConnections?: number;
@@ -85,7 +111,7 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
 
 /** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types });
+  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types, Client: TollgateClient });
   // An idle client's error (the server restarted) must not crash the process: the pool drops the client.
   pool.on('error', (err) => options.onError?.(err));
   let schemaVersion: number;
@@ -106,13 +132,16 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   let feed: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
+  /** True once a feed connection has dropped: the next one must assume it missed changes. */
+  let missed = false;
   const connectFeed = async (): Promise<void> => {
     if (closed || feed || listeners.size === 0) return;
-    const client = new pg.Client({ connectionString: url, types });
+    const client = new TollgateClient({ connectionString: url, types });
     feed = client;
     const drop = (err?: Error) => {
       if (feed !== client) return;
       feed = null;
+      missed = true;
       if (err) options.onError?.(err);
       client.end().catch(() => {});
       if (!closed) {
@@ -128,8 +157,13 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
-      // Whatever changed while this connection was down was not heard.
-      tell();
+      // Whatever changed while a dropped connection was down was not heard. (Not on the first
+      // connection: telling then would drop caches loaded a moment ago, and a price book emptied
+      // mid-command; what changed between opening the store and LISTEN is a start-up instant.)
+      if (missed) {
+        missed = false;
+        tell();
+      }
     } catch (err) {
       drop(err as Error);
     }

@@ -110,8 +110,8 @@ export interface BudgetService {
    * replica's reservations; undefined for an unknown user. Waits only to load a user not yet read.
    */
   status(userId: number): Promise<BudgetStatus | undefined>;
-  /** Re-reads a user's budget settings after an in-process change (all users when omitted). */
-  invalidate(userId?: number): void;
+  /** Re-reads a user's budget settings after an in-process change (all users when omitted); resolves once re-read. */
+  invalidate(userId?: number): void | Promise<void>;
 }
 
 /** One rate limit's state; the same figures as the `x-ratelimit-*` headers. */

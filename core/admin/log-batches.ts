@@ -14,7 +14,7 @@ import {
 } from 'kysely';
 import { openSqlite } from '../sqlite-driver.ts';
 import type { Database } from '../db-types.ts';
-import { storeTypeParsers } from '../postgres-store.ts';
+import { storeTypeParsers, TollgateClient } from '../postgres-store.ts';
 import {
   compileLogExportQuery, queryLogPage, toLogRow, type LogCursor, type LogFilters, type LogRow, type RawLogRow,
 } from './logs-query.ts';
@@ -70,7 +70,7 @@ const postgresCompiler = new Kysely<Database>({
 });
 
 async function postgresBatches(url: string, filters: LogFilters, batchRows: number): Promise<LogBatches> {
-  const client = new pg.Client({ connectionString: url, types: storeTypeParsers });
+  const client = new TollgateClient({ connectionString: url, types: storeTypeParsers });
   // A dropped connection fails the pending read; without a listener it would crash the thread.
   client.on('error', () => {});
   await client.connect();

@@ -226,7 +226,7 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
           throw err;
         }
         if (!dryRun) {
-          ctx.services.get('budget')?.invalidate();
+          await ctx.services.get('budget')?.invalidate();
           ctx.notifyChange();
           ctx.log.info('admin: re-priced log rows', { model, provider: provider ?? null, rows: result.changed_rows, costBeforeNanos: result.cost_before_nanos, costAfterNanos: result.cost_after_nanos });
         }

@@ -19,6 +19,7 @@ import {
   updateGatewayUser, type GatewayUserView, type UserFields,
 } from '../gateway-users.ts';
 import type { BudgetPeriod } from '../db-types.ts';
+import { isUniqueViolation } from '../db.ts';
 import type { BudgetStatus } from '../services.ts';
 import { usd } from '../money.ts';
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -134,7 +135,7 @@ async function assertNameFree(ctx: AdminContext, name: string | undefined, selfI
 
 /** A concurrent write can still hit the UNIQUE index between the check and the write. */
 function rethrowNameTaken(err: unknown, name: string | undefined): never {
-  if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict(`A gateway user named "${name}" exists already.`, 'name');
+  if (isUniqueViolation(err)) throw conflict(`A gateway user named "${name}" exists already.`, 'name');
   throw err;
 }
 
@@ -173,9 +174,11 @@ function comparator(sort: (typeof SORTS)[number], spent: ReadonlyMap<number, num
 export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
   const { db } = ctx.store;
 
-  const written = (userId: number) => {
+  /** After a write: other caches are told, and this replica's budget ledger has re-read the user before the answer is built. */
+  const written = async (userId: number) => {
     ctx.notifyChange();
     ctx.services.get('providers')?.invalidateCredentials(userId);
+    await ctx.services.get('budget')?.invalidate(userId);
   };
 
   return [
@@ -203,7 +206,7 @@ export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
         const fields = readUserFields(body, true) as UserFields & { name: string };
         await assertNameFree(ctx, fields.name);
         const user = await createGatewayUser(db, fields).catch((err: unknown) => rethrowNameTaken(err, fields.name));
-        written(user.id);
+        await written(user.id);
         return json(201, (await toAdminUsers(ctx, [user]))[0]);
       },
     },
@@ -224,7 +227,7 @@ export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
         await assertNameFree(ctx, fields.name, id);
         const user = await updateGatewayUser(db, id, fields).catch((err: unknown) => rethrowNameTaken(err, fields.name));
         if (!user) throw notFound();
-        written(id);
+        await written(id);
         return json(200, (await toAdminUsers(ctx, [user]))[0]);
       },
     },
@@ -235,9 +238,9 @@ export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
         const { id } = await requireUser(ctx, params.id);
         // Queued log rows of this user are written first, so they exist when the delete sets their
         // owner to NULL (history stays, attributed to "a deleted user").
-        ctx.services.get('requestLog')?.flush();
+        await ctx.services.get('requestLog')?.flush();
         if (!(await deleteGatewayUser(db, id))) throw notFound();
-        written(id);
+        await written(id);
         return { status: 204 };
       },
     },

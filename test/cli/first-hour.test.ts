@@ -49,7 +49,9 @@ describe('global options', () => {
 
   test('the subcommand\'s own --data-dir wins over the one before it', async () => {
     const dir = tempDir();
-    await cliJson(['users', 'create', '--name', 'mine'], { dataDir: dir });
+    // Flags only (not runCli's dataDir option, which also picks a PostgreSQL database on PostgreSQL runs):
+    // this is about which data dir the flags name.
+    await cliJson(['users', 'create', '--name', 'mine', '--data-dir', dir]);
     const list = await cliJson<Array<{ name: string }>>(['--data-dir', tempDir(), 'users', 'list', '--data-dir', dir]);
     assert.deepEqual(list.map((u) => u.name), ['mine']);
   });

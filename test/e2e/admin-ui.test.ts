@@ -188,8 +188,8 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     const firedAt = new Date().toISOString();
     const payload = { type: 'budget.threshold', user: { id: user.id, name: 'e2e-alice' }, period: { start: '2026-01-01T00:00:00.000Z', end: null },
       spent_nanos: 4_000_000_000, spent_usd: 4, limit_nanos: 5_000_000_000, limit_usd: 5, threshold_percent: 80, fired_at: firedAt };
-    tg.gateway.store.sqlite.prepare(`INSERT INTO budget_alerts (gateway_user_id, period_start, threshold_percent, fired_at, payload, state)
-      VALUES (?, ?, 80, ?, ?, 'unsent')`).run(user.id, payload.period.start, firedAt, JSON.stringify(payload));
+    await tg.gateway.store.db.insertInto('budget_alerts').values({ gateway_user_id: user.id, period_start: payload.period.start, threshold_percent: 80,
+      fired_at: firedAt, payload: JSON.stringify(payload), state: 'unsent', attempts: 0, next_attempt_at: null, delivered_at: null, last_error: null }).execute();
     await page.getByRole('button', { name: 'Refresh' }).click();
     const row = page.getByTestId('recent-alerts').locator('tbody tr').first();
     await assert.doesNotReject(row.filter({ hasText: 'e2e-alice' }).filter({ hasText: '80 %' }).filter({ hasText: 'no webhook' }).waitFor());
