@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from './db.ts';
 import { openPostgresStore } from './postgres-store.ts';
+import type { MetricsRegistry } from './metrics.ts';
 import type { Log } from './log.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenModes, withPrivateUmask } from './private-files.ts';
 import { createKeyring, type Keyring } from './secret-box.ts';
@@ -61,11 +62,12 @@ export function databaseUrl(settings: { url?: string | null } | undefined, env: 
  */
 export async function openGatewayStore(
   dataDir: string,
-  options: { url?: string | null; maxConnections?: number; log?: Pick<Log, 'warn'> } = {},
+  options: { url?: string | null; maxConnections?: number; log?: Pick<Log, 'warn'>; metrics?: MetricsRegistry } = {},
 ): Promise<Store> {
   if (!options.url) return openDataDir(dataDir, options.log);
   return openPostgresStore(options.url, {
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     onError: (err) => options.log?.warn('PostgreSQL connection error (reconnecting)', { error: err.message }),
   });
 }

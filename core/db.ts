@@ -31,6 +31,8 @@ export interface Store {
   readonly sqlite: Sqlite;
   /** Typed queries, on either engine. */
   readonly db: Kysely<Database>;
+  /** `GET /readyz`'s view of the store: `{engine, status: "ready"|"down"}` (PostgreSQL: its last health probe). */
+  readiness(): { engine: StoreEngine; status: 'ready' | 'down' };
   /** Schema version after migrations. */
   readonly schemaVersion: number;
   /**
@@ -147,6 +149,7 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   return {
     engine: 'sqlite',
     location: file,
+    readiness: () => ({ engine: 'sqlite', status: sqlite.open ? 'ready' : 'down' }),
     sqlite,
     db,
     schemaVersion,

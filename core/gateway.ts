@@ -12,7 +12,7 @@ import { createLog, type Log } from './log.ts';
 import { createKeyringSource, databaseUrl, openGatewayStore } from './data-dir.ts';
 import { countAdmins, createAdmin } from './admin-users.ts';
 import { generatePassword } from './passwords.ts';
-import type { Store } from './db.ts';
+import { isUniqueViolation, type Store } from './db.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createServiceRegistry, type UpstreamHealthService } from './services.ts';
 import { createTokenEstimator } from './token-estimate.ts';
@@ -72,7 +72,13 @@ async function bootstrapAdmin(store: Store, env: NodeJS.ProcessEnv): Promise<Run
   if ((await countAdmins(store.db)) > 0) return null;
   const fromEnv = env.TOLLGATE_ADMIN_PASSWORD;
   const password = fromEnv || generatePassword();
-  await createAdmin(store.db, 'admin', password);
+  try {
+    await createAdmin(store.db, 'admin', password);
+  } catch (err) {
+    // Several replicas started together on a new database: another one created it first.
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
   return { username: 'admin', password, generated: !fromEnv };
 }
 
@@ -80,7 +86,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { manifest, registry } = options;
   const env = options.env ?? process.env;
   const log = options.log ?? createLog(manifest.server.logLevel);
-  const store = await openGatewayStore(options.dataDir, { url: databaseUrl(manifest.store, env), maxConnections: manifest.store.maxConnections, log });
+  const metrics = createMetricsRegistry();
+  const store = await openGatewayStore(options.dataDir, { url: databaseUrl(manifest.store, env), maxConnections: manifest.store.maxConnections, log, metrics });
   const upstream = createUpstreamClient(manifest.upstream);
   const filesLimit = openFilesLimit();
   log.info('open-file limit', { soft: filesLimit?.soft ?? null, hard: filesLimit?.hard ?? null, maxConnections: manifest.server.maxConnections });
@@ -94,7 +101,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const keyring = createKeyringSource(options.dataDir, env);
     const firstAdmin = await bootstrapAdmin(store, env);
     const tokens = createTokenEstimator(log);
-    const metrics = createMetricsRegistry();
     const clock = options.clock ?? systemClock;
     coordination = await createCoordination(manifest.coordination, { log, clock, env, metrics });
     const ctx: PluginContext = {
@@ -122,7 +128,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
       cors: createCors(manifest.server.cors),
-      readinessDetail: () => ({ ...upstreamReadiness(ctx.services.get('upstreamHealth')), ...coordinationReadiness(coordination) }),
+      readinessDetail: () => ({ store: store.readiness(), ...upstreamReadiness(ctx.services.get('upstreamHealth')), ...coordinationReadiness(coordination) }),
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);

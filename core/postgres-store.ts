@@ -15,6 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
+import { Counter, Histogram } from 'prom-client';
+import type { MetricsRegistry } from './metrics.ts';
 import type { Database } from './db-types.ts';
 import { readMigrations, type Store } from './db.ts';
 
@@ -57,7 +59,14 @@ TollgateClient.prototype.query = function query(this: pg.Client, ...args: unknow
   return (pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args);
 } as pg.Client['query'];
 
+/** How often the store checks the server for `GET /readyz`, ms. */
+const HEALTH_PROBE_MS = 5_000;
+
 export interface OpenPostgresOptions {
+  /** How often the server is checked for `readiness()`, ms (default 5,000). */
+  healthProbeMs?: number;
+  /** Prometheus registry: `tollgate_store_query_seconds` and `tollgate_store_query_errors_total` are added to it. */
+  metrics?: MetricsRegistry;
   /** Most connections in the pool (default 10). */
   maxConnections?: number;
   /** Wait before reconnecting the change feed after it dropped, ms (default 1000). */
@@ -121,7 +130,33 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     await pool.end();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // Each query's time and failures for `/metrics` (Kysely's log hook: no wrapper on the query path).
+  const seconds = options.metrics && new Histogram({
+    name: 'tollgate_store_query_seconds', help: 'Time of each PostgreSQL query of this replica, seconds.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2], registers: [options.metrics],
+  });
+  const failures = options.metrics && new Counter({
+    name: 'tollgate_store_query_errors_total', help: 'PostgreSQL queries (and health probes) of this replica that failed: unreachable, refused, or bad.', registers: [options.metrics],
+  });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    ...(seconds && failures ? {
+      log: (event) => {
+        if (event.level === 'error') failures.inc();
+        else seconds.observe(event.queryDurationMillis / 1000);
+      },
+    } : {}),
+  });
+  // `GET /readyz` reports the server as last seen by a probe, never waiting on it.
+  let healthy = true;
+  const probe = () => {
+    pool.query('SELECT 1').then(() => (healthy = true), () => {
+      healthy = false;
+      failures?.inc();
+    });
+  };
+  const probeTimer = setInterval(probe, options.healthProbeMs ?? HEALTH_PROBE_MS);
+  probeTimer.unref();
 
   // Each process's notifications carry its own id, so it does not tell its listeners twice.
   const instance = randomUUID();
@@ -188,7 +223,9 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
       tell();
       pool.query('SELECT pg_notify($1, $2)', [CHANNEL, instance]).catch((err: Error) => options.onError?.(err));
     },
+    readiness: () => ({ engine: 'postgres', status: healthy ? 'ready' : 'down' }),
     async close() {
+      clearInterval(probeTimer);
       closed = true;
       if (retry) clearTimeout(retry);
       listeners.clear();

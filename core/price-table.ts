@@ -221,10 +221,11 @@ export async function importPrices(db: Kysely<Database>, rows: ReadonlyArray<unk
         result.updated++;
       }
     }
-    // New rows go in a few multi-row statements: the first-start seed is ~1,000 rows.
+    // New rows go in a few multi-row statements: the first-start seed is ~1,000 rows. A row another
+    // replica inserted meanwhile (replicas seeding a new database together) is left as it is.
     const values = [...inserts.values()];
     for (let i = 0; i < values.length; i += INSERT_CHUNK_ROWS) {
-      await trx.insertInto('model_pricing').values(values.slice(i, i + INSERT_CHUNK_ROWS)).execute();
+      await trx.insertInto('model_pricing').values(values.slice(i, i + INSERT_CHUNK_ROWS)).onConflict((oc) => oc.column('model').doNothing()).execute();
     }
   });
   return result;

@@ -12,6 +12,7 @@ import { openStore, readMigrations } from '../../core/db.ts';
 import { openPostgresStore, redactDatabaseUrl } from '../../core/postgres-store.ts';
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { createMetricsRegistry } from '../../core/metrics.ts';
 
 const skip = skipWithoutPostgres();
 let server: PostgresServer;
@@ -118,6 +119,31 @@ describe('PostgreSQL store', { skip }, () => {
       assert.equal(await store.db.selectFrom('api_keys').select('id').where('key_hash', '=', '\u0000').executeTakeFirst(), undefined);
     } finally {
       await store.close();
+    }
+  });
+
+  test('/readyz and /metrics: queries are timed and counted; the server stopped reads as down, back as ready', async () => {
+    const own = await startPostgresServer();
+    const metrics = createMetricsRegistry();
+    const store = await openPostgresStore(await own.createDatabase(), { metrics, healthProbeMs: 50 });
+    const until = async (status: string) => {
+      for (let i = 0; i < 200 && store.readiness().status !== status; i++) await new Promise((r) => setTimeout(r, 25));
+      return store.readiness();
+    };
+    try {
+      await store.db.selectFrom('gateway_users').select('id').execute();
+      const text = await metrics.metrics();
+      assert.match(text, /tollgate_store_query_seconds_count [1-9]/);
+      assert.deepEqual(store.readiness(), { engine: 'postgres', status: 'ready' });
+      await own.stop();
+      assert.deepEqual(await until('down'), { engine: 'postgres', status: 'down' });
+      await assert.rejects(store.db.selectFrom('gateway_users').select('id').execute());
+      assert.match(await metrics.metrics(), /tollgate_store_query_errors_total [1-9]/);
+      await own.start();
+      assert.deepEqual(await until('ready'), { engine: 'postgres', status: 'ready' });
+    } finally {
+      await store.close();
+      await own.stop();
     }
   });
 
