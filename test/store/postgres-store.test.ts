@@ -13,6 +13,11 @@ import { openPostgresStore, redactDatabaseUrl } from '../../core/postgres-store.
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { createMetricsRegistry } from '../../core/metrics.ts';
+import { startGateway } from '../../core/gateway.ts';
+import { validateManifest } from '../../core/manifest.ts';
+import { defaultManifest } from '../../core/default-manifest.ts';
+import { pluginRegistry } from '../../plugins/index.ts';
+import { createLog } from '../../core/log.ts';
 
 const skip = skipWithoutPostgres();
 let server: PostgresServer;
@@ -144,6 +149,23 @@ describe('PostgreSQL store', { skip }, () => {
     } finally {
       await store.close();
       await own.stop();
+    }
+  });
+
+  test('three gateways started together on a new database all come up: one admin, one price seed', async () => {
+    const url = await server.createDatabase();
+    const manifest = validateManifest(defaultManifest, pluginRegistry, { env: {} });
+    const gateways = await Promise.all([1, 2, 3].map(() => startGateway({
+      manifest, registry: pluginRegistry, dataDir: tempDir(), port: 0, host: '127.0.0.1',
+      env: { TOLLGATE_DATABASE_URL: url, TOLLGATE_ADMIN_PASSWORD: 'a long admin password' }, log: createLog('error', () => {}),
+    })));
+    try {
+      assert.equal(gateways.filter((g) => g.bootstrapAdmin !== null).length, 1, 'exactly one created the admin');
+      const admins = await gateways[0]!.store.db.selectFrom('admin_users').select('username').execute();
+      assert.deepEqual(admins, [{ username: 'admin' }]);
+      for (const g of gateways) assert.equal((await fetch(`${g.origin}/readyz`)).status, 200);
+    } finally {
+      await Promise.all(gateways.map((g) => g.close()));
     }
   });
 
