@@ -190,6 +190,11 @@ const manifestSchema: JsonSchema = {
           enum: ['closed', 'open'], default: 'closed',
           description: 'While Redis is unreachable: "closed" answers limited requests 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning.',
         },
+        failModeByLimit: {
+          type: 'object', additionalProperties: false, default: {},
+          description: 'failMode for one kind of limit, over failMode: e.g. {"rateLimits": "open"} keeps serving uncounted rpm/tpm while Redis is down, budgets still closed.',
+          properties: { rateLimits: { enum: ['closed', 'open'] }, budgets: { enum: ['closed', 'open'] } },
+        },
         leaseTtlMs: {
           type: 'integer', minimum: 1_000, default: 30_000,
           description: 'How long a request\'s concurrency slot lives in Redis without renewal (a live replica renews it every third of this): the most a replica that dies mid-request keeps slots taken.',

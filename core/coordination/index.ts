@@ -24,6 +24,8 @@ export interface CoordinationSettings {
   redis: string | null;
   /** What a request gets while Redis is unreachable: 503 `coordination_unavailable` (closed) or through, uncounted (open). */
   failMode: FailMode;
+  /** `failMode` for one kind of limit, over `failMode`. */
+  failModeByLimit?: { rateLimits?: FailMode; budgets?: FailMode };
   /** Lifetime of a concurrency lease without renewal, ms: what a replica that dies mid-request can hold. */
   leaseTtlMs: number;
   /** Lifetime of a budget reservation in Redis, ms: what a replica that dies mid-request can keep reserved. */
@@ -46,6 +48,11 @@ export interface Coordination {
   close(): Promise<void>;
 }
 
+/** The fail mode of each kind of limit: `failModeByLimit`'s, else `failMode`. */
+export function failModesOf(settings: Pick<CoordinationSettings, 'failMode' | 'failModeByLimit'>): { rateLimits: FailMode; budgets: FailMode } {
+  return { rateLimits: settings.failModeByLimit?.rateLimits ?? settings.failMode, budgets: settings.failModeByLimit?.budgets ?? settings.failMode };
+}
+
 /** The Redis URL in effect: the manifest's, else `TOLLGATE_REDIS_URL`, else none. */
 export function redisUrlOf(settings: CoordinationSettings, env: NodeJS.ProcessEnv): string | null {
   return settings.redis || env.TOLLGATE_REDIS_URL || null;
@@ -63,12 +70,13 @@ export async function createCoordination(
       loginThrottle: (maxFailures, windowMs) => createLoginThrottle(maxFailures, windowMs),
     };
   }
+  const modes = failModesOf(settings);
   deps.log.info('rate limits and budgets shared in redis', {
-    redis: redactRedisUrl(url), failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, budgetReservationTtlMs: settings.budgetReservationTtlMs,
+    redis: redactRedisUrl(url), failMode: modes, leaseTtlMs: settings.leaseTtlMs, budgetReservationTtlMs: settings.budgetReservationTtlMs,
   });
   const redis = await connectRedis(url, deps.log, undefined, deps.metrics, settings.commandTimeoutMs);
-  const rateCounters = createRedisRateCounters(redis, { failMode: settings.failMode, leaseTtlMs: settings.leaseTtlMs, log: deps.log });
-  const budgetCounters = createRedisBudgetCounters(redis, { failMode: settings.failMode, reservationTtlMs: settings.budgetReservationTtlMs, log: deps.log });
+  const rateCounters = createRedisRateCounters(redis, { failMode: modes.rateLimits, leaseTtlMs: settings.leaseTtlMs, log: deps.log });
+  const budgetCounters = createRedisBudgetCounters(redis, { failMode: modes.budgets, reservationTtlMs: settings.budgetReservationTtlMs, log: deps.log });
   return {
     rateCounters,
     budgetCounters,
@@ -83,7 +91,7 @@ export async function createCoordination(
       },
     },
     loginThrottle: (maxFailures, windowMs) => createRedisLoginThrottle(redis, maxFailures, windowMs, deps.log),
-    readiness: () => ({ redis: redis.client.status === 'ready' ? 'ready' : 'down', fail_mode: settings.failMode }),
+    readiness: () => ({ redis: redis.client.status === 'ready' ? 'ready' : 'down', fail_mode: modes.rateLimits === modes.budgets ? modes.rateLimits : { rate_limits: modes.rateLimits, budgets: modes.budgets } }),
     async close() {
       await rateCounters.close();
       await redis.close();

@@ -7,6 +7,7 @@ import { ManifestError, loadManifestFile, validateManifest, type Manifest } from
 import { defaultManifest } from '../../core/default-manifest.ts';
 import { pluginRegistry } from '../../plugins/index.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { failModesOf } from '../../core/coordination/index.ts';
 
 const env = { OPENAI_API_KEY: 'sk-env', PORT_FROM_ENV: '9000' };
 const router = (providers: unknown = { openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1' } }) => ({ name: 'provider-router', config: { providers } });
@@ -62,11 +63,12 @@ describe('manifest validation', () => {
     ],
     [
       'a coordination section that is not a Redis URL, an unknown fail mode, a short lease',
-      { coordination: { redis: 'http://10.0.0.5:6379', failMode: 'maybe', leaseTtlMs: 10, shards: 2 }, plugins: [router()] },
+      { coordination: { redis: 'http://10.0.0.5:6379', failMode: 'maybe', failModeByLimit: { budgets: 'ajar' }, leaseTtlMs: 10, shards: 2 }, plugins: [router()] },
       [
         '/coordination/shards: unknown field',
         '/coordination/redis: must match pattern "^$|^rediss?://"',
         '/coordination/failMode: must be one of "closed", "open"',
+        '/coordination/failModeByLimit/budgets: must be one of "closed", "open"',
         '/coordination/leaseTtlMs: must be >= 1000',
       ],
     ],
@@ -76,10 +78,14 @@ describe('manifest validation', () => {
   }
 
   test('coordination defaults to no shared store, failing closed; a Redis URL may come from the environment', () => {
-    assert.deepEqual(validateManifest(defaultManifest, pluginRegistry, { env: {} }).coordination, { redis: null, failMode: 'closed', leaseTtlMs: 30000, commandTimeoutMs: 500, budgetReservationTtlMs: 600000 });
+    assert.deepEqual(validateManifest(defaultManifest, pluginRegistry, { env: {} }).coordination, { redis: null, failMode: 'closed', failModeByLimit: {}, leaseTtlMs: 30000, commandTimeoutMs: 500, budgetReservationTtlMs: 600000 });
     const fromEnv = validateManifest({ coordination: { redis: '${REDIS_URL:-}', failMode: 'open' }, plugins: [router()] }, pluginRegistry, { env: { REDIS_URL: 'rediss://u:p@redis.internal:6380/1' } });
-    assert.deepEqual(fromEnv.coordination, { redis: 'rediss://u:p@redis.internal:6380/1', failMode: 'open', leaseTtlMs: 30000, commandTimeoutMs: 500, budgetReservationTtlMs: 600000 });
+    assert.deepEqual(fromEnv.coordination, { redis: 'rediss://u:p@redis.internal:6380/1', failMode: 'open', failModeByLimit: {}, leaseTtlMs: 30000, commandTimeoutMs: 500, budgetReservationTtlMs: 600000 });
     assert.deepEqual(validateManifest({ coordination: { redis: '${REDIS_URL:-}' }, plugins: [router()] }, pluginRegistry, { env: {} }).coordination.redis, '');
+    // Per limit: rate limits may fail open while budgets stay closed.
+    const perLimit = validateManifest({ coordination: { failModeByLimit: { rateLimits: 'open' } }, plugins: [router()] }, pluginRegistry, { env: {} });
+    assert.deepEqual(failModesOf(perLimit.coordination), { rateLimits: 'open', budgets: 'closed' });
+    assert.deepEqual(failModesOf(fromEnv.coordination), { rateLimits: 'open', budgets: 'open' });
   });
 
   test('accepts the built-in default and fills every default', () => {
