@@ -10,10 +10,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, readdirSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { tempDir } from './tmp.ts';
+import { freePort } from './free-port.ts';
 
 /** The directory of `initdb` and `postgres`, or null when PostgreSQL is not installed. */
 export function postgresBinDir(): string | null {
@@ -49,14 +50,6 @@ export interface PostgresServer {
    * shared by a whole file, which no `after()` stops.
    */
   unref(): void;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The unprivileged OS user to run as when this process is root (PostgreSQL refuses root), else null. */

@@ -8,7 +8,7 @@
  * then they fail (`.ci/run` installs it).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.ts';
 import { tempDir } from './tmp.ts';
 
 /** The redis-server binary, or null when it is not installed. */
@@ -33,14 +33,6 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again, empty, on the same port. */
   start(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function launch(bin: string, port: number, dir: string): Promise<ChildProcess> {
