@@ -74,7 +74,10 @@ export async function proxyWithFallback(
       return;
     } catch (err) {
       const error = toGatewayError(err);
-      attempts.push({ ...target, status: ex.upstreamStatus, errorCode: error.code, latencyMs: sinceMs(performance.now(), startedPerfMs) });
+      // A client that hung up ended the attempt from our side: what the cut upstream call threw then
+      // (an abort read as unreachable) says nothing about the upstream, and must not count against it.
+      const errorCode = ex.clientAborted ? 'client_disconnected' : error.code;
+      attempts.push({ ...target, status: ex.upstreamStatus, errorCode, latencyMs: sinceMs(performance.now(), startedPerfMs) });
       if (!plan || res.headersSent || ex.clientAborted) throw err;
       const next = await plan.next(ex, { error, upstreamStatus: ex.upstreamStatus, attempts: attempts.length });
       if (!next || res.headersSent || ex.clientAborted) throw err;

@@ -148,4 +148,28 @@ describe('circuit breaker', () => {
     assert.doesNotMatch(await (await fetch(`${tg.gateway.origin}/metrics`)).text(), /model="sim-404"/, 'a model that never served is no label value');
     assert.equal(await readyState('a/sim-404'), undefined);
   });
+
+  test('clients that hang up while the deployment is still answering do not count against it', async () => {
+    simA.fault({ model: 'sim-lonely' }, 200, {}, 1_000);
+    try {
+      for (let i = 0; i < 4; i++) {
+        const before = sentToA('sim-lonely');
+        const abort = new AbortController();
+        const res = fetch(`${tg.gateway.origin}/api/v1/chat/completions`, {
+          method: 'POST', signal: abort.signal,
+          headers: { authorization: `Bearer ${tg.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'lonely', messages: [{ role: 'user', content: 'Hi' }] }),
+        }).catch(() => null);
+        while (sentToA('sim-lonely') === before) await new Promise((r) => setTimeout(r, 10));
+        abort.abort();
+        await res;
+      }
+      // The gateway notices each hang-up and ends its attempt; give it a moment to record them.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(await breakerGauge('sim-lonely'), 0, 'closed: four hang-ups are not four failures');
+      assert.equal(await readyState('a/sim-lonely'), 'closed');
+    } finally {
+      simA.fault({ model: 'sim-lonely' }, null);
+    }
+  });
 });
