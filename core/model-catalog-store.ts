@@ -26,11 +26,12 @@ export interface PersistedList {
 }
 
 /**
- * Every provider's persisted list by provider id, models in the order the upstream listed them
+ * Every provider's persisted list (or only `provider`'s) by provider id, models in the order the upstream listed them
  * (`position`; rows persisted before schema 14 have position 0 and keep SQLite's insertion order).
  */
-export async function loadPersistedCatalog(store: Store): Promise<Map<string, PersistedList>> {
+export async function loadPersistedCatalog(store: Store, provider?: string): Promise<Map<string, PersistedList>> {
   let query = store.db.selectFrom('model_catalog').selectAll().orderBy('provider').orderBy('position');
+  if (provider !== undefined) query = query.where('provider', '=', provider);
   if (store.engine === 'sqlite') query = query.orderBy(sql`rowid`);
   const rows = await query.execute();
   const lists = new Map<string, PersistedList>();

@@ -26,7 +26,8 @@ const CHANNEL = 'tollgate_changes';
 /** Any fixed 64-bit number: the advisory lock that serialises migrations across replicas. */
 const MIGRATION_LOCK = 7_320_114_216;
 
-const types = {
+/** Type parsers of every store connection (int8 and numeric as JS numbers); also for connections opened elsewhere. */
+export const storeTypeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8_OID || oid === NUMERIC_OID) return (text: string) => Number(text);
     return pg.types.getTypeParser(oid, format);
@@ -120,7 +121,7 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
 
 /** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types, Client: TollgateClient });
+  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types: storeTypeParsers, Client: TollgateClient });
   // An idle client's error (the server restarted) must not crash the process: the pool drops the client.
   pool.on('error', (err) => options.onError?.(err));
   let schemaVersion: number;
@@ -171,7 +172,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   let missed = false;
   const connectFeed = async (): Promise<void> => {
     if (closed || feed || listeners.size === 0) return;
-    const client = new TollgateClient({ connectionString: url, types });
+    const client = new TollgateClient({ connectionString: url, types: storeTypeParsers });
     feed = client;
     const drop = (err?: Error) => {
       if (feed !== client) return;
@@ -238,9 +239,6 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   urls.set(store, url);
   return store;
 }
-
-/** Type parsers of the store's connections (int8 and numeric as JS numbers), for connections opened elsewhere. */
-export const storeTypeParsers = types;
 
 const urls = new WeakMap<Store, string>();
 

@@ -127,7 +127,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     persisted: await loadPersistedCatalog(ctx.store),
     onDiscovered: persist,
     shared: {
-      latest: async (provider) => (await loadPersistedCatalog(ctx.store)).get(provider),
+      latest: async (provider) => (await loadPersistedCatalog(ctx.store, provider)).get(provider),
       lease: (provider, ttlMs) => ctx.leases.tryAcquire(`catalog:${provider}`, ttlMs),
     },
   });

@@ -57,7 +57,7 @@ async function replica(): Promise<Catalog> {
     persisted: await loadPersistedCatalog(store),
     onDiscovered: (id, models) => persistCatalog(store.db, id, models),
     shared: {
-      latest: async (id) => (await loadPersistedCatalog(store)).get(id),
+      latest: async (id) => (await loadPersistedCatalog(store, id)).get(id),
       lease: (id, ttlMs) => coordination.leases.tryAcquire(`catalog:${id}`, ttlMs),
     },
   });
