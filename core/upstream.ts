@@ -1,20 +1,24 @@
 /**
  * Upstream dispatch over undici: one keep-alive pool per origin (an `Agent`), connect / headers / body
- * timeouts, abort on the exchange's signal, and transport failures mapped to the contract's errors
- * (timeout → 504 `upstream_timeout`, refused/reset → 502 `upstream_error`).
+ * timeouts, the pool's queue timeout and a non-streamed call's deadline, abort on the exchange's
+ * signal, and transport failures mapped to the contract's errors (timeout → 504 `upstream_timeout`,
+ * refused/reset → 502 `upstream_error`).
  */
 import { Agent } from 'undici';
-import type { Dispatcher } from 'undici';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
 import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
-import { guardCall, raceQueue, reportDispatch } from './upstream-queue.ts';
+import { upstreamBusy, deadlineReason } from './upstream-queue.ts';
+import { DeadlineList } from './deadline-list.ts';
+import { UpstreamCallHandler, type CallScope, type UpstreamBody } from './upstream-dispatch.ts';
+
+export type { UpstreamBody } from './upstream-dispatch.ts';
 
 export interface UpstreamResponse {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
-  /** The body as a Node Readable: iterate it to consume with backpressure. */
-  body: Dispatcher.ResponseData['body'];
+  /** The body: iterate it to consume with backpressure, or read it whole with `text(maxBytes)`. */
+  body: UpstreamBody;
 }
 
 export interface UpstreamClient {
@@ -31,7 +35,11 @@ export const DEFAULT_REQUEST_DEADLINE_MS = 300_000;
 /** `UpstreamSettings.queueTimeoutMs` when absent: 30 s waiting for a pool connection, then 503 `upstream_busy`. */
 export const DEFAULT_QUEUE_TIMEOUT_MS = 30_000;
 
-/** Creates the gateway's upstream client. Timeouts in ms; 0 disables a timeout. */
+/**
+ * Creates the gateway's upstream client. Timeouts in ms; 0 disables a timeout. Each call is one
+ * dispatch handler (`upstream-dispatch.ts`) on an undici `Agent` (one keep-alive pool per origin);
+ * the queue timeout and the deadline of every call share two timers (`deadline-list.ts`).
+ */
 export function createUpstreamClient(settings: Readonly<UpstreamSettings>): UpstreamClient {
   const agent = new Agent({
     connect: { timeout: settings.connectTimeoutMs },
@@ -39,41 +47,47 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     keepAliveTimeout: 30_000,
     headersTimeout: settings.headersTimeoutMs,
     bodyTimeout: settings.bodyTimeoutMs,
-  }).compose(reportDispatch);
+  });
 
   const queueTimeoutMs = settings.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS;
   const deadlineMs = settings.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
+  const scopes = new Map<string, CallScope>();
+  // A non-streamed answer arrives whole or not at all, so it gets one deadline for headers and body;
+  // a stream's silence is bounded by bodyTimeoutMs instead (it may legitimately last long).
+  const deadline = deadlineMs > 0 ? new DeadlineList<UpstreamCallHandler>(deadlineMs, (call) => call.abort(deadlineReason(deadlineMs))) : null;
+  const scopeOf = (provider: string): CallScope => {
+    let scope = scopes.get(provider);
+    if (!scope) {
+      const queue = queueTimeoutMs > 0
+        ? new DeadlineList<UpstreamCallHandler>(queueTimeoutMs, (call) => call.abort(upstreamBusy(provider, queueTimeoutMs)))
+        : null;
+      scope = { provider, queue, deadline, mapError: transportError };
+      scopes.set(provider, scope);
+    }
+    return scope;
+  };
 
-  async function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
-    // A non-streamed answer arrives whole or not at all, so it gets one deadline for headers and
-    // body; a stream's silence is bounded by bodyTimeoutMs instead (it may legitimately last long).
+  function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+    if (signal?.aborted) return Promise.reject(transportError(call.provider, signal.reason));
     const stream = (call as { stream?: boolean }).stream === true;
-    const guard = guardCall(call.provider, queueTimeoutMs, stream ? 0 : deadlineMs, signal);
-    try {
-      const res = await raceQueue(agent.request({
-        ...guard.options,
+    return new Promise((resolve, reject) => {
+      const handler = new UpstreamCallHandler(scopeOf(call.provider), signal, !stream, resolve, reject);
+      agent.dispatch({
         origin: call.origin,
         path: call.path,
         method: call.method,
         headers: call.headers,
         body: call.body,
-        signal: guard.signal,
         headersTimeout: settings.headersTimeoutMs,
         bodyTimeout: settings.bodyTimeoutMs,
-      }), guard.signal);
-      // The deadline covers the body too: the guard ends when the body has been read or dropped.
-      res.body.once('close', guard.done);
-      return { statusCode: res.statusCode, headers: res.headers, body: res.body };
-    } catch (err) {
-      guard.done();
-      throw transportError(call.provider, err);
-    }
+      }, handler);
+    });
   }
 
   async function getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     const { origin, pathname, search } = new URL(url);
     const res = await send({ provider, origin, path: pathname + search, method: 'GET', headers, body: null }, signal);
-    const text = await readBodyText(res.body, settings.maxResponseBytes, provider);
+    const text = await res.body.text(settings.maxResponseBytes);
     if (res.statusCode < 200 || res.statusCode > 299) {
       throw upstreamError({
         status: res.statusCode >= 500 ? 502 : res.statusCode,
@@ -92,55 +106,12 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
 
 /**
  * Reads a whole (bounded) body as UTF-8. Throws 502 `upstream_response_too_large` when it exceeds
- * `maxBytes` (the body is destroyed then). Listens for `data` rather than iterating: an async iterator
- * per answer costs more than the rest of reading a small one.
+ * `maxBytes` (the call is aborted then), else the read's transport error. Takes an upstream answer's
+ * body or any async iterable of buffers (tests, hand-built calls).
  */
-export function readBodyText(body: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes: number, provider: string): Promise<string> {
-  if (!isEmitter(body)) return readIterable(body, maxBytes, provider);
-  const stream = body;
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    const onData = (part: Buffer) => {
-      size += part.length;
-      if (size > maxBytes) {
-        cleanup();
-        (stream as { destroy?: () => void }).destroy?.();
-        reject(tooLarge(provider, maxBytes));
-        return;
-      }
-      parts.push(part);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts, size).toString('utf8'));
-    };
-    const onError = (err: unknown) => {
-      cleanup();
-      reject(transportError(provider, err));
-    };
-    // A body destroyed before its end (an abort) emits 'close' without 'end' or 'error'.
-    const onClose = () => onError(Object.assign(new Error('The upstream body closed before its end.'), { code: 'UND_ERR_ABORTED' }));
-    function cleanup(): void {
-      stream.removeListener('data', onData);
-      stream.removeListener('end', onEnd);
-      stream.removeListener('error', onError);
-      stream.removeListener('close', onClose);
-    }
-    // Stays after cleanup: a body destroyed here (too large) still emits its abort error later, and an
-    // 'error' without a listener would crash the process.
-    stream.on('error', ignoreLateError);
-    stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
-    stream.on('close', onClose);
-  });
-}
-
-function ignoreLateError(): void {}
-
-function isEmitter(body: unknown): body is NodeJS.ReadableStream {
-  return typeof (body as { on?: unknown }).on === 'function';
+export function readBodyText(body: UpstreamBody | AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
+  if (typeof (body as UpstreamBody).text === 'function') return (body as UpstreamBody).text(maxBytes);
+  return readIterable(body, maxBytes, provider);
 }
 
 function tooLarge(provider: string, maxBytes: number): GatewayError {
