@@ -105,7 +105,16 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     };
   }
 
-  function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number): void {
+  /**
+   * An answer given before the body was read (a stranger's 401, a rate-limit 429) closes the
+   * connection: draining the rest of an unread body (up to 32 MiB) for keep-alive would make the
+   * gateway read what it refused to.
+   */
+  function closingIf(bodyUnread: boolean, headers: Record<string, string>): Record<string, string> {
+    return bodyUnread ? { ...headers, connection: 'close' } : headers;
+  }
+
+  function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number, bodyUnread: boolean): void {
     const error = toGatewayError(err);
     if (error.code === 'internal_error') deps.log.error('request failed', { requestId: ex.id, err: error.cause ?? err });
     ex.status = error.status;
@@ -124,13 +133,13 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     } catch (hookErr) {
       deps.log.error('onResponseStart hook failed', { requestId: ex.id, err: hookErr });
     }
-    sendError(res, error, ex.id, ex.responseHeaders, ex.dialect?.errorBody);
+    sendError(res, error, ex.id, closingIf(bodyUnread, ex.responseHeaders), ex.dialect?.errorBody);
   }
 
-  function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number): void {
+  function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean): void {
     ex.status = r.status;
     responseHooks(entered).start(ex);
-    sendJson(res, r.status, r.body, ex.id, ex.responseHeaders, r.headers);
+    sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
   }
 
   async function end(ex: Exchange, entered: number): Promise<void> {
@@ -166,7 +175,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
         const result = isPromise(returned) ? await returned : returned;
         if (isReply(result)) {
           entered = step.index + 1;
-          answer(ex, res, result, entered);
+          answer(ex, res, result, entered, pendingBody !== undefined);
           return;
         }
       }
@@ -176,7 +185,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       const routed: ModelCall | Reply = await router.fn(ex, stateOf(ex, router.index));
       entered = plugins.length;
       if (isReply(routed)) {
-        answer(ex, res, routed, entered);
+        answer(ex, res, routed, entered, false);
         return;
       }
       // The router's fallback plan stays with the request even when a hook replaces the call (an output cap).
@@ -189,7 +198,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       await proxyWithFallback(ex, call, fallback, res, responseHooks(entered), deps);
     } catch (err) {
       if (ex.clientAborted) return;
-      fail(ex, res, err, entered);
+      fail(ex, res, err, entered, pendingBody !== undefined);
     } finally {
       await end(ex, entered);
     }

@@ -211,10 +211,6 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     });
     running.add(controller);
     const hasBody = dialect !== null && route.hasBody === true;
-    // An answer given before the body was read (a stranger's 401, a rate-limit 429) closes the
-    // connection: draining the rest of an unread body (up to 32 MiB) for keep-alive would make the
-    // gateway read what it refused to. loadBody lifts this once the body is read.
-    if (hasBody && !req.readableEnded) res.setHeader('connection', 'close');
     try {
       await pipeline.run(ex, res, hasBody ? () => loadBody(req, res, ex, dialect, route) : undefined);
     } finally {
@@ -231,7 +227,6 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
     try {
       const text = await readRequestBody(req, maxBodyBytes);
-      res.removeHeader('connection');
       const parsed = dialect.parseRequest(parseJsonBody(text), route.operation, req.headers);
       ex.request = parsed.canonical;
       ex.embedding = parsed.embedding ?? null;
