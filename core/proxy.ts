@@ -34,6 +34,7 @@ import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
 import { createStreamCap, settleOversized } from './stream-cap.ts';
+import { createUtf8StreamDecoder } from './utf8-stream.ts';
 
 /** Response-phase callbacks, already bound to the plugins entered for this exchange. */
 export interface ResponseHooks {
@@ -185,12 +186,22 @@ function failStream(
   res.end(renderer.error(gatewayError));
 }
 
-/** Sends a stream's headers: status 200 known to the response hooks, then the headers flushed at once. */
+/**
+ * Starts a stream: status 200 known to the response hooks, the headers written. They leave with the
+ * first event when it is already here (one write instead of two: the upstream's first event usually
+ * comes with its headers); otherwise they are flushed alone on the next turn of the event loop, so a
+ * client waiting on a slow first token still sees its stream start at once.
+ */
 function startStream(ex: Exchange, res: ServerResponse, hooks: ObservingHooks): void {
   ex.status = 200;
   hooks.start(ex);
   res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
-  res.flushHeaders();
+  setImmediate(flushHeadersIfUnsent, res);
+}
+
+function flushHeadersIfUnsent(res: ServerResponse): void {
+  // `_headerSent`: Node's own flag that the head reached the socket (`headersSent` is true from writeHead on).
+  if ((res as { _headerSent?: boolean })._headerSent !== true && !res.writableEnded && !res.destroyed) res.flushHeaders();
 }
 
 async function relayStream(
@@ -201,7 +212,7 @@ async function relayStream(
 
   const framer = framerFor(call);
   const decoder = call.codec.createStreamDecoder();
-  const utf8 = new TextDecoder('utf-8');
+  const utf8 = createUtf8StreamDecoder();
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
   const write = (out: string) => res.write(out);
@@ -221,14 +232,14 @@ async function relayStream(
       // request) and lose the keep-alive connection.
       if (done) continue;
       cap.add(buf.length);
-      framer.feed(utf8.decode(buf, { stream: true }), events);
+      framer.feed(utf8.decode(buf), events);
       redactEvents(events, hooks.secrets);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
       if (done) await finish();
       else if (res.writableNeedDrain) await drained(res);
     }
     if (!done) {
-      framer.feed(utf8.decode(), events);
+      framer.feed(utf8.end(), events);
       framer.end(events);
       redactEvents(events, hooks.secrets);
       if (!decodeAll(decoder, events, chunks, write, ex, hooks, renderer)) {
@@ -308,7 +319,7 @@ interface StreamObserver {
 function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks, log: Log): StreamObserver {
   const framer = framerFor(call);
   const decoder = call.codec.createStreamDecoder();
-  const utf8 = new TextDecoder('utf-8');
+  const utf8 = createUtf8StreamDecoder();
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
   let state: 'observing' | 'done' | 'failed' = 'observing';
@@ -339,7 +350,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
       if (state !== 'observing') return undefined;
       final = undefined;
       observe(() => {
-        framer.feed(utf8.decode(buf, { stream: true }), events);
+        framer.feed(utf8.decode(buf), events);
         for (const event of events) {
           if (decoder.decode(event, chunks)) {
             state = 'done';
@@ -354,7 +365,7 @@ function createObserver(ex: Exchange, call: UpstreamCall, hooks: ObservingHooks,
       final = undefined;
       let truncated: unknown = null;
       observe(() => {
-        framer.feed(utf8.decode(), events);
+        framer.feed(utf8.end(), events);
         framer.end(events);
         for (const event of events) if (decoder.decode(event, chunks)) return;
         try {
