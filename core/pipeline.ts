@@ -114,6 +114,9 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     return bodyUnread ? { ...headers, connection: 'close' } : headers;
   }
 
+  /** The hooks of an exchange that entered every plugin (the proxied ones): built once. */
+  const allResponseHooks = responseHooks(plugins.length);
+
   function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number, bodyUnread: boolean): void {
     const error = toGatewayError(err);
     if (error.code === 'internal_error') deps.log.error('request failed', { requestId: ex.id, err: error.cause ?? err });
@@ -195,7 +198,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
         const returned = step.fn(ex, stateOf(ex, step.index), call);
         call = (isPromise(returned) ? await returned : returned) ?? call;
       }
-      await proxyWithFallback(ex, call, fallback, res, responseHooks(entered), deps);
+      await proxyWithFallback(ex, call, fallback, res, allResponseHooks, deps);
     } catch (err) {
       if (ex.clientAborted) return;
       fail(ex, res, err, entered, pendingBody !== undefined);

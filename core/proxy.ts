@@ -83,30 +83,30 @@ interface ObservingHooks extends ResponseHooks {
   secrets: readonly string[];
 }
 
+/** Exchanges whose upstream already sent an insane usage report (it is logged once per exchange). */
+const warnedOfUsage = new WeakSet<Exchange>();
+
 /**
  * Takes upstream usage reports into `ex.usage`. A report with a field that is not a sane token count
  * (`invalidUsageField`: a negative, fractional or huge number, e.g. `completion_tokens: 1e22`) is
  * treated as missing, so `completeUsage` counts the exchange locally, and is logged once per exchange
  * with the provider, model and field (never the body). A later sane report replaces it.
  */
-function createUsageReader(call: Pick<ModelCall, 'provider'>, log: Log): ObservingHooks['usage'] {
-  let warned = false;
-  return (ex, report) => {
-    const invalid = invalidUsageField(report);
-    if (!invalid) {
-      ex.usage = tokenCountsOf(report);
-      ex.usageReport = report;
-      return;
-    }
-    ex.usage = null;
-    ex.usageReport = null;
-    if (warned) return;
-    warned = true;
-    log.warn('upstream usage report is not a sane token count; counting tokens locally', {
-      requestId: ex.id, provider: call.provider, model: ex.modelServed ?? ex.target?.model ?? null,
-      field: invalid.field, value: String(invalid.value).slice(0, 40), maxTokens: MAX_REPORTED_TOKENS,
-    });
-  };
+function readUsage(ex: Exchange, report: Usage, provider: string, log: Log): void {
+  const invalid = invalidUsageField(report);
+  if (!invalid) {
+    ex.usage = tokenCountsOf(report);
+    ex.usageReport = report;
+    return;
+  }
+  ex.usage = null;
+  ex.usageReport = null;
+  if (warnedOfUsage.has(ex)) return;
+  warnedOfUsage.add(ex);
+  log.warn('upstream usage report is not a sane token count; counting tokens locally', {
+    requestId: ex.id, provider, model: ex.modelServed ?? ex.target?.model ?? null,
+    field: invalid.field, value: String(invalid.value).slice(0, 40), maxTokens: MAX_REPORTED_TOKENS,
+  });
 }
 
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
@@ -124,7 +124,11 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
     throw error;
   }
   const renderer = dialectOf(ex).createRenderer(ex);
-  const hooks: ObservingHooks = { ...responseHooks, usage: createUsageReader(call, deps.log), secrets };
+  const provider = call.provider;
+  const hooks: ObservingHooks = {
+    start: responseHooks.start, chunk: responseHooks.chunk, complete: responseHooks.complete,
+    usage: (into, report) => readUsage(into, report, provider, deps.log), secrets,
+  };
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);

@@ -20,8 +20,37 @@ const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key',
 const CREDENTIAL_QUERY_PARAMS = ['key', 'api_key'];
 const MIN_SECRET_CHARS = 8;
 
-/** Every credential value `call` carries, longest first (so `Bearer sk-x` goes before `sk-x`), without duplicates. */
-export function credentialsOf(call: Pick<UpstreamRequest, 'headers' | 'path'>): string[] {
+/**
+ * Credential lists of recent calls by their credential headers and query: a call's list is the same
+ * for every request on one key, and building it (a set, a regex, a sort) cost more per request than
+ * this lookup. Bounded: emptied when full. (The values are the credential store's own, already in
+ * memory; nothing here is persisted or logged.)
+ */
+const recentCredentials = new Map<string, readonly string[]>();
+const MAX_RECENT_CREDENTIALS = 512;
+
+/**
+ * Every credential value `call` carries, longest first (so `Bearer sk-x` goes before `sk-x`), without
+ * duplicates. The list is shared between calls with the same credentials: do not modify it.
+ */
+export function credentialsOf(call: Pick<UpstreamRequest, 'headers' | 'path'>): readonly string[] {
+  let key = '';
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = call.headers[name];
+    if (typeof value === 'string') key += `${name}\n${value}\n`;
+  }
+  const query = call.path.indexOf('?');
+  if (query >= 0) key += call.path.slice(query);
+  let found = recentCredentials.get(key);
+  if (found === undefined) {
+    found = Object.freeze(findCredentials(call));
+    if (recentCredentials.size >= MAX_RECENT_CREDENTIALS) recentCredentials.clear();
+    recentCredentials.set(key, found);
+  }
+  return found;
+}
+
+function findCredentials(call: Pick<UpstreamRequest, 'headers' | 'path'>): string[] {
   const found = new Set<string>();
   const add = (value: string | undefined) => {
     const trimmed = value?.trim();

@@ -113,7 +113,9 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       draining ? sendJson(res, 503, { status: 'draining' }, id) : sendJson(res, 200, { status: 'ready', ...options.readinessDetail?.() }, id),
     ...options.localRoutes,
   };
-  const prefixes = options.prefixRoutes ?? [];
+  // `prefix/` precomputed: the admin subtree is checked on every request.
+  const prefixes = (options.prefixRoutes ?? []).map((subtree) => ({ ...subtree, under: `${subtree.prefix}/` }));
+  const localPaths = new Set(Object.keys(localRoutes).map((key) => key.slice(key.indexOf(' ') + 1)));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
@@ -122,22 +124,20 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     let route: PipelineRoute | null = null;
-    // The dialect of the matched path, whatever the method: a 405 on /v1/messages speaks Anthropic.
-    let pathDialect: Dialect | null = null;
+    let matched: ReturnType<typeof table.match> = null;
     if (options.cors && path.startsWith('/api/') && options.cors.apply(req, res, requestId)) return;
     try {
-      const local = localRoutes[`${method} ${path}`];
+      const local = localPaths.has(path) ? localRoutes[`${method} ${path}`] : undefined;
       if (local) return await local(req, res, requestId);
       for (const subtree of prefixes) {
-        if (path === subtree.prefix || path.startsWith(`${subtree.prefix}/`)) return await subtree.handle(req, res, requestId, path);
+        if (path === subtree.prefix || path.startsWith(subtree.under)) return await subtree.handle(req, res, requestId, path);
       }
-      const matched = table.match(path);
+      matched = table.match(path);
       if (!matched && path.startsWith('/api/')) {
         if (draining) throw shuttingDown();
         return await runExchange(req, res, requestId, method, path, unknownEndpoint(method), NO_PARAMS, endpointNotFound(method, path, endpointsNear(path)));
       }
       if (!matched) throw routeNotFound(method, path);
-      pathDialect = [...matched.byMethod.values()].find((r) => r.dialect)?.dialect ?? null;
       route = matched.byMethod.get(method) ?? null;
       if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
       if (draining) throw shuttingDown();
@@ -145,7 +145,9 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     } catch (err) {
       const error = toGatewayError(err);
       if (error.code === 'internal_error') log.error('request failed', { requestId, err });
-      // Before the exchange exists (bad body, unknown path) the error still speaks the route's dialect.
+      // Before the exchange exists (bad body, unknown path) the error still speaks the route's dialect,
+      // or the dialect of the matched path whatever the method: a 405 on /v1/messages speaks Anthropic.
+      const pathDialect = matched ? [...matched.byMethod.values()].find((r) => r.dialect)?.dialect : null;
       const errorBody = (route?.dialect ?? pathDialect)?.errorBody ?? openAIErrorBody;
       if (req.readableEnded || req.destroyed) sendError(res, error, requestId, undefined, errorBody);
       else sendError(res, error, requestId, { connection: 'close' }, errorBody);
