@@ -9,8 +9,10 @@
  * latest `start_date` not in the future, else the unconstrained one (time-of-day discounts are
  * ignored: they are off-peak variants of the same model).
  */
+import { Worker } from 'node:worker_threads';
 import type { ConditionalPrice, ModelInfo, ModelPrice, TieredPrices } from '@pydantic/genai-prices';
 import type { PriceInput } from './price-table.ts';
+import type { DatasetWorkerData } from './price-dataset-worker.ts';
 
 /**
  * Gateway provider id → `@pydantic/genai-prices` provider id, in priority order (first wins a shared
@@ -114,6 +116,32 @@ export async function datasetPrices(providers: Readonly<Record<string, string>>,
     }
   }
   return { rows, unknownProviders };
+}
+
+/**
+ * `datasetPrices` in a worker thread that exits once it has answered: the same rows, but a
+ * long-running process (the gateway seeding on first start, an admin import) keeps none of the
+ * dataset in its own heap afterwards (issue 17, footprint). Rejects when the worker fails.
+ */
+export function datasetPricesApart(providers: Readonly<Record<string, string>>, nowMs: number): Promise<{ rows: PriceInput[]; unknownProviders: string[] }> {
+  const worker = startDatasetWorker({ providers: { ...providers }, nowMs });
+  return new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the price dataset worker exited (code ${code}) without an answer`)));
+  });
+}
+
+/**
+ * `dist/price-dataset-worker.js` beside the bundle (`bin/build.js` builds it), or the TypeScript
+ * source through tsx, registered by a one-line module first (a worker inherits no loader; see
+ * `admin/logs-csv.ts`).
+ */
+function startDatasetWorker(data: DatasetWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./price-dataset-worker.js', import.meta.url), { workerData: data });
+  const source = new URL('./price-dataset-worker.ts', import.meta.url).href;
+  const boot = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(source)});`;
+  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: data });
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   deletePrice, getPrice, importPrices, PriceValidationError, searchPrices, setPrice, toModelPrice, validatePrice,
   type ModelPrice, type PriceInput, type StoredPrice,
 } from '../price-table.ts';
-import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../price-dataset.ts';
+import { datasetPricesApart, DEFAULT_DATASET_PROVIDERS } from '../price-dataset.ts';
 import { costOf } from '../cost.ts';
 import { MAX_REPORTED_TOKENS } from '../chat-types.ts';
 import { usd } from '../money.ts';
@@ -153,7 +153,7 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
       pattern: '/admin/api/pricing/import',
       async handler({ body }) {
         onlyFields(objectBody(body), []);
-        const { rows, unknownProviders } = await datasetPrices(datasetProviders(), ctx.clock());
+        const { rows, unknownProviders } = await datasetPricesApart(datasetProviders(), ctx.clock());
         const result = await importPrices(ctx.store.db, rows, ctx.clock());
         changed();
         ctx.log.info('admin: imported prices from the dataset', { ...result, unknownProviders });

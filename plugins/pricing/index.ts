@@ -17,7 +17,7 @@ import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { getModelDisplayName } from '../../core/model-display-name.ts';
-import { createModelIdResolver, datasetPrices } from '../../core/price-dataset.ts';
+import { createModelIdResolver, datasetPricesApart } from '../../core/price-dataset.ts';
 import { importPrices, type ModelPrice } from '../../core/price-table.ts';
 import { per1k } from '../../core/money.ts';
 import { createPriceBook, type ClosablePriceBook } from './price-book.ts';
@@ -41,12 +41,12 @@ export function pricingView(price: ModelPrice) {
   };
 }
 
-/** Seeds an empty `model_pricing` from the dataset; a failure is logged, never fatal. */
+/** Seeds an empty `model_pricing` from the dataset (read in a worker: none of it stays in memory); a failure is logged, never fatal. */
 async function seedIfEmpty(config: PricingConfig, ctx: PluginContext): Promise<void> {
   const any = await ctx.store.db.selectFrom('model_pricing').select('model').limit(1).executeTakeFirst();
   if (any) return;
   try {
-    const { rows, unknownProviders } = await datasetPrices(config.datasetProviders, ctx.clock());
+    const { rows, unknownProviders } = await datasetPricesApart(config.datasetProviders, ctx.clock());
     const result = await importPrices(ctx.store.db, rows, ctx.clock());
     ctx.log.info('pricing: seeded model_pricing from the price dataset', { ...result, unknownProviders });
   } catch (err) {
