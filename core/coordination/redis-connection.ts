@@ -6,7 +6,8 @@
  * (service resumes on its own when Redis is back).
  */
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+// Imported when a replica connects: a gateway on SQLite alone never loads ioredis (~1 MB of code).
+import type { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
 import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../metrics.ts';
@@ -46,6 +47,7 @@ export async function connectRedis(
   const failures = metrics && new Counter({
     name: 'tollgate_redis_command_errors_total', help: 'Redis script calls of this replica that failed (unreachable, timed out, or refused).', registers: [metrics],
   });
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
