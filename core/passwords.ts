@@ -20,6 +20,15 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), hash.toString('base64')].join('$');
 }
 
+/**
+ * A stand-in for the stored hash of an unknown username: the current parameters, a random salt and a
+ * random digest that no password produces, so checking a password against it costs one scrypt like a
+ * real check, without hashing anything at start (one scrypt holds 128 MB while it runs: N * r * 128 bytes).
+ */
+export function decoyHash(): string {
+  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, randomBytes(16).toString('base64'), randomBytes(KEY_LENGTH).toString('base64')].join('$');
+}
+
 /** Constant-time check of `password` against a stored `scrypt$...` hash; false for malformed hashes. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, saltB64, hashB64] = stored.split('$');

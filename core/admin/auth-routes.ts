@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { invalidCredentials, invalidRequest, tooManyLoginAttempts } from '../errors.ts';
-import { hashPassword, verifyPassword } from '../passwords.ts';
+import { decoyHash, verifyPassword } from '../passwords.ts';
 import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { objectBody, onlyFields, stringField } from './fields.ts';
@@ -36,8 +36,9 @@ function sessionCookie(req: IncomingMessage, value: string, maxAgeSec: number): 
 export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): AdminRoute[] {
   const findAdmin = (username: string) =>
     ctx.store.db.selectFrom('admin_users').select(['id', 'username', 'password_hash']).where('username', '=', username).executeTakeFirst();
-  // Compared against when the username is unknown, so both paths cost one scrypt.
-  const decoyHash = hashPassword('tollgate decoy password');
+  // Compared against when the username is unknown, so both paths cost one scrypt. (Not hashed at
+  // start: that scrypt's 128 MB landed right after the gateway began listening.)
+  const decoy = decoyHash();
 
   return [
     {
@@ -58,7 +59,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         let row: { id: number; username: string; password_hash: string } | undefined;
         try {
           row = await findAdmin(username);
-          const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash));
+          const ok = await verifyPassword(password, row?.password_hash ?? decoy);
           if (!row || !ok) {
             attempt.failed(ctx.clock());
             ctx.log.warn('admin login failed', { username, ip });
