@@ -2,6 +2,7 @@
  * One request's shared record, built by `core/server.ts` and passed to every hook. Typed slots are
  * filled by the plugin that owns them (see each field); `states` holds each plugin's private state.
  */
+import type { AbortSource } from './exchange-abort.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest, TokenCounts, Usage } from './chat-types.ts';
 import type { ModelPrice } from './price-table.ts';
@@ -88,6 +89,11 @@ export interface Exchange {
   readonly startedAtPerfMs: number;
   /** Aborted when the client disconnects before the response finished, or the gateway gives up. */
   readonly signal: AbortSignal;
+  /**
+   * The same cancellation without an `AbortSignal` made per request (`exchange-abort.ts`): the
+   * upstream call listens here. Absent on exchanges built by hand (tests): `signal` serves then.
+   */
+  readonly cancellation?: AbortSource;
   /** The dialect the client speaks on a model call; null on other endpoints (account, model lists). */
   readonly dialect: Dialect | null;
   /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */

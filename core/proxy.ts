@@ -111,7 +111,7 @@ function readUsage(ex: Exchange, report: Usage, provider: string, log: Log): voi
 
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
 export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, responseHooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
-  const upstream = await deps.upstream.send(call, ex.signal);
+  const upstream = await deps.upstream.send(call, ex.cancellation ?? ex.signal);
   ex.upstreamStatus = upstream.statusCode;
   // An upstream may quote the key it was sent; no upstream text reaches the client or the log with it.
   const secrets = credentialsOf(call);
@@ -169,7 +169,8 @@ function framerFor(call: UpstreamCall): Framer {
 
 /** The `gateway_shutdown` error the server aborted this exchange with (drain timeout), or null. */
 function shutdownCut(ex: Exchange): GatewayError | null {
-  const reason: unknown = ex.signal.aborted ? ex.signal.reason : null;
+  const cancellation = ex.cancellation ?? ex.signal;
+  const reason: unknown = cancellation.aborted ? cancellation.reason : null;
   return reason instanceof GatewayError && reason.code === 'gateway_shutdown' ? reason : null;
 }
 

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
+import { ExchangeAbort } from './exchange-abort.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { Log } from './log.ts';
 import { GatewayError, endpointNotFound, gatewayShutdown, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
@@ -104,7 +105,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   const { pipeline, log } = options;
   const clock = options.clock ?? systemClock;
   const table = createRouteTable(options.routes);
-  const running = new Set<AbortController>();
+  const running = new Set<ExchangeAbort>();
   let draining = false;
   let drainedResolve: (() => void) | null = null;
   const localRoutes: NonNullable<GatewayServerOptions['localRoutes']> = {
@@ -168,7 +169,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const startedAtPerfMs = performance.now();
     const startedAtMs = clock();
     const { dialect } = route;
-    const controller = new AbortController();
+    const cancellation = new ExchangeAbort();
     const ex: Exchange = {
       id: requestId,
       operation: route.operation,
@@ -179,7 +180,10 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       query: search ? Object.fromEntries(new URLSearchParams(search)) : NO_PARAMS,
       startedAtMs,
       startedAtPerfMs,
-      signal: controller.signal,
+      get signal() {
+        return cancellation.signal;
+      },
+      cancellation,
       dialect,
       request: null,
       embedding: null,
@@ -209,14 +213,14 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     res.on('close', () => {
       if (res.writableFinished) return;
       ex.clientAborted = true;
-      controller.abort();
+      cancellation.abort();
     });
-    running.add(controller);
+    running.add(cancellation);
     const hasBody = dialect !== null && route.hasBody === true;
     try {
       await pipeline.run(ex, res, hasBody ? () => loadBody(req, res, ex, dialect, route) : undefined);
     } finally {
-      running.delete(controller);
+      running.delete(cancellation);
       if (draining && running.size === 0) drainedResolve?.();
     }
   }
@@ -266,7 +270,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       const waitMs = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
       if ((await Promise.race([drained, waitMs(options.drainTimeoutMs)])) === 'timeout') {
         log.warn('drain timeout: cutting in-flight requests', { inFlight: running.size });
-        for (const controller of running) controller.abort(gatewayShutdown());
+        for (const cancellation of running) cancellation.abort(gatewayShutdown());
         // Cut exchanges still run their response hooks (the logger records them); give them a moment.
         await Promise.race([drained, waitMs(2_000)]);
       }

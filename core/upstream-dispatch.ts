@@ -16,6 +16,7 @@
  * connection; then `onRequestStart` aborts it at once). After the head, an abort errors the body.
  */
 import type { Dispatcher } from 'undici';
+import type { AbortSource } from './exchange-abort.ts';
 import type { DeadlineEntry, DeadlineList } from './deadline-list.ts';
 import { gatewayError, type GatewayError } from './errors.ts';
 
@@ -62,7 +63,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler, Upstream
   statusCode = 0;
   headers: Headers = {};
   readonly #scope: CallScope;
-  readonly #signal: AbortSignal | undefined;
+  readonly #signal: AbortSource | undefined;
   #resolveHead: ((handler: UpstreamCallHandler) => void) | null;
   #rejectHead: ((err: unknown) => void) | null;
   #controller: Controller | null = null;
@@ -79,7 +80,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler, Upstream
   #waiter: Waiter | null = null;
   #textRequest: TextRequest | null = null;
 
-  constructor(scope: CallScope, signal: AbortSignal | undefined, withDeadline: boolean,
+  constructor(scope: CallScope, signal: AbortSource | undefined, withDeadline: boolean,
     resolve: (handler: UpstreamCallHandler) => void, reject: (err: unknown) => void) {
     this.#scope = scope;
     this.#signal = signal;

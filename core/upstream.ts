@@ -5,6 +5,7 @@
  * refused/reset → 502 `upstream_error`).
  */
 import { Agent } from 'undici';
+import type { AbortSource } from './exchange-abort.ts';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
 import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
@@ -23,9 +24,9 @@ export interface UpstreamResponse {
 
 export interface UpstreamClient {
   /** Sends `call`; resolves once the upstream's status and headers arrived. Throws `GatewayError`. */
-  send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse>;
+  send(call: UpstreamRequest, signal?: AbortSource): Promise<UpstreamResponse>;
   /** GET a JSON document (model lists). Throws `GatewayError` for transport errors and non-2xx. */
-  getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
+  getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSource): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -67,7 +68,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     return scope;
   };
 
-  function send(call: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+  function send(call: UpstreamRequest, signal?: AbortSource): Promise<UpstreamResponse> {
     if (signal?.aborted) return Promise.reject(transportError(call.provider, signal.reason));
     const stream = (call as { stream?: boolean }).stream === true;
     return new Promise((resolve, reject) => {
@@ -84,7 +85,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
     });
   }
 
-  async function getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
+  async function getJson(provider: string, url: string, headers: Record<string, string>, signal?: AbortSource): Promise<unknown> {
     const { origin, pathname, search } = new URL(url);
     const res = await send({ provider, origin, path: pathname + search, method: 'GET', headers, body: null }, signal);
     const text = await res.body.text(settings.maxResponseBytes);
