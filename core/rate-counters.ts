@@ -102,10 +102,11 @@ export function createLocalRateCounters(clock: Clock): RateCounters {
     shared: false,
     take(buckets, costs) {
       const nowMs = clock();
-      const decisions = buckets.map((b, i) => limiterOf(b).check(b.name, costs[i]!, nowMs));
+      const limitersOf = buckets.map(limiterOf);
+      const decisions = buckets.map((b, i) => limitersOf[i]!.check(b.name, costs[i]!, nowMs));
       const allowed = decisions.every((d) => d.allowed);
-      if (allowed) buckets.forEach((b, i) => limiterOf(b).tryTake(b.name, decisions[i]!.cost, nowMs));
-      return { allowed, decisions, after: buckets.map((b) => limiterOf(b).peek(b.name, nowMs)) };
+      if (allowed) for (let i = 0; i < buckets.length; i++) limitersOf[i]!.tryTake(buckets[i]!.name, decisions[i]!.cost, nowMs);
+      return { allowed, decisions, after: buckets.map((b, i) => limitersOf[i]!.peek(b.name, nowMs)) };
     },
     peek(buckets) {
       const nowMs = clock();

@@ -234,9 +234,9 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
     reserve(userId, amountNanos, nowMs) {
       return then(get(userId), (user): Reservation | BudgetStatus => {
         if (!user) return { userId, amountNanos: 0 };
-        if (user.limitNanos !== null) {
-          const status = statusOf(user, nowMs);
-          if (status.spentNanos + user.reservedNanos + amountNanos > user.limitNanos) return status;
+        // The status (an object) is built only to refuse.
+        if (user.limitNanos !== null && spentIn(user, windowOf(user.period, nowMs).window) + user.reservedNanos + amountNanos > user.limitNanos) {
+          return statusOf(user, nowMs);
         }
         user.reservedNanos += amountNanos;
         return { userId, amountNanos };
