@@ -85,7 +85,8 @@ export class TextCountCache {
       this.counts.clear();
       this.chars = 0;
     }
-    this.counts.set(text, counted);
+    // A copy as the key: a text cut from a larger string (a slice) would keep all of that string alive.
+    this.counts.set((' ' + text).slice(1), counted);
     this.chars += text.length;
   }
 }
