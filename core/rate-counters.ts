@@ -6,13 +6,15 @@
  * boot (`coordination/index.ts`) and hands it to plugins as `PluginContext.rateCounters`; the plugin
  * decides what to limit and what to answer, never where the counts are kept.
  *
- * Every method returns a Promise so both implementations fit; the in-process one never fails. A
- * shared one that cannot reach its store either throws 503 `coordination_unavailable` (fail closed,
+ * The in-process counters answer synchronously (the rate-limit hooks then spend no promise or
+ * microtask on them); the shared ones with promises (`MaybePromise`). The in-process one never fails.
+ * A shared one that cannot reach its store either throws 503 `coordination_unavailable` (fail closed,
  * the default) or answers "allowed, state unknown" (`decisions: null`, fail open).
  */
 import { createGcraLimiter, gcraDecide, type GcraDecision, type GcraLimiter } from './gcra.ts';
 import { createInFlightCounter } from './in-flight-counter.ts';
 import type { Clock } from './clock.ts';
+import type { MaybePromise } from './maybe-promise.ts';
 
 /** One GCRA bucket: `limit` units per `periodMs`, under a caller's name. */
 export interface RateBucket {
@@ -63,18 +65,18 @@ export interface RateCounters {
    * Checks every bucket for its cost (`costs[i]` units of `buckets[i]`, clamped to `[0, limit]`,
    * fractions rounded up) and takes from all of them only when each allows: all or nothing.
    */
-  take(buckets: readonly RateBucket[], costs: readonly number[]): Promise<RateTake>;
+  take(buckets: readonly RateBucket[], costs: readonly number[]): MaybePromise<RateTake>;
   /** Each bucket's state now (a zero-cost look); null when unknown (a shared store down). Never throws. */
-  peek(buckets: readonly RateBucket[]): Promise<GcraDecision[] | null>;
+  peek(buckets: readonly RateBucket[]): MaybePromise<GcraDecision[] | null>;
   /**
    * Settles a reservation: `deltaUnits` > 0 charges more (the bucket may go into debt), < 0 gives back
    * (never beyond full). A shared store that is down loses the settlement (logged), never throws.
    */
-  settle(bucket: RateBucket, deltaUnits: number): Promise<void>;
+  settle(bucket: RateBucket, deltaUnits: number): MaybePromise<void>;
   /** Takes one slot of every limit when none is full; takes nothing otherwise. */
-  acquire(slots: readonly SlotLimit[]): Promise<SlotGrant>;
+  acquire(slots: readonly SlotLimit[]): MaybePromise<SlotGrant>;
   /** Gives a lease's slots back. Never throws (a shared lease left behind expires with its TTL). */
-  release(lease: SlotLease): Promise<void>;
+  release(lease: SlotLease): MaybePromise<void>;
   /** Stops timers and closes connections; the counters are unusable after. */
   close(): Promise<void>;
 }
@@ -84,11 +86,13 @@ export interface RateCounters {
  * counter (`in-flight-counter.ts`), timed by `clock` (tests move it by hand). State is lost on restart.
  */
 export function createLocalRateCounters(clock: Clock): RateCounters {
-  const limiters = new Map<string, GcraLimiter>();
+  // By period, then by limit: no key string to build per bucket and call.
+  const limiters = new Map<number, Map<number, GcraLimiter>>();
   const limiterOf = (bucket: RateBucket): GcraLimiter => {
-    const id = `${bucket.limit}/${bucket.periodMs}`;
-    let limiter = limiters.get(id);
-    if (!limiter) limiters.set(id, (limiter = createGcraLimiter({ limit: bucket.limit, periodMs: bucket.periodMs })));
+    let byLimit = limiters.get(bucket.periodMs);
+    if (!byLimit) limiters.set(bucket.periodMs, (byLimit = new Map()));
+    let limiter = byLimit.get(bucket.limit);
+    if (!limiter) byLimit.set(bucket.limit, (limiter = createGcraLimiter({ limit: bucket.limit, periodMs: bucket.periodMs })));
     return limiter;
   };
   const inFlight = createInFlightCounter();
@@ -96,27 +100,28 @@ export function createLocalRateCounters(clock: Clock): RateCounters {
 
   return {
     shared: false,
-    async take(buckets, costs) {
+    take(buckets, costs) {
       const nowMs = clock();
-      const decisions = buckets.map((b, i) => limiterOf(b).check(b.name, costs[i]!, nowMs));
+      const limitersOf = buckets.map(limiterOf);
+      const decisions = buckets.map((b, i) => limitersOf[i]!.check(b.name, costs[i]!, nowMs));
       const allowed = decisions.every((d) => d.allowed);
-      if (allowed) buckets.forEach((b, i) => limiterOf(b).tryTake(b.name, decisions[i]!.cost, nowMs));
-      return { allowed, decisions, after: buckets.map((b) => limiterOf(b).peek(b.name, nowMs)) };
+      if (allowed) for (let i = 0; i < buckets.length; i++) limitersOf[i]!.tryTake(buckets[i]!.name, decisions[i]!.cost, nowMs);
+      return { allowed, decisions, after: buckets.map((b, i) => limitersOf[i]!.peek(b.name, nowMs)) };
     },
-    async peek(buckets) {
+    peek(buckets) {
       const nowMs = clock();
       return buckets.map((b) => limiterOf(b).peek(b.name, nowMs));
     },
-    async settle(bucket, deltaUnits) {
+    settle(bucket, deltaUnits) {
       limiterOf(bucket).adjust(bucket.name, deltaUnits, clock());
     },
-    async acquire(slots) {
+    acquire(slots) {
       const full = slots.findIndex((slot) => inFlight.count(slot.name) >= slot.limit);
       if (full >= 0) return { lease: null, full };
       for (const slot of slots) inFlight.take(slot.name);
       return { lease: { id: String(++leases), names: slots.map((s) => s.name) }, full: null };
     },
-    async release(lease) {
+    release(lease) {
       for (const name of lease.names) inFlight.release(name);
     },
     async close() {},

@@ -13,3 +13,16 @@ export const REQUEST_LOG_COLUMNS = [
 
 /** One log row: token counts and latencies are integers (ms), `cost_nanos` integer nano-USD, flags 0/1. */
 export type RequestLogRow = { [K in (typeof REQUEST_LOG_COLUMNS)[number]]: NewLlmRequest[K] };
+
+/**
+ * A row's values in `REQUEST_LOG_COLUMNS` order, for the positional insert. Spelled out rather than
+ * `REQUEST_LOG_COLUMNS.map((c) => row[c])`: a lookup by a varying key costs ~0.5 µs a row where
+ * these fixed ones cost next to nothing (a test checks the order against the list).
+ */
+export function requestLogValues(row: RequestLogRow): unknown[] {
+  return [
+    row.request_id, row.gateway_user_id, row.api_key_id, row.provider, row.model_requested, row.model_served, row.status,
+    row.error_code, row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.latency_ms, row.ttft_ms, row.stream, row.created_at,
+    row.cache_write_tokens, row.cost_nanos, row.usage_estimated, row.unpriced, row.endpoint, row.attempts, row.usage_reported, row.billed_price,
+  ];
+}

@@ -9,7 +9,7 @@
 import type { Store } from './db.ts';
 import { prepareQuery } from './db.ts';
 import type { NewLlmRequest } from './db-types.ts';
-import { REQUEST_LOG_COLUMNS, type RequestLogRow } from './request-log-row.ts';
+import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from './request-log-row.ts';
 import type { PendingWrite, WriteTarget } from './write-behind.ts';
 import { createRollupWriter } from './usage-rollup-writer.ts';
 
@@ -25,7 +25,6 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   const { sqlite, db } = store;
   const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
   const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));
-  const valuesOf = (row: RequestLogRow) => REQUEST_LOG_COLUMNS.map((c) => row[c]);
   const spendStatement = sqlite.prepare<[string, number, number, string, number]>(`UPDATE gateway_users
     SET budget_spent_nanos = CASE WHEN budget_period_start IS ? THEN budget_spent_nanos + ? ELSE ? END, budget_period_start = ?
     WHERE id = ?`);
@@ -54,7 +53,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     const alerts: Array<PendingWrite & { kind: 'alert' }> = [];
     for (const write of writes) {
       if (write.kind === 'request') {
-        insert.run(valuesOf(write.row));
+        insert.run(requestLogValues(write.row));
         rows.push(write.row);
         continue;
       }
@@ -75,7 +74,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
     for (const alert of alerts) writeAlert(alert);
   });
   const writeRow = sqlite.transaction((row: RequestLogRow) => {
-    insert.run(valuesOf(row));
+    insert.run(requestLogValues(row));
     addToRollups([row]);
   });
 

@@ -8,8 +8,10 @@
  * A chat request is counted by `prompt-tokens.ts` (message overhead and tool definitions per OpenAI's
  * cookbook, images per the target provider's documented rule) with the target's `PromptTokenRules`
  * (`ex.target.promptTokenRules`, set by the router; OpenAI's defaults before routing). The count is
- * memoized per exchange and redone once if the rules change (a rate limit counts before routing, the
- * budget after).
+ * memoized per exchange; when the rules change (a rate limit counts before routing, the budget after)
+ * only the rules are applied again to the text counted once (`PromptParts`). Exact counts of prompt
+ * texts are also kept across requests (`TextCountCache`): a repeated system prompt or history is
+ * looked up, not tokenized again.
  *
  * The tokenizer's tables take ~70 MB and ~150 ms to load, so they are loaded on the first count a
  * request needs (`ready()`), not at start: a gateway whose users have no budget or token limit and
@@ -24,9 +26,9 @@
 import type { TokenCounts } from './chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import { isTokenInput, type EmbeddingRequest } from './embedding-types.ts';
-import { createTokenMeter } from './bounded-token-count.ts';
+import { createTokenMeter, TextCountCache } from './bounded-token-count.ts';
 import type { Log } from './log.ts';
-import { requestPromptTokens } from './prompt-tokens.ts';
+import { promptParts, promptTokensWith, type PromptParts } from './prompt-tokens.ts';
 import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from './prompt-token-rules.ts';
 
 export interface TokenEstimator {
@@ -54,6 +56,9 @@ export interface TokenEstimator {
 export function roughTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
 }
+
+/** Characters of prompt texts whose exact counts an estimator keeps (`TextCountCache`): ~1-2 MB. */
+const PROMPT_CACHE_CHARS = 1_000_000;
 
 /** The estimator, its tokenizer loaded on first need (see the module doc). `log` reports a rough count or a failed load. */
 export function createTokenEstimator(log?: Log): TokenEstimator {
@@ -86,19 +91,33 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
   };
   // One meter per count: the budget bounds the work of a whole request, not of each string.
   const meter = () => createTokenMeter(count);
-  // The rules each exchange's memoized count was made with (a WeakMap: no field on the exchange).
+  // Prompts repeat (system prompts, resent history): their counts are kept, ~1 MB of text at most;
+  // not before the tokenizer is loaded, whose counts would replace the rough ones.
+  const promptTexts = new TextCountCache(PROMPT_CACHE_CHARS);
+  const promptCounter = () => {
+    const m = createTokenMeter(count, undefined, countTokens ? promptTexts : undefined);
+    return (text: string) => m.count(text);
+  };
+  // The rules each exchange's memoized count was made with, and the rules-free parts it was made from
+  // (WeakMaps: no fields on the exchange).
   const countedWith = new WeakMap<Exchange, PromptTokenRules>();
+  const partsOf = new WeakMap<Exchange, PromptParts>();
   return {
     ready,
     count: (text) => meter().count(text),
     promptTokens(ex) {
       const rules = ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES;
-      if (ex.promptTokensEstimate === null || (countedWith.get(ex) ?? rules) !== rules) {
-        const m = meter();
-        const count = (text: string) => m.count(text);
-        ex.promptTokensEstimate = ex.embedding ? embeddingTokens(ex.embedding, count) : ex.request ? requestPromptTokens(ex.request, count, rules) : 0;
-        countedWith.set(ex, rules);
-      }
+      if (ex.promptTokensEstimate !== null && ((countedWith.get(ex) ?? rules) === rules || ex.embedding)) return ex.promptTokensEstimate;
+      // A null estimate means the request changed (or was never counted): count its text again.
+      const parts = ex.promptTokensEstimate === null ? undefined : partsOf.get(ex);
+      if (parts) ex.promptTokensEstimate = promptTokensWith(parts, rules);
+      else if (ex.embedding) ex.promptTokensEstimate = embeddingTokens(ex.embedding, promptCounter());
+      else if (ex.request) {
+        const counted = promptParts(ex.request, promptCounter());
+        partsOf.set(ex, counted);
+        ex.promptTokensEstimate = promptTokensWith(counted, rules);
+      } else ex.promptTokensEstimate = 0;
+      countedWith.set(ex, rules);
       return ex.promptTokensEstimate;
     },
     completionTokens(ex) {

@@ -118,6 +118,16 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     return then(ledger.status(userId, nowMs), (status) => reserveFor(ex, target, state, call, userId, nowMs, status));
   }
 
+  /**
+   * `reserve`, given the in-process status just read at `nowMs`: in one process that is the status
+   * `reserve` would read again (nothing ran in between), so it is passed through; shared by replicas
+   * the shared counts are read.
+   */
+  function reserveNow(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, own: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
+    if (ledger !== local) return reserve(ex, principal, target, state, call);
+    return reserveFor(ex, target, state, call, principal.gatewayUserId, nowMs, own);
+  }
+
   function reserveFor(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
     let amountNanos = 0;
     let capped: ModelCall | undefined;
@@ -141,14 +151,35 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     });
   }
 
-  /** `reserve` for a limited user, once the tokenizer and the targets' prices are loaded. */
-  function reserveLimited(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
-    // ...and its price, which for a dated name may need the dataset's matcher (loaded on first need too).
+  /**
+   * What must load before a limited user's reservation: the tokenizer, and the targets' prices, which
+   * for a dated name may need the dataset's matcher (loaded on first need too). Null when nothing must.
+   */
+  function loadsFor(target: Target, call: ModelCall): Promise<unknown> | null {
     const pricing = ctx.services.get('pricing');
-    const loads = [ctx.tokens.ready(), ...[target, ...(call.fallback?.targets ?? [])].map((t) => pricing?.ready(t.provider, t.model) ?? null)]
-      .filter((loading) => loading !== null);
-    if (loads.length > 0) return Promise.all(loads).then(() => reserve(ex, principal, target, state, call));
-    return reserve(ex, principal, target, state, call);
+    let loads: Array<Promise<unknown>> | null = null;
+    const add = (loading: Promise<unknown> | null | undefined) => {
+      if (loading) (loads ??= []).push(loading);
+    };
+    add(ctx.tokens.ready());
+    add(pricing?.ready(target.provider, target.model));
+    for (const fallback of call.fallback?.targets ?? []) add(pricing?.ready(fallback.provider, fallback.model));
+    return loads && Promise.all(loads);
+  }
+
+  function beforeUpstream(ex: Exchange, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
+    if (!ex.principal || !ex.target || !ex.request) return;
+    const { principal, target } = ex;
+    const nowMs = ctx.clock();
+    // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
+    // (once per process), before the synchronous read-plan-reserve, which then reads the status again.
+    const afterLoads = (own: BudgetStatus | undefined) => {
+      const loading = own?.limitNanos == null ? null : loadsFor(target, call);
+      return loading ? loading.then(() => reserve(ex, principal, target, state, call)) : null;
+    };
+    const read = local.status(principal.gatewayUserId, nowMs);
+    if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(ex, principal, target, state, call));
+    return afterLoads(read) ?? reserveNow(ex, principal, target, state, call, nowMs, read);
   }
 
   return {
@@ -160,16 +191,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
         if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
       });
     },
-    beforeUpstream(ex, state, call) {
-      if (!ex.principal || !ex.target || !ex.request) return;
-      const { principal, target } = ex;
-      // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
-      // (once per process), before the synchronous read-plan-reserve.
-      return then(local.status(principal.gatewayUserId, ctx.clock()), (own) => {
-        if (own?.limitNanos == null) return reserve(ex, principal, target, state, call);
-        return reserveLimited(ex, principal, target, state, call);
-      });
-    },
+    beforeUpstream,
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
       const nowMs = ctx.clock();

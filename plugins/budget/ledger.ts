@@ -25,6 +25,7 @@ import { readAlertThresholds } from '../../core/gateway-users.ts';
 import type { BudgetStatus } from '../../core/services.ts';
 import type { WriteBehind } from '../../core/write-behind.ts';
 import type { HeldReservation } from '../../core/budget-counters.ts';
+import { then, type MaybePromise } from '../../core/maybe-promise.ts';
 
 /**
  * What a settlement did to a user's spend, for the budget alerts (`alerts.ts`): the spend of the
@@ -50,8 +51,6 @@ export interface Reservation {
   readonly held?: HeldReservation;
 }
 
-/** A value now, or later. */
-export type MaybePromise<T> = T | Promise<T>;
 
 /**
  * What the budget plugin asks of a ledger: the in-process one (`createBudgetLedger`) answers at once;
@@ -66,10 +65,8 @@ export interface LedgerSeam {
   close(): MaybePromise<void>;
 }
 
-/** Runs `next` on `value` at once when it is not a promise (the in-process ledger stays synchronous), else when it resolves. */
-export function then<T, U>(value: MaybePromise<T>, next: (resolved: T) => MaybePromise<U>): MaybePromise<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
+// The in-process ledger stays synchronous: `then` runs at once on a value that is not a promise.
+export { then, type MaybePromise } from '../../core/maybe-promise.ts';
 
 interface UserBudget {
   name: string;
@@ -207,12 +204,24 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
     return users.get(userId) ?? load(userId);
   }
 
+  // Each request reads its user's window up to three times (pre-check, reservation, settlement):
+  // the window of each period is kept while now is inside it, and its start's ISO form with it.
+  const windows = new Map<BudgetPeriod, { window: BudgetWindow; startIso: string }>();
+  function windowOf(period: BudgetPeriod, nowMs: number): { window: BudgetWindow; startIso: string } {
+    const kept = windows.get(period);
+    if (kept && kept.window.startMs <= nowMs && (kept.window.resetsAtMs === null || nowMs < kept.window.resetsAtMs)) return kept;
+    const window = budgetWindow(period, nowMs, timeZone);
+    const fresh = { window, startIso: nowIso(window.startMs) };
+    windows.set(period, fresh);
+    return fresh;
+  }
+
   function spentIn(user: UserBudget, window: BudgetWindow): number {
     return user.spentWindowStartMs !== null && user.spentWindowStartMs >= window.startMs ? user.spentNanos : 0;
   }
 
   function statusOf(user: UserBudget, nowMs: number): BudgetStatus {
-    const window = budgetWindow(user.period, nowMs, timeZone);
+    const { window } = windowOf(user.period, nowMs);
     const spentNanos = spentIn(user, window);
     const remainingNanos = user.limitNanos === null ? null : Math.max(0, user.limitNanos - spentNanos - user.reservedNanos);
     return { limitNanos: user.limitNanos, period: user.period, spentNanos, reservedNanos: user.reservedNanos, remainingNanos, window };
@@ -225,9 +234,9 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
     reserve(userId, amountNanos, nowMs) {
       return then(get(userId), (user): Reservation | BudgetStatus => {
         if (!user) return { userId, amountNanos: 0 };
-        if (user.limitNanos !== null) {
-          const status = statusOf(user, nowMs);
-          if (status.spentNanos + user.reservedNanos + amountNanos > user.limitNanos) return status;
+        // The status (an object) is built only to refuse.
+        if (user.limitNanos !== null && spentIn(user, windowOf(user.period, nowMs).window) + user.reservedNanos + amountNanos > user.limitNanos) {
+          return statusOf(user, nowMs);
         }
         user.reservedNanos += amountNanos;
         return { userId, amountNanos };
@@ -238,14 +247,15 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
       if (!user) return null;
       user.reservedNanos = Math.max(0, user.reservedNanos - reservation.amountNanos);
       if (actualNanos <= 0) return null;
-      const window = budgetWindow(user.period, nowMs, timeZone);
+      const current = windowOf(user.period, nowMs);
+      const window = current.window;
       const beforeNanos = spentIn(user, window);
       user.spentNanos = beforeNanos + actualNanos;
       if (user.loading > 0) user.settledDuringLoadNanos += actualNanos;
       if (user.spentWindowStartMs === null || user.spentWindowStartMs < window.startMs) user.spentWindowStartMs = window.startMs;
       writes.enqueue({
         kind: 'spend', group: requestId, userId: reservation.userId, deltaNanos: actualNanos, spentNanos: user.spentNanos,
-        periodStartIso: nowIso(user.spentWindowStartMs),
+        periodStartIso: user.spentWindowStartMs === window.startMs ? current.startIso : nowIso(user.spentWindowStartMs),
       });
       return {
         userId: reservation.userId, userName: user.name, beforeNanos, afterNanos: user.spentNanos, limitNanos: user.limitNanos,

@@ -29,6 +29,16 @@ function reportedUsageJson(ex: Exchange): string | null {
   return json.length <= MAX_USAGE_REPORT_CHARS ? json : null;
 }
 
+// A price is one frozen object per model, shared by its requests: its JSON is made once.
+const priceJson = new WeakMap<object, string>();
+
+/** The price a request was billed at, as JSON (`billed_price`). */
+function billedPriceJson(price: object): string {
+  let json = priceJson.get(price);
+  if (json === undefined) priceJson.set(price, (json = JSON.stringify(price)));
+  return json;
+}
+
 /** The log row for a finished exchange. Latencies are whole ms from arrival. */
 export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
   return {
@@ -54,7 +64,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     endpoint: ex.operation,
     attempts: ex.attempts && ex.attempts.length > 0 ? JSON.stringify(ex.attempts) : null,
     usage_reported: reportedUsageJson(ex),
-    billed_price: ex.cost?.price ? JSON.stringify(ex.cost.price) : null,
+    billed_price: ex.cost?.price ? billedPriceJson(ex.cost.price) : null,
   };
 }
 

@@ -10,7 +10,6 @@ import type { Exchange } from '../../core/exchange.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { metricsSchema, type MetricsConfig } from './schema.ts';
 import { createRequestMetrics, type RequestMetrics, type TargetTally } from './request-metrics.ts';
-import { Counter } from 'prom-client';
 
 interface MetricsState {
   /** The error `onError` saw (errors before the response started); null when none. */
@@ -77,14 +76,6 @@ function recordExchange(metrics: RequestMetrics, ex: Exchange, error: GatewayErr
 
 function createMetricsPlugin(config: MetricsConfig, ctx: PluginContext): Plugin<MetricsState> {
   const metrics = createRequestMetrics(ctx.metrics, config, ctx.log);
-  // Labels stay few: provider ids come from the manifest, outcome is served | failed (no model: a
-  // client-chosen model name must not become a label value).
-  const attempts = new Counter({
-    name: 'tollgate_upstream_attempts_total',
-    help: 'Upstream attempts (retries and fallbacks before the first byte included), by provider and outcome: served, or failed (then retried on another attempt or answered as the error).',
-    labelNames: ['provider', 'outcome'] as const,
-    registers: [ctx.metrics],
-  });
   return {
     name: 'metrics',
     createState: () => ({ error: null }),
@@ -98,7 +89,7 @@ function createMetricsPlugin(config: MetricsConfig, ctx: PluginContext): Plugin<
     onResponseEnd(ex, state) {
       metrics.totals.inFlight--;
       recordExchange(metrics, ex, state.error, performance.now());
-      for (const attempt of ex.attempts ?? []) attempts.inc({ provider: attempt.provider, outcome: attempt.errorCode === null ? 'served' : 'failed' });
+      for (const attempt of ex.attempts ?? []) metrics.upstreamAttempt(attempt.provider, attempt.errorCode === null);
     },
   };
 }

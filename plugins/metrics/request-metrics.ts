@@ -58,6 +58,8 @@ export interface RequestMetrics {
    */
   tally(provider: string, model: string, served: boolean): TargetTally;
   upstreamError(provider: string, code: string): void;
+  /** Counts one upstream attempt of `provider`: served, or failed (retried, or answered as the error). */
+  upstreamAttempt(provider: string, served: boolean): void;
 }
 
 /** Registers every request metric in `registry` and returns the tallies they read. */
@@ -65,6 +67,8 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
   const totals: GatewayTotals = { inFlight: 0, budgetRefusals: 0, rateLimitRefusals: 0 };
   const byProvider = new Map<string, Map<string, TargetTally>>();
   const errorsByProvider = new Map<string, Map<string, number>>();
+  /** Per provider: [served, failed] attempts. */
+  const attemptsByProvider = new Map<string, [number, number]>();
   let modelCount = 0;
   let capWarned = false;
 
@@ -130,7 +134,23 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
     codes.set(key, (codes.get(key) ?? 0) + 1);
   }
 
+  function upstreamAttempt(provider: string, served: boolean): void {
+    let counts = attemptsByProvider.get(provider);
+    if (!counts) attemptsByProvider.set(provider, (counts = [0, 0]));
+    counts[served ? 0 : 1]++;
+  }
+
   registerCounters(registry, totals, tallies, errorsByProvider);
+  // Labels stay few: provider ids come from the manifest, outcome is served | failed (no model: a
+  // client-chosen model name must not become a label value).
+  scrapedCounter(registry, 'tollgate_upstream_attempts_total',
+    'Upstream attempts (retries and fallbacks before the first byte included), by provider and outcome: served, or failed (then retried on another attempt or answered as the error).',
+    ['provider', 'outcome'], (add) => {
+      for (const [provider, [served, failed]] of attemptsByProvider) {
+        if (served > 0) add({ provider, outcome: 'served' }, served);
+        if (failed > 0) add({ provider, outcome: 'failed' }, failed);
+      }
+    });
   new Gauge({
     name: 'tollgate_in_flight_requests',
     help: 'Authenticated requests being processed right now.',
@@ -139,7 +159,7 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
       this.set(totals.inFlight);
     },
   });
-  return { totals, tally, upstreamError };
+  return { totals, tally, upstreamError, upstreamAttempt };
 }
 
 type Add<L extends string> = (labels: LabelValues<L>, value: number) => void;

@@ -35,10 +35,17 @@ export function tighterOf(states: readonly LimitState[]): LimitState | null {
   return shown;
 }
 
+// Built once: a name made per response is a string built and hashed per response.
+const NAMES = {
+  requests: { limit: 'x-ratelimit-limit-requests', remaining: 'x-ratelimit-remaining-requests', reset: 'x-ratelimit-reset-requests' },
+  tokens: { limit: 'x-ratelimit-limit-tokens', remaining: 'x-ratelimit-remaining-tokens', reset: 'x-ratelimit-reset-tokens' },
+} as const;
+
 /** Sets one dimension's trio in `headers`; does nothing when no limit applies (`state` null). */
 export function setRateLimitHeaders(headers: Record<string, string>, dimension: 'requests' | 'tokens', state: LimitState | null): void {
   if (!state) return;
-  headers[`x-ratelimit-limit-${dimension}`] = String(state.limit);
-  headers[`x-ratelimit-remaining-${dimension}`] = String(state.remaining);
-  headers[`x-ratelimit-reset-${dimension}`] = formatResetDuration(state.resetMs);
+  const names = NAMES[dimension];
+  headers[names.limit] = String(state.limit);
+  headers[names.remaining] = String(state.remaining);
+  headers[names.reset] = formatResetDuration(state.resetMs);
 }

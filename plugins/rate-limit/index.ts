@@ -30,6 +30,7 @@ import { worstCaseTokens } from '../../core/worst-case.ts';
 import type { GcraDecision } from '../../core/gcra.ts';
 import type { RateBucket, SlotLease, SlotLimit } from '../../core/rate-counters.ts';
 import { setRateLimitHeaders, tighterOf } from './headers.ts';
+import { onFailure, then, type MaybePromise } from '../../core/maybe-promise.ts';
 import type { LimitState, RateLimitService } from '../../core/services.ts';
 import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
 
@@ -46,6 +47,18 @@ interface AppliedLimit {
   bucket: RateBucket;
 }
 
+/**
+ * What limits a principal, worked out once per principal (auth-guard keeps one object per key until
+ * the key or its user changes), not per request: its rpm/tpm limits and concurrency slots.
+ */
+interface LimitPlan {
+  applied: readonly AppliedLimit[];
+  buckets: readonly RateBucket[];
+  /** True when a token limit applies: the request's prompt must be counted. */
+  countsTokens: boolean;
+  slots: readonly ConcurrencySlot[];
+}
+
 interface ExchangeState {
   /** Token units taken in onRequest, to settle when the response ends. */
   reserved: Array<{ bucket: RateBucket; units: number }>;
@@ -60,6 +73,17 @@ interface ConcurrencySlot extends SlotLimit {
 
 function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<ExchangeState> {
   const counters = ctx.rateCounters;
+  const plans = new WeakMap<Principal, LimitPlan>();
+
+  function planOf(principal: Principal): LimitPlan {
+    let plan = plans.get(principal);
+    if (!plan) {
+      const applied = limitsOf(principal);
+      plan = { applied, buckets: applied.map((a) => a.bucket), countsTokens: applied.some((a) => a.dimension === 'tokens'), slots: slotsOf(principal) };
+      plans.set(principal, plan);
+    }
+    return plan;
+  }
 
   function slotsOf(principal: Principal): ConcurrencySlot[] {
     const slots: ConcurrencySlot[] = [];
@@ -70,18 +94,18 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
   }
 
   /** Takes a slot of every concurrency limit, or throws 429 `concurrency_limit_exceeded` taking none. */
-  async function takeSlots(slots: readonly ConcurrencySlot[], state: ExchangeState): Promise<void> {
-    if (slots.length === 0) return;
-    const grant = await counters.acquire(slots);
-    if (grant.lease) {
-      state.lease = grant.lease;
-      return;
-    }
-    const full = slots[grant.full]!;
-    const whose = full.scope === 'user' ? 'your gateway user' : 'this API key';
-    throw gatewayError('concurrency_limit_exceeded', {
-      message: `Too many requests in flight: ${whose} may have ${full.limit} at once (streams count until they end). Retry when one finishes.`,
-      headers: { 'x-ratelimit-limit-concurrency': String(full.limit), 'x-ratelimit-remaining-concurrency': '0' },
+  function takeSlots(slots: readonly ConcurrencySlot[], state: ExchangeState): MaybePromise<void> {
+    return then(counters.acquire(slots), (grant) => {
+      if (grant.lease) {
+        state.lease = grant.lease;
+        return;
+      }
+      const full = slots[grant.full]!;
+      const whose = full.scope === 'user' ? 'your gateway user' : 'this API key';
+      throw gatewayError('concurrency_limit_exceeded', {
+        message: `Too many requests in flight: ${whose} may have ${full.limit} at once (streams count until they end). Retry when one finishes.`,
+        headers: { 'x-ratelimit-limit-concurrency': String(full.limit), 'x-ratelimit-remaining-concurrency': '0' },
+      });
     });
   }
 
@@ -103,15 +127,6 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     return promptTokens + outputTokens;
   }
 
-  /** The headers for `states` (one per applied limit), the tighter state per dimension. */
-  function headersOf(applied: readonly AppliedLimit[], states: readonly LimitState[]): Record<string, string> {
-    const headers: Record<string, string> = {};
-    for (const dimension of ['requests', 'tokens'] as const) {
-      setRateLimitHeaders(headers, dimension, tighterOf(states.filter((_, i) => applied[i]!.dimension === dimension)));
-    }
-    return headers;
-  }
-
   function refusalMessage(limit: AppliedLimit, decision: GcraDecision, reservation: number): string {
     const whose = limit.scope === 'user' ? 'your gateway user' : 'this API key';
     const retrySec = Math.ceil(decision.retryAfterMs / 1000);
@@ -127,34 +142,42 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
    * Takes from every rpm/tpm limit, all or nothing (the counters check all before taking any); throws
    * 429 when one refuses. A refused request leaves every limit untouched.
    */
-  async function takeRates(ex: Exchange, applied: readonly AppliedLimit[], state: ExchangeState): Promise<void> {
+  function takeRates(ex: Exchange, plan: LimitPlan, state: ExchangeState): MaybePromise<void> {
+    const { applied } = plan;
     if (applied.length === 0) return;
-    const reservation = applied.some((a) => a.dimension === 'tokens') ? reservationOf(ex) : 0;
+    const reservation = plan.countsTokens ? reservationOf(ex) : 0;
     const costs = applied.map((a) => (a.dimension === 'requests' ? 1 : reservation));
-    const taken = await counters.take(applied.map((a) => a.bucket), costs);
-    // Unknown state (shared counters down, failing open): let it through, uncounted, without headers.
-    if (!taken.decisions || !taken.after) return;
-    const states = applied.map((a, i) => stateOf(a, taken.after![i]!));
-
-    if (!taken.allowed) {
-      let refusal: { limit: AppliedLimit; decision: GcraDecision } | null = null;
+    return then(counters.take(plan.buckets, costs), (taken) => {
+      // Unknown state (shared counters down, failing open): let it through, uncounted, without headers.
+      if (!taken.decisions || !taken.after) return;
+      const { decisions, after } = taken;
+      if (!taken.allowed) {
+        let refused = -1;
+        decisions.forEach((decision, i) => {
+          if (!decision.allowed && (refused < 0 || decision.retryAfterMs > decisions[refused]!.retryAfterMs)) refused = i;
+        });
+        const decision = decisions[refused]!;
+        const headers: Record<string, string> = {};
+        setHeaders(headers, applied, after);
+        throw rateLimitExceeded(refusalMessage(applied[refused]!, decision, reservation), decision.retryAfterMs, headers);
+      }
       applied.forEach((limit, i) => {
-        const decision = taken.decisions![i]!;
-        if (!decision.allowed && (!refusal || decision.retryAfterMs > refusal.decision.retryAfterMs)) refusal = { limit, decision };
+        if (limit.dimension === 'tokens') state.reserved.push({ bucket: limit.bucket, units: decisions[i]!.cost });
       });
-      const { limit, decision } = refusal!;
-      throw rateLimitExceeded(refusalMessage(limit, decision, reservation), decision.retryAfterMs, headersOf(applied, states));
-    }
-    applied.forEach((limit, i) => {
-      if (limit.dimension === 'tokens') state.reserved.push({ bucket: limit.bucket, units: taken.decisions![i]!.cost });
+      setHeaders(ex.responseHeaders, applied, after);
     });
-    Object.assign(ex.responseHeaders, headersOf(applied, states));
+  }
+
+  /** Takes the concurrency slots, then the rates; refused rates (or counters down) give the slots back. */
+  function admit(ex: Exchange, plan: LimitPlan, state: ExchangeState): MaybePromise<void> {
+    if (plan.slots.length === 0) return takeRates(ex, plan, state);
+    return then(takeSlots(plan.slots, state), () => onFailure(() => takeRates(ex, plan, state), () => releaseSlotsOf(counters, state)));
   }
 
   const service: RateLimitService = {
     async statusOf(principal) {
-      const applied = limitsOf(principal);
-      const peeked = applied.length === 0 ? [] : await counters.peek(applied.map((a) => a.bucket));
+      const { applied, buckets } = planOf(principal);
+      const peeked = applied.length === 0 ? [] : await counters.peek(buckets);
       const states = (dimension: Dimension) =>
         (peeked ?? []).map((decision, i) => ({ limit: applied[i]!, decision }))
           .filter(({ limit }) => limit.dimension === dimension)
@@ -167,37 +190,48 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
   return {
     name: 'rate-limit',
     createState: () => ({ reserved: [], lease: null }),
-    async onRequest(ex, state) {
+    // Synchronous with the in-process counters once the tokenizer is loaded: no promise per request.
+    onRequest(ex, state) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
+      const plan = planOf(ex.principal);
       // A token limit counts the prompt: the tokenizer loads on the first such request (once per process).
-      const applied = limitsOf(ex.principal);
-      if (applied.some((a) => a.dimension === 'tokens')) {
-        const loading = ctx.tokens.ready();
-        if (loading) await loading;
-      }
-      await takeSlots(slotsOf(ex.principal), state);
-      try {
-        await takeRates(ex, applied, state);
-      } catch (err) {
-        // Refused (or the counters are down): the slots were never used.
-        await releaseSlotsOf(counters, state);
-        throw err;
-      }
+      const loading = plan.countsTokens ? ctx.tokens.ready() : null;
+      return loading ? loading.then(() => admit(ex, plan, state)) : admit(ex, plan, state);
     },
-    async onResponseEnd(ex, state) {
-      await releaseSlotsOf(counters, state);
-      if (state.reserved.length === 0) return;
-      const actual = ex.usage ? ex.usage.promptTokens + ex.usage.completionTokens : 0;
-      await Promise.all(state.reserved.splice(0).map(({ bucket, units }) => counters.settle(bucket, actual - units)));
+    onResponseEnd(ex, state) {
+      return then(releaseSlotsOf(counters, state), () => {
+        if (state.reserved.length === 0) return;
+        const actual = ex.usage ? ex.usage.promptTokens + ex.usage.completionTokens : 0;
+        const settling = state.reserved.splice(0).map(({ bucket, units }) => counters.settle(bucket, actual - units));
+        if (settling.some((settled) => settled instanceof Promise)) return Promise.all(settling).then(() => undefined);
+      });
     },
   };
 }
 
-async function releaseSlotsOf(counters: PluginContext['rateCounters'], state: ExchangeState): Promise<void> {
+function releaseSlotsOf(counters: PluginContext['rateCounters'], state: ExchangeState): MaybePromise<void> {
   const lease = state.lease;
   state.lease = null;
-  if (lease) await counters.release(lease);
+  if (lease) return counters.release(lease);
 }
+
+/**
+ * Sets the headers of `applied`'s limits in their state `after` the take: per dimension, the tighter
+ * (`tighterOf`'s rule, without building a state per limit), requests first.
+ */
+function setHeaders(headers: Record<string, string>, applied: readonly AppliedLimit[], after: readonly GcraDecision[]): void {
+  for (const dimension of DIMENSIONS) {
+    let shown = -1;
+    for (let i = 0; i < applied.length; i++) {
+      if (applied[i]!.dimension !== dimension) continue;
+      const state = after[i]!;
+      if (shown < 0 || state.remaining < after[shown]!.remaining || (state.remaining === after[shown]!.remaining && state.resetMs > after[shown]!.resetMs)) shown = i;
+    }
+    if (shown >= 0) setRateLimitHeaders(headers, dimension, stateOf(applied[shown]!, after[shown]!));
+  }
+}
+
+const DIMENSIONS: readonly Dimension[] = ['requests', 'tokens'];
 
 function stateOf(limit: AppliedLimit, decision: GcraDecision): LimitState {
   return { limit: limit.limit, remaining: decision.remaining, resetMs: decision.resetMs };

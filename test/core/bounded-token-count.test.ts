@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHUNK_CHARS, NON_ASCII_UNITS, chunkEnd, createTokenMeter } from '../../core/bounded-token-count.ts';
+import { CHUNK_CHARS, NON_ASCII_UNITS, TextCountCache, chunkEnd, createTokenMeter } from '../../core/bounded-token-count.ts';
 
 const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
 let seed = 11;
@@ -65,4 +65,40 @@ test('cuts chunks before a whitespace when one is near, and never inside a surro
   const emoji = 'a' + '😀'.repeat(200);
   const cut = chunkEnd(emoji, 0);
   assert.ok(!(emoji.charCodeAt(cut - 1) >= 0xd800 && emoji.charCodeAt(cut - 1) <= 0xdbff), 'cut after a high surrogate');
+});
+
+test('tokenizes a text counted before once: later meters find its count in the cache', () => {
+  const { count, spent } = meteredCounter();
+  const cache = new TextCountCache(1_000_000);
+  const text = prose.repeat(20);
+  const first = createTokenMeter(count, undefined, cache).count(text);
+  const calls = spent.calls;
+  const second = createTokenMeter(count, undefined, cache).count(text);
+  assert.equal(first, countTokens(text));
+  assert.equal(second, first);
+  assert.equal(spent.calls, calls, 'no tokenizer call for the cached text');
+});
+
+test('answers from the cache exactly what it answers without: a hit still spends the text\'s budget units', () => {
+  const budget = { exactBudgetUnits: 3_000, sampleBudgetUnits: 2_000 };
+  const texts = [prose.repeat(10), prose.repeat(10), cjkRun(300), prose.repeat(30)];
+  const cache = new TextCountCache(1_000_000);
+  const warm = createTokenMeter(countTokens, budget, cache);
+  for (const text of texts) warm.count(text);
+  const cached = createTokenMeter(countTokens, budget, cache);
+  const plain = createTokenMeter(countTokens, budget);
+  for (const text of texts) assert.equal(cached.count(text), plain.count(text));
+  assert.equal(cached.estimated, plain.estimated);
+  assert.equal(plain.estimated, true, 'the last text went past the budget');
+});
+
+test('holds at most its characters: past them it starts over', () => {
+  const { count, spent } = meteredCounter();
+  const cache = new TextCountCache(400);
+  const meter = () => createTokenMeter(count, undefined, cache);
+  meter().count('a'.repeat(90));
+  for (let i = 0; i < 4; i++) meter().count(String(i).repeat(90));
+  const calls = spent.calls;
+  meter().count('a'.repeat(90));
+  assert.equal(spent.calls, calls + 1, 'the first text was dropped');
 });

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createGcraLimiter, type GcraDecision, type GcraLimiter } from '../../core/gcra.ts';
 import { decisionsOf, type RateBucket, type RateCounters } from '../../core/rate-counters.ts';
+import type { MaybePromise } from '../../core/maybe-promise.ts';
 import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
 import { createRedisRateCounters, runGcra, runGcraSettle } from '../../core/coordination/redis-rate-counters.ts';
 import { GatewayError } from '../../core/errors.ts';
@@ -176,7 +177,7 @@ describe('Redis unreachable', { skip }, () => {
     await down?.stop();
   });
 
-  async function failsFast<T>(counters: RateCounters, fn: (c: RateCounters) => Promise<T>): Promise<T> {
+  async function failsFast<T>(counters: RateCounters, fn: (c: RateCounters) => MaybePromise<T>): Promise<T> {
     const started = performance.now();
     try {
       return await fn(counters);

@@ -240,4 +240,16 @@ describe('prompt estimate against provider-reported counts', () => {
     assert.equal(sonnet, openai + 589);
     assert.equal(opus47, Math.ceil(openai * 1.3) + 804);
   });
+
+  test('counts again with the target\'s rules after routing what a fresh count with them gives (text, images, tools)', () => {
+    const request: ChatCompletionRequest = { model: 'claude-opus-4-7', messages: [...imageMessages, ...weatherMessages], tools: weatherTools };
+    const opus47 = anthropicPromptTokenRules('claude-opus-4-7');
+    const ex = { request, target: null as unknown, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
+    const beforeRouting = estimator.promptTokens(ex);
+    ex.target = { provider: 'p', model: request.model, promptTokenRules: opus47 };
+    const afterRouting = estimator.promptTokens(ex);
+    assert.equal(beforeRouting, estimate(request, openAIPromptTokenRules('gpt-4o')));
+    assert.equal(afterRouting, estimate(request, opus47));
+    assert.notEqual(afterRouting, beforeRouting);
+  });
 });

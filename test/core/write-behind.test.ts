@@ -11,7 +11,7 @@ import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.t
 import { createApiKey } from '../../core/api-keys.ts';
 import type { Store } from '../../core/db.ts';
 import type { Log } from '../../core/log.ts';
-import type { RequestLogRow } from '../../core/request-log-row.ts';
+import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from '../../core/request-log-row.ts';
 import { createWriteBehind, type PendingWrite, type WriteBehindSettings } from '../../core/write-behind.ts';
 import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
 import { createBudgetLedger, isReservation, type Reservation } from '../../plugins/budget/ledger.ts';
@@ -161,5 +161,13 @@ describe('write-behind queue', () => {
     ledger.close();
     queue.close();
     await store.close();
+  });
+});
+
+describe('the log row\'s insert values', () => {
+  test('list every column\'s value in REQUEST_LOG_COLUMNS order', () => {
+    // Each column holds its own name: a value out of place shows which.
+    const row = Object.fromEntries(REQUEST_LOG_COLUMNS.map((column) => [column, column])) as unknown as RequestLogRow;
+    assert.deepEqual(requestLogValues(row), [...REQUEST_LOG_COLUMNS]);
   });
 });

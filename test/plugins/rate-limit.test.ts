@@ -372,8 +372,22 @@ describe('the rateLimit service', () => {
       await plugin.onRequest!(ex, plugin.createState!(ex));
       return ex;
     };
-    return { service: services.get('rateLimit')!, request, advance: (ms: number) => (nowMs += ms) };
+    return { service: services.get('rateLimit')!, request, plugin, advance: (ms: number) => (nowMs += ms) };
   }
+
+  test('in one process, admits, refuses and settles without a promise (no microtask per request)', async () => {
+    const { plugin } = await setup({ defaultMaxConcurrent: 1 });
+    const exchange = () => ({ operation: 'chat.completions', principal: principal({ rpm: 1, tpm: 1_000 }), request: { model: 'm', messages: [], max_tokens: 90 }, responseHeaders: {}, usage: null }) as unknown as Exchange;
+    const ex = exchange();
+    const state = plugin.createState!(ex);
+    const admitted = plugin.onRequest!(ex, state);
+    assert.equal(admitted instanceof Promise, false);
+    assert.equal((ex.responseHeaders as Record<string, string>)['x-ratelimit-remaining-requests'], '0');
+    const second = exchange();
+    assert.throws(() => plugin.onRequest!(second, plugin.createState!(second)), (err: unknown) => err instanceof GatewayError && err.code === 'concurrency_limit_exceeded');
+    assert.equal(plugin.onResponseEnd!(ex, state) instanceof Promise, false);
+    assert.throws(() => plugin.onRequest!(second, plugin.createState!(second)), (err: unknown) => err instanceof GatewayError && err.status === 429 && /1 request per minute/.test(err.message));
+  });
 
   test('reports null for limits that do not apply', async () => {
     const { service } = await setup();
