@@ -52,6 +52,7 @@ import type { RouteDeclaration } from './routes.ts';
 import type { RateCounters } from './rate-counters.ts';
 import type { Leases } from './leases.ts';
 import type { BudgetCounters } from './budget-counters.ts';
+import type { MaybePromise } from './maybe-promise.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -65,8 +66,6 @@ export interface Reply {
 export function reply(status: number, body: unknown, headers?: Record<string, string>): Reply {
   return headers === undefined ? { kind: 'reply', status, body } : { kind: 'reply', status, body, headers };
 }
-
-type MaybePromise<T> = T | Promise<T>;
 
 export interface Plugin<S = void> {
   readonly name: string;

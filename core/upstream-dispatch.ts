@@ -26,6 +26,13 @@ type Headers = Record<string, string | string[] | undefined>;
 /** Body bytes queued unread before the upstream read is paused (undici's own body stream uses 64 KiB). */
 const HIGH_WATER_BYTES = 64 * 1024;
 
+/** 502: a non-streamed upstream body larger than `maxBytes` (`upstream.maxResponseBytes`); not relayed. */
+export function responseTooLarge(provider: string, maxBytes: number): GatewayError {
+  return gatewayError('upstream_response_too_large', {
+    message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
+  });
+}
+
 /** The body of an upstream answer: iterate it (streams) or read it whole (`text`). */
 export interface UpstreamBody extends AsyncIterable<Buffer> {
   /**
@@ -225,9 +232,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler, Upstream
   #tooLarge(text: TextRequest): void {
     this.#textRequest = null;
     this.#chunks = [];
-    const error = gatewayError('upstream_response_too_large', {
-      message: `Upstream "${this.#scope.provider}" sent a response larger than ${text.maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
-    });
+    const error = responseTooLarge(this.#scope.provider, text.maxBytes);
     this.abort(error);
     text.reject(error);
   }

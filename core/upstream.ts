@@ -8,10 +8,10 @@ import { Agent } from 'undici';
 import type { AbortSource } from './exchange-abort.ts';
 import type { UpstreamSettings } from './plugin.ts';
 import type { UpstreamRequest } from './upstream-call.ts';
-import { GatewayError, gatewayError, upstreamError, upstreamTimeout } from './errors.ts';
+import { GatewayError, upstreamError, upstreamTimeout } from './errors.ts';
 import { upstreamBusy, deadlineReason } from './upstream-queue.ts';
 import { DeadlineList } from './deadline-list.ts';
-import { UpstreamCallHandler, type CallScope, type UpstreamBody } from './upstream-dispatch.ts';
+import { responseTooLarge, UpstreamCallHandler, type CallScope, type UpstreamBody } from './upstream-dispatch.ts';
 
 export type { UpstreamBody } from './upstream-dispatch.ts';
 
@@ -115,19 +115,13 @@ export function readBodyText(body: UpstreamBody | AsyncIterable<Buffer>, maxByte
   return readIterable(body, maxBytes, provider);
 }
 
-function tooLarge(provider: string, maxBytes: number): GatewayError {
-  return gatewayError('upstream_response_too_large', {
-    message: `Upstream "${provider}" sent a response larger than ${maxBytes} bytes (upstream.maxResponseBytes); it was not relayed.`,
-  });
-}
-
 async function readIterable(body: AsyncIterable<Buffer>, maxBytes: number, provider: string): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   try {
     for await (const part of body) {
       size += part.length;
-      if (size > maxBytes) throw tooLarge(provider, maxBytes);
+      if (size > maxBytes) throw responseTooLarge(provider, maxBytes);
       parts.push(part);
     }
   } catch (err) {

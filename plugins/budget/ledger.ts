@@ -65,8 +65,6 @@ export interface LedgerSeam {
   close(): MaybePromise<void>;
 }
 
-// The in-process ledger stays synchronous: `then` runs at once on a value that is not a promise.
-export { then, type MaybePromise } from '../../core/maybe-promise.ts';
 
 interface UserBudget {
   name: string;

@@ -18,7 +18,8 @@
 import { nowIso } from '../../core/db.ts';
 import type { BudgetCounters, BudgetCounts, BudgetKey, SpendSeed } from '../../core/budget-counters.ts';
 import type { BudgetStatus } from '../../core/services.ts';
-import { then, type BudgetLedger, type LedgerSeam, type MaybePromise, type Reservation, type SpendChange } from './ledger.ts';
+import type { BudgetLedger, LedgerSeam, Reservation, SpendChange } from './ledger.ts';
+import { then, type MaybePromise } from '../../core/maybe-promise.ts';
 
 /** A period's spend outlives its window by a day: a settlement of a request started before the boundary. */
 const KEEP_MARGIN_MS = 86_400_000;

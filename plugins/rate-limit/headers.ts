@@ -29,10 +29,13 @@ export function formatResetDuration(ms: number): string {
  */
 export function tighterOf(states: readonly LimitState[]): LimitState | null {
   let shown: LimitState | null = null;
-  for (const state of states) {
-    if (!shown || state.remaining < shown.remaining || (state.remaining === shown.remaining && state.resetMs > shown.resetMs)) shown = state;
-  }
+  for (const state of states) if (!shown || isTighter(state, shown)) shown = state;
   return shown;
+}
+
+/** `tighterOf`'s rule for two states: `a` has fewer units remaining, or as many and a later reset. */
+export function isTighter(a: Pick<LimitState, 'remaining' | 'resetMs'>, b: Pick<LimitState, 'remaining' | 'resetMs'>): boolean {
+  return a.remaining < b.remaining || (a.remaining === b.remaining && a.resetMs > b.resetMs);
 }
 
 // Built once: a name made per response is a string built and hashed per response.

@@ -29,7 +29,7 @@ import { gatewayError, rateLimitExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/worst-case.ts';
 import type { GcraDecision } from '../../core/gcra.ts';
 import type { RateBucket, SlotLease, SlotLimit } from '../../core/rate-counters.ts';
-import { setRateLimitHeaders, tighterOf } from './headers.ts';
+import { isTighter, setRateLimitHeaders, tighterOf } from './headers.ts';
 import { onFailure, then, type MaybePromise } from '../../core/maybe-promise.ts';
 import type { LimitState, RateLimitService } from '../../core/services.ts';
 import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
@@ -217,15 +217,14 @@ function releaseSlotsOf(counters: PluginContext['rateCounters'], state: Exchange
 
 /**
  * Sets the headers of `applied`'s limits in their state `after` the take: per dimension, the tighter
- * (`tighterOf`'s rule, without building a state per limit), requests first.
+ * (`isTighter`, without building a state per limit), requests first.
  */
 function setHeaders(headers: Record<string, string>, applied: readonly AppliedLimit[], after: readonly GcraDecision[]): void {
   for (const dimension of DIMENSIONS) {
     let shown = -1;
     for (let i = 0; i < applied.length; i++) {
       if (applied[i]!.dimension !== dimension) continue;
-      const state = after[i]!;
-      if (shown < 0 || state.remaining < after[shown]!.remaining || (state.remaining === after[shown]!.remaining && state.resetMs > after[shown]!.resetMs)) shown = i;
+      if (shown < 0 || isTighter(after[i]!, after[shown]!)) shown = i;
     }
     if (shown >= 0) setRateLimitHeaders(headers, dimension, stateOf(applied[shown]!, after[shown]!));
   }
