@@ -30,33 +30,67 @@ interface LocalTime {
   wallMs: number;
 }
 
+/** Reads the local calendar date and wall-clock time of an instant in one timezone. */
+interface Zone {
+  localTime(ms: number): LocalTime;
+}
+
+// UTC needs no Intl: the first DateTimeFormat a process builds maps ~8 MB of ICU data, and UTC is
+// the default every gateway without a configured timezone runs on.
+const UTC_ZONE: Zone = {
+  localTime(ms) {
+    const date = new Date(ms);
+    return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), wallMs: ms };
+  },
+};
+const UTC_NAMES = new Set(['utc', 'etc/utc', 'etc/uct', 'uct', 'etc/universal', 'universal', 'etc/zulu', 'zulu', 'gmt', 'etc/gmt', 'etc/gmt0', 'etc/gmt+0', 'etc/gmt-0', 'gmt0', 'gmt+0', 'gmt-0', 'etc/greenwich', 'greenwich']);
+
+/** A zone read through an Intl formatter (any IANA name the runtime knows). */
+function intlZone(formatter: Intl.DateTimeFormat): Zone {
+  return {
+    localTime(ms) {
+      const fields = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+      for (const part of formatter.formatToParts(ms)) {
+        if (part.type in fields) fields[part.type as keyof typeof fields] = Number(part.value);
+      }
+      // Some ICU builds print midnight as 24 even with h23.
+      const hour = fields.hour === 24 ? 0 : fields.hour;
+      const wallSec = Date.UTC(fields.year, fields.month - 1, fields.day, hour, fields.minute, fields.second);
+      return { year: fields.year, month: fields.month, day: fields.day, wallMs: wallSec + (ms - Math.floor(ms / 1000) * 1000) };
+    },
+  };
+}
+
 // Building a DateTimeFormat costs far more than formatting with one, and the zone is one
-// configured value, so each zone's formatter is built once.
-const formatters = new Map<string, Intl.DateTimeFormat>();
+// configured value, so each zone is built once.
+const zones = new Map<string, Zone>();
 // Consecutive requests almost always fall in the same window: reuse it while now is inside.
 const lastWindows = new Map<string, BudgetWindow>();
 
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (formatter) return formatter;
-  try {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-  } catch {
-    throw new RangeError(
-      `unknown timezone ${JSON.stringify(timeZone)}: expected an IANA name such as "UTC" or "Europe/Berlin"`,
-    );
+function zoneFor(timeZone: string): Zone {
+  let zone = zones.get(timeZone);
+  if (zone) return zone;
+  if (typeof timeZone === 'string' && UTC_NAMES.has(timeZone.toLowerCase())) zone = UTC_ZONE;
+  else {
+    try {
+      zone = intlZone(new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      }));
+    } catch {
+      throw new RangeError(
+        `unknown timezone ${JSON.stringify(timeZone)}: expected an IANA name such as "UTC" or "Europe/Berlin"`,
+      );
+    }
   }
-  formatters.set(timeZone, formatter);
-  return formatter;
+  zones.set(timeZone, zone);
+  return zone;
 }
 
 /**
@@ -66,27 +100,16 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 export function isValidTimeZone(tz: string): boolean {
   if (typeof tz !== 'string' || tz === '') return false;
   try {
-    formatterFor(tz);
+    zoneFor(tz);
     return true;
   } catch {
     return false;
   }
 }
 
-function localTime(formatter: Intl.DateTimeFormat, ms: number): LocalTime {
-  const fields = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
-  for (const part of formatter.formatToParts(ms)) {
-    if (part.type in fields) fields[part.type as keyof typeof fields] = Number(part.value);
-  }
-  // Some ICU builds print midnight as 24 even with h23.
-  const hour = fields.hour === 24 ? 0 : fields.hour;
-  const wallSec = Date.UTC(fields.year, fields.month - 1, fields.day, hour, fields.minute, fields.second);
-  return { year: fields.year, month: fields.month, day: fields.day, wallMs: wallSec + (ms - Math.floor(ms / 1000) * 1000) };
-}
-
 /** Local wall-clock time minus UTC at instant `ms`, in ms. */
-function offsetMs(formatter: Intl.DateTimeFormat, ms: number): number {
-  return localTime(formatter, ms).wallMs - ms;
+function offsetMs(zone: Zone, ms: number): number {
+  return zone.localTime(ms).wallMs - ms;
 }
 
 /**
@@ -95,22 +118,22 @@ function offsetMs(formatter: Intl.DateTimeFormat, ms: number): number {
  * DST gap if it does not occur at all. Follows the approach of Temporal's disambiguation: the
  * offsets a day either side bracket every candidate.
  */
-function firstInstantAtOrAfter(formatter: Intl.DateTimeFormat, wallMs: number): number {
-  const offsetBefore = offsetMs(formatter, wallMs - DAY_MS);
-  const offsetAfter = offsetMs(formatter, wallMs + DAY_MS);
+function firstInstantAtOrAfter(zone: Zone, wallMs: number): number {
+  const offsetBefore = offsetMs(zone, wallMs - DAY_MS);
+  const offsetAfter = offsetMs(zone, wallMs + DAY_MS);
   const early = wallMs - offsetBefore;
   const late = wallMs - offsetAfter;
   // Without a transition nearby both candidates are the same instant: check it once.
   const first = Math.min(early, late);
   const second = Math.max(early, late);
-  if (localTime(formatter, first).wallMs === wallMs) return first;
-  if (second !== first && localTime(formatter, second).wallMs === wallMs) return second;
+  if (zone.localTime(first).wallMs === wallMs) return first;
+  if (second !== first && zone.localTime(second).wallMs === wallMs) return second;
   // A gap: the wall clock jumps over wallMs. Find the jump; it lies between the two candidates.
   let lo = first;
   let hi = second;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    if (localTime(formatter, mid).wallMs >= wallMs) hi = mid;
+    if (zone.localTime(mid).wallMs >= wallMs) hi = mid;
     else lo = mid + 1;
   }
   return lo;
@@ -135,16 +158,16 @@ function periodWallBounds(period: BudgetPeriod, local: LocalTime): [number, numb
   }
 }
 
-function computeWindow(period: BudgetPeriod, nowMs: number, formatter: Intl.DateTimeFormat): BudgetWindow {
-  const [startWall, nextWall] = periodWallBounds(period, localTime(formatter, nowMs));
-  let startMs = firstInstantAtOrAfter(formatter, startWall);
-  let resetsAtMs = firstInstantAtOrAfter(formatter, nextWall);
+function computeWindow(period: BudgetPeriod, nowMs: number, zone: Zone): BudgetWindow {
+  const [startWall, nextWall] = periodWallBounds(period, zone.localTime(nowMs));
+  let startMs = firstInstantAtOrAfter(zone, startWall);
+  let resetsAtMs = firstInstantAtOrAfter(zone, nextWall);
   // Only when a DST change moves the clock back across midnight can the local date lag behind
   // a boundary already crossed; the period rolled over when the boundary was first reached.
   while (nowMs >= resetsAtMs) {
-    const [, followingWall] = periodWallBounds(period, localTime(formatter, resetsAtMs));
+    const [, followingWall] = periodWallBounds(period, zone.localTime(resetsAtMs));
     startMs = resetsAtMs;
-    resetsAtMs = firstInstantAtOrAfter(formatter, followingWall);
+    resetsAtMs = firstInstantAtOrAfter(zone, followingWall);
   }
   return Object.freeze({ startMs, resetsAtMs });
 }
@@ -166,12 +189,12 @@ function computeWindow(period: BudgetPeriod, nowMs: number, formatter: Intl.Date
  */
 export function budgetWindow(period: BudgetPeriod, nowMs: number, timeZone = 'UTC'): BudgetWindow {
   if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be a finite number of ms since the epoch, got ${nowMs}`);
-  const formatter = formatterFor(timeZone);
+  const zone = zoneFor(timeZone);
   if (period === 'never') return NEVER_WINDOW;
   const key = `${period}\u0000${timeZone}`;
   const last = lastWindows.get(key);
   if (last && last.startMs <= nowMs && nowMs < (last.resetsAtMs as number)) return last;
-  const window = computeWindow(period, nowMs, formatter);
+  const window = computeWindow(period, nowMs, zone);
   lastWindows.set(key, window);
   return window;
 }

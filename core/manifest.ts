@@ -11,6 +11,7 @@ import type { JsonSchema } from './json-schema.ts';
 import type { LogLevel } from './log.ts';
 import type { CorsSettings } from './cors.ts';
 import type { CoordinationSettings } from './coordination/index.ts';
+import { isValidTimeZone } from './calendar-period.ts';
 
 /**
  * Every plugin a manifest may name, by name. The composition root (`tollgate.ts`) builds it and hands
@@ -287,12 +288,7 @@ export interface ValidateOptions {
 
 /** True for an IANA timezone this runtime knows (`UTC`, `Europe/Paris`); the schema format `time-zone`. */
 export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return tz !== '';
-  } catch {
-    return false;
-  }
+  return isValidTimeZone(tz);
 }
 
 /**

@@ -9,10 +9,10 @@
  * latest `start_date` not in the future, else the unconstrained one (time-of-day discounts are
  * ignored: they are off-peak variants of the same model).
  */
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import type { ConditionalPrice, ModelInfo, ModelPrice, TieredPrices } from '@pydantic/genai-prices';
 import type { PriceInput } from './price-table.ts';
-import type { DatasetWorkerData } from './price-dataset-worker.ts';
+import type { DatasetChildAnswer, DatasetChildRequest } from './price-dataset-process.ts';
 
 /**
  * Gateway provider id → `@pydantic/genai-prices` provider id, in priority order (first wins a shared
@@ -119,29 +119,43 @@ export async function datasetPrices(providers: Readonly<Record<string, string>>,
 }
 
 /**
- * `datasetPrices` in a worker thread that exits once it has answered: the same rows, but a
+ * `datasetPrices` in a child process that exits once it has answered: the same rows, but a
  * long-running process (the gateway seeding on first start, an admin import) keeps none of the
- * dataset in its own heap afterwards (issue 17, footprint). Rejects when the worker fails.
+ * dataset's memory afterwards (issue 17, footprint). A child rather than a worker thread: a worker
+ * shares the process's allocator, whose arenas kept ~5 MB of the worker's C++ memory resident for
+ * good; a process returns everything when it exits. Rejects when the child fails or exits silent.
  */
 export function datasetPricesApart(providers: Readonly<Record<string, string>>, nowMs: number): Promise<{ rows: PriceInput[]; unknownProviders: string[] }> {
-  const worker = startDatasetWorker({ providers: { ...providers }, nowMs });
+  const child = startDatasetChild();
   return new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the price dataset worker exited (code ${code}) without an answer`)));
+    let answered = false;
+    child.once('message', (message) => {
+      answered = true;
+      const answer = message as DatasetChildAnswer;
+      if ('error' in answer) reject(new Error(`the price dataset process failed: ${answer.error}`));
+      else resolve(answer);
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (!answered) reject(new Error(`the price dataset process exited (${signal ?? `code ${code}`}) without an answer`));
+    });
+    const request: DatasetChildRequest = { providers: { ...providers }, nowMs };
+    child.send(request);
   });
 }
 
 /**
- * `dist/price-dataset-worker.js` beside the bundle (`bin/build.js` builds it), or the TypeScript
- * source through tsx, registered by a one-line module first (a worker inherits no loader; see
- * `admin/logs-csv.ts`).
+ * `dist/price-dataset-process.js` beside the bundle (`bin/build.js` builds it), or the TypeScript
+ * source with tsx's loader (`--import tsx`). Its output goes to the gateway's stderr.
  */
-function startDatasetWorker(data: DatasetWorkerData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./price-dataset-worker.js', import.meta.url), { workerData: data });
-  const source = new URL('./price-dataset-worker.ts', import.meta.url).href;
-  const boot = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(source)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`), { workerData: data });
+function startDatasetChild(): ChildProcess {
+  const bundled = !import.meta.url.endsWith('.ts');
+  const script = new URL(bundled ? './price-dataset-process.js' : './price-dataset-process.ts', import.meta.url);
+  return fork(script, [], {
+    execArgv: bundled ? [] : ['--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
+  });
 }
 
 /**

@@ -204,6 +204,20 @@ describe('isValidTimeZone', () => {
   }
 });
 
+test('UTC and its aliases (read without Intl) give the windows Intl gives for a zone always at UTC', () => {
+  // Africa/Abidjan has been UTC+0 without DST since 1912 and goes through Intl.
+  const random = seededRandom(17);
+  for (let i = 0; i < 300; i++) {
+    const nowMs = Date.UTC(1990, 0, 1) + Math.floor(random() * 60 * 365 * 24 * HOUR_MS);
+    for (const period of ['daily', 'weekly', 'monthly'] as const) {
+      const viaIntl = budgetWindow(period, nowMs, 'Africa/Abidjan');
+      for (const tz of ['UTC', 'etc/utc', 'GMT', 'Etc/Zulu']) {
+        assert.deepEqual(budgetWindow(period, nowMs, tz), viaIntl, `${period} at ${new Date(nowMs).toISOString()} in ${tz}`);
+      }
+    }
+  }
+});
+
 test('systemClock reads the current time in ms', () => {
   const before = Date.now();
   const now = systemClock();

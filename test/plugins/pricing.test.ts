@@ -5,6 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { findProvider } from '@pydantic/genai-prices';
 import type { Store } from '../../core/db.ts';
 import { openTestStore } from '../helpers/test-store.ts';
@@ -15,7 +16,7 @@ import type { Exchange } from '../../core/exchange.ts';
 import type { TokenCounts } from '../../core/chat-types.ts';
 import type { PriceBook } from '../../core/services.ts';
 import { per1k } from '../../core/money.ts';
-import { datasetModelId, datasetPrices, DEFAULT_DATASET_PROVIDERS, priceInEffect } from '../../core/price-dataset.ts';
+import { datasetModelId, datasetPrices, datasetPricesApart, DEFAULT_DATASET_PROVIDERS, priceInEffect } from '../../core/price-dataset.ts';
 import { deletePrice, getPrice, importPrices, listPrices, PriceValidationError, setPrice } from '../../core/price-table.ts';
 import { pricing } from '../../plugins/pricing/index.ts';
 import { createPriceBook, type ClosablePriceBook } from '../../plugins/pricing/price-book.ts';
@@ -128,12 +129,31 @@ describe('price dataset', () => {
     assert.equal(byModel.get('gemini/claude-3-5-sonnet')?.provider, 'gemini');
   });
 
+  test('datasetPricesApart reads the same rows in a child process that answers and exits', async () => {
+    const providers = { ...DEFAULT_DATASET_PROVIDERS, nowhere: 'no-such-provider' };
+    const before = new Set(childPids());
+    const apart = await datasetPricesApart(providers, NOW_MS);
+    assert.deepEqual(apart, await datasetPrices(providers, NOW_MS));
+    // The child disconnects once its answer is sent; give the exit a moment to be reaped.
+    for (let i = 0; i < 50 && childPids().some((pid) => !before.has(pid)); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(childPids().filter((pid) => !before.has(pid)), [], 'no dataset process left running');
+  });
+
   test('finds the canonical id of a dated model name with the library\'s own matching', async () => {
     assert.equal(await datasetModelId('anthropic', 'claude-3-5-haiku-20241022'), 'claude-3-5-haiku-latest');
     assert.equal(await datasetModelId('openai', 'gpt-4o-mini-2024-07-18'), 'gpt-4o-mini');
     assert.equal(await datasetModelId('openai', 'no-such-model-anywhere'), null);
   });
 });
+
+/** Live child processes of this process (Linux /proc), by pid. */
+function childPids(): number[] {
+  try {
+    return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
 
 function usage(promptTokens: number, completionTokens: number, cachedTokens = 0, cacheWriteTokens = 0): TokenCounts {
   return { promptTokens, completionTokens, cachedTokens, cacheWriteTokens };

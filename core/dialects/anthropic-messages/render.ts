@@ -90,7 +90,7 @@ class AnthropicMessagesRenderer implements ResponseRenderer {
   private started = false;
   private nextIndex = 0;
   private open: OpenBlock | null = null;
-  /** Canonical tool-call index → the Anthropic block index of its `tool_use`. */
+  /** Canonical tool-call index to the Anthropic block index of its `tool_use`. */
   private readonly toolBlocks = new Map<number, number>();
   private finishReason: string | null = null;
 

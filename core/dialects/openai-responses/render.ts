@@ -55,7 +55,7 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
   private readonly output: OutputItem[] = [];
   /** The output index of the item still taking deltas, if any. */
   private open: number | null = null;
-  /** Canonical tool-call index → the output index of its `function_call` item. */
+  /** Canonical tool-call index to the output index of its `function_call` item. */
   private readonly toolItems = new Map<number, number>();
   private finishReason: string | null = null;
   private reasoningTokens = 0;
