@@ -11,14 +11,16 @@
  * ratios do not depend on how the OS spreads processes.
  *
  * CPU per request comes from /proc/<pid>/stat (utime + stime) over each run; RSS from
- * /proc/<pid>/status (idle: after start, before any request; peak: sampled during the runs). Added
+ * /proc/<pid>/status (start: 1 s after listening; idle: at rest, BENCH_IDLE_WAIT_S after listening, before
+ * any request, once V8's memory reducer has given back what start-up used, which it does about 8 to 15 s
+ * after allocation stops; peak: sampled during the runs). Added
  * latency and time to first token are medians of sequential requests on one connection, timed here
  * with performance.now() (autocannon's percentiles are whole milliseconds).
  *
  * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500), BENCH_PINNED (1/0),
  * BENCH_WITHOUT (plugins to leave out of the chain, comma-separated: the cost of each plugin),
  * BENCH_SCENARIOS (e.g. `json-50,sse-50`; default all four), BENCH_JSON (write the summary there),
- * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it).
+ * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_IDLE_WAIT_S (default 25).
  * The last line is always `BENCH_SUMMARY <json>` (`BenchSummary` below): compare runs with it.
  */
 import { execFileSync } from 'node:child_process';
@@ -35,6 +37,7 @@ import { load, sequentialMedianMs, type RunResult } from './load.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
+const IDLE_WAIT_S = Number(process.env.BENCH_IDLE_WAIT_S ?? 25);
 const WITHOUT = (process.env.BENCH_WITHOUT ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -63,7 +66,10 @@ export interface BenchSummary {
   pinned: boolean;
   durationS: number;
   without: string[];
+  /** At rest: `BENCH_IDLE_WAIT_S` after start, before any request. */
   idleRssMb: { ceiling: number; tollgate: number };
+  /** 1 s after start (what `idleRssMb` was before 2026-11-27): start-up's garbage not yet given back. */
+  startRssMb?: { ceiling: number; tollgate: number };
   scenarios: ScenarioSummary[];
   addedLatencyMs: { ceiling: number; tollgate: number };
   addedTtftMs: { ceiling: number; tollgate: number };
@@ -100,11 +106,11 @@ async function main(): Promise<void> {
     const ceiling = await launch([process.execPath, '--import', 'tsx', 'bench/ceiling-proxy.ts'],
       { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench' }, /listening on (http:\/\/\S+)/);
     started.push(ceiling);
-    // Started as `npx tollgate serve` starts it: the executable bin, with the V8 flags of its shebang.
-    // (--cpu-prof is refused in NODE_OPTIONS: profiling runs the bin with an explicit node and the shebang's flag.)
+    // Started as `npx tollgate serve` starts it: the executable bin. (--cpu-prof is refused in
+    // NODE_OPTIONS: profiling runs the bin with an explicit node.)
     const bin = join(root, 'bin', 'tollgate.js');
     const entry = process.env.BENCH_CPU_PROF
-      ? [process.execPath, '--max-semi-space-size=4', '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, bin]
+      ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, bin]
       : [bin];
     const gateway = await launch(
       [...entry, 'serve', '--port', '0', '--data-dir', dataDir, '--config', manifestPath],
@@ -113,6 +119,8 @@ async function main(): Promise<void> {
     );
     started.push(gateway);
     await new Promise((r) => setTimeout(r, 1000));
+    const startRssMb = { ceiling: rssMb(ceiling.proc.pid!), tollgate: rssMb(gateway.proc.pid!) };
+    await new Promise((r) => setTimeout(r, Math.max(0, IDLE_WAIT_S - 1) * 1000));
     const idleRssMb = { ceiling: rssMb(ceiling.proc.pid!), tollgate: rssMb(gateway.proc.pid!) };
 
     const json = { 'content-type': 'application/json' };
@@ -128,7 +136,8 @@ async function main(): Promise<void> {
     const out = (line: string) => process.stdout.write(line + '\n');
     out(`Tollgate benchmark: ${DURATION_S}s per run after 1s warm-up, Node ${process.version}, autocannon, loopback, ` +
       `${pinned ? 'pinned (simulator + proxy on CPU 0, load on CPU 1)' : 'not pinned'}${WITHOUT.length ? `, without ${WITHOUT.join(', ')}` : ''}`);
-    out(`idle RSS: ceiling ${idleRssMb.ceiling.toFixed(0)} MB, tollgate ${idleRssMb.tollgate.toFixed(0)} MB`);
+    out(`idle RSS (at rest, ${IDLE_WAIT_S} s after start): ceiling ${idleRssMb.ceiling.toFixed(0)} MB, tollgate ${idleRssMb.tollgate.toFixed(0)} MB` +
+      ` (1 s after start: ceiling ${startRssMb.ceiling.toFixed(0)} MB, tollgate ${startRssMb.tollgate.toFixed(0)} MB)`);
     out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99 ms | CPU µs/req | vs ceiling | peak RSS MB');
     const scenarios: ScenarioSummary[] = [];
     for (const s of SCENARIOS) {
@@ -160,7 +169,7 @@ async function main(): Promise<void> {
     };
     const addedLatencyMs = await sequential(false, 'end');
     const addedTtftMs = await sequential(true, 'first-token');
-    const summary: BenchSummary = { node: process.version, pinned, durationS: DURATION_S, without: WITHOUT, idleRssMb, scenarios, addedLatencyMs, addedTtftMs };
+    const summary: BenchSummary = { node: process.version, pinned, durationS: DURATION_S, without: WITHOUT, idleRssMb, startRssMb, scenarios, addedLatencyMs, addedTtftMs };
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(summary, null, 2));
     out(`BENCH_SUMMARY ${JSON.stringify(summary)}`);
   } finally {

@@ -1,7 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
-// (--max-semi-space-size=4: under load a proxy makes many short-lived objects; V8's default 16 MiB
-// semi-spaces let the young generation grow by about 40 MB at 50 connections for no measurable
-// throughput. 4 MiB keeps the same requests/s in `npm run bench` with a smaller RSS.)
+#!/usr/bin/env node
 // Entry point for `npx tollgate` / `npm start`. Runs the bundle in dist/ (built by `npm install`,
 // `npm start` and `npm test`) when it is newer than every source file; otherwise runs the
 // TypeScript sources through tsx, so an edited checkout never runs stale code.
