@@ -19,14 +19,15 @@ import type { FailedAttempt, FallbackPlan } from '../../core/upstream-attempts.t
 import type { Deployment, DeploymentPicker } from './model-groups.ts';
 import { backoffMs, isRetryable } from './retry-policy.ts';
 import type { RetryConfig } from './schema.ts';
+import type { MaybePromise } from '../../core/maybe-promise.ts';
 
 /** The router's state for one exchange: ends the current attempt's in-flight count. */
 export interface AttemptState {
   release: (() => void) | null;
 }
 
-/** Builds the call for one deployment, setting `ex.target`; throws the contract's error when it cannot. */
-export type BuildAttempt = (deployment: Deployment) => Promise<ModelCall>;
+/** Builds the call for one deployment, setting `ex.target`; throws (or rejects with) the contract's error when it cannot. */
+export type BuildAttempt = (deployment: Deployment) => MaybePromise<ModelCall>;
 
 export interface AttemptDeps {
   picker: DeploymentPicker;
@@ -48,14 +49,13 @@ export interface AttemptDeps {
  * first deployment's error when no deployment can take the request.
  */
 export async function firstAttempt(ex: Exchange, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps): Promise<ModelCall> {
-  const schedule = scheduleOf(deployments, deps.retry);
   let firstError: unknown = null;
   for (let i = 0; i < deployments.length; i++) {
     try {
       const call = await deps.build(deployments[i]!);
       state.release = deps.picker.begin(deployments[i]!);
       // Even a single slot has a plan: it reports the failure and may retry on another pooled key.
-      call.fallback = createPlan(schedule, i, state, deps);
+      call.fallback = createPlan(deployments, i, state, deps);
       return call;
     } catch (err) {
       firstError ??= err;
@@ -78,20 +78,32 @@ function scheduleOf(deployments: readonly Deployment[], retry: RetryConfig): Slo
   return slots;
 }
 
-function createPlan(schedule: readonly Slot[], started: number, state: AttemptState, deps: AttemptDeps): FallbackPlan {
+const NO_TARGETS: readonly Target[] = Object.freeze([]);
+
+/**
+ * The plan after the first attempt on `deployments[started]`. Its schedule is built on the first
+ * fallback, not per request: almost every request is served by its first attempt.
+ */
+function createPlan(deployments: readonly Deployment[], started: number, state: AttemptState, deps: AttemptDeps): FallbackPlan {
+  // Round 0 lists the deployments in order, so the first attempt's slot is `started` either way.
   let position = started;
+  let schedule: Slot[] | null = null;
   /** Slots whose deployment cannot take this request: not tried again in a later round. */
-  const unusable = new Set<Deployment>();
-  for (let i = 0; i < started; i++) unusable.add(schedule[i]!.deployment);
-  const first = schedule[started]!.deployment;
-  const later = new Set(schedule.slice(started).map((slot) => slot.deployment).filter((d) => d !== first));
+  let unusable: Set<Deployment> | null = null;
+  const first = deployments[started]!;
+  // The deployments a later attempt may use (for the budget's dearest price): with one deployment, none.
+  const targets = deployments.length === 1 ? NO_TARGETS
+    : [...new Set(scheduleOf(deployments, deps.retry).slice(started).map((slot) => slot.deployment).filter((d) => d !== first))]
+      .map((deployment) => targetOf(deployment.target));
   return {
-    targets: [...later].map((deployment) => targetOf(deployment.target)),
+    targets,
     async next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null> {
       const otherKey = deps.settle(ex, failed);
       state.release?.();
       state.release = null;
       if (failed.attempts >= deps.retry.maxAttempts) return null;
+      schedule ??= scheduleOf(deployments, deps.retry);
+      unusable ??= new Set(deployments.slice(0, started));
       if (otherKey && !pastDeadline(ex, deps.retry)) {
         const again = await attemptOn(schedule[position]!.deployment, state, deps);
         if (again) return again;

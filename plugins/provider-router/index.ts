@@ -34,6 +34,8 @@ import type { Credential } from './providers/base.ts';
 import type { FailedAttempt } from '../../core/upstream-attempts.ts';
 import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './upstream-health.ts';
 import type { KeyPool, PoolKey } from './key-pool.ts';
+import { then, type MaybePromise } from '../../core/maybe-promise.ts';
+import type { ModelCall } from '../../core/upstream-call.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
@@ -187,15 +189,17 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
    * key, else the provider's pool (a key is taken per attempt), else the provider's shared key.
    * Throws 400 `provider_not_configured` when there is none.
    */
-  async function prepare(ex: Exchange, deployment: Deployment, userId: number | null): Promise<PreparedDeployment> {
-    const { provider, model } = await resolveModel(deployment.target, providers, catalogFor(ex), config.providerOrder);
-    const resolved = await credentials.resolve(provider, userId);
-    if (resolved?.source === 'user') return { provider, model, credential: resolved, pool: null };
-    if (deployment.apiKey) return { provider, model, credential: { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' }, pool: null };
-    const pool = health.pool(provider.id);
-    if (pool) return { provider, model, credential: null, pool };
-    if (!resolved) throw providerNotConfigured(provider.id);
-    return { provider, model, credential: resolved, pool: null };
+  function prepare(ex: Exchange, deployment: Deployment, userId: number | null): MaybePromise<PreparedDeployment> {
+    // Synchronous for a `provider/model` target with cached credentials: no promise per request.
+    return then(resolveModel(deployment.target, providers, () => catalogFor(ex), config.providerOrder), ({ provider, model }) =>
+      then(credentials.resolve(provider, userId), (resolved): PreparedDeployment => {
+        if (resolved?.source === 'user') return { provider, model, credential: resolved, pool: null };
+        if (deployment.apiKey) return { provider, model, credential: { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' }, pool: null };
+        const pool = health.pool(provider.id);
+        if (pool) return { provider, model, credential: null, pool };
+        if (!resolved) throw providerNotConfigured(provider.id);
+        return { provider, model, credential: resolved, pool: null };
+      }));
   }
 
   /**
@@ -203,8 +207,11 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
    * key of the pool when it has one; sets `ex.target` and the state's ticket. Throws when the
    * deployment cannot take the request (the plan then skips it).
    */
-  async function attempt(ex: Exchange, deployment: Deployment, state: RouterState) {
-    const { provider, model, credential, pool } = await prepare(ex, deployment, ex.principal?.gatewayUserId ?? null);
+  function attempt(ex: Exchange, deployment: Deployment, state: RouterState): MaybePromise<ModelCall> {
+    return then(prepare(ex, deployment, ex.principal?.gatewayUserId ?? null), (prepared) => callOn(ex, deployment, state, prepared));
+  }
+
+  function callOn(ex: Exchange, deployment: Deployment, state: RouterState, { provider, model, credential, pool }: PreparedDeployment): ModelCall {
     const admission = health.admit(deployment.target, deployment === state.forced);
     if (!admission) throw upstreamUnavailable(provider.id, `the deployment "${deployment.target}" is half-open and its one probe request is already out.`);
     let key: PoolKey | null = null;
@@ -252,16 +259,17 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   }
 
   /** The deployments a model call may use, in the order to try them; checks the key's allow-list. */
-  async function deploymentsFor(ex: Exchange, requested: string): Promise<Deployment[]> {
+  function deploymentsFor(ex: Exchange, requested: string): MaybePromise<Deployment[]> {
     const patterns = ex.principal?.models;
     const group = groups.get(requested);
     if (group) {
       checkModelAllowed(patterns, requested);
       return picker.order(group);
     }
-    const { provider, model } = await resolveModel(requested, providers, catalogFor(ex), config.providerOrder);
-    checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
-    return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
+    return then(resolveModel(requested, providers, () => catalogFor(ex), config.providerOrder), ({ provider, model }) => {
+      checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
+      return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
+    });
   }
 
   return {

@@ -19,11 +19,13 @@ export interface ResolvedModel {
 
 /**
  * Resolves a model field (`provider/model` or a bare id). `providerOrder` picks among several
- * providers listing a bare id. Throws the contract's errors.
+ * providers listing a bare id. Throws the contract's errors. A `provider/model` field is answered
+ * synchronously, without the catalog (`catalogOf` is called only for a bare id): it is every
+ * request's case once a deployment names its provider.
  */
-export async function resolveModel(
-  modelField: string, providers: ReadonlyMap<string, ProviderService>, catalog: Catalog, providerOrder: readonly string[] = [],
-): Promise<ResolvedModel> {
+export function resolveModel(
+  modelField: string, providers: ReadonlyMap<string, ProviderService>, catalogOf: () => Catalog, providerOrder: readonly string[] = [],
+): ResolvedModel | Promise<ResolvedModel> {
   const slash = modelField.indexOf('/');
   if (slash > 0) {
     const provider = providers.get(modelField.slice(0, slash));
@@ -33,7 +35,13 @@ export async function resolveModel(
       return { provider, model };
     }
   }
-  // Bare ids, and ids whose first segment is not a provider (e.g. "meta-llama/Llama-3-8b").
+  return resolveThroughCatalog(modelField, slash, providers, catalogOf(), providerOrder);
+}
+
+/** Bare ids, and ids whose first segment is not a provider (e.g. "meta-llama/Llama-3-8b"). */
+async function resolveThroughCatalog(
+  modelField: string, slash: number, providers: ReadonlyMap<string, ProviderService>, catalog: Catalog, providerOrder: readonly string[],
+): Promise<ResolvedModel> {
   const candidates = await catalog.providersOf(modelField);
   if (candidates.length === 1) return { provider: providers.get(candidates[0]!)!, model: modelField };
   if (candidates.length > 1) {
