@@ -23,7 +23,7 @@ function run(without: string): BenchSummary {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_JSON: file },
+    env: { ...process.env, BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
   });
   if (result.status !== 0) throw new Error(`bench without "${without}" failed (${result.status})`);
   return JSON.parse(readFileSync(file, 'utf8')) as BenchSummary;
