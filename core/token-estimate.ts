@@ -30,6 +30,7 @@ import { createTokenMeter, TextCountCache } from './bounded-token-count.ts';
 import type { Log } from './log.ts';
 import { promptParts, promptTokensWith, type PromptParts } from './prompt-tokens.ts';
 import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from './prompt-token-rules.ts';
+import { loadO200kCounter } from './o200k-tokenizer.ts';
 
 export interface TokenEstimator {
   /**
@@ -68,9 +69,9 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
   const ready = (): Promise<void> | null => {
     if (countTokens) return null;
     const startedMs = performance.now();
-    loading ??= import('gpt-tokenizer/encoding/o200k_base').then(
-      (tokenizer) => {
-        countTokens = tokenizer.countTokens;
+    loading ??= loadO200kCounter().then(
+      (counter) => {
+        countTokens = counter;
         log?.info('token counting: tokenizer loaded', { ms: Math.round(performance.now() - startedMs) });
       },
       (err: unknown) => {

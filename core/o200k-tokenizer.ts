@@ -1,0 +1,49 @@
+/**
+ * gpt-tokenizer's `o200k_base` encoding (GPT-4o, GPT-4.1, o-series), loaded for counting.
+ *
+ * The library publishes its rank table as a 2.4 MB ES module of one array literal. Compiling that
+ * module leaves ~14 MB more resident than the table itself needs (parser and bytecode memory the
+ * allocator keeps) and peaks ~11 MB higher while loading. The bundle therefore ships the same table as
+ * JSON (`dist/o200k_base.json`, written by `bin/build.js` from the library's module) and hands it to
+ * the library's own `GptEncoding.getEncodingApi`, which is what the library's `encoding/o200k_base`
+ * entry does with the module: the tokenizer and its counts are the library's either way. Running from
+ * the TypeScript sources (tests, a checkout without a build) imports the module as published.
+ */
+import { readFileSync } from 'node:fs';
+
+/** A rank table as gpt-tokenizer takes it: index = rank; a string, or the bytes of a token that is not valid UTF-8. */
+export type O200kRanks = readonly (string | readonly number[])[];
+
+/** The JSON rank table beside the bundle (`bin/build.js`). */
+export const O200K_JSON_URL = new URL('./o200k_base.json', import.meta.url);
+
+/** Where the running code reads the table from: the JSON beside the bundle, none under tsx (a .ts module). */
+const DEFAULT_JSON_URL = import.meta.url.endsWith('.ts') ? null : O200K_JSON_URL;
+
+/** The library's rank table, as its module exports it. */
+export async function libraryO200kRanks(): Promise<O200kRanks> {
+  return (await import('gpt-tokenizer/bpeRanks/o200k_base')).default as O200kRanks;
+}
+
+async function ranksFrom(jsonUrl: URL | null): Promise<O200kRanks> {
+  if (jsonUrl) {
+    try {
+      return JSON.parse(readFileSync(jsonUrl, 'utf8')) as O200kRanks;
+    } catch (err) {
+      // A bundle built before the table was written beside it: the module still has it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return libraryO200kRanks();
+}
+
+/**
+ * Loads the encoding and returns its token counter (gpt-tokenizer's `countTokens` with its default
+ * options, as `gpt-tokenizer/encoding/o200k_base` exports it). The table comes from `jsonUrl` when
+ * given and present, else from the library's module. Rejects when the table cannot be read.
+ */
+export async function loadO200kCounter(jsonUrl: URL | null = DEFAULT_JSON_URL): Promise<(text: string) => number> {
+  const [{ GptEncoding }, ranks] = await Promise.all([import('gpt-tokenizer/GptEncoding'), ranksFrom(jsonUrl)]);
+  const encoding = GptEncoding.getEncodingApi('o200k_base', () => ranks);
+  return (text) => encoding.countTokens(text);
+}
