@@ -402,6 +402,12 @@ function decodeAll(
         done = true;
         break;
       }
+      // The first token leaves as soon as it is decoded, not after the rest of its read: an upstream
+      // often sends its first events in one packet. Later events of a read go out together.
+      if (ex.firstByteAtPerfMs === null && chunks.length > 0) {
+        const first = renderChunks(ex, chunks, hooks, renderer);
+        if (first) write(first);
+      }
     }
   } finally {
     events.length = 0;
