@@ -3,7 +3,10 @@
  * per-(provider, model) tally, copied into prom-client when `/metrics` is scraped (each metric's
  * `collect`): prom-client hashes the label set on every `inc`, even through a cached `labels()`
  * child (~0.3 µs each, ten per request), while a tally costs two Map lookups and a few additions.
- * Histograms keep prom-client's buckets, through label children cached on the tally.
+ * Histograms keep prom-client's buckets; a request's observations wait in a plain array on the tally
+ * (`PendingObservations`) and reach prom-client at the scrape, or every `MAX_PENDING_OBSERVATIONS`
+ * when nothing scrapes, so its label validation and hashing (~1-2 µs an observation) are not paid
+ * on the request path.
  */
 import { Counter, Gauge, Histogram, type LabelValues } from 'prom-client';
 import type { MetricsRegistry } from '../../core/metrics.ts';
@@ -11,6 +14,40 @@ import type { Operation } from '../../core/exchange.ts';
 import type { Log } from '../../core/log.ts';
 import { usd } from '../../core/money.ts';
 import type { MetricsConfig } from './schema.ts';
+
+/** Observations a histogram series keeps before handing them to prom-client without a scrape (8 bytes each). */
+const MAX_PENDING_OBSERVATIONS = 4_096;
+
+/**
+ * Observations of one histogram series not yet given to prom-client. `flush` observes them through
+ * the series' label child (made on the first flush: prom-client creates a series on its first observe).
+ */
+class PendingObservations {
+  private values = new Float64Array(16);
+  private size = 0;
+  private child: { observe(value: number): void } | null = null;
+
+  constructor(private readonly makeChild: () => { observe(value: number): void }) {}
+
+  add(value: number): void {
+    if (this.size === this.values.length) {
+      if (this.size >= MAX_PENDING_OBSERVATIONS) this.flush();
+      else {
+        const grown = new Float64Array(this.size * 2);
+        grown.set(this.values);
+        this.values = grown;
+      }
+    }
+    this.values[this.size++] = value;
+  }
+
+  flush(): void {
+    if (this.size === 0) return;
+    const child = (this.child ??= this.makeChild());
+    for (let i = 0; i < this.size; i++) child.observe(this.values[i]!);
+    this.size = 0;
+  }
+}
 
 /** Distinct upstream error codes per provider before the rest count as `other` (codes come from upstreams). */
 const MAX_ERROR_CODES = 50;
@@ -39,6 +76,8 @@ export interface TargetTally {
   /** Observes a request duration, in seconds; `stream` picks the series. */
   observeDuration(stream: boolean, seconds: number): void;
   observeTtft(seconds: number): void;
+  /** Hands the pending observations to prom-client (at a scrape). */
+  flushObservations(): void;
 }
 
 /** Counters without labels. */
@@ -76,6 +115,11 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
     for (const models of byProvider.values()) yield* models.values();
   }
 
+  // Both histograms' scrape hands every tally's pending observations over (the second finds none).
+  function flushObservations(): void {
+    for (const t of tallies()) t.flushObservations();
+  }
+
   const sorted = (bounds: readonly number[]) => [...new Set(bounds)].sort((a, b) => a - b);
   const duration = new Histogram<DurationLabel>({
     name: 'tollgate_request_duration_seconds',
@@ -83,6 +127,7 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
     labelNames: ['provider', 'model', 'stream'],
     buckets: sorted(config.durationBuckets),
     registers: [registry],
+    collect: flushObservations,
   });
   const ttft = new Histogram<'provider' | 'model'>({
     name: 'tollgate_time_to_first_token_seconds',
@@ -90,22 +135,29 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
     labelNames: ['provider', 'model'],
     buckets: sorted(config.ttftBuckets),
     registers: [registry],
+    collect: flushObservations,
   });
 
   function newTally(provider: string, model: string): TargetTally {
-    // prom-client creates a series on the first observe, not when a child is made.
-    const durations: [DurationChild | null, DurationChild | null] = [null, null];
-    let ttftChild: TtftChild | null = null;
+    const durations = [
+      new PendingObservations(() => duration.labels(provider, model, 'false')),
+      new PendingObservations(() => duration.labels(provider, model, 'true')),
+    ] as const;
+    const ttfts = new PendingObservations(() => ttft.labels(provider, model));
     return {
       provider, model, requests: new Map(), billed: false,
       promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, costNanos: 0,
       unpriced: 0, estimated: 0, disconnects: 0,
       observeDuration(stream, seconds) {
-        const i = stream ? 1 : 0;
-        (durations[i] ??= duration.labels(provider, model, String(stream))).observe(seconds);
+        durations[stream ? 1 : 0].add(seconds);
       },
       observeTtft(seconds) {
-        (ttftChild ??= ttft.labels(provider, model)).observe(seconds);
+        ttfts.add(seconds);
+      },
+      flushObservations() {
+        durations[0].flush();
+        durations[1].flush();
+        ttfts.flush();
       },
     };
   }

@@ -282,6 +282,22 @@ describe('metrics plugin hooks', () => {
     assert.equal((await h.values()).get('tollgate_in_flight_requests'), 0);
   });
 
+  test('durations observed between scrapes all reach the histogram, also past what waits in memory', async () => {
+    const h = await harness({ durationBuckets: [1] });
+    // More than the 4,096 observations a series holds before handing them over without a scrape.
+    const n = 10_000;
+    for (let i = 0; i < n; i++) {
+      await h.run(exchange({ target, upstreamStatus: 200, startedAtPerfMs: performance.now() - (i % 2 === 0 ? 0 : 2_000) }));
+    }
+    const v = await h.values();
+    const series = 'provider="anthropic",model="claude-sonnet-4-5",stream="false"';
+    assert.equal(v.get(`tollgate_request_duration_seconds_count{${series}}`), n);
+    assert.equal(v.get(`tollgate_request_duration_seconds_bucket{le="1",${series}}`), n / 2, 'half took under 1 s');
+    assert.ok(v.get(`tollgate_request_duration_seconds_sum{${series}}`)! >= (n / 2) * 2, 'the 2 s half is in the sum');
+    await h.run(exchange({ target, upstreamStatus: 200 }));
+    assert.equal((await h.values()).get(`tollgate_request_duration_seconds_count{${series}}`), n + 1, 'a scrape takes only what came since');
+  });
+
   test('uses the configured duration buckets, sorted', async () => {
     const h = await harness({ durationBuckets: [3, 1] });
     await h.run(exchange({ target, upstreamStatus: 200 }));
