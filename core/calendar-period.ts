@@ -43,7 +43,11 @@ const UTC_ZONE: Zone = {
     return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), wallMs: ms };
   },
 };
-const UTC_NAMES = new Set(['utc', 'etc/utc', 'etc/uct', 'uct', 'etc/universal', 'universal', 'etc/zulu', 'zulu', 'gmt', 'etc/gmt', 'etc/gmt0', 'etc/gmt+0', 'etc/gmt-0', 'gmt0', 'gmt+0', 'gmt-0', 'etc/greenwich', 'greenwich']);
+/** The names Intl resolves to UTC (lowercase; Intl takes them in any case). */
+const UTC_NAMES = new Set([
+  'utc', 'etc/utc', 'etc/uct', 'uct', 'etc/universal', 'universal', 'etc/zulu', 'zulu', 'gmt', 'etc/gmt',
+  'etc/gmt0', 'etc/gmt+0', 'etc/gmt-0', 'gmt0', 'gmt+0', 'gmt-0', 'etc/greenwich', 'greenwich',
+]);
 
 /** A zone read through an Intl formatter (any IANA name the runtime knows). */
 function intlZone(formatter: Intl.DateTimeFormat): Zone {

@@ -41,7 +41,7 @@ export function pricingView(price: ModelPrice) {
   };
 }
 
-/** Seeds an empty `model_pricing` from the dataset (read in a worker: none of it stays in memory); a failure is logged, never fatal. */
+/** Seeds an empty `model_pricing` from the dataset (read in a child process: none of it stays in memory); a failure is logged, never fatal. */
 async function seedIfEmpty(config: PricingConfig, ctx: PluginContext): Promise<void> {
   const any = await ctx.store.db.selectFrom('model_pricing').select('model').limit(1).executeTakeFirst();
   if (any) return;
