@@ -211,6 +211,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     return then(prepare(ex, deployment, ex.principal?.gatewayUserId ?? null), (prepared) => callOn(ex, deployment, state, prepared));
   }
 
+  /** `attempt` once its deployment is prepared: the breaker's admission, a pooled key, the call. */
   function callOn(ex: Exchange, deployment: Deployment, state: RouterState, { provider, model, credential, pool }: PreparedDeployment): ModelCall {
     const admission = health.admit(deployment.target, deployment === state.forced);
     if (!admission) throw upstreamUnavailable(provider.id, `the deployment "${deployment.target}" is half-open and its one probe request is already out.`);
