@@ -5,7 +5,11 @@
  * from the whole chain. provider-router is never left out (it is the terminal plugin). Removing
  * auth-guard also removes what depends on a principal (rate limits, budget): its line shows both.
  *
- * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED).
+ * BENCH_ROUNDS (default 1): runs every variant that many times, interleaved (all variants, then all
+ * again), and reports each one's median, so a machine that drifts during the run moves every variant
+ * alike; on a noisy machine single runs differ by ±40 µs, three rounds bring that well down.
+ *
+ * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED), and BENCH_ROUNDS.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +24,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-costs-'));
 
 function run(without: string): BenchSummary {
   const file = join(dir, `${without || 'all'}.json`);
+  process.stderr.write(`bench:plugins: ${without ? `without ${without}` : 'every plugin'}\n`);
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -29,26 +34,53 @@ function run(without: string): BenchSummary {
   return JSON.parse(readFileSync(file, 'utf8')) as BenchSummary;
 }
 
-const figures = (s: BenchSummary, name: string) => {
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
+
+interface Figures {
+  cpu: number;
+  rps: number;
+  ceilingCpu: number;
+}
+
+const figures = (s: BenchSummary, name: string): Figures => {
   const t = s.scenarios.find((x) => x.name === name)!.results;
   return { cpu: t.tollgate.cpuUsPerRequest!, rps: t.tollgate.rps, ceilingCpu: t.ceiling.cpuUsPerRequest! };
 };
 
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Per variant ('' = every plugin), per scenario: the figures of each round. */
+const variants = ['', ...defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router')];
+const rounds = new Map(variants.map((v) => [v, { json: [] as Figures[], sse: [] as Figures[], node: '', pinned: false, durationS: 0 }]));
+
 try {
-  const all = run('');
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const without of variants) {
+      const s = run(without);
+      const r = rounds.get(without)!;
+      r.json.push(figures(s, 'json-50'));
+      r.sse.push(figures(s, 'sse-50'));
+      Object.assign(r, { node: s.node, pinned: s.pinned, durationS: s.durationS });
+    }
+  }
+  const all = rounds.get('')!;
   const out = (line: string) => process.stdout.write(line + '\n');
-  out(`Plugin costs (Node ${all.node}, ${all.pinned ? 'pinned' : 'not pinned'}, ${all.durationS}s runs): Tollgate CPU µs/request and requests/s`);
+  out(`Plugin costs (Node ${all.node}, ${all.pinned ? 'pinned' : 'not pinned'}, ${all.durationS}s runs, ` +
+    `${ROUNDS === 1 ? 'one round' : `median of ${ROUNDS} interleaved rounds`}): Tollgate CPU µs/request and requests/s`);
   out('chain                        | JSON×50 CPU µs |  Δ µs | rps  | SSE×50 CPU µs |  Δ µs | rps');
-  const line = (label: string, s: BenchSummary) => {
-    const [j, e] = [figures(s, 'json-50'), figures(s, 'sse-50')];
-    const [ja, ea] = [figures(all, 'json-50'), figures(all, 'sse-50')];
-    out(`${label.padEnd(28)} | ${j.cpu.toFixed(0).padStart(14)} | ${(ja.cpu - j.cpu).toFixed(0).padStart(5)} | ${j.rps.toFixed(0).padStart(4)} | ` +
-      `${e.cpu.toFixed(0).padStart(13)} | ${(ea.cpu - e.cpu).toFixed(0).padStart(5)} | ${e.rps.toFixed(0)}`);
-  };
-  line('every plugin', all);
-  for (const plugin of defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router')) line(`without ${plugin}`, run(plugin));
-  const j = figures(all, 'json-50');
-  out(`(ceiling proxy in the whole-chain run: ${j.ceilingCpu.toFixed(0)} µs/request JSON)`);
+  const of = (xs: Figures[], key: keyof Figures) => median(xs.map((x) => x[key]));
+  const [jsonAll, sseAll] = [of(all.json, 'cpu'), of(all.sse, 'cpu')];
+  for (const without of variants) {
+    const r = rounds.get(without)!;
+    const [j, e] = [of(r.json, 'cpu'), of(r.sse, 'cpu')];
+    out(`${(without ? `without ${without}` : 'every plugin').padEnd(28)} | ${j.toFixed(0).padStart(14)} | ${(jsonAll - j).toFixed(0).padStart(5)} | ` +
+      `${of(r.json, 'rps').toFixed(0).padStart(4)} | ${e.toFixed(0).padStart(13)} | ${(sseAll - e).toFixed(0).padStart(5)} | ${of(r.sse, 'rps').toFixed(0)}`);
+  }
+  out(`(ceiling proxy in the whole-chain runs: ${of(all.json, 'ceilingCpu').toFixed(0)} µs/request JSON)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
