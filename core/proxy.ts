@@ -20,6 +20,7 @@
 import { sendJson } from './respond.ts';
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
+import type { AbortSource } from './exchange-abort.ts';
 import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatMessage, ChatToolCall, ChatToolCallDelta, Usage } from './chat-types.ts';
 import { invalidUsageField, MAX_REPORTED_TOKENS, tokenCountsOf } from './chat-types.ts';
 import type { DecodedChunk, FramedEvent, ModelCall, StreamDecoder, UpstreamCall } from './upstream-call.ts';
@@ -111,7 +112,7 @@ function readUsage(ex: Exchange, report: Usage, provider: string, log: Log): voi
 
 /** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
 export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, responseHooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
-  const upstream = await deps.upstream.send(call, ex.cancellation ?? ex.signal);
+  const upstream = await deps.upstream.send(call, cancellationOf(ex));
   ex.upstreamStatus = upstream.statusCode;
   // An upstream may quote the key it was sent; no upstream text reaches the client or the log with it.
   const secrets = credentialsOf(call);
@@ -167,9 +168,14 @@ function framerFor(call: UpstreamCall): Framer {
   return call.codec.framing === 'sse' ? createSseFramer() : createNdjsonFramer();
 }
 
+/** The exchange's cancellation: the server's `ExchangeAbort`, else (an exchange built by hand) its signal. */
+function cancellationOf(ex: Exchange): AbortSource {
+  return ex.cancellation ?? ex.signal;
+}
+
 /** The `gateway_shutdown` error the server aborted this exchange with (drain timeout), or null. */
 function shutdownCut(ex: Exchange): GatewayError | null {
-  const cancellation = ex.cancellation ?? ex.signal;
+  const cancellation = cancellationOf(ex);
   const reason: unknown = cancellation.aborted ? cancellation.reason : null;
   return reason instanceof GatewayError && reason.code === 'gateway_shutdown' ? reason : null;
 }

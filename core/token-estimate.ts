@@ -13,7 +13,8 @@
  * texts are also kept across requests (`TextCountCache`): a repeated system prompt or history is
  * looked up, not tokenized again.
  *
- * The tokenizer's tables take ~70 MB and ~150 ms to load, so they are loaded on the first count a
+ * The tokenizer's tables take ~40 MB resident (~70 MB while loading) and ~150 ms to load
+ * (`o200k-tokenizer.ts`), so they are loaded on the first count a
  * request needs (`ready()`), not at start: a gateway whose users have no budget or token limit and
  * whose upstreams report usage never loads them. Callers await `ready()` before counting (the budget
  * and rate-limit hooks, the proxy when an answer ends without usage); a count before that (a bug) or

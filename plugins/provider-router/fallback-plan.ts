@@ -91,10 +91,11 @@ function createPlan(deployments: readonly Deployment[], started: number, state: 
   /** Slots whose deployment cannot take this request: not tried again in a later round. */
   let unusable: Set<Deployment> | null = null;
   const first = deployments[started]!;
-  // The deployments a later attempt may use (for the budget's dearest price): with one deployment, none.
+  // The deployments a later attempt may use (for the budget's dearest price), in the schedule's order:
+  // the rest of round 0, then (with further rounds) those before the first. With one deployment, none.
+  const later = deps.retry.retriesPerDeployment > 0 ? [...deployments.slice(started + 1), ...deployments.slice(0, started)] : deployments.slice(started + 1);
   const targets = deployments.length === 1 ? NO_TARGETS
-    : [...new Set(scheduleOf(deployments, deps.retry).slice(started).map((slot) => slot.deployment).filter((d) => d !== first))]
-      .map((deployment) => targetOf(deployment.target));
+    : [...new Set(later.filter((d) => d !== first))].map((deployment) => targetOf(deployment.target));
   return {
     targets,
     async next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null> {
