@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomFillSync } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
 import { ExchangeAbort } from './exchange-abort.ts';
+import { LiveExchange } from './live-exchange.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { Log } from './log.ts';
 import { GatewayError, endpointNotFound, gatewayShutdown, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
@@ -185,7 +186,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const startedAtMs = clock();
     const { dialect } = route;
     const cancellation = new ExchangeAbort();
-    const ex: Exchange = {
+    const ex = new LiveExchange({
       id: requestId,
       operation: route.operation,
       method,
@@ -195,36 +196,10 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       query: search ? Object.fromEntries(new URLSearchParams(search)) : NO_PARAMS,
       startedAtMs,
       startedAtPerfMs,
-      get signal() {
-        return cancellation.signal;
-      },
       cancellation,
       dialect,
-      request: null,
-      embedding: null,
-      clientBody: null,
-      untranslatable: null,
       refusal,
-      stream: false,
-      clientWantsUsage: false,
-      principal: null,
-      target: null,
-      modelServed: null,
-      usage: null,
-      usageEstimated: false,
-      usageReport: null,
-      promptTokensEstimate: null,
-      generated: [],
-      attempts: [],
-      upstreamStatus: null,
-      cost: null,
-      status: 0,
-      errorCode: null,
-      firstByteAtPerfMs: null,
-      clientAborted: false,
-      responseHeaders: {},
-      states: [],
-    };
+    });
     res.on('close', () => {
       if (res.writableFinished) return;
       ex.clientAborted = true;
