@@ -70,20 +70,29 @@ export async function proxyWithFallback(
     ex.upstreamStatus = null;
     try {
       await proxy(ex, call, res, hooks, deps);
-      attempts.push({ ...target, status: ex.upstreamStatus, errorCode: null, latencyMs: sinceMs(ex.firstByteAtPerfMs ?? performance.now(), startedPerfMs) });
+      attempts.push(attemptOf(target, ex.upstreamStatus, null, sinceMs(ex.firstByteAtPerfMs ?? performance.now(), startedPerfMs)));
       return;
     } catch (err) {
       const error = toGatewayError(err);
       // A client that hung up ended the attempt from our side: what the cut upstream call threw then
       // (an abort read as unreachable) says nothing about the upstream, and must not count against it.
       const errorCode = ex.clientAborted ? 'client_disconnected' : error.code;
-      attempts.push({ ...target, status: ex.upstreamStatus, errorCode, latencyMs: sinceMs(performance.now(), startedPerfMs) });
+      attempts.push(attemptOf(target, ex.upstreamStatus, errorCode, sinceMs(performance.now(), startedPerfMs)));
       if (!plan || res.headersSent || ex.clientAborted) throw err;
       const next = await plan.next(ex, { error, upstreamStatus: ex.upstreamStatus, attempts: attempts.length });
       if (!next || res.headersSent || ex.clientAborted) throw err;
       call = next;
     }
   }
+}
+
+/**
+ * One attempt's record. Its fields are named, not spread from the target: a target also carries its
+ * prompt-token rules, which do not belong in the logged attempts, and on Node 20 an object literal
+ * that starts with a spread gets a new hidden class every time (see `core/live-exchange.ts`).
+ */
+function attemptOf(target: Target, status: number | null, errorCode: string | null, latencyMs: number): UpstreamAttempt {
+  return { provider: target.provider, model: target.model, status, errorCode, latencyMs };
 }
 
 function sinceMs(nowPerfMs: number, startedPerfMs: number): number {

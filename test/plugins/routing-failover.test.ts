@@ -112,6 +112,8 @@ describe('fallback before the first byte, chat completions', () => {
     assert.equal(row.provider, 'b', 'the log bills the deployment that served');
     assert.equal(row.model_requested, 'after-500');
     assert.deepEqual(attempts.map((a) => [a.provider, a.model, a.status, a.errorCode]), [['a', 'sim-500', 500, 'upstream_error'], ['b', 'gpt-4o-mini', 200, null]]);
+    // Exactly these fields: the deployment's prompt-token rules once rode along into every logged attempt.
+    assert.deepEqual(attempts.map((a) => Object.keys(a)), [0, 1].map(() => ['provider', 'model', 'status', 'errorCode', 'latencyMs']));
     const detail = (await getLogRow(tg.gateway.store, row.id))!;
     assert.deepEqual(detail.attempts!.map((a) => [a.provider, a.status, a.error_code]), [['a', 500, 'upstream_error'], ['b', 200, null]]);
   });
