@@ -62,7 +62,7 @@ export function spendRounds(spends: readonly SpendWrite[]): SpendWrite[][] {
     const list = perUser.get(spend.userId);
     const last = list?.[list.length - 1];
     if (last && last.periodStartIso === spend.periodStartIso) {
-      list![list!.length - 1] = { ...spend, deltaNanos: last.deltaNanos + spend.deltaNanos };
+      list![list!.length - 1] = Object.assign({}, spend, { deltaNanos: last.deltaNanos + spend.deltaNanos }); // not a spread: see core/live-exchange.ts
     } else if (list) {
       list.push(spend);
     } else {

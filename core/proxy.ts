@@ -206,7 +206,7 @@ function failStream(
 function startStream(ex: Exchange, res: ServerResponse, hooks: ObservingHooks): void {
   ex.status = 200;
   hooks.start(ex);
-  res.writeHead(200, { ...ex.responseHeaders, ...streamHeaders(ex) });
+  res.writeHead(200, Object.assign({}, ex.responseHeaders, streamHeaders(ex))); // not a spread: see core/live-exchange.ts
   setImmediate(flushHeadersIfUnsent, res);
 }
 

@@ -63,7 +63,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
       }
       const pending = pendingSpend.get(write.userId);
       if (pending && pending.periodStartIso === write.periodStartIso) {
-        pendingSpend.set(write.userId, { ...write, deltaNanos: pending.deltaNanos + write.deltaNanos });
+        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos })); // not a spread: see core/live-exchange.ts
         continue;
       }
       if (pending) writeSpend(pending);

@@ -48,7 +48,8 @@ function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOpt
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
-    return provider.buildNativeCall(dialect.id, { ...options, operation: ex.operation, body: clientBody, stream: ex.stream, headers });
+    // Object.assign, not a spread: see core/live-exchange.ts
+    return provider.buildNativeCall(dialect.id, Object.assign({}, options, { operation: ex.operation, body: clientBody, stream: ex.stream, headers }));
   }
   if (ex.embedding) {
     if (!provider.buildEmbeddingCall) throw embeddingsUnsupported(provider.name, embedders);

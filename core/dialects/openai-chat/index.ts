@@ -39,7 +39,7 @@ export const openAIChat: Dialect = {
  * field reasoning models need), and `max_tokens` when it used that or neither.
  */
 export function withChatOutputCap<T extends Readonly<Record<string, unknown>>>(request: T, tokens: number): T {
-  const capped: Record<string, unknown> = { ...request };
+  const capped: Record<string, unknown> = Object.assign({}, request); // not a spread: see core/live-exchange.ts
   if (request.max_completion_tokens != null) capped.max_completion_tokens = tokens;
   if (request.max_tokens != null || request.max_completion_tokens == null) capped.max_tokens = tokens;
   return capped as T;

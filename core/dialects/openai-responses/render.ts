@@ -182,19 +182,20 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     this.open = null;
     const item = this.output[index]!;
     let out = '';
-    const at = { item_id: item.id, output_index: index };
+    // Each event's fields are named, not a spread: see core/live-exchange.ts.
+    const id = item.id;
     if (item.type === 'message') {
       item.status = outcomeOf(this.finishReason).status;
       const part = item.content[0]!;
-      out += this.event('response.output_text.done', { ...at, content_index: 0, text: part.text, logprobs: [] });
-      out += this.event('response.content_part.done', { ...at, content_index: 0, part });
+      out += this.event('response.output_text.done', { item_id: id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
+      out += this.event('response.content_part.done', { item_id: id, output_index: index, content_index: 0, part });
     } else if (item.type === 'reasoning') {
       const part = item.summary[0]!;
-      out += this.event('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: part.text });
-      out += this.event('response.reasoning_summary_part.done', { ...at, summary_index: 0, part });
+      out += this.event('response.reasoning_summary_text.done', { item_id: id, output_index: index, summary_index: 0, text: part.text });
+      out += this.event('response.reasoning_summary_part.done', { item_id: id, output_index: index, summary_index: 0, part });
     } else {
       item.status = 'completed';
-      out += this.event('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.arguments });
+      out += this.event('response.function_call_arguments.done', { item_id: id, output_index: index, name: item.name, arguments: item.arguments });
     }
     return out + this.event('response.output_item.done', { output_index: index, item });
   }

@@ -107,7 +107,8 @@ export abstract class ProviderService {
       origin,
       path,
       method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: stream ? STREAM_ACCEPT[codec.framing] : 'application/json' },
+      // Object.assign, not a spread: see core/live-exchange.ts
+      headers: Object.assign({}, this.authHeaders(credential), { 'content-type': 'application/json', accept: stream ? STREAM_ACCEPT[codec.framing] : 'application/json' }),
       body: JSON.stringify(body),
       stream,
       codec,
@@ -148,7 +149,7 @@ export abstract class ProviderService {
       origin,
       path,
       method: 'POST',
-      headers: { ...this.authHeaders(credential), 'content-type': 'application/json', accept: 'application/json' },
+      headers: Object.assign({}, this.authHeaders(credential), { 'content-type': 'application/json', accept: 'application/json' }),
       body: JSON.stringify(body),
       codec,
     };
@@ -187,17 +188,17 @@ export abstract class ProviderService {
    * credential header, so the client may choose its API version but never the key.
    */
   protected postNative(options: NativeCallOptions, origin: string, path: string, codec: ResponseCodec): UpstreamCall {
-    return {
-      ...this.nativeRequest(options, origin, path, options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json'),
+    // Object.assign, not a spread: see core/live-exchange.ts
+    return Object.assign(this.nativeRequest(options, origin, path, options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json'), {
       stream: options.stream,
-      passthrough: true,
+      passthrough: true as const,
       codec,
-    };
+    });
   }
 
   /** `postNative` for an embeddings operation: one JSON answer, read back with an embeddings codec. */
   protected postNativeEmbeddings(options: NativeCallOptions, origin: string, path: string, codec: EmbeddingsCodec): EmbeddingsCall {
-    return { ...this.nativeRequest(options, origin, path, 'application/json'), kind: 'embeddings', passthrough: true, codec };
+    return Object.assign(this.nativeRequest(options, origin, path, 'application/json'), { kind: 'embeddings' as const, passthrough: true as const, codec });
   }
 
   private nativeRequest(options: NativeCallOptions, origin: string, path: string, accept: string): UpstreamRequest {
@@ -206,8 +207,8 @@ export abstract class ProviderService {
       origin,
       path,
       method: 'POST',
-      headers: { ...this.authHeaders(options.credential), ...options.headers, 'content-type': 'application/json', accept },
-      body: JSON.stringify({ ...options.body, model: options.model }),
+      headers: Object.assign({}, this.authHeaders(options.credential), options.headers, { 'content-type': 'application/json', accept }),
+      body: JSON.stringify(Object.assign({}, options.body, { model: options.model })),
     };
   }
 

@@ -21,7 +21,7 @@ type VendorUsage = Usage & { prompt_cache_hit_tokens?: number };
 function normalizeUsage(usage: VendorUsage): boolean {
   const hits = usage.prompt_cache_hit_tokens;
   if (typeof hits !== 'number' || usage.prompt_tokens_details?.cached_tokens !== undefined) return false;
-  usage.prompt_tokens_details = { ...usage.prompt_tokens_details, cached_tokens: hits };
+  usage.prompt_tokens_details = Object.assign({}, usage.prompt_tokens_details, { cached_tokens: hits }); // not a spread: see core/live-exchange.ts
   return true;
 }
 

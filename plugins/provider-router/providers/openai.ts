@@ -139,10 +139,11 @@ export class OpenAIProvider extends ProviderService {
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const stream = request.stream === true;
-    const body: ChatCompletionRequest = { ...request, model };
+    // Object.assign, not a spread: see core/live-exchange.ts
+    const body: ChatCompletionRequest = Object.assign({}, request, { model });
     if (body.reasoning_effort !== undefined && this.refusesReasoning(model)) delete body.reasoning_effort;
     // Always ask for usage so streams are billed; the core strips it if the client did not ask.
-    if (stream) body.stream_options = { ...request.stream_options, include_usage: true };
+    if (stream) body.stream_options = Object.assign({}, request.stream_options, { include_usage: true });
     return this.postJson(credential, origin, `${basePath}/chat/completions`, body, stream, this.codec(model));
   }
 

@@ -285,7 +285,7 @@ function toGenerationConfig(request: ChatCompletionRequest, provider: string): G
  */
 export function toGeminiRequest(request: ChatCompletionRequest, provider: string): GeminiRequest {
   checkParameters(request, provider);
-  const body: GeminiRequest = { ...toContents(request.messages, provider), ...toToolFields(request, provider) };
+  const body: GeminiRequest = Object.assign(toContents(request.messages, provider), toToolFields(request, provider)); // not a spread: see core/live-exchange.ts
   const generationConfig = toGenerationConfig(request, provider);
   if (generationConfig) body.generationConfig = generationConfig;
   return body;
