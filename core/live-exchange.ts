@@ -26,22 +26,10 @@ import type { EmbeddingRequest } from './embedding-types.ts';
 import type { GatewayError } from './errors.ts';
 import type { UpstreamAttempt } from './upstream-attempts.ts';
 
-/** What the server knows of a request when it starts its exchange. */
-export interface ExchangeStart {
-  id: string;
-  operation: Operation;
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  params: Readonly<Record<string, string>>;
-  query: Readonly<Record<string, string>>;
-  /** Wall-clock arrival, ms since the epoch; `startedAtPerfMs` the same instant on `performance.now()`. */
-  startedAtMs: number;
-  startedAtPerfMs: number;
-  cancellation: ExchangeAbort;
-  dialect: Dialect | null;
-  refusal: GatewayError | null;
-}
+/** What the server knows of a request when it starts its exchange (the fields `Exchange` documents). */
+export type ExchangeStart = Pick<Exchange,
+  'id' | 'operation' | 'method' | 'path' | 'headers' | 'params' | 'query' | 'startedAtMs' | 'startedAtPerfMs' | 'dialect' | 'refusal'
+> & { cancellation: ExchangeAbort };
 
 export class LiveExchange implements Exchange {
   readonly id: string;
