@@ -179,10 +179,27 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   };
 }
 
-/** Current time as stored in the database: ISO-8601 UTC with milliseconds. */
+/**
+ * Current time as stored in the database: ISO-8601 UTC with milliseconds (`Date#toISOString`).
+ * Every request's log row takes one; `toISOString` costs ~1.5 µs on Node 20, so the text up to the
+ * second is kept and a call within the same second only appends the milliseconds.
+ */
 export function nowIso(nowMs: number = Date.now()): string {
-  return new Date(nowMs).toISOString();
+  const wholeMs = Math.trunc(nowMs); // as Date does
+  const second = Math.floor(wholeMs / 1000);
+  if (second !== isoSecond) {
+    const iso = new Date(nowMs).toISOString();
+    // Years past 9999 (or before 0) are written with six digits and a sign: not cached.
+    if (iso.length !== 24) return iso;
+    isoSecond = second;
+    isoSecondPrefix = iso.slice(0, 20);
+    return iso;
+  }
+  const ms = wholeMs - second * 1000;
+  return `${isoSecondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
 }
+let isoSecond = NaN;
+let isoSecondPrefix = '';
 
 /**
  * Prepares a Kysely-built query as a better-sqlite3 statement, for hot paths where Kysely's async
