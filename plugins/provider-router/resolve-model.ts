@@ -11,6 +11,7 @@
 import { invalidRequest, modelNotFound, unknownProviderPrefix } from '../../core/errors.ts';
 import type { ProviderService } from './providers/base.ts';
 import type { Catalog } from './catalog.ts';
+import type { MaybePromise } from '../../core/maybe-promise.ts';
 
 export interface ResolvedModel {
   provider: ProviderService;
@@ -25,7 +26,7 @@ export interface ResolvedModel {
  */
 export function resolveModel(
   modelField: string, providers: ReadonlyMap<string, ProviderService>, catalogOf: () => Catalog, providerOrder: readonly string[] = [],
-): ResolvedModel | Promise<ResolvedModel> {
+): MaybePromise<ResolvedModel> {
   const slash = modelField.indexOf('/');
   if (slash > 0) {
     const provider = providers.get(modelField.slice(0, slash));
