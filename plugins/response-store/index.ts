@@ -104,7 +104,10 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     }
     const turns = chain.map((turn) => ({ inputItems: turn.inputItems, output: outputOf(turn), servedNatively: turn.servedNatively }));
     const { previous_response_id: _continued, ...rest } = body;
-    const parsed = ex.dialect!.parseRequest({ ...rest, input: conversationInput(turns, state.ownInput) }, ex.operation, ex.headers);
+    // `rest` is a fresh object already: the continued input is set on it, not spread into another (see core/live-exchange.ts).
+    const continued: Record<string, unknown> = rest;
+    continued.input = conversationInput(turns, state.ownInput);
+    const parsed = ex.dialect!.parseRequest(continued, ex.operation, ex.headers);
     ex.request = parsed.canonical;
     ex.untranslatable = parsed.untranslatable ?? null;
     ex.promptTokensEstimate = null;

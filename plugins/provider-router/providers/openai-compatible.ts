@@ -60,8 +60,10 @@ export class OpenAICompatibleProvider extends OpenAIProvider {
 
   protected override codec(model: string): ResponseCodec {
     const base = super.codec(model);
+    // Built per request: its fields named, not spread from `base` (see core/live-exchange.ts).
     return {
-      ...base,
+      framing: base.framing,
+      decodeError: base.decodeError,
       decodeResponse(bodyText) {
         const decoded = base.decodeResponse(bodyText);
         if (decoded.completion.usage && normalizeUsage(decoded.completion.usage)) return { completion: decoded.completion, raw: null };

@@ -127,8 +127,11 @@ export class AnthropicProvider extends ProviderService {
   /** `count_tokens` answers carry no completion: observed as an empty one with zero usage (nothing billed). */
   private tokenCountCodec(model: string): ResponseCodec {
     const base = this.codec(model);
+    // Fields named, not spread from `base` (see core/live-exchange.ts).
     return {
-      ...base,
+      framing: base.framing,
+      decodeError: base.decodeError,
+      createStreamDecoder: base.createStreamDecoder,
       decodeResponse: (bodyText) => {
         parseUpstreamJson<{ input_tokens?: unknown }>(this.id, bodyText, 'a token count');
         return { completion: { id: '', object: 'chat.completion', created: 0, model, choices: [], usage: usageOf(0, 0) }, raw: null };

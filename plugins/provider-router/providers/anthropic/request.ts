@@ -187,7 +187,7 @@ function toolParams(request: ChatCompletionRequest): Partial<AnthropicRequest> {
   };
   const toolChoice = toAnthropicToolChoice(choice, tools);
   if (request.parallel_tool_calls === false && toolChoice?.type !== 'none') {
-    out.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true } as AnthropicToolChoice;
+    out.tool_choice = Object.assign({}, toolChoice ?? { type: 'auto' }, { disable_parallel_tool_use: true }) as AnthropicToolChoice; // not a spread: see core/live-exchange.ts
   } else if (toolChoice) {
     out.tool_choice = toolChoice;
   }
@@ -296,7 +296,7 @@ function userBlocks(message: ChatMessage, i: number, provider: string): RequestB
 function imageBlock(part: { type: 'image_url'; image_url: { url: string } } & ChatContentPart, param: string, provider: string): ImageBlock {
   const url = part.image_url.url;
   const cacheControl = cacheControlOf(part, param);
-  const withCache = (block: ImageBlock): ImageBlock => (cacheControl ? { ...block, cache_control: cacheControl } : block);
+  const withCache = (block: ImageBlock): ImageBlock => (cacheControl ? Object.assign(block, { cache_control: cacheControl }) : block);
   if (/^https?:\/\//i.test(url)) return withCache({ type: 'image', source: { type: 'url', url } });
   const data = parseDataUrl(url);
   if (!data) {
