@@ -15,8 +15,11 @@ import type { Log } from '../../core/log.ts';
 import { usd } from '../../core/money.ts';
 import type { MetricsConfig } from './schema.ts';
 
-/** Observations a histogram series keeps before handing them to prom-client without a scrape (8 bytes each). */
-const MAX_PENDING_OBSERVATIONS = 4_096;
+/**
+ * Observations a histogram series keeps before handing them to prom-client without a scrape (8 bytes
+ * each). The hand-over runs on the request that fills the series, ~0.5 µs an observation: ~0.5 ms.
+ */
+const MAX_PENDING_OBSERVATIONS = 1_024;
 
 /**
  * Observations of one histogram series not yet given to prom-client. `flush` observes them through
