@@ -323,6 +323,28 @@ describe('anthropic: images', () => {
     }]);
   });
 
+  test('cache_control on an image part is forwarded on its image block', async () => {
+    await client.chat.completions.create({
+      model: `anthropic/${MODEL}`,
+      messages: [{
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' }, cache_control: { type: 'ephemeral' } },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' }, cache_control: { type: 'ephemeral', ttl: '1h' } },
+          { type: 'text', text: 'And this?' },
+        ],
+      }],
+    } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    assert.deepEqual(sim.lastMessages().body!.messages, [{
+      role: 'user',
+      content: [
+        { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' }, cache_control: { type: 'ephemeral' } },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }, cache_control: { type: 'ephemeral', ttl: '1h' } },
+        { type: 'text', text: 'And this?' },
+      ],
+    }]);
+  });
+
   test('unsupported image types, other URL schemes and audio parts are refused with the param named', async () => {
     const image = (url: string) => client.chat.completions.create({
       model: `anthropic/${MODEL}`, messages: [{ role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url } }] }],
