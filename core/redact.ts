@@ -81,7 +81,12 @@ function findCredentials(call: Pick<UpstreamRequest, 'headers' | 'path'>): strin
 /** `text` with every occurrence of each of `secrets` replaced by `[redacted]`. */
 export function redactText(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  // Indexed: the lists are frozen (cached per credential), and a for-of over a frozen array makes an
+  // iterator per call on Node 20; this runs for every upstream event.
+  for (let i = 0; i < secrets.length; i++) {
+    const secret = secrets[i]!;
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
   return out;
 }
 
