@@ -235,6 +235,7 @@ async function relayStream(
     if (final !== undefined) await hooks.complete(ex, final);
     res.end(out);
   };
+  const sendFirstToken = firstTokenSender(ex, res);
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
     for await (const buf of body) {
@@ -246,6 +247,7 @@ async function relayStream(
       framer.feed(utf8.decode(buf), events);
       redactEvents(events, hooks.secrets);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
+      sendFirstToken();
       if (done) await finish();
       else if (res.writableNeedDrain) await drained(res);
     }
@@ -283,6 +285,7 @@ async function relayNativeStream(
   const observer = createObserver(ex, call, hooks, deps.log);
   // The upstream's bytes go out unchanged except for the call's credentials, were it to quote them.
   const redactor = createByteRedactor(hooks.secrets);
+  const sendFirstToken = firstTokenSender(ex, res);
   // Each buffer is observed before it is written: when it holds the final event, the completion
   // hooks (the response store) run first, so a client that acts on that event finds it stored.
   const relay = async (buf: Buffer) => {
@@ -290,7 +293,9 @@ async function relayNativeStream(
     if (ex.firstByteAtPerfMs === null) ex.firstByteAtPerfMs = performance.now();
     const final = observer.feed(buf);
     if (final !== undefined) await hooks.complete(ex, final);
-    if (!res.write(buf) && res.writableNeedDrain) await drained(res);
+    const flowing = res.write(buf);
+    sendFirstToken();
+    if (!flowing && res.writableNeedDrain) await drained(res);
   };
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
@@ -312,6 +317,23 @@ async function relayNativeStream(
   const unreadable = observer.unreadable();
   if (unreadable) failStream(ex, call, res, renderer, unreadable, deps.log, hooks.secrets);
   else res.end();
+}
+
+/**
+ * Returns a function to call after each write of a stream: the first time the exchange has generated
+ * text (the first token is in what was written), it sends what the response holds at once. Node holds
+ * a response's writes until the microtask queue runs out (`socket.cork()` until `process.nextTick`),
+ * and upstream reads that arrived together are relayed in one run of it, so the first token would
+ * otherwise wait for the whole batch to be decoded and checked. The rest of the batch still leaves in
+ * one write.
+ */
+function firstTokenSender(ex: Exchange, res: ServerResponse): () => void {
+  let sent = false;
+  return () => {
+    if (sent || ex.generated.length === 0) return;
+    sent = true;
+    res.socket?.uncork();
+  };
 }
 
 interface StreamObserver {
