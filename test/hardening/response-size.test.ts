@@ -25,9 +25,22 @@ const chunk = (content: string, finish: string | null = null) => `data: ${JSON.s
 /** Writes `count` content chunks with backpressure, stopping early when the gateway leaves. */
 async function flood(res: ServerResponse, count: number): Promise<void> {
   for (let i = 0; i < count && !res.destroyed; i++) {
-    if (!res.write(chunk(piece))) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+    if (!res.write(chunk(piece))) await drainedOrClosed(res);
   }
   if (!res.destroyed) res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
+}
+
+/** Resolves on the response's next `drain` or its `close`, leaving no listener behind (a wait per full buffer). */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 let upstream: Server;
@@ -53,7 +66,7 @@ before(async () => {
       // One event that never ends: its data line grows past MAX_EVENT_CHARS, then the upstream idles.
       res.write('data: {"id":"chatcmpl-big","choices":[{"index":0,"delta":{"content":"');
       for (let sent = 0; sent <= MAX_EVENT_CHARS && !res.destroyed; sent += 64 * 1024) {
-        if (!res.write('z'.repeat(64 * 1024))) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+        if (!res.write('z'.repeat(64 * 1024))) await drainedOrClosed(res);
       }
     } else {
       res.writeHead(404).end();
