@@ -226,14 +226,15 @@ async function relayStream(
   const utf8 = createUtf8StreamDecoder();
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
-  const write = (out: string) => res.write(out);
+  const writer = batchedWriter(ex, res);
+  const write = writer.write;
   let done = false;
   const finish = async () => {
     await settleUsage(ex, deps.tokens);
     const out = renderer.end();
     const final = renderer.finalAnswer?.();
     if (final !== undefined) await hooks.complete(ex, final);
-    res.end(out);
+    res.end(writer.take() + out);
   };
   const sendFirstToken = firstTokenSender(ex, res);
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
@@ -258,15 +259,50 @@ async function relayStream(
       if (!decodeAll(decoder, events, chunks, write, ex, hooks, renderer)) {
         decoder.finish(chunks);
         const out = renderChunks(ex, chunks, hooks, renderer);
-        if (out) res.write(out);
+        if (out) write(out);
       }
       done = true;
       await finish();
     }
   } catch (err) {
+    writer.flush();
     await settleOversized(ex, err, deps.tokens, deps.log);
     failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
   }
+}
+
+/**
+ * The writes of a translated stream. Up to the one that carries the first token, each is written at
+ * once; after it, what is rendered during one run of the microtask queue (the upstream reads that
+ * arrived together) is joined and written when the run ends (`process.nextTick`), when Node would
+ * send it anyway: one HTTP chunk and one pass through Node's HTTP layer instead of one per event.
+ * `take()` hands over (and `flush()` writes) what waits, for the stream's last write or error event.
+ */
+function batchedWriter(ex: Exchange, res: ServerResponse): { write(out: string): void; take(): string; flush(): void } {
+  let pending = '';
+  let firstTokenWritten = false;
+  const take = (): string => {
+    const out = pending;
+    pending = '';
+    return out;
+  };
+  const flush = (): void => {
+    const out = take();
+    if (out && !res.destroyed && !res.writableEnded) res.write(out);
+  };
+  return {
+    write(out) {
+      if (!firstTokenWritten) {
+        firstTokenWritten = ex.generated.length > 0;
+        res.write(out);
+        return;
+      }
+      if (pending === '') process.nextTick(flush);
+      pending += out;
+    },
+    take,
+    flush,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * A stream's first token leaves as soon as it is relayed (core/proxy.ts `firstTokenSender`), not with
- * the rest of an upstream batch. The simulator writes a whole answer in one tick, so the gateway reads
+ * the rest of an upstream batch, and a translated stream joins the rest of the batch into one HTTP
+ * chunk (`batchedWriter`). The simulator writes a whole answer in one tick, so the gateway reads
  * it at once and relays its events in one run of the microtask queue, during which Node holds the
  * response's writes (`cork` until `process.nextTick`). Observed at the gateway's own socket: the data
  * of each `_write` / `_writev` it makes, in order (what reaches the kernel in one call).
@@ -70,7 +71,17 @@ for (const [name, path, body] of [
     const end = lastEventOf(text);
     assert.ok(!first!.includes(end), `the end of the stream (${end.slice(0, 60)}) left in a later write`);
     assert.ok(answer.slice(1).join('').includes(end));
+    if (path === '/chat/completions') {
+      // Translated: the rest of the batch is joined into one HTTP chunk (then the terminating one).
+      const rest = answer.slice(1).join('');
+      assert.equal(chunkSizeLines(rest), 2, `the rest left in ${chunkSizeLines(rest)} HTTP chunks`);
+    }
   });
+}
+
+/** HTTP/1.1 chunk-size lines in raw chunked bytes (the terminating `0` included); SSE data escapes its CRs. */
+function chunkSizeLines(raw: string): number {
+  return (raw.match(/(?:^|\r\n)[0-9a-f]+\r\n/g) ?? []).length;
 }
 
 /** The stream's last data line, e.g. `data: [DONE]` or the Responses `response.completed` event. */
