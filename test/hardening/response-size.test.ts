@@ -6,6 +6,7 @@
  * misbehaves on purpose, chosen by the request's model.
  */
 import { readSimRequest } from '../helpers/sim-http.ts';
+import { drainOrClose } from '../helpers/openai-simulator.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -25,22 +26,9 @@ const chunk = (content: string, finish: string | null = null) => `data: ${JSON.s
 /** Writes `count` content chunks with backpressure, stopping early when the gateway leaves. */
 async function flood(res: ServerResponse, count: number): Promise<void> {
   for (let i = 0; i < count && !res.destroyed; i++) {
-    if (!res.write(chunk(piece))) await drainedOrClosed(res);
+    if (!res.write(chunk(piece))) await drainOrClose(res);
   }
   if (!res.destroyed) res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
-}
-
-/** Resolves on the response's next `drain` or its `close`, leaving no listener behind (a wait per full buffer). */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 let upstream: Server;
@@ -66,7 +54,7 @@ before(async () => {
       // One event that never ends: its data line grows past MAX_EVENT_CHARS, then the upstream idles.
       res.write('data: {"id":"chatcmpl-big","choices":[{"index":0,"delta":{"content":"');
       for (let sent = 0; sent <= MAX_EVENT_CHARS && !res.destroyed; sent += 64 * 1024) {
-        if (!res.write('z'.repeat(64 * 1024))) await drainedOrClosed(res);
+        if (!res.write('z'.repeat(64 * 1024))) await drainOrClose(res);
       }
     } else {
       res.writeHead(404).end();

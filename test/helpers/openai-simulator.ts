@@ -112,7 +112,8 @@ function chunk(id: string, model: string, delta: Record<string, unknown>, finish
 }
 
 const sse = (value: unknown) => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`;
-const drainOrClose = (res: ServerResponse) =>
+/** Resolves on the response's next `drain` or its `close`, leaving no listener behind. */
+export const drainOrClose = (res: ServerResponse) =>
   new Promise<void>((resolve) => {
     const done = () => {
       res.off('drain', done);
