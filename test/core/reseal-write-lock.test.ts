@@ -1,0 +1,59 @@
+/**
+ * `resealAll` (`tollgate secret rotate`) takes SQLite's write lock before it reads: a running gateway
+ * writing its log from another connection between the read and the re-sealed rows' UPDATE must not
+ * make the rotation fail with "database is locked" (SQLITE_BUSY on a deferred transaction's upgrade,
+ * which busy_timeout does not retry). The other connection's write is made at that exact moment: when
+ * the rotation opens the first credential it read (the old keyring's key lookup).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import Sqlite from 'better-sqlite3';
+import { databasePath, openDataDir } from '../../core/data-dir.ts';
+import { createGatewayUser } from '../../core/gateway-users.ts';
+import { createKeyring, type Keyring } from '../../core/secret-box.ts';
+import { listProviderCredentials, resealAll, setProviderCredential } from '../../core/provider-credentials.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+test('a rotation is not failed by another connection writing while it runs', async () => {
+  const dataDir = tempDir();
+  const store = openDataDir(dataDir);
+  const gateway = new Sqlite(databasePath(dataDir));
+  try {
+    const oldKeyring = createKeyring(randomBytes(32));
+    const user = await createGatewayUser(store.db, { name: 'rotating' });
+    await setProviderCredential(store.db, oldKeyring, { gatewayUserId: user.id, provider: 'openai', apiKey: 'sk-rotate-0123456789' });
+    await setProviderCredential(store.db, oldKeyring, { gatewayUserId: user.id, provider: 'mistral', apiKey: 'mi-rotate-0123456789' });
+
+    // The "gateway": another connection that writes without waiting (busy_timeout 0).
+    gateway.pragma('busy_timeout = 0');
+    const touch = gateway.prepare('UPDATE gateway_users SET name = name WHERE id = ?');
+    let gatewayWrite: 'committed' | 'refused' | null = null;
+    const all = new Map(oldKeyring.all);
+    const lookup = all.get.bind(all);
+    all.get = (id: string) => {
+      if (gatewayWrite === null) {
+        try {
+          touch.run(user.id);
+          gatewayWrite = 'committed';
+        } catch (err) {
+          assert.equal((err as { code?: string }).code, 'SQLITE_BUSY');
+          gatewayWrite = 'refused';
+        }
+      }
+      return lookup(id);
+    };
+    const from: Keyring = { current: oldKeyring.current, all };
+    const to = createKeyring(randomBytes(32), [oldKeyring.current.key]);
+
+    assert.equal(await resealAll(store.db, from, to), 2);
+    assert.equal(gatewayWrite, 'refused', 'the other writer waits for the rotation (here: is refused at once)');
+    const rows = await listProviderCredentials(store.db, user.id);
+    assert.equal(rows.length, 2);
+    const keyIds = store.sqlite.prepare('SELECT DISTINCT key_id FROM provider_credentials').pluck().all();
+    assert.deepEqual(keyIds, [to.current.id], 'every credential is sealed under the new key');
+  } finally {
+    gateway.close();
+    await store.close();
+  }
+});
