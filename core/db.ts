@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqlite } from './sqlite-driver.ts';
-import { Kysely, SqliteDialect, type Compilable } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Compilable } from 'kysely';
 import type { Database } from './db-types.ts';
 
 export type Sqlite = BetterSqlite3.Database;
@@ -220,4 +220,15 @@ export function prepareQuery<O>(sqlite: Sqlite, query: Compilable<O>): BetterSql
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+/**
+ * Takes the write lock at the start of a transaction that reads before it writes. On SQLite a deferred
+ * transaction (Kysely's `BEGIN`) that reads and then writes fails at once with SQLITE_BUSY_SNAPSHOT
+ * ("database is locked") when another connection, e.g. a running gateway's log writer, committed in
+ * between: `busy_timeout` does not retry that. A write that changes nothing takes the lock, waiting for
+ * it like any write. On PostgreSQL it is a no-op.
+ */
+export async function lockForWrite(trx: Kysely<Database>, table: keyof Database & string): Promise<void> {
+  await sql`DELETE FROM ${sql.table(table)} WHERE 1 = 0`.execute(trx);
 }

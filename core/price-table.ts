@@ -10,7 +10,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, ModelPricingTable } from './db-types.ts';
-import { nowIso, prepareQuery, type Store } from './db.ts';
+import { lockForWrite, nowIso, prepareQuery, type Store } from './db.ts';
 import { MAX_USD_PER_MILLION, usdPerMillionProblem } from './price-bounds.ts';
 
 /** One model's price, as stored in `model_pricing` (USD per million tokens). */
@@ -199,6 +199,8 @@ export async function importPrices(db: Kysely<Database>, rows: ReadonlyArray<unk
   const result: ImportResult = { inserted: 0, updated: 0, skippedManual: 0, skippedInvalid: 0 };
   const updatedAt = nowIso(nowMs);
   await db.transaction().execute(async (trx) => {
+    // A CLI import beside a running gateway: see lockForWrite.
+    await lockForWrite(trx, 'model_pricing');
     const existing = new Map((await trx.selectFrom('model_pricing').select(['model', 'source']).execute()).map((r) => [r.model, r.source]));
     const inserts = new Map<string, StoredPrice>();
     for (const input of rows) {

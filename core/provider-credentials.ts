@@ -4,9 +4,9 @@
  * memory, on its way to the upstream. Each record's AAD is its owner and provider, so a ciphertext
  * moved to another row does not open.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database, ProviderCredentialsTable } from './db-types.ts';
-import { nowIso, prepareQuery, type Store } from './db.ts';
+import { lockForWrite, nowIso, prepareQuery, type Store } from './db.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
 
 /** A stored credential as shown by the CLI and APIs: never the key itself. */
@@ -116,11 +116,7 @@ export function createCredentialReader(store: Store): CredentialReader {
  */
 export async function resealAll(db: Kysely<Database>, from: Keyring, to: Keyring): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    // The write lock first. On SQLite a deferred transaction that reads and then writes fails at once
-    // with SQLITE_BUSY when another connection (a running gateway's log writer) committed in between:
-    // busy_timeout does not retry that. A write that changes nothing takes the lock (waiting for it
-    // like any write); on PostgreSQL it is a no-op.
-    await trx.updateTable('provider_credentials').set({ id: sql<number>`id` }).where(sql<boolean>`1 = 0`).execute();
+    await lockForWrite(trx, 'provider_credentials');
     const rows = await trx.selectFrom('provider_credentials').select(SEALED_COLUMNS).orderBy('id').execute();
     let count = 0;
     for (const row of rows) {

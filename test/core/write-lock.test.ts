@@ -1,9 +1,11 @@
 /**
- * `resealAll` (`tollgate secret rotate`) takes SQLite's write lock before it reads: a running gateway
- * writing its log from another connection between the read and the re-sealed rows' UPDATE must not
- * make the rotation fail with "database is locked" (SQLITE_BUSY on a deferred transaction's upgrade,
- * which busy_timeout does not retry). The other connection's write is made at that exact moment: when
- * the rotation opens the first credential it read (the old keyring's key lookup).
+ * Transactions that read before they write take SQLite's write lock first (`lockForWrite`, core/db.ts):
+ * `resealAll` (`tollgate secret rotate`) and `importPrices` (`tollgate pricing import`). A running
+ * gateway writing its log from another connection between their read and their write must not make
+ * them fail with "database is locked" (SQLITE_BUSY_SNAPSHOT on a deferred transaction's upgrade, which
+ * busy_timeout does not retry). The other connection writes at that exact moment: when the rotation
+ * opens the first credential it read (the old keyring's key lookup), when the import reads its first
+ * input row (a getter).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +15,7 @@ import { databasePath, openDataDir } from '../../core/data-dir.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createKeyring, type Keyring } from '../../core/secret-box.ts';
 import { listProviderCredentials, resealAll, setProviderCredential } from '../../core/provider-credentials.ts';
+import { importPrices } from '../../core/price-table.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 test('a rotation is not failed by another connection writing while it runs', async () => {
@@ -52,6 +55,41 @@ test('a rotation is not failed by another connection writing while it runs', asy
     assert.equal(rows.length, 2);
     const keyIds = store.sqlite.prepare('SELECT DISTINCT key_id FROM provider_credentials').pluck().all();
     assert.deepEqual(keyIds, [to.current.id], 'every credential is sealed under the new key');
+  } finally {
+    gateway.close();
+    await store.close();
+  }
+});
+
+test('a price import is not failed by another connection writing while it runs', async () => {
+  const dataDir = tempDir();
+  const store = openDataDir(dataDir);
+  const gateway = new Sqlite(databasePath(dataDir));
+  try {
+    const user = await createGatewayUser(store.db, { name: 'importing' });
+    gateway.pragma('busy_timeout = 0');
+    const touch = gateway.prepare('UPDATE gateway_users SET name = name WHERE id = ?');
+    let gatewayWrite: 'committed' | 'refused' | null = null;
+    const first = {
+      provider: 'openai', input_price_per_million: 1, output_price_per_million: 2,
+      get model() {
+        if (gatewayWrite === null) {
+          try {
+            touch.run(user.id);
+            gatewayWrite = 'committed';
+          } catch (err) {
+            assert.equal((err as { code?: string }).code, 'SQLITE_BUSY');
+            gatewayWrite = 'refused';
+          }
+        }
+        return 'lock-test-model';
+      },
+    };
+    const result = await importPrices(store.db, [first, { model: 'lock-test-other', provider: 'openai', input_price_per_million: 3, output_price_per_million: 4 }]);
+    assert.equal(result.inserted, 2);
+    assert.equal(gatewayWrite, 'refused', 'the other writer waits for the import (here: is refused at once)');
+    const models = store.sqlite.prepare("SELECT model FROM model_pricing WHERE model LIKE 'lock-test-%' ORDER BY model").pluck().all();
+    assert.deepEqual(models, ['lock-test-model', 'lock-test-other']);
   } finally {
     gateway.close();
     await store.close();
