@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import Sqlite from 'better-sqlite3';
+import { openSqlite } from '../../core/sqlite-driver.ts';
 import { databasePath, openDataDir } from '../../core/data-dir.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createKeyring, type Keyring } from '../../core/secret-box.ts';
@@ -21,7 +21,7 @@ import { tempDir } from '../helpers/tmp.ts';
 test('a rotation is not failed by another connection writing while it runs', async () => {
   const dataDir = tempDir();
   const store = openDataDir(dataDir);
-  const gateway = new Sqlite(databasePath(dataDir));
+  const gateway = openSqlite(databasePath(dataDir));
   try {
     const oldKeyring = createKeyring(randomBytes(32));
     const user = await createGatewayUser(store.db, { name: 'rotating' });
@@ -64,7 +64,7 @@ test('a rotation is not failed by another connection writing while it runs', asy
 test('a price import is not failed by another connection writing while it runs', async () => {
   const dataDir = tempDir();
   const store = openDataDir(dataDir);
-  const gateway = new Sqlite(databasePath(dataDir));
+  const gateway = openSqlite(databasePath(dataDir));
   try {
     const user = await createGatewayUser(store.db, { name: 'importing' });
     gateway.pragma('busy_timeout = 0');
