@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { openSqlite } from '../../core/sqlite-driver.ts';
+import { openSqlite, type SqliteDatabase } from '../../core/sqlite-driver.ts';
 import { databasePath, openDataDir } from '../../core/data-dir.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createKeyring, type Keyring } from '../../core/secret-box.ts';
@@ -28,29 +28,18 @@ test('a rotation is not failed by another connection writing while it runs', asy
     await setProviderCredential(store.db, oldKeyring, { gatewayUserId: user.id, provider: 'openai', apiKey: 'sk-rotate-0123456789' });
     await setProviderCredential(store.db, oldKeyring, { gatewayUserId: user.id, provider: 'mistral', apiKey: 'mi-rotate-0123456789' });
 
-    // The "gateway": another connection that writes without waiting (busy_timeout 0).
-    gateway.pragma('busy_timeout = 0');
-    const touch = gateway.prepare('UPDATE gateway_users SET name = name WHERE id = ?');
-    let gatewayWrite: 'committed' | 'refused' | null = null;
+    const gatewayWrite = otherWriter(gateway, user.id);
     const all = new Map(oldKeyring.all);
     const lookup = all.get.bind(all);
     all.get = (id: string) => {
-      if (gatewayWrite === null) {
-        try {
-          touch.run(user.id);
-          gatewayWrite = 'committed';
-        } catch (err) {
-          assert.equal((err as { code?: string }).code, 'SQLITE_BUSY');
-          gatewayWrite = 'refused';
-        }
-      }
+      gatewayWrite.once();
       return lookup(id);
     };
     const from: Keyring = { current: oldKeyring.current, all };
     const to = createKeyring(randomBytes(32), [oldKeyring.current.key]);
 
     assert.equal(await resealAll(store.db, from, to), 2);
-    assert.equal(gatewayWrite, 'refused', 'the other writer waits for the rotation (here: is refused at once)');
+    assert.equal(gatewayWrite.outcome, 'refused', 'the other writer waits for the rotation (here: is refused at once)');
     const rows = await listProviderCredentials(store.db, user.id);
     assert.equal(rows.length, 2);
     const keyIds = store.sqlite.prepare('SELECT DISTINCT key_id FROM provider_credentials').pluck().all();
@@ -67,27 +56,17 @@ test('a price import is not failed by another connection writing while it runs',
   const gateway = openSqlite(databasePath(dataDir));
   try {
     const user = await createGatewayUser(store.db, { name: 'importing' });
-    gateway.pragma('busy_timeout = 0');
-    const touch = gateway.prepare('UPDATE gateway_users SET name = name WHERE id = ?');
-    let gatewayWrite: 'committed' | 'refused' | null = null;
+    const gatewayWrite = otherWriter(gateway, user.id);
     const first = {
       provider: 'openai', input_price_per_million: 1, output_price_per_million: 2,
       get model() {
-        if (gatewayWrite === null) {
-          try {
-            touch.run(user.id);
-            gatewayWrite = 'committed';
-          } catch (err) {
-            assert.equal((err as { code?: string }).code, 'SQLITE_BUSY');
-            gatewayWrite = 'refused';
-          }
-        }
+        gatewayWrite.once();
         return 'lock-test-model';
       },
     };
     const result = await importPrices(store.db, [first, { model: 'lock-test-other', provider: 'openai', input_price_per_million: 3, output_price_per_million: 4 }]);
     assert.equal(result.inserted, 2);
-    assert.equal(gatewayWrite, 'refused', 'the other writer waits for the import (here: is refused at once)');
+    assert.equal(gatewayWrite.outcome, 'refused', 'the other writer waits for the import (here: is refused at once)');
     const models = store.sqlite.prepare("SELECT model FROM model_pricing WHERE model LIKE 'lock-test-%' ORDER BY model").pluck().all();
     assert.deepEqual(models, ['lock-test-model', 'lock-test-other']);
   } finally {
@@ -95,3 +74,28 @@ test('a price import is not failed by another connection writing while it runs',
     await store.close();
   }
 });
+
+/**
+ * The "gateway": another connection that writes without waiting (busy_timeout 0). `once()` makes its
+ * one write (later calls do nothing); `outcome` says whether it committed or SQLite refused it.
+ */
+function otherWriter(connection: SqliteDatabase, userId: number): { once(): void; readonly outcome: 'committed' | 'refused' | null } {
+  connection.pragma('busy_timeout = 0');
+  const touch = connection.prepare('UPDATE gateway_users SET name = name WHERE id = ?');
+  let outcome: 'committed' | 'refused' | null = null;
+  return {
+    once() {
+      if (outcome !== null) return;
+      try {
+        touch.run(userId);
+        outcome = 'committed';
+      } catch (err) {
+        assert.equal((err as { code?: string }).code, 'SQLITE_BUSY');
+        outcome = 'refused';
+      }
+    },
+    get outcome() {
+      return outcome;
+    },
+  };
+}
