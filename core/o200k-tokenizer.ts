@@ -10,6 +10,7 @@
  * the TypeScript sources (tests, a checkout without a build) imports the module as published.
  */
 import { readFile } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** A rank table as gpt-tokenizer takes it: index = rank; a string, or the bytes of a token that is not valid UTF-8. */
 export type O200kRanks = readonly (string | readonly number[])[];
@@ -53,8 +54,4 @@ export async function loadO200kCounter(jsonUrl: URL | null = DEFAULT_JSON_URL): 
   await nextTurn();
   encoding.countTokens('Warm up.');
   return (text) => encoding.countTokens(text);
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

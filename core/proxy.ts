@@ -226,7 +226,7 @@ async function relayStream(
   const utf8 = createUtf8StreamDecoder();
   const events: FramedEvent[] = [];
   const chunks: DecodedChunk[] = [];
-  const writer = batchedWriter(ex, res);
+  const writer = batchedWriter(res, firstTokenSender(ex, res));
   const write = writer.write;
   let done = false;
   const finish = async () => {
@@ -236,7 +236,6 @@ async function relayStream(
     if (final !== undefined) await hooks.complete(ex, final);
     res.end(writer.take() + out);
   };
-  const sendFirstToken = firstTokenSender(ex, res);
   const cap = createStreamCap(call.provider, deps.maxStreamBytes);
   try {
     for await (const buf of body) {
@@ -248,7 +247,6 @@ async function relayStream(
       framer.feed(utf8.decode(buf), events);
       redactEvents(events, hooks.secrets);
       done = decodeAll(decoder, events, chunks, write, ex, hooks, renderer);
-      sendFirstToken();
       if (done) await finish();
       else if (res.writableNeedDrain) await drained(res);
     }
@@ -273,14 +271,15 @@ async function relayStream(
 
 /**
  * The writes of a translated stream. Up to the one that carries the first token, each is written at
- * once; after it, what is rendered during one run of the microtask queue (the upstream reads that
- * arrived together) is joined and written when the run ends (`process.nextTick`), when Node would
- * send it anyway: one HTTP chunk and one pass through Node's HTTP layer instead of one per event.
- * `take()` hands over (and `flush()` writes) what waits, for the stream's last write or error event.
+ * once, and that one is sent at once (`sendFirstToken`); after it, what is rendered during one run of
+ * the microtask queue (the upstream reads that arrived together) is joined and written when the run
+ * ends (`process.nextTick`), when Node would send it anyway: one HTTP chunk and one pass through
+ * Node's HTTP layer instead of one per event. `take()` hands over (and `flush()` writes) what waits,
+ * for the stream's last write or error event.
  */
-function batchedWriter(ex: Exchange, res: ServerResponse): { write(out: string): void; take(): string; flush(): void } {
+function batchedWriter(res: ServerResponse, sendFirstToken: () => boolean): { write(out: string): void; take(): string; flush(): void } {
   let pending = '';
-  let firstTokenWritten = false;
+  let firstTokenSent = false;
   const take = (): string => {
     const out = pending;
     pending = '';
@@ -292,9 +291,9 @@ function batchedWriter(ex: Exchange, res: ServerResponse): { write(out: string):
   };
   return {
     write(out) {
-      if (!firstTokenWritten) {
-        firstTokenWritten = ex.generated.length > 0;
+      if (!firstTokenSent) {
         res.write(out);
+        firstTokenSent = sendFirstToken();
         return;
       }
       if (pending === '') process.nextTick(flush);
@@ -357,18 +356,19 @@ async function relayNativeStream(
 
 /**
  * Returns a function to call after each write of a stream: the first time the exchange has generated
- * text (the first token is in what was written), it sends what the response holds at once. Node holds
- * a response's writes until the microtask queue runs out (`socket.cork()` until `process.nextTick`),
- * and upstream reads that arrived together are relayed in one run of it, so the first token would
- * otherwise wait for the whole batch to be decoded and checked. The rest of the batch still leaves in
- * one write.
+ * text (the first token is in what was written), it sends what the response holds at once; it returns
+ * true from then on. Node holds a response's writes until the microtask queue runs out
+ * (`socket.cork()` until `process.nextTick`), and upstream reads that arrived together are relayed in
+ * one run of it, so the first token would otherwise wait for the whole batch to be decoded and
+ * checked. The rest of the batch still leaves in one write.
  */
-function firstTokenSender(ex: Exchange, res: ServerResponse): () => void {
+function firstTokenSender(ex: Exchange, res: ServerResponse): () => boolean {
   let sent = false;
   return () => {
-    if (sent || ex.generated.length === 0) return;
+    if (sent || ex.generated.length === 0) return sent;
     sent = true;
     res.socket?.uncork();
+    return true;
   };
 }
 

@@ -4,6 +4,7 @@
  * a large backlog never holds the database (or requests) for long. Expired rows are already
  * unreadable (`store.ts` filters on `expires_at`); the sweep only reclaims their space.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../../core/clock.ts';
 import type { Log } from '../../core/log.ts';
 import type { ResponseTable } from './store.ts';
@@ -22,7 +23,7 @@ export async function sweepExpired(table: ResponseTable, nowMs: number, batchSiz
     total += deleted;
     if (deleted < batchSize) break;
     // On SQLite the batch ran synchronously under the await: let requests in before the next one.
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
   return total;
 }
