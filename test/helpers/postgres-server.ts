@@ -113,7 +113,9 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const port = await freePort();
   let proc: ChildProcess | null = await launch(bin, dataDir, port);
   let detached = false;
-  process.once('exit', () => proc?.kill('SIGKILL'));
+  // SIGQUIT is PostgreSQL's immediate shutdown: the postmaster stops its children before it exits. A
+  // SIGKILL left them (a background writer was seen alive 30 minutes after a CI run).
+  process.once('exit', () => proc?.kill('SIGQUIT'));
   const url = `postgres://tollgate@127.0.0.1:${port}/postgres`;
   return {
     port,
