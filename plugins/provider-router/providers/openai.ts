@@ -17,6 +17,7 @@ import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions,
 import { responsesCodec } from './openai-responses-codec.ts';
 import { openAIEmbeddingsCodec } from './openai-embeddings-codec.ts';
 import { openAIPromptTokenRules } from './openai-token-rules.ts';
+import { ContentChunkReader } from './openai-content-chunk.ts';
 import type { PromptTokenRules } from '../../../core/prompt-token-rules.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
@@ -65,19 +66,25 @@ export function mapOpenAIError(provider: string, model: string, status: number, 
   return upstreamErrorFor(provider, model, status, openAIErrorFacts(status, bodyText), headers);
 }
 
-/** Reads `chat.completion.chunk` events; `[DONE]` ends the stream; `{"error":...}` is an in-band error. */
+/**
+ * Reads `chat.completion.chunk` events; `[DONE]` ends the stream; `{"error":...}` is an in-band error.
+ * A content-delta event as OpenAI serializes it is read without `JSON.parse` (`openai-content-chunk.ts`).
+ */
 class OpenAIStreamDecoder implements StreamDecoder {
   private finished = false;
+  private readonly contentChunks = new ContentChunkReader();
   constructor(private readonly provider: string) {}
 
   decode(event: FramedEvent, out: DecodedChunk[]): boolean {
     const data = event.data;
     if (data === '[DONE]') return true;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      throw malformedResponse(this.provider, 'a stream event that is not JSON');
+    let parsed: unknown = this.contentChunks.read(data);
+    if (parsed === undefined) {
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        throw malformedResponse(this.provider, 'a stream event that is not JSON');
+      }
     }
     const chunk = parsed as ChatCompletionChunk & { error?: unknown };
     if (event.event === 'error' || (chunk && chunk.error !== undefined)) {
