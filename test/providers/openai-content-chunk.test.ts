@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ContentChunkReader } from '../../plugins/provider-router/providers/openai-content-chunk.ts';
+import { ContentChunkReader, MAX_FAST_EVENT_CHARS } from '../../plugins/provider-router/providers/openai-content-chunk.ts';
 
 /** How OpenAI serializes a content event today (reference §1.3 plus `service_tier`). */
 const OPENAI_EVENT = '{"id":"chatcmpl-CZ1a2b3c","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini-2024-07-18",'
@@ -90,6 +90,14 @@ describe('readContentChunk', () => {
       assertDeclined(data);
       JSON.parse(data); // valid JSON all the same: the decoder's slow path reads it
     }
+  });
+
+  test('leaves an event longer than MAX_FAST_EVENT_CHARS to JSON.parse, so a huge one costs what the JSON parser costs', () => {
+    const sized = (chars: number) => OPENAI_EVENT.replace('" Hello"', JSON.stringify('x'.repeat(chars - OPENAI_EVENT.length + 6)));
+    assert.equal(sized(MAX_FAST_EVENT_CHARS).length, MAX_FAST_EVENT_CHARS);
+    assertSameAsJsonParse(sized(MAX_FAST_EVENT_CHARS), OPENAI_EVENT);
+    assertDeclined(sized(MAX_FAST_EVENT_CHARS + 1));
+    assertDeclined(sized(1_000_000));
   });
 
   test('never accepts text that is not valid JSON', () => {
