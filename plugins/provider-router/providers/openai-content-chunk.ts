@@ -7,18 +7,17 @@
  * "service_tier":"default","system_fingerprint":"fp_…","choices":[{"index":0,"delta":{"content":"Hel"},
  * "logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"…"}`. Every event is decoded before
  * it is relayed (usage, the served model, the generated text, in-band errors); the generic
- * `JSON.parse` of one such event takes ~1.1 µs on Node 20 and 24 and allocates ~670 bytes.
+ * `JSON.parse` of one such event takes ~1.1 µs on Node 20 and 24 and allocates ~400–500 bytes.
  *
  * How: the events of one stream differ only after `"content":` (the id, model, fingerprint are the
  * same), so a `ContentChunkReader` (one per stream) matches the first content event against the whole
  * shape, keeps the text before its content as a template, and reads each later event that starts with
- * that template and has no escape after it by checking the rest with one capture-free regex and
- * taking out the content: ~0.3 µs and ~300 bytes (the chunk's own objects).
+ * that template by checking the rest with one capture-free regex and taking out the content: ~0.3 µs
+ * and ~300 bytes (the chunk's own objects).
  *
  * What it accepts: exactly that shape, members in that order, no whitespace, at most
- * `MAX_FAST_EVENT_CHARS` characters; `service_tier`,
- * `system_fingerprint` (a string or null), `logprobs: null`, `usage: null` and `obfuscation` may each
- * be absent. Strings hold no raw control character and only JSON's own escapes, and `created` is an
+ * `MAX_FAST_EVENT_CHARS` characters; `service_tier`, `system_fingerprint` (a string or null),
+ * `logprobs: null`, `usage: null` and `obfuscation` may each be absent. Strings hold no raw control character and only JSON's own escapes, and `created` is an
  * integer of at most 15 digits without a leading zero, so whatever is accepted is valid JSON, and the
  * object returned is the one `JSON.parse` returns (same members, same order). Anything else (the
  * role delta, tool calls, the finish and usage events, an error, another serializer's spacing or
@@ -45,17 +44,22 @@ const CONTENT_CHUNK = new RegExp(
   String.raw`(,"usage":null)?(?:,"obfuscation":(${STRING}))?\}$`,
 );
 
-/** A content literal without escapes, then the rest of a content event (no captures: `test` allocates nothing). */
-const TAIL = new RegExp(
-  String.raw`"[^"\\\u0000-\u001f]*"\}(?:,"logprobs":null)?,"finish_reason":null\}\](?:,"usage":null)?(?:,"obfuscation":"[^"\\\u0000-\u001f]*")?\}$`,
-  'y',
-);
+/** The rest of a content event from its content literal on, for `string`: no captures (`test` allocates nothing). */
+function tailPattern(string: string): RegExp {
+  return new RegExp(String.raw`${string}\}(?:,"logprobs":null)?,"finish_reason":null\}\](?:,"usage":null)?(?:,"obfuscation":${string})?\}$`, 'y');
+}
+/** The rest of a content event; its strings may hold escapes. */
+const TAIL = tailPattern(STRING);
+/** The same without escapes, ~40 % faster to match: most events have none. */
+const PLAIN_TAIL = tailPattern(String.raw`"[^"\\\u0000-\u001f]*"`);
 /** What precedes a content event's content literal. */
 const CONTENT_AT = ',"choices":[{"index":0,"delta":{"content":';
 const LOGPROBS = ',"logprobs":null';
 const FINISH_REASON = ',"finish_reason":null}]';
 const USAGE = ',"usage":null';
 const OBFUSCATION = ',"obfuscation":"';
+const QUOTE = 0x22;
+const LOWER_L = 0x6c;
 
 /**
  * The value of a string literal (quotes included). Through `JSON.parse`, not a slice, even without
@@ -106,26 +110,37 @@ export class ContentChunkReader {
     if (data.length > MAX_FAST_EVENT_CHARS) return undefined;
     const at = this.template.length;
     // `lastIndexOf(t, 0) === 0` is `startsWith(t)`; V8's optimized `startsWith` compares ~7× slower here.
-    if (at > 0 && data.lastIndexOf(this.template, 0) === 0 && data.indexOf('\\', at) === -1) {
-      TAIL.lastIndex = at;
-      if (TAIL.test(data)) return this.readTail(data, at);
+    if (at > 0 && data.lastIndexOf(this.template, 0) === 0) {
+      const plain = data.indexOf('\\', at) === -1;
+      const tail = plain ? PLAIN_TAIL : TAIL;
+      tail.lastIndex = at;
+      if (tail.test(data)) return this.readTail(data, at, plain);
     }
     return this.readWhole(data);
   }
 
-  /** The content and the members after it of an event that starts with the template and passed `TAIL`. */
-  private readTail(data: string, at: number): ChatCompletionChunk {
-    const end = data.indexOf('"', at + 1);
-    // `TAIL` checked what follows the content, so the first letter of a member's name tells which
-    // optional one comes next (`,"l…`, `,"u…`, `,"o…`; past the end `charCodeAt` is NaN).
-    let i = end + 2; // past the literal's closing quote and the delta's brace
-    const logprobs = data.charCodeAt(i + 2) === LOGPROBS.charCodeAt(2);
-    if (logprobs) i += LOGPROBS.length;
-    i += FINISH_REASON.length;
-    const usage = data.charCodeAt(i + 2) === USAGE.charCodeAt(2);
-    if (usage) i += USAGE.length;
-    const obfuscation = data.charCodeAt(i + 2) === OBFUSCATION.charCodeAt(2) ? data.slice(i + OBFUSCATION.length, -2) : undefined;
-    return chunkOf(this.header!, literalValue(data.slice(at, end + 1)), logprobs, usage, obfuscation);
+  /**
+   * The content and the members after it of an event that starts with the template and passed its tail pattern.
+   * They are read from the end, one character telling which optional member is there (`"` closing
+   * `obfuscation`, `l` ending a `null`): no quote is raw inside a JSON string, so no member's text can
+   * be found inside the content.
+   */
+  private readTail(data: string, at: number, plain: boolean): ChatCompletionChunk {
+    let end = data.length - 1; // the chunk's closing brace
+    let obfuscation: string | undefined;
+    if (data.charCodeAt(end - 1) === QUOTE) {
+      const member = data.lastIndexOf(OBFUSCATION, end);
+      // Random padding, dropped with the chunk: a slice will do when it has no escape.
+      obfuscation = plain ? data.slice(member + OBFUSCATION.length, end - 1) : literalValue(data.slice(member + OBFUSCATION.length - 1, end));
+      end = member;
+    }
+    const usage = data.charCodeAt(end - 1) === LOWER_L;
+    if (usage) end -= USAGE.length;
+    end -= FINISH_REASON.length;
+    const logprobs = data.charCodeAt(end - 1) === LOWER_L;
+    if (logprobs) end -= LOGPROBS.length;
+    end -= 1; // the delta's closing brace
+    return chunkOf(this.header!, literalValue(data.slice(at, end)), logprobs, usage, obfuscation);
   }
 
   private readWhole(data: string): ChatCompletionChunk | undefined {
