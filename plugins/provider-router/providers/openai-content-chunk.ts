@@ -44,14 +44,8 @@ const CONTENT_CHUNK = new RegExp(
   String.raw`(,"usage":null)?(?:,"obfuscation":(${STRING}))?\}$`,
 );
 
-/** The rest of a content event from its content literal on, for `string`: no captures (`test` allocates nothing). */
-function tailPattern(string: string): RegExp {
-  return new RegExp(String.raw`${string}\}(?:,"logprobs":null)?,"finish_reason":null\}\](?:,"usage":null)?(?:,"obfuscation":${string})?\}$`, 'y');
-}
-/** The rest of a content event; its strings may hold escapes. */
-const TAIL = tailPattern(STRING);
-/** The same without escapes, ~40 % faster to match: most events have none. */
-const PLAIN_TAIL = tailPattern(String.raw`"[^"\\\u0000-\u001f]*"`);
+/** The rest of a content event from its content literal on (no captures: `test` allocates nothing). */
+const TAIL = new RegExp(String.raw`${STRING}\}(?:,"logprobs":null)?,"finish_reason":null\}\](?:,"usage":null)?(?:,"obfuscation":${STRING})?\}$`, 'y');
 /** What precedes a content event's content literal. */
 const CONTENT_AT = ',"choices":[{"index":0,"delta":{"content":';
 const LOGPROBS = ',"logprobs":null';
@@ -111,27 +105,26 @@ export class ContentChunkReader {
     const at = this.template.length;
     // `lastIndexOf(t, 0) === 0` is `startsWith(t)`; V8's optimized `startsWith` compares ~7× slower here.
     if (at > 0 && data.lastIndexOf(this.template, 0) === 0) {
-      const plain = data.indexOf('\\', at) === -1;
-      const tail = plain ? PLAIN_TAIL : TAIL;
-      tail.lastIndex = at;
-      if (tail.test(data)) return this.readTail(data, at, plain);
+      TAIL.lastIndex = at;
+      if (TAIL.test(data)) return this.readTail(data, at);
     }
     return this.readWhole(data);
   }
 
   /**
-   * The content and the members after it of an event that starts with the template and passed its tail pattern.
+   * The content and the members after it of an event that starts with the template and passed `TAIL`.
    * They are read from the end, one character telling which optional member is there (`"` closing
    * `obfuscation`, `l` ending a `null`): no quote is raw inside a JSON string, so no member's text can
    * be found inside the content.
    */
-  private readTail(data: string, at: number, plain: boolean): ChatCompletionChunk {
+  private readTail(data: string, at: number): ChatCompletionChunk {
     let end = data.length - 1; // the chunk's closing brace
     let obfuscation: string | undefined;
     if (data.charCodeAt(end - 1) === QUOTE) {
       const member = data.lastIndexOf(OBFUSCATION, end);
       // Random padding, dropped with the chunk: a slice will do when it has no escape.
-      obfuscation = plain ? data.slice(member + OBFUSCATION.length, end - 1) : literalValue(data.slice(member + OBFUSCATION.length - 1, end));
+      const start = member + OBFUSCATION.length;
+      obfuscation = data.indexOf('\\', start) === -1 ? data.slice(start, end - 1) : literalValue(data.slice(start - 1, end));
       end = member;
     }
     const usage = data.charCodeAt(end - 1) === LOWER_L;
