@@ -36,18 +36,17 @@ export const MAX_FAST_EVENT_CHARS = 4096;
 
 /** A JSON string literal (quotes included) with no raw control character and only valid escapes. */
 const STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
-/** Groups: 1 id, 2 created, 3 model, 4 service_tier, 5 system_fingerprint, 6 content, 7 logprobs, 8 usage, 9 obfuscation. */
-const CONTENT_CHUNK = new RegExp(
+/**
+ * A content event up to its content literal (the template). Groups: 1 id, 2 created, 3 model,
+ * 4 service_tier, 5 system_fingerprint.
+ */
+const HEAD = new RegExp(
   String.raw`^\{"id":(${STRING}),"object":"chat\.completion\.chunk","created":(0|[1-9]\d{0,14}),"model":(${STRING}),` +
-  String.raw`(?:"service_tier":(${STRING}),)?(?:"system_fingerprint":(${STRING}|null),)?` +
-  String.raw`"choices":\[\{"index":0,"delta":\{"content":(${STRING})\}(,"logprobs":null)?,"finish_reason":null\}\]` +
-  String.raw`(,"usage":null)?(?:,"obfuscation":(${STRING}))?\}$`,
+  String.raw`(?:"service_tier":(${STRING}),)?(?:"system_fingerprint":(${STRING}|null),)?"choices":\[\{"index":0,"delta":\{"content":`,
 );
 
 /** The rest of a content event from its content literal on (no captures: `test` allocates nothing). */
 const TAIL = new RegExp(String.raw`${STRING}\}(?:,"logprobs":null)?,"finish_reason":null\}\](?:,"usage":null)?(?:,"obfuscation":${STRING})?\}$`, 'y');
-/** What precedes a content event's content literal. */
-const CONTENT_AT = ',"choices":[{"index":0,"delta":{"content":';
 const LOGPROBS = ',"logprobs":null';
 const FINISH_REASON = ',"finish_reason":null}]';
 const USAGE = ',"usage":null';
@@ -90,11 +89,41 @@ function chunkOf(header: ChunkHeader, content: string, logprobs: boolean, usage:
   return chunk;
 }
 
+/** True when `data` from `at` on is a content literal and the rest of a content event (`TAIL`). */
+function tailFits(data: string, at: number): boolean {
+  TAIL.lastIndex = at;
+  return TAIL.test(data);
+}
+
+/**
+ * The chunk of a content event whose content literal starts at `at` and whose rest passed `tailFits`.
+ * The content and the members after it are read from the end, one character telling which optional member is there (`"` closing
+ * `obfuscation`, `l` ending a `null`): no quote is raw inside a JSON string, so no member's text can
+ * be found inside the content.
+ */
+function readTail(data: string, at: number, header: ChunkHeader): ChatCompletionChunk {
+  let end = data.length - 1; // the chunk's closing brace
+  let obfuscation: string | undefined;
+  if (data.charCodeAt(end - 1) === QUOTE) {
+    const member = data.lastIndexOf(OBFUSCATION, end);
+    // Random padding, dropped with the chunk: a slice will do when it has no escape.
+    const start = member + OBFUSCATION.length;
+    obfuscation = data.indexOf('\\', start) === -1 ? data.slice(start, end - 1) : literalValue(data.slice(start - 1, end));
+    end = member;
+  }
+  const usage = data.charCodeAt(end - 1) === LOWER_L;
+  if (usage) end -= USAGE.length;
+  end -= FINISH_REASON.length;
+  const logprobs = data.charCodeAt(end - 1) === LOWER_L;
+  if (logprobs) end -= LOGPROBS.length;
+  end -= 1; // the delta's closing brace
+  return chunkOf(header, literalValue(data.slice(at, end)), logprobs, usage, obfuscation);
+}
+
 /** Reads the content events of one stream (see the file's TSDoc). */
 export class ContentChunkReader {
-  /** The text before the content literal of the last event read whole; '' before the first. */
-  private template = '';
-  private header: ChunkHeader | null = null;
+  /** The text before the content literal of the last event read whole, and its members; null before the first. */
+  private known: { template: string; header: ChunkHeader } | null = null;
 
   /**
    * The chunk `JSON.parse(data)` would return when `data` is an OpenAI content-delta event serialized
@@ -102,44 +131,20 @@ export class ContentChunkReader {
    */
   read(data: string): ChatCompletionChunk | undefined {
     if (data.length > MAX_FAST_EVENT_CHARS) return undefined;
-    const at = this.template.length;
+    const known = this.known;
     // `lastIndexOf(t, 0) === 0` is `startsWith(t)`; V8's optimized `startsWith` compares ~7× slower here.
-    if (at > 0 && data.lastIndexOf(this.template, 0) === 0) {
-      TAIL.lastIndex = at;
-      if (TAIL.test(data)) return this.readTail(data, at);
+    if (known !== null && data.lastIndexOf(known.template, 0) === 0 && tailFits(data, known.template.length)) {
+      return readTail(data, known.template.length, known.header);
     }
     return this.readWhole(data);
   }
 
-  /**
-   * The content and the members after it of an event that starts with the template and passed `TAIL`.
-   * They are read from the end, one character telling which optional member is there (`"` closing
-   * `obfuscation`, `l` ending a `null`): no quote is raw inside a JSON string, so no member's text can
-   * be found inside the content.
-   */
-  private readTail(data: string, at: number): ChatCompletionChunk {
-    let end = data.length - 1; // the chunk's closing brace
-    let obfuscation: string | undefined;
-    if (data.charCodeAt(end - 1) === QUOTE) {
-      const member = data.lastIndexOf(OBFUSCATION, end);
-      // Random padding, dropped with the chunk: a slice will do when it has no escape.
-      const start = member + OBFUSCATION.length;
-      obfuscation = data.indexOf('\\', start) === -1 ? data.slice(start, end - 1) : literalValue(data.slice(start - 1, end));
-      end = member;
-    }
-    const usage = data.charCodeAt(end - 1) === LOWER_L;
-    if (usage) end -= USAGE.length;
-    end -= FINISH_REASON.length;
-    const logprobs = data.charCodeAt(end - 1) === LOWER_L;
-    if (logprobs) end -= LOGPROBS.length;
-    end -= 1; // the delta's closing brace
-    return chunkOf(this.header!, literalValue(data.slice(at, end)), logprobs, usage, obfuscation);
-  }
-
   private readWhole(data: string): ChatCompletionChunk | undefined {
-    const match = CONTENT_CHUNK.exec(data);
+    const match = HEAD.exec(data);
     if (match === null) return undefined;
-    const [, id, created, model, serviceTier, fingerprint, content, logprobs, usage, obfuscation] = match;
+    const template = match[0];
+    if (!tailFits(data, template.length)) return undefined;
+    const [, id, created, model, serviceTier, fingerprint] = match;
     const header: ChunkHeader = {
       id: literalValue(id!),
       created: Number(created),
@@ -147,10 +152,8 @@ export class ContentChunkReader {
       serviceTier: serviceTier === undefined ? undefined : literalValue(serviceTier),
       fingerprint: fingerprint === undefined ? undefined : fingerprint === 'null' ? null : literalValue(fingerprint),
     };
-    // The first `,"choices":[` is the member itself: inside a string a quote is always escaped. The
-    // template is a view of this read, which it keeps alive while the stream lasts: one read per stream.
-    this.template = data.slice(0, data.indexOf(CONTENT_AT) + CONTENT_AT.length);
-    this.header = header;
-    return chunkOf(header, literalValue(content!), logprobs !== undefined, usage !== undefined, obfuscation === undefined ? undefined : literalValue(obfuscation));
+    // The template is a view of this read, which it keeps alive while the stream lasts: one read per stream.
+    this.known = { template, header };
+    return readTail(data, template.length, header);
   }
 }
