@@ -221,9 +221,14 @@ describe('price book', () => {
       assert.equal(book.priceFor('openai', 'cli-model'), null);
       await setPrice(other.db, { model: 'cli-model', input_price_per_million: 4, output_price_per_million: 5 });
       // What the CLI does after a command: on SQLite it reaches no listener of this book (the book
-      // notices by polling data_version); on PostgreSQL the NOTIFY is the only signal.
-      other.notifyChange();
-      await eventually(async () => assert.equal(book.priceFor('openai', 'cli-model')?.input_price_per_million, 4));
+      // notices by polling data_version); on PostgreSQL the NOTIFY is the only signal. The book's
+      // LISTEN connection opens in the background, and a NOTIFY sent before it listens is heard by
+      // no one (a loaded CI machine lost the first one): notify again until the book has seen it.
+      await eventually(async () => {
+        other.notifyChange();
+        await book.tableReady();
+        assert.equal(book.priceFor('openai', 'cli-model')?.input_price_per_million, 4);
+      });
     } finally {
       book.close();
     }
