@@ -6,18 +6,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-
-// V8's allocation-site pretenuring allocates what an object literal creates straight in the old
-// generation once, at some scavenge, nearly all of that literal's objects are still alive. Its decision
-// is final, and at start-up (the first requests beside the start-up's own work) it tenured the
-// request path's literals: every request then put a few objects in the old generation, which point
-// at the request's young ones, so those survive each scavenge too (the old generation is not traced
-// then) and are promoted: on Node 20 about 0.8 KiB a request at 1 connection, against 0.07 for a
-// bare proxy. Off: 0.07 KiB, shorter scavenges, ~9 % less CPU a stream and 15-40 MB lower peaks
-// (README, Performance; Node 24 promotes for another reason, which this does not change). Set
-// before the gateway's code is loaded; V8 reads it when it weighs a scavenge's survivors.
-setFlagsFromString('--no-allocation-site-pretenuring');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = join(root, 'dist', 'tollgate.js');

@@ -21,6 +21,7 @@ import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './cors.ts';
 import { capConnectionsPerAddress } from './connection-limits.ts';
 import { answerClientErrors } from './client-errors.ts';
+import { stopPretenuring } from './v8-pretenuring.ts';
 
 /** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
 export interface PipelineRoute extends RouteDeclaration {
@@ -246,6 +247,8 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   }, (req, res) => {
     void handle(req, res);
   });
+  // From the first request on, request-scoped literals are not pretenured (`v8-pretenuring.ts`).
+  server.once('request', stopPretenuring);
   server.maxConnections = limits.maxConnections;
   capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
   answerClientErrors(server, newRequestId, (code, err) => log.debug('client error', { code, cause: err.message }));
