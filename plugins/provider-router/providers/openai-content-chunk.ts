@@ -17,8 +17,9 @@
  *
  * What it accepts: exactly that shape, members in that order, no whitespace, at most
  * `MAX_FAST_EVENT_CHARS` characters; `service_tier`, `system_fingerprint` (a string or null),
- * `logprobs: null`, `usage: null` and `obfuscation` may each be absent. Strings hold no raw control character and only JSON's own escapes, and `created` is an
- * integer of at most 15 digits without a leading zero, so whatever is accepted is valid JSON, and the
+ * `logprobs: null`, `usage: null` and `obfuscation` may each be absent. Strings hold no raw control
+ * character and only JSON's own escapes, and `created` is an integer of at most 15 digits without a
+ * leading zero, so whatever is accepted is valid JSON, and the
  * object returned is the one `JSON.parse` returns (same members, same order). Anything else (the
  * role delta, tool calls, the finish and usage events, an error, another serializer's spacing or
  * order) returns undefined and the caller parses it as JSON: the fast path loses speed on a change of
@@ -97,9 +98,9 @@ function tailFits(data: string, at: number): boolean {
 
 /**
  * The chunk of a content event whose content literal starts at `at` and whose rest passed `tailFits`.
- * The content and the members after it are read from the end, one character telling which optional member is there (`"` closing
- * `obfuscation`, `l` ending a `null`): no quote is raw inside a JSON string, so no member's text can
- * be found inside the content.
+ * The content and the members after it are read from the end, one character telling which optional
+ * member is there (`"` closing `obfuscation`, `l` ending a `null`): no quote is raw inside a JSON
+ * string, so no member's text can be found inside the content.
  */
 function readTail(data: string, at: number, header: ChunkHeader): ChatCompletionChunk {
   let end = data.length - 1; // the chunk's closing brace
