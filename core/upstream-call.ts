@@ -40,7 +40,8 @@ export interface UpstreamCall extends UpstreamRequest {
   /**
    * The same call with the request's output limit lowered to `tokens` per choice, in the client's
    * dialect and in the provider's own field (set by the router; a budget that can pay for less than
-   * the request asked uses it). Absent when the call cannot be rebuilt.
+   * the request asked uses it). Absent when the call cannot be rebuilt. Call it on the call
+   * (`call.withOutputCap(n)`), not detached: the router's one shared function reads the call.
    */
   withOutputCap?: (tokens: number) => ModelCall;
   /**
@@ -51,7 +52,7 @@ export interface UpstreamCall extends UpstreamRequest {
   /**
    * The same call built again from the exchange as it now stands, for a plugin that changed what is
    * sent (`ex.clientBody`, `ex.request`) in `beforeUpstream` (set by the router). Absent when the call
-   * cannot be rebuilt.
+   * cannot be rebuilt. Call it on the call (`call.rebuild()`), as `withOutputCap`.
    */
   rebuild?: () => ModelCall;
 }
