@@ -10,8 +10,9 @@
  * memory-reducing GC (V8's `last-resort` flavour: full GCs until nothing more is freed, then the
  * freed pages go back to the OS) does what the memory reducer would have done; it takes ~10–60 ms,
  * and only while nothing is being served (a request first cancels it). Once a gateway has served,
- * V8's own full GCs arm the memory reducer as usual. Node 20's V8 has no such flavour: there it is
- * one plain full GC of a few ms, and the memory reducer does the rest, as before.
+ * V8's own full GCs arm the memory reducer as usual. Not on Node 20: its V8 (11.3) has no such
+ * flavour, its memory reducer does this already (idle ~76 MB), and a plain full GC 3 s after start
+ * kept it from doing so in 2 of 4 bench runs (idle 113 MB).
  *
  * `gc` comes from a throw-away context made while `--expose-gc` is set, and the flag is set back
  * at once: the gateway's own global never gets a `gc`.
@@ -24,6 +25,9 @@ import { runInNewContext } from 'node:vm';
 export const START_UP_IDLE_MS = 3_000;
 
 type GcFunction = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+/** V8 12+ (Node 22+) has the `last-resort` flavour; see above for Node 20. */
+const HAS_LAST_RESORT_GC = Number(process.versions.v8.split('.')[0]) >= 12;
 
 let released = false;
 
@@ -45,10 +49,11 @@ export function releaseStartUpMemory(): number | null {
 
 /**
  * Schedules `releaseStartUpMemory` `idleMs` after now unless `server` gets a request or closes
- * first; `onReleased` gets the GC's duration (for a debug log line). Call it once the server listens.
+ * first (on Node 22+ only); `onReleased` gets the GC's duration (for a debug log line). Call it
+ * once the server listens.
  */
 export function releaseStartUpMemoryWhenIdle(server: Server, onReleased: (ms: number) => void, idleMs = START_UP_IDLE_MS): void {
-  if (released) return;
+  if (released || !HAS_LAST_RESORT_GC) return;
   const timer = setTimeout(() => {
     const ms = releaseStartUpMemory();
     if (ms !== null) onReleased(ms);

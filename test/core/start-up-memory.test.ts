@@ -40,16 +40,17 @@ test('a quiet server: one GC gives a grown young generation back, and no gc is l
   const ran: number[] = [];
   releaseStartUpMemoryWhenIdle(server, (ms) => ran.push(ms), 100);
   await sleep(400);
-  assert.equal(ran.length, 1);
-  assert.ok(ran[0]! >= 0);
-  // Node 20's V8 has no `last-resort` flavour (its GC is then a plain full one, and its memory
-  // reducer shrinks the young generation later, as it does for the gateway at rest).
   if (Number(process.versions.node.split('.')[0]) >= 22) {
+    assert.equal(ran.length, 1);
+    assert.ok(ran[0]! >= 0);
     assert.ok(newSpaceBytes() < grown, `young generation ${newSpaceBytes()} bytes after, ${grown} before`);
+    // Once per process: a later call does nothing.
+    assert.equal(releaseStartUpMemory(), null);
+  } else {
+    // Node 20's V8 has no `last-resort` flavour: nothing is scheduled (its memory reducer does it).
+    assert.deepEqual(ran, []);
   }
   assert.equal(typeof (globalThis as { gc?: unknown }).gc, 'undefined');
-  // Once per process: a later call does nothing.
-  assert.equal(releaseStartUpMemory(), null);
   server.closeAllConnections();
   server.close();
 });
