@@ -6,7 +6,7 @@
  * Node 20's V8 ends start-up in a full GC, after which its memory reducer shrinks the young
  * generation at rest (idle RSS ~76 MB). Node 24's does not run a full GC then, so its memory
  * reducer never starts and the idle gateway kept 32 MB of young generation it does not use: 117 MB
- * at rest against 89 MB after this (README Performance, "What the seventh round changed"). One
+ * at rest against 87–89 MB after this (README Performance, "What the seventh round changed"). One
  * memory-reducing GC (V8's `last-resort` flavour: full GCs until nothing more is freed, then the
  * freed pages go back to the OS) does what the memory reducer would have done; it takes ~10–60 ms,
  * and only while nothing is being served (a request first cancels it). Once a gateway has served,

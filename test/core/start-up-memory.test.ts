@@ -19,6 +19,7 @@ async function listening(): Promise<{ server: Server; url: string }> {
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
 }
 
+// On Node 20 nothing is scheduled at all (see the module), so this one holds trivially there.
 test('a request within the quiet time cancels it', async () => {
   const { server, url } = await listening();
   const ran: number[] = [];
