@@ -19,6 +19,7 @@ import { dataDirWithPrices } from '../helpers/prices.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 import { openTestStore } from '../helpers/test-store.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const skip = skipWithoutRedis();
 
@@ -176,13 +177,10 @@ describe('budgets shared by three replicas on one Redis', { skip }, () => {
     // Each replica's client reconnects on its own backoff: wait (without spending) until every one
     // reports Redis ready, or the counted requests below meet a replica still at 503 (seen in CI).
     for (const replica of replicas) {
-      let redisStatus: string | undefined;
-      for (let i = 0; i < 100 && redisStatus !== 'ready'; i++) {
+      await eventually(async () => {
         const ready = (await (await fetch(`${replica.origin}/readyz`)).json()) as { coordination?: { redis: string } };
-        redisStatus = ready.coordination?.redis;
-        if (redisStatus !== 'ready') await sleep(100);
-      }
-      assert.equal(redisStatus, 'ready', 'the replica reconnected to Redis');
+        assert.equal(ready.coordination?.redis, 'ready', 'the replica reconnected to Redis');
+      }, { timeoutMs: 10_000, intervalMs: 100 });
     }
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {

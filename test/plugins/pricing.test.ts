@@ -25,6 +25,7 @@ import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helper
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const silentLog = createLog('error', () => {});
 const stores: Store[] = [];
@@ -234,17 +235,6 @@ describe('price book', () => {
     }
   });
 });
-
-async function eventually(check: () => Promise<void>): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      return await check();
-    } catch (err) {
-      if (i >= 200) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 function pluginContext(store: Store, services: ServiceRegistry, log = silentLog): PluginContext {
   return { store, log, clock: () => NOW_MS, services } as unknown as PluginContext;

@@ -10,6 +10,7 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
 
@@ -49,18 +50,6 @@ function chat(model: string, key = tg.apiKey) {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
   });
-}
-
-/** Polls until `check` passes: the gateway sees another process's commit within ~250 ms. */
-async function eventually(check: () => Promise<void>): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      return await check();
-    } catch (err) {
-      if (i >= 40) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }
 
 describe('per-user provider credentials', () => {
