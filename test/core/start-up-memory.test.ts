@@ -9,8 +9,8 @@ import { createServer, type Server } from 'node:http';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { AddressInfo } from 'node:net';
 import { releaseStartUpMemory, releaseStartUpMemoryWhenIdle } from '../../core/start-up-memory.ts';
+import { closeServer, sleep } from '../helpers/sim-http.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const newSpaceBytes = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
 
 async function listening(): Promise<{ server: Server; url: string }> {
@@ -27,8 +27,7 @@ test('a request within the quiet time cancels it', async () => {
   assert.equal(await (await fetch(url)).text(), 'ok');
   await sleep(600);
   assert.deepEqual(ran, []);
-  server.closeAllConnections();
-  server.close();
+  await closeServer(server);
 });
 
 test('a quiet server: one GC gives a grown young generation back, and no gc is left on the global', async () => {
@@ -52,6 +51,5 @@ test('a quiet server: one GC gives a grown young generation back, and no gc is l
     assert.deepEqual(ran, []);
   }
   assert.equal(typeof (globalThis as { gc?: unknown }).gc, 'undefined');
-  server.closeAllConnections();
-  server.close();
+  await closeServer(server);
 });
