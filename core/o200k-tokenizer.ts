@@ -40,9 +40,18 @@ async function ranksFrom(jsonUrl: URL | null): Promise<O200kRanks> {
 }
 
 /**
- * Loads the encoding and returns its token counter (gpt-tokenizer's `countTokens` with its default
- * options, as `gpt-tokenizer/encoding/o200k_base` exports it). The table comes from `jsonUrl` when
- * given and present, else from the library's module. Rejects when the table cannot be read.
+ * Special-token text (`<|endoftext|>`, `<|endofprompt|>`) counted as the ordinary text it is in a
+ * prompt, as OpenAI counts message content. gpt-tokenizer's default refuses it: `countTokens` throws
+ * "Disallowed special token found", which made any prompt quoting one a 500 for every user whose
+ * budget or token limit needs a count. One object for every call.
+ */
+const ORDINARY_TEXT = { disallowedSpecial: new Set<string>() };
+
+/**
+ * Loads the encoding and returns its token counter: gpt-tokenizer's `countTokens` (as
+ * `gpt-tokenizer/encoding/o200k_base` exports it) with special-token text counted as ordinary text
+ * (`ORDINARY_TEXT`), so it never throws on a string. The table comes from `jsonUrl` when given and
+ * present, else from the library's module. Rejects when the table cannot be read.
  */
 export async function loadO200kCounter(jsonUrl: URL | null = DEFAULT_JSON_URL): Promise<(text: string) => number> {
   const [{ GptEncoding }, ranks] = await Promise.all([import('gpt-tokenizer/GptEncoding'), ranksFrom(jsonUrl)]);
@@ -53,5 +62,5 @@ export async function loadO200kCounter(jsonUrl: URL | null = DEFAULT_JSON_URL): 
   const encoding = GptEncoding.getEncodingApi('o200k_base', () => ranks);
   await nextTurn();
   encoding.countTokens('Warm up.');
-  return (text) => encoding.countTokens(text);
+  return (text) => encoding.countTokens(text, ORDINARY_TEXT);
 }

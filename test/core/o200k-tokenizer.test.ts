@@ -41,6 +41,18 @@ test('the build writes the library\'s rank table as JSON, and counts from it equ
   assert.ok(fromJson(TEXTS[2]!) > 300, 'a long text has many tokens');
 });
 
+test('special-token text in a prompt is counted as ordinary text, not refused', async () => {
+  const count = await loadO200kCounter(null);
+  // The library's default throws on these; OpenAI counts message content as ordinary text: the same
+  // count as the library's with no special token disallowed.
+  assert.throws(() => libraryCount('Say <|endoftext|>'), /Disallowed special token/);
+  for (const text of ['<|endoftext|>', 'Say <|endoftext|> then <|endofprompt|> twice <|endoftext|>', '<|fim_prefix|> <|im_start|>']) {
+    const expected = libraryCount(text, { disallowedSpecial: new Set() });
+    assert.equal(count(text), expected, JSON.stringify(text));
+    assert.ok(expected > 3, 'counted as the characters it is made of, not as one special token');
+  }
+});
+
 test('without the JSON table the counter reads the library module', async () => {
   const missing = pathToFileURL(join(tempDir('o200k-'), 'o200k_base.json'));
   assert.equal((await loadO200kCounter(missing))('Say hello'), libraryCount('Say hello'));

@@ -99,6 +99,24 @@ describe('budget reservations', () => {
     }
   });
 
+  test('a prompt quoting special-token text (<|endoftext|>) is counted as text and served, streamed or not', async () => {
+    // gpt-tokenizer refuses such text by default; the reservation's count once made these a 500.
+    const tg = await gateway();
+    try {
+      const { user, client } = await userClient(tg, { budgetUsd: 1, tpm: 1_000_000 });
+      const quoting = [{ role: 'user' as const, content: 'What does <|endoftext|> mean, and <|endofprompt|>?' }];
+      const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: quoting, max_tokens: 40 });
+      assert.ok(completion.choices[0]?.message.content);
+      const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: quoting, max_tokens: 40, stream: true });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      assert.ok(text.length > 0);
+      assert.equal(await spentNanos(tg, user.id), 2 * COST_NANOS);
+    } finally {
+      await tg.close();
+    }
+  });
+
   test('spend survives a restart, and a spent budget stays spent', async () => {
     const dataDir = await dataDirWithPrices(PRICES);
     let tg = await gateway({ dataDir });
