@@ -11,7 +11,8 @@
  * memoized per exchange; when the rules change (a rate limit counts before routing, the budget after)
  * only the rules are applied again to the text counted once (`PromptParts`). Exact counts of prompt
  * texts are also kept across requests (`TextCountCache`): a repeated system prompt or history is
- * looked up, not tokenized again.
+ * looked up, not tokenized again. What the tokenizer itself remembers of a request's texts (its merge
+ * cache, whose keys keep whole prompts alive) is dropped once each count is done (`O200kCounter.forget`).
  *
  * The tokenizer's tables take ~40 MB resident (~70 MB while loading) and ~150 ms to load
  * (`o200k-tokenizer.ts`), so they are loaded on the first count a
@@ -65,6 +66,8 @@ const PROMPT_CACHE_CHARS = 1_000_000;
 /** The estimator, its tokenizer loaded on first need (see the module doc). `log` reports a rough count or a failed load. */
 export function createTokenEstimator(log?: Log): TokenEstimator {
   let countTokens: ((text: string) => number) | null = null;
+  /** The tokenizer's `forget` once loaded: called after each count a request asks for (`O200kCounter`). */
+  let forget = (): void => {};
   let loading: Promise<void> | null = null;
   let warned = false;
   const ready = (): Promise<void> | null => {
@@ -72,7 +75,8 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
     const startedMs = performance.now();
     loading ??= loadO200kCounter().then(
       (counter) => {
-        countTokens = counter;
+        countTokens = counter.count;
+        forget = counter.forget;
         log?.info('token counting: tokenizer loaded', { ms: Math.round(performance.now() - startedMs) });
       },
       (err: unknown) => {
@@ -106,16 +110,23 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
   const partsOf = new WeakMap<Exchange, PromptParts>();
   return {
     ready,
-    count: (text) => meter().count(text),
+    count(text) {
+      const tokens = meter().count(text);
+      forget();
+      return tokens;
+    },
     promptTokens(ex) {
       const rules = ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES;
       if (ex.promptTokensEstimate !== null && ((countedWith.get(ex) ?? rules) === rules || ex.embedding)) return ex.promptTokensEstimate;
       // A null estimate means the request changed (or was never counted): count its text again.
       const parts = ex.promptTokensEstimate === null ? undefined : partsOf.get(ex);
       if (parts) ex.promptTokensEstimate = promptTokensWith(parts, rules);
-      else if (ex.embedding) ex.promptTokensEstimate = embeddingTokens(ex.embedding, promptCounter());
-      else if (ex.request) {
+      else if (ex.embedding) {
+        ex.promptTokensEstimate = embeddingTokens(ex.embedding, promptCounter());
+        forget();
+      } else if (ex.request) {
         const counted = promptParts(ex.request, promptCounter());
+        forget();
         partsOf.set(ex, counted);
         ex.promptTokensEstimate = promptTokensWith(counted, rules);
       } else ex.promptTokensEstimate = 0;
@@ -123,7 +134,9 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
       return ex.promptTokensEstimate;
     },
     completionTokens(ex) {
-      return meter().count(ex.generated.join(''));
+      const tokens = meter().count(ex.generated.join(''));
+      forget();
+      return tokens;
     },
   };
 }

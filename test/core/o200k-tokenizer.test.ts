@@ -31,8 +31,8 @@ test('the build writes the library\'s rank table as JSON, and counts from it equ
   // `npm test` builds first; build here when this file runs alone.
   if (!existsSync(BUNDLE_JSON_URL)) execFileSync(process.execPath, [new URL('../../bin/build.js', import.meta.url).pathname]);
   assert.deepEqual(JSON.parse(readFileSync(BUNDLE_JSON_URL, 'utf8')), await libraryO200kRanks());
-  const fromJson = await loadO200kCounter(BUNDLE_JSON_URL);
-  const fromModule = await loadO200kCounter(null);
+  const fromJson = (await loadO200kCounter(BUNDLE_JSON_URL)).count;
+  const fromModule = (await loadO200kCounter(null)).count;
   for (const text of TEXTS) {
     const expected = libraryCount(text);
     assert.equal(fromJson(text), expected, `JSON table: ${JSON.stringify(text.slice(0, 30))}`);
@@ -42,7 +42,7 @@ test('the build writes the library\'s rank table as JSON, and counts from it equ
 });
 
 test('special-token text in a prompt is counted as ordinary text, not refused', async () => {
-  const count = await loadO200kCounter(null);
+  const { count } = await loadO200kCounter(null);
   // The library's default throws on these; OpenAI counts message content as ordinary text: the same
   // count as the library's with no special token disallowed.
   assert.throws(() => libraryCount('Say <|endoftext|>'), /Disallowed special token/);
@@ -55,8 +55,8 @@ test('special-token text in a prompt is counted as ordinary text, not refused', 
 
 test('without the JSON table the counter reads the library module', async () => {
   const missing = pathToFileURL(join(tempDir('o200k-'), 'o200k_base.json'));
-  assert.equal((await loadO200kCounter(missing))('Say hello'), libraryCount('Say hello'));
+  assert.equal((await loadO200kCounter(missing)).count('Say hello'), libraryCount('Say hello'));
   // Under tsx (these tests) the default is the module; the bundle's default is its own JSON.
   assert.equal(O200K_JSON_URL.pathname.endsWith('/core/o200k_base.json'), true);
-  assert.equal((await loadO200kCounter())('Say hello'), libraryCount('Say hello'));
+  assert.equal((await loadO200kCounter()).count('Say hello'), libraryCount('Say hello'));
 });
