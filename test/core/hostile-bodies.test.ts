@@ -1,13 +1,15 @@
 /**
  * Request bodies built to crash a validator or translator answer 400 `invalid_request` in the
  * dialect's shape, never 500 (issue 14 item 11): JSON nested 10,000+ levels deep (anywhere in the
- * body) and an `image_url` content part without its `image_url`.
+ * body), an `image_url` content part without its `image_url`, and a `model` longer than
+ * `MAX_MODEL_CHARS` (what the gateway tracks per model would keep each such name).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
+import { MAX_MODEL_CHARS } from '../../core/dialects/model-field.ts';
 
 let openai: OpenAISimulator;
 let anthropic: AnthropicSimulator;
@@ -76,4 +78,32 @@ describe('an image_url part without image_url', () => {
       assert.equal(json.error?.message, 'Missing required field "messages[0].content[1].image_url".');
     });
   }
+});
+
+describe('a model name over MAX_MODEL_CHARS', () => {
+  const cases: Array<[string, string, (model: string) => unknown]> = [
+    ['chat completions', '/chat/completions', (model) => ({ model, messages: [{ role: 'user', content: 'hi' }] })],
+    ['Responses', '/responses', (model) => ({ model, input: 'hi' })],
+    ['embeddings', '/embeddings', (model) => ({ model, input: 'hi' })],
+    ['Messages', '/messages', (model) => ({ model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })],
+    ['Messages token count', '/messages/count_tokens', (model) => ({ model, messages: [{ role: 'user', content: 'hi' }] })],
+  ];
+  for (const [name, path, body] of cases) {
+    test(`answers 400 invalid_request with param "model", in the dialect's shape: ${name}`, async () => {
+      const tooLong = 'openai/' + 'x'.repeat(MAX_MODEL_CHARS - 'openai/'.length + 1);
+      const { status, json } = await post(path, JSON.stringify(body(tooLong)));
+      assert.equal(status, 400, JSON.stringify(json));
+      if (path.startsWith('/messages')) assert.equal(json.type, 'error', 'Anthropic\'s error shape');
+      else assert.equal(json.error?.code, 'invalid_request');
+      assert.match(json.error?.message ?? '', /model/);
+      assert.match(json.error?.message ?? '', new RegExp(`${MAX_MODEL_CHARS}`));
+    });
+  }
+
+  test(`a model of exactly ${MAX_MODEL_CHARS} characters passes validation (the upstream answers for it)`, async () => {
+    const longest = 'openai/' + 'x'.repeat(MAX_MODEL_CHARS - 'openai/'.length);
+    const { status, json } = await post('/chat/completions', JSON.stringify({ model: longest, messages: [{ role: 'user', content: 'hi' }] }));
+    assert.notEqual(json.error?.code, 'invalid_request', JSON.stringify(json));
+    assert.ok(status === 200 || status === 404, `status ${status}: ${JSON.stringify(json)}`);
+  });
 });

@@ -10,6 +10,7 @@
  * The same schemas feed the OpenAPI document through the dialect's route declarations.
  */
 import type { JsonSchema } from '../../json-schema.ts';
+import { modelField } from '../model-field.ts';
 
 const cacheControl: JsonSchema = {
   type: ['object', 'null'],
@@ -101,7 +102,7 @@ const thinking: JsonSchema = {
 
 /** The fields both endpoints share; `max_tokens` and `stream` belong to `POST /v1/messages` only. */
 const commonProperties: Record<string, JsonSchema> = {
-  model: { type: 'string', minLength: 1, description: '"provider/model" (e.g. "anthropic/claude-sonnet-4-5") or a bare model id resolved through the catalog.' },
+  model: modelField('anthropic/claude-sonnet-4-5'),
   messages: { type: 'array', minItems: 1, items: message, description: 'The conversation so far, oldest first.' },
   system: { type: ['string', 'array'], items: textBlock, description: 'The system prompt: a string or an array of text blocks.' },
   tools: { type: 'array', items: tool, description: 'Tools the model may call.' },

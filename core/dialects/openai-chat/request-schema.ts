@@ -5,6 +5,7 @@
  * The same schema feeds the OpenAPI document (`core/openapi.ts`, through the dialect's route declaration).
  */
 import type { JsonSchema } from '../../json-schema.ts';
+import { modelField } from '../model-field.ts';
 
 const nullable = (schema: JsonSchema, description?: string): JsonSchema =>
   description === undefined ? { anyOf: [schema, { type: 'null' }] } : { anyOf: [schema, { type: 'null' }], description };
@@ -79,7 +80,7 @@ export const chatCompletionRequestSchema: JsonSchema = {
   type: 'object',
   required: ['model', 'messages'],
   properties: {
-    model: { type: 'string', minLength: 1, description: '"provider/model" (e.g. "openai/gpt-4o-mini") or a bare model id resolved through the catalog.' },
+    model: modelField('openai/gpt-4o-mini'),
     messages: { type: 'array', minItems: 1, items: message, description: 'The conversation so far, oldest first.' },
     stream: nullable({ type: 'boolean' }, 'true: answer as server-sent `chat.completion.chunk` events ending in `data: [DONE]`.'),
     stream_options: nullable({

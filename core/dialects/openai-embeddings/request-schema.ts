@@ -10,6 +10,7 @@
  * the schema states the same rules for the document and as a second guard.
  */
 import type { JsonSchema } from '../../json-schema.ts';
+import { modelField } from '../model-field.ts';
 
 /** OpenAI's limit on inputs per request. */
 export const MAX_EMBEDDING_INPUTS = 2048;
@@ -20,7 +21,7 @@ export const embeddingRequestSchema: JsonSchema = {
   type: 'object',
   required: ['model', 'input'],
   properties: {
-    model: { type: 'string', minLength: 1, description: '"provider/model" (e.g. "openai/text-embedding-3-small") or a bare model id resolved through the catalog.' },
+    model: modelField('openai/text-embedding-3-small'),
     input: {
       description: `What to embed: a string, an array of strings, an array of token ids, or an array of token-id arrays (one vector per input). Not empty; at most ${MAX_EMBEDDING_INPUTS} inputs. Token ids go only to providers that take them (OpenAI and compatible servers).`,
       anyOf: [

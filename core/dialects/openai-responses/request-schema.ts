@@ -8,6 +8,7 @@
  * message than a schema error. The same schema feeds the OpenAPI document through the route declaration.
  */
 import type { JsonSchema } from '../../json-schema.ts';
+import { modelField } from '../model-field.ts';
 
 const nullable = (type: string, description: string, extra: Partial<JsonSchema> = {}): JsonSchema =>
   ({ type: [type, 'null'], description, ...extra });
@@ -72,7 +73,7 @@ export const responsesRequestSchema: JsonSchema = {
   required: ['model'],
   additionalProperties: true,
   properties: {
-    model: { type: 'string', minLength: 1, description: '"provider/model" (e.g. "openai/gpt-5-mini") or a bare model id resolved through the catalog.' },
+    model: modelField('openai/gpt-5-mini'),
     input: {
       type: ['string', 'array'],
       items: inputItem,
