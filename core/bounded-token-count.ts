@@ -12,8 +12,9 @@
  *    the end (o200k pre-tokens start at a space, so such cuts change nothing), else anywhere but inside
  *    a surrogate pair. This makes the BPE linear (~2.5 µs a CJK character, ~0.2 µs an ASCII one).
  * 2. Chunks are counted exactly while the meter's `exactBudgetUnits` last (1 unit an ASCII character,
- *    `NON_ASCII_UNITS` any other: their measured relative cost). Small requests, the common case, end
- *    here with exact counts.
+ *    `NON_ASCII_UNITS` any other: their measured relative cost; plus `CALL_UNITS` a call, so a request
+ *    of thousands of tiny texts is bounded too). Small requests, the common case, end here with exact
+ *    counts.
  * 3. The rest of a text beyond the budget is sampled: up to `SAMPLE_CHUNKS` chunks spread evenly over
  *    it are counted (from `sampleBudgetUnits`) and scaled by a cheap prior (ASCII chars / 4 + other
  *    chars) to the whole rest. Once both budgets are spent, the prior alone is used, calibrated by
@@ -21,9 +22,11 @@
  *    `PRIOR_SCAN_CHARS` characters of a text (strided), so even that work is bounded per string.
  *
  * Measured error (`node --import tsx bench/token-estimate.ts`, estimate vs exact o200k count, texts of
- * 200,000 characters whose exact count is far over the budget): Chinese prose (TypeScript's zh-cn
- * messages) -0.4%, TypeScript code -1.1%, English Markdown -0.6%, JSON (package-lock) -2.7%; a
- * 20,000-character CJK run without punctuation +0.1%. Stated bound: within 5% for text of one kind;
+ * 200,000 characters whose exact count is far over the budget; the files of 2026-11-26): Chinese prose
+ * (TypeScript's zh-cn messages) +3.3%, TypeScript code +2.3%, English Markdown +3.1%, JSON
+ * (package-lock) -1.2%; a 20,000-character CJK run without punctuation +0.2%. (Before `CALL_UNITS`,
+ * on the same files: +0.3%, +2.4%, +3.8%, +15.1%, +0.1%: which chunks get sampled moves the error of
+ * a text whose kind drifts, as package-lock's does.) Stated bound: within 5% for text of one kind;
  * a text that changes kind abruptly past the budget can be off more (the samples are spread, not
  * exhaustive). Texts within the exact budget are off only by chunk cuts (+0.1% on 20,000 characters
  * of English). Work per request, measured: ~5-15 ms where the exact count took 0.1-1.2 s.
@@ -33,10 +36,16 @@
 export const CHUNK_CHARS = 128;
 /** Relative cost of a non-ASCII character (CJK ~2.5 µs vs ASCII ~0.2 µs a character, chunked). */
 export const NON_ASCII_UNITS = 12;
-/** Exact counting per request: ~32,000 ASCII or ~2,700 CJK characters, a few ms. */
-export const EXACT_BUDGET_UNITS = 32_000;
+/**
+ * Units a call to the tokenizer costs whatever its text: ~1-2 µs (its set-up, the split regex's
+ * iterator), ~10-16 ASCII characters' worth. Without it a message of 12,000 three-character text parts
+ * was all "small" and held the event loop ~50 ms.
+ */
+export const CALL_UNITS = 16;
+/** Exact counting per request: ~32,000 ASCII characters in 128-character chunks or ~2,700 CJK characters, a few ms. */
+export const EXACT_BUDGET_UNITS = 36_000;
 /** Sampling per request, once the exact budget is spent: half as much again. */
-export const SAMPLE_BUDGET_UNITS = 16_000;
+export const SAMPLE_BUDGET_UNITS = 18_000;
 /** Chunks sampled from one text's rest. */
 export const SAMPLE_CHUNKS = 12;
 /** Characters the prior reads of one text at most (strided beyond). */
@@ -70,10 +79,17 @@ export class TextCountCache {
   private chars = 0;
 
   /**
-   * @param maxChars characters held at most (all texts together); past it the cache starts over,
+   * @param maxChars characters held at most (all texts together, each with `ENTRY_CHARS` more); past it the cache starts over,
    *   which costs nothing per request (an LRU's bookkeeping would cost more than most hits save).
    */
   constructor(private readonly maxChars: number) {}
+
+  /**
+   * What an entry costs against `maxChars`: its characters plus `ENTRY_CHARS` for the entry itself
+   * (the Map slot, the count, the string's header: ~100 bytes). Counted by characters alone, 500,000
+   * two-character texts fit the default 1,000,000 and held ~60 MB.
+   */
+  static readonly ENTRY_CHARS = 64;
 
   get(text: string): CountedText | undefined {
     return this.counts.get(text);
@@ -81,13 +97,14 @@ export class TextCountCache {
 
   set(text: string, counted: CountedText): void {
     if (text.length > this.maxChars / 4) return;
-    if (this.chars + text.length > this.maxChars) {
+    const cost = text.length + TextCountCache.ENTRY_CHARS;
+    if (this.chars + cost > this.maxChars) {
       this.counts.clear();
       this.chars = 0;
     }
     // A copy as the key: a text cut from a larger string (a slice) would keep all of that string alive.
     this.counts.set((' ' + text).slice(1), counted);
-    this.chars += text.length;
+    this.chars += cost;
   }
 }
 
@@ -188,8 +205,9 @@ export function chunkEnd(text: string, start: number): number {
   return before >= 0xd800 && before <= 0xdbff ? max - 1 : max;
 }
 
+/** Units of counting `text` from `start` to `end` in one call: its characters' plus `CALL_UNITS`. */
 function costUnits(text: string, start: number, end: number): number {
-  let units = 0;
+  let units = CALL_UNITS;
   for (let i = start; i < end; i++) units += text.charCodeAt(i) < 128 ? 1 : NON_ASCII_UNITS;
   return units;
 }

@@ -4,7 +4,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHUNK_CHARS, NON_ASCII_UNITS, TextCountCache, chunkEnd, createTokenMeter } from '../../core/bounded-token-count.ts';
+import {
+  CALL_UNITS, CHUNK_CHARS, EXACT_BUDGET_UNITS, NON_ASCII_UNITS, SAMPLE_BUDGET_UNITS, TextCountCache, chunkEnd, createTokenMeter,
+} from '../../core/bounded-token-count.ts';
 
 const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
 let seed = 11;
@@ -101,4 +103,31 @@ test('holds at most its characters: past them it starts over', () => {
   const calls = spent.calls;
   meter().count('a'.repeat(90));
   assert.equal(spent.calls, calls + 1, 'the first text was dropped');
+});
+
+/** `count` distinct three-character texts (letters and digits), the same ones on every call. */
+const tinyTexts = (count: number) => Array.from({ length: count }, (_, i) => i.toString(36).padStart(3, '_'));
+
+test('counts each entry with its overhead: tiny texts fill the cache by number, not only by characters', () => {
+  const { count, spent } = meteredCounter();
+  const cache = new TextCountCache(1_000_000);
+  const texts = tinyTexts(20_000);
+  // 20,000 × 3 characters is far under 1,000,000; with ENTRY_CHARS each costs 67, so the cache started over.
+  for (const text of texts) createTokenMeter(count, undefined, cache).count(text);
+  const calls = spent.calls;
+  createTokenMeter(count, undefined, cache).count(texts[0]!);
+  assert.equal(spent.calls, calls + 1, 'the first text was dropped');
+  assert.ok(1_000_000 / (3 + TextCountCache.ENTRY_CHARS) < texts.length);
+});
+
+test('a request of thousands of tiny texts makes a bounded number of tokenizer calls (CALL_UNITS each)', () => {
+  const { count, spent } = meteredCounter();
+  const meter = createTokenMeter(count);
+  let tokens = 0;
+  for (const text of tinyTexts(12_000)) tokens += meter.count(text);
+  const bound = Math.floor((EXACT_BUDGET_UNITS + SAMPLE_BUDGET_UNITS) / (3 + CALL_UNITS));
+  assert.ok(spent.calls <= bound, `${spent.calls} calls, bound ${bound}`);
+  assert.equal(meter.estimated, true, 'the rest was estimated');
+  // Exactly, each text is 1-3 tokens: the estimate stays in that range.
+  assert.ok(tokens >= 12_000 && tokens <= 36_000, `estimated ${tokens}`);
 });
