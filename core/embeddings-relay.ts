@@ -18,6 +18,7 @@ import { readBodyText } from './upstream.ts';
 import { settleUsage } from './token-estimate.ts';
 import { internalError } from './errors.ts';
 import type { ResponseRenderer } from './dialects/dialect.ts';
+import { servedModelName } from './dialects/model-field.ts';
 import type { ProxyDeps, ResponseHooks } from './proxy.ts';
 
 /** Reads, observes and answers an embeddings body. Throws `GatewayError` before the headers are sent. */
@@ -27,7 +28,7 @@ export async function relayEmbeddings(
 ): Promise<void> {
   const text = await readBodyText(body, deps.maxResponseBytes, call.provider);
   const result = call.codec.decodeEmbeddings(text);
-  ex.modelServed = result.model || null;
+  ex.modelServed = servedModelName(result.model);
   // A count that is not a sane token count is treated as missing and counted locally (as for chat).
   const reported = result.promptTokens;
   if (reported !== null && Number.isSafeInteger(reported) && reported >= 0 && reported <= MAX_REPORTED_TOKENS) {

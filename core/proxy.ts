@@ -32,6 +32,7 @@ import type { Log } from './log.ts';
 import { settleUsage, type TokenEstimator } from './token-estimate.ts';
 import { createByteRedactor, credentialsOf, redactError, redactText } from './redact.ts';
 import type { Dialect, ResponseRenderer } from './dialects/dialect.ts';
+import { servedModelName } from './dialects/model-field.ts';
 import { openAIChat } from './dialects/openai-chat/index.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
 import { createStreamCap, settleOversized } from './stream-cap.ts';
@@ -149,7 +150,7 @@ async function relayCompletion(
   const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
-  ex.modelServed = completion.model || null;
+  ex.modelServed = servedModelName(completion.model);
   if (completion.usage) hooks.usage(ex, completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {
     for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
@@ -483,7 +484,7 @@ function decodeAll(
 
 /** Observes one canonical chunk: the served model, generated text, usage, then the chunk hooks. */
 function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
-  if (ex.modelServed === null && chunk.model) ex.modelServed = chunk.model;
+  if (ex.modelServed === null && chunk.model) ex.modelServed = servedModelName(chunk.model);
   for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
   if (chunk.usage) hooks.usage(ex, chunk.usage);
   hooks.chunk(ex, chunk);

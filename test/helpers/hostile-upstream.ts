@@ -8,6 +8,7 @@
  * - `echo-400`, `echo-429`, `echo-500`: that error status in the API's own error shape, the message
  *   quoting the credential the request carried (`authorization` or `x-api-key`)
  * - `echo-stream`: streams one text delta, then an in-band error event quoting the credential
+ * - `huge-model-name`: a normal answer whose `model` is `HUGE_MODEL_NAME` (100,007 characters)
  * Every other model answers normally with sane usage.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,6 +17,7 @@ import { readSimRequest, closeServer } from './sim-http.ts';
 
 export const HOSTILE_REPLY = 'Hello from a hostile upstream.';
 export const HUGE_TOKENS = 1e22;
+export const HUGE_MODEL_NAME = 'served-' + 'm'.repeat(100_000);
 
 export interface HostileUpstream {
   /** `origin + '/v1'`: the provider's base URL. */
@@ -91,7 +93,7 @@ function streamFrames(api: Api, model: string, outputTokens: number, errorEcho: 
 }
 
 function answer(res: ServerResponse, req: IncomingMessage, api: Api, body: Json): void {
-  const model = String(body.model);
+  const model = body.model === 'huge-model-name' ? HUGE_MODEL_NAME : String(body.model);
   const echo = `Invalid request with key ${credentialOf(req)} (echoed by a careless upstream).`;
   const errorStatus = /^echo-(\d{3})$/.exec(model)?.[1];
   if (errorStatus) {

@@ -61,6 +61,8 @@ function toCompletion(response: ResponseObject, model: string): ChatCompletion {
 
 class ResponsesStreamObserver implements StreamDecoder {
   private finished = false;
+  /** The model `response.created` names (the one serving, e.g. a dated snapshot); the requested one until then. */
+  private served: string | null = null;
 
   constructor(private readonly provider: string, private readonly model: string) {}
 
@@ -81,6 +83,9 @@ class ResponsesStreamObserver implements StreamDecoder {
         this.finished = true;
         return true;
       }
+      case 'response.created':
+        if (typeof data.response?.model === 'string' && data.response.model) this.served = data.response.model;
+        return false;
       case 'response.failed':
       case 'error': {
         const error = data.response?.error ?? data;
@@ -95,7 +100,7 @@ class ResponsesStreamObserver implements StreamDecoder {
     if (!this.finished) throw truncatedStream(this.provider);
   }
 
-  private chunk(delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: string | null, model = this.model): ChatCompletionChunk {
+  private chunk(delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: string | null, model = this.served ?? this.model): ChatCompletionChunk {
     return { id: '', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
   }
 }
