@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeadlineList } from '../../core/deadline-list.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../helpers/sim-http.ts';
 
 test('expires entries in the order they were added, no earlier than their duration', async () => {
   const expired: Array<{ name: string; lateMs: number }> = [];

@@ -13,11 +13,11 @@ import type { BudgetKey } from '../../core/budget-counters.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { createLog } from '../../core/log.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { sleep } from '../helpers/sim-http.ts';
 
 const skip = skipWithoutRedis();
 const logLines: string[] = [];
 const log = createLog('warn', (line) => logLines.push(line));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let redis: RedisServer;
 let conn: RedisConnection;

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { fileLimitWarning, openFilesLimit } from '../../core/connection-limits.ts';
+import { sleep } from '../helpers/sim-http.ts';
 
 interface SlowClient {
   socket: Socket;
@@ -38,8 +39,6 @@ function slowClient(port: number, localAddress: string): SlowClient {
   });
   return client;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const started = Date.now();

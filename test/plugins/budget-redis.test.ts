@@ -20,6 +20,7 @@ import { cliJson } from '../helpers/cli.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 import { openTestStore } from '../helpers/test-store.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { sleep } from '../helpers/sim-http.ts';
 
 const skip = skipWithoutRedis();
 
@@ -107,8 +108,6 @@ async function storedOnce(userId: number, spentNanos: number) {
   }
   return seen;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('budgets shared by three replicas on one Redis', { skip }, () => {
   test('300 requests, 30 at a time, round-robin against a budget of 20: each is served or 402, exactly 20 are served, and the stored spend is the limit and the sum of the logged costs', async () => {
