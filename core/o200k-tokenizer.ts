@@ -80,8 +80,18 @@ export async function loadO200kCounter(jsonUrl: URL | null = DEFAULT_JSON_URL): 
   await nextTurn();
   encoding.countTokens('Warm up.');
   encoding.clearMergeCache();
+  // Cleared only after counts: `Map#clear` allocates a new table, which the long-lived tokenizer then
+  // holds, so every request that counted nothing new would promote one to the old generation.
+  let counted = false;
   return {
-    count: (text) => encoding.countTokens(text, ORDINARY_TEXT),
-    forget: () => encoding.clearMergeCache(),
+    count(text) {
+      counted = true;
+      return encoding.countTokens(text, ORDINARY_TEXT);
+    },
+    forget() {
+      if (!counted) return;
+      counted = false;
+      encoding.clearMergeCache();
+    },
   };
 }
