@@ -6,29 +6,21 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { startHostileUpstream, type HostileUpstream } from '../helpers/hostile-upstream.ts';
+import type { TestGateway } from '../helpers/test-gateway.ts';
+import { startHostileGateway, type HostileGateway } from '../helpers/hostile-upstream.ts';
 import { createByteRedactor, credentialsOf, redactText } from '../../core/redact.ts';
 
 const OPENAI_KEY = 'sk-proj-SHARED0penaiKey0123456789abcdef';
 const ANTHROPIC_KEY = 'sk-ant-api03-SHAREDanthropicKey0123456789';
 
-let upstream: HostileUpstream;
+let hostile: HostileGateway;
 let tg: TestGateway;
 
 before(async () => {
-  upstream = await startHostileUpstream();
-  tg = await startTestGateway({
-    providers: {
-      openai: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: OPENAI_KEY },
-      anthropic: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: ANTHROPIC_KEY },
-    },
-  });
+  hostile = await startHostileGateway({ openaiKey: OPENAI_KEY, anthropicKey: ANTHROPIC_KEY });
+  tg = hostile.tg;
 });
-after(async () => {
-  await tg.close();
-  await upstream.close();
-});
+after(() => hostile.close());
 
 const call = (path: string, body: Record<string, unknown>) => tg.post(path, body);
 

@@ -6,26 +6,18 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { HUGE_MODEL_NAME, startHostileUpstream, type HostileUpstream } from '../helpers/hostile-upstream.ts';
+import type { TestGateway } from '../helpers/test-gateway.ts';
+import { HUGE_MODEL_NAME, startHostileGateway, type HostileGateway } from '../helpers/hostile-upstream.ts';
 import { MAX_MODEL_CHARS } from '../../core/dialects/model-field.ts';
 
-let upstream: HostileUpstream;
+let hostile: HostileGateway;
 let tg: TestGateway;
 
 before(async () => {
-  upstream = await startHostileUpstream();
-  tg = await startTestGateway({
-    providers: {
-      openai: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-openai-model-test' },
-      anthropic: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'sk-ant-model-test' },
-    },
-  });
+  hostile = await startHostileGateway({ openaiKey: 'sk-openai-model-test', anthropicKey: 'sk-ant-model-test' });
+  tg = hostile.tg;
 });
-after(async () => {
-  await tg.close();
-  await upstream.close();
-});
+after(() => hostile.close());
 
 const messages = [{ role: 'user', content: 'Say hello.' }];
 const cases: Array<[string, string, Record<string, unknown>]> = [

@@ -7,34 +7,25 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import type { TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { startHostileUpstream, type HostileUpstream } from '../helpers/hostile-upstream.ts';
+import { startHostileGateway, type HostileGateway } from '../helpers/hostile-upstream.ts';
 import { invalidUsageField, MAX_REPORTED_TOKENS, tokenCountsOf } from '../../core/chat-types.ts';
 import { costOf, partNanos } from '../../core/cost.ts';
 import type { ModelPrice } from '../../core/price-table.ts';
 
-let upstream: HostileUpstream;
+let hostile: HostileGateway;
 let tg: TestGateway;
 
 before(async () => {
-  upstream = await startHostileUpstream();
   const dataDir = await dataDirWithPrices([
     { model: 'huge-usage', provider: 'openai', input: 1, output: 2 },
     { model: 'anthropic/huge-usage', provider: 'anthropic', input: 1, output: 2 },
   ]);
-  tg = await startTestGateway({
-    dataDir,
-    providers: {
-      openai: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-openai-usage-test' },
-      anthropic: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'sk-ant-usage-test' },
-    },
-  });
+  hostile = await startHostileGateway({ openaiKey: 'sk-openai-usage-test', anthropicKey: 'sk-ant-usage-test', dataDir });
+  tg = hostile.tg;
 });
-after(async () => {
-  await tg.close();
-  await upstream.close();
-});
+after(() => hostile.close());
 
 const call = (path: string, body: Record<string, unknown>) => tg.post(path, body);
 

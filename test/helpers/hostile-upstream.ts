@@ -14,6 +14,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, closeServer } from './sim-http.ts';
+import { startTestGateway, type TestGateway } from './test-gateway.ts';
 
 export const HOSTILE_REPLY = 'Hello from a hostile upstream.';
 export const HUGE_TOKENS = 1e22;
@@ -128,4 +129,31 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { baseUrl: `${origin}/v1`, close: () => closeServer(server) };
+}
+
+/** A test gateway whose `openai` and `anthropic` providers are both one hostile upstream. `close` stops both. */
+export interface HostileGateway {
+  readonly upstream: HostileUpstream;
+  readonly tg: TestGateway;
+  close(): Promise<void>;
+}
+
+/** Starts the hostile upstream and a test gateway in front of it (`dataDir`: e.g. one with prices). */
+export async function startHostileGateway(options: { openaiKey: string; anthropicKey: string; dataDir?: string }): Promise<HostileGateway> {
+  const upstream = await startHostileUpstream();
+  const tg = await startTestGateway({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    providers: {
+      openai: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: options.openaiKey },
+      anthropic: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: options.anthropicKey },
+    },
+  });
+  return {
+    upstream,
+    tg,
+    async close() {
+      await tg.close();
+      await upstream.close();
+    },
+  };
 }
