@@ -31,6 +31,7 @@
  * exhaustive). Texts within the exact budget are off only by chunk cuts (+0.1% on 20,000 characters
  * of English). Work per request, measured: ~5-15 ms where the exact count took 0.1-1.2 s.
  */
+import { ownString } from './own-string.ts';
 
 /** Characters per chunk given to the BPE: bounds its quadratic cost per pre-token. */
 export const CHUNK_CHARS = 128;
@@ -103,7 +104,7 @@ export class TextCountCache {
       this.chars = 0;
     }
     // A copy as the key: a text cut from a larger string (a slice) would keep all of that string alive.
-    this.counts.set((' ' + text).slice(1), counted);
+    this.counts.set(ownString(text), counted);
     this.chars += cost;
   }
 }

@@ -24,7 +24,8 @@ import { runInNewContext } from 'node:vm';
 /** Quiet time after listening before the start-up memory is given back. */
 export const START_UP_IDLE_MS = 3_000;
 
-type GcFunction = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+/** V8's `gc` (`--expose-gc`); with no options a full, synchronous collection. */
+export type GcFunction = (options?: { type: 'major'; execution: 'sync'; flavor?: 'last-resort' }) => void;
 
 /** V8 12+ (Node 22+) has the `last-resort` flavour; see above for Node 20. */
 const HAS_LAST_RESORT_GC = Number(process.versions.v8.split('.')[0]) >= 12;
@@ -35,16 +36,23 @@ let released = false;
 export function releaseStartUpMemory(): number | null {
   if (released) return null;
   released = true;
-  setFlagsFromString('--expose-gc');
-  let gc: GcFunction;
-  try {
-    gc = runInNewContext('gc') as GcFunction;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
-  }
+  const gc = exposedGc();
   const started = performance.now();
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   return performance.now() - started;
+}
+
+/**
+ * V8's `gc` without starting the process with `--expose-gc`: taken from a throw-away context made
+ * while the flag is set, and the flag is set back at once (no `gc` on the global).
+ */
+export function exposedGc(): GcFunction {
+  setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as GcFunction;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
 }
 
 /**

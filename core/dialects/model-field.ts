@@ -12,6 +12,7 @@
  * so it is cut to the same length (`servedModelName`).
  */
 import type { JsonSchema } from '../json-schema.ts';
+import { ownString } from '../own-string.ts';
 
 /** Longest `model` value a request may carry, characters. */
 export const MAX_MODEL_CHARS = 256;
@@ -34,5 +35,5 @@ export function modelField(example: string): JsonSchema {
  */
 export function servedModelName(name: string | null | undefined): string | null {
   if (!name) return null;
-  return name.length <= MAX_MODEL_CHARS ? name : (' ' + name.slice(0, MAX_MODEL_CHARS)).slice(1);
+  return name.length <= MAX_MODEL_CHARS ? name : ownString(name.slice(0, MAX_MODEL_CHARS));
 }

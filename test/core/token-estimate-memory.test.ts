@@ -7,18 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Exchange } from '../../core/exchange.ts';
 import { loadTokenEstimator } from '../../core/token-estimate.ts';
-
-/** A full GC on demand without starting the process with --expose-gc. */
-function forcedGc(): () => void {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  setFlagsFromString('--no-expose-gc');
-  return gc;
-}
+import { exposedGc } from '../../core/start-up-memory.ts';
 
 let seed = 7;
 const letter = () => String.fromCharCode(97 + ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 26));
@@ -34,7 +25,7 @@ function prompt(): string {
 
 test('200 distinct 100 KB prompts counted leave no more than a few MB of heap behind', async () => {
   const estimator = await loadTokenEstimator();
-  const gc = forcedGc();
+  const gc = exposedGc();
   const counts: number[] = [];
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
