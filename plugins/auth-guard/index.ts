@@ -4,8 +4,9 @@
  * `invalid_api_key`, whose message says what was wrong when it can tell (a provider's key sent to the
  * gateway, a missing `Bearer `: `key-advice.ts`); a disabled user gets 403 `permission_denied`.
  *
- * Lookups are by SHA-256 of the key and cached (misses too, so guessing costs no queries). The cache
- * is cleared whenever another process commits to the database (`store.onExternalChange`), so a key
+ * Lookups are by SHA-256 of the key and cached, misses too (a client retrying a wrong key costs no
+ * query), but apart: a flood of random keys evicts only other misses, never a known key, whose every
+ * request would otherwise hash and query again. The caches are cleared whenever another process commits to the database (`store.onExternalChange`), so a key
  * revoked with the CLI stops working within about 250 ms on SQLite (its change poll) and as soon as
  * the CLI's NOTIFY arrives on PostgreSQL. A cache miss is a synchronous statement on SQLite and one
  * awaited query on PostgreSQL (`key-store.ts`).
@@ -73,12 +74,18 @@ function toRecord(row: KeyRow | undefined): KeyRecord | false {
 function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
   const { store, log } = ctx;
   const keys = createKeyStore(store);
-  const cache = new LRUCache<string, KeyRecord | false>({ max: config.cacheSize });
+  const known = new LRUCache<string, KeyRecord>({ max: config.cacheSize });
+  const unknown = new LRUCache<string, true>({ max: config.cacheSize });
+  const remember = (hash: string, record: KeyRecord | false) => {
+    if (record) known.set(hash, record);
+    else unknown.set(hash, true);
+  };
   // A lookup that started before a change must not cache what it read: it may be the old row.
   let generation = 0;
   const unsubscribe = store.onExternalChange(() => {
     generation++;
-    cache.clear();
+    known.clear();
+    unknown.clear();
   });
 
   const lastUsed = new Map<number, number>();
@@ -98,18 +105,19 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
 
   /** The key's record; synchronous on a cache hit and on SQLite. */
   function find(hash: string): KeyRecord | false | Promise<KeyRecord | false> {
-    const cached = cache.get(hash);
-    if (cached !== undefined) return cached;
+    const cached = known.get(hash);
+    if (cached) return cached;
+    if (unknown.get(hash)) return false;
     const row = keys.lookup(hash);
     if (!(row instanceof Promise)) {
       const record = toRecord(row);
-      cache.set(hash, record);
+      remember(hash, record);
       return record;
     }
     const startedAt = generation;
     return row.then((found) => {
       const record = toRecord(found);
-      if (startedAt === generation) cache.set(hash, record);
+      if (startedAt === generation) remember(hash, record);
       return record;
     });
   }

@@ -11,7 +11,7 @@ export const authGuardSchema: JsonSchema = {
   properties: {
     cacheSize: {
       type: 'integer', minimum: 1, default: 10_000,
-      description: 'How many key lookups (hits and misses) to keep in memory. Entries are dropped within ~250 ms of any change made by another process (CLI).',
+      description: 'How many known keys to keep in memory, and as many unknown ones apart (a flood of random keys never evicts a known one). Entries are dropped within ~250 ms of any change made by another process (CLI).',
     },
     lastUsedFlushMs: {
       type: 'integer', minimum: 100, default: 1_000,
