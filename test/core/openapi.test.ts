@@ -16,6 +16,7 @@ import { chatCompletionRequestSchema } from '../../core/dialects/openai-chat/req
 import { toJsonSchema2020 } from '../../core/json-schema-2020.ts';
 import { acceptsGzip, ifNoneMatchHits } from '../../core/static-asset.ts';
 import type { OpenApiDocument, OpenApiOperation } from '../../core/openapi.ts';
+import { NEW_ORIGINS_PER_MINUTE } from '../../core/api-docs.ts';
 
 let sim: OpenAISimulator;
 let tg: TestGateway;
@@ -127,6 +128,19 @@ describe('GET /api/openapi.json', () => {
     assert.deepEqual(((await odd.json()) as OpenApiDocument).servers.map((s) => s.url), ['/api']);
     const plain = await fetch(`${origin}/api/openapi.json`);
     assert.deepEqual(((await plain.json()) as OpenApiDocument).servers.map((s) => s.url), [`${origin}/api`], 'other origins did not leak into this one');
+  });
+
+  test(`builds documents for at most ${NEW_ORIGINS_PER_MINUTE} new origins a minute; beyond, the relative one (random Host headers cost nothing more)`, async () => {
+    const servers: string[] = [];
+    for (let i = 0; i < NEW_ORIGINS_PER_MINUTE + 5; i++) {
+      const res = await fetch(`${origin}/api/openapi.json`, { headers: { 'x-forwarded-host': `h${i}.example.com` } });
+      servers.push(((await res.json()) as OpenApiDocument).servers[0]!.url);
+    }
+    assert.ok(servers.filter((url) => url !== '/api').length <= NEW_ORIGINS_PER_MINUTE, servers.join(' '));
+    assert.deepEqual(servers.slice(-5), Array(5).fill('/api'));
+    assert.ok(servers.every((url, i) => url === '/api' || url === `http://h${i}.example.com/api`), servers.join(' '));
+    const plain = await fetch(`${origin}/api/openapi.json`);
+    assert.deepEqual(((await plain.json()) as OpenApiDocument).servers.map((s) => s.url), [`${origin}/api`], 'an origin already built keeps its document');
   });
 
   test('answers 304 to a matching If-None-Match', async () => {
