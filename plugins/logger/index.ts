@@ -1,6 +1,7 @@
 /**
- * logger: records one `llm_requests` row per chat completion that got past authentication, denials
- * and errors included (it is the outermost plugin after auth-guard, so it sees the final outcome).
+ * logger: records one `llm_requests` row per model call that got past authentication, denials and
+ * errors included, a body the gateway refused too (it is the outermost plugin after auth-guard, so it
+ * sees the final outcome).
  * Writing happens in the background, never on the response path: the plugin owns the write-behind
  * queue (`core/write-behind.ts`) and offers it as the `writeBehind` service, so the budget's spend
  * of a request commits in the same transaction as its log row. Durability window: `flushIntervalMs`
@@ -82,6 +83,9 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
   });
   return {
     name: 'logger',
+    // Reads nothing of the body: the body is parsed after it, so a request whose body fails (malformed
+    // JSON, a wrong type, too large) is logged too, with its 400 or 413.
+    headersOnly: true,
     onResponseEnd(ex) {
       // Model calls, and a user's requests to endpoints that do not exist (a wrong base URL shows in
       // their log); anonymous probes of unknown paths write nothing, so strangers cannot fill the table.

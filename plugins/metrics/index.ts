@@ -79,6 +79,8 @@ function createMetricsPlugin(config: MetricsConfig, ctx: PluginContext): Plugin<
   return {
     name: 'metrics',
     createState: () => ({ error: null }),
+    // Reads nothing of the body: a request refused for its body (400, 413) is counted too.
+    headersOnly: true,
     // Never denies, so this plugin is entered, and its onResponseEnd runs, for every request counted here.
     onRequest() {
       metrics.totals.inFlight++;

@@ -2,7 +2,8 @@
  * Request bodies built to crash a validator or translator answer 400 `invalid_request` in the
  * dialect's shape, never 500 (issue 14 item 11): JSON nested 10,000+ levels deep (anywhere in the
  * body), an `image_url` content part without its `image_url`, and a `model` longer than
- * `MAX_MODEL_CHARS` (what the gateway tracks per model would keep each such name).
+ * `MAX_MODEL_CHARS` (what the gateway tracks per model would keep each such name). A body refused
+ * after authentication is logged for its user like any other failed request.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -106,4 +107,28 @@ describe('a model name over MAX_MODEL_CHARS', () => {
     assert.notEqual(json.error?.code, 'invalid_request', JSON.stringify(json));
     assert.ok(status === 200 || status === 404, `status ${status}: ${JSON.stringify(json)}`);
   });
+});
+
+describe('a body the gateway refuses, from a known key', () => {
+  const cases: Array<[string, string, string]> = [
+    ['malformed JSON on chat', '/chat/completions', '{"model":"openai/gpt-4o-mini","messages":['],
+    ['a wrong type on Messages', '/messages', '{"model":"anthropic/claude-sonnet-4-5","max_tokens":"many","messages":[{"role":"user","content":"hi"}]}'],
+    ['a model over the bound on Responses', '/responses', JSON.stringify({ model: `openai/${'m'.repeat(MAX_MODEL_CHARS)}`, input: 'hi' })],
+  ];
+  for (const [name, path, body] of cases) {
+    test(`is logged for its user with its 400 (${name})`, async () => {
+      const res = await fetch(`${tg.gateway.origin}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tg.apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body,
+      });
+      assert.equal(res.status, 400);
+      const row = await tg.logRow(res.headers.get('x-request-id')!);
+      assert.equal(row.status, 400);
+      assert.equal(row.error_code, 'invalid_request');
+      assert.equal(row.gateway_user_id, tg.userId);
+      assert.equal(row.api_key_id, tg.keyId);
+      assert.equal(row.model_requested, null);
+    });
+  }
 });

@@ -52,6 +52,9 @@ describe('GET /metrics through the gateway', () => {
     // A provider-prefixed model is forwarded even when unlisted; this one the upstream does not know.
     await assert.rejects(tg.client.chat.completions.create({ model: 'openai/sim-404', messages }), { status: 404 });
     await tg.client.models.list();
+    // A body refused after authentication (malformed JSON) is counted too.
+    const refused = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${tg.apiKey}`, 'content-type': 'application/json' }, body: '{"model":' });
+    assert.equal(refused.status, 400);
     // Response-end hooks run after the client has its answer: wait until every request was recorded.
     for (let i = 0; ; i++) {
       scrape = await fetch(`${tg.gateway.origin}/metrics`);
@@ -76,6 +79,7 @@ describe('GET /metrics through the gateway', () => {
   });
 
   test('counts requests by operation, provider, model and status', () => {
+    assert.equal(values.get(req('', '', 400)), 1, 'the request refused for its body');
     assert.equal(values.get(req('openai', 'gpt-4o-mini', 200)), 2);
     assert.equal(values.get(req('openai', '', 502)), 1);
     assert.equal(values.get(req('', '', 404)), 1);
