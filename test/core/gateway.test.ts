@@ -164,9 +164,17 @@ describe('routing', () => {
 });
 
 describe('requests the gateway refuses itself', () => {
-  test('a body over maxBodyBytes is 413 request_too_large', async () => {
-    const err = await errorOf(await chat({ model: 'openai/gpt-4o-mini', padding: 'x'.repeat(4096) }));
+  test('a body over maxBodyBytes is 413 request_too_large, logged for the key that sent it', async () => {
+    const res = await chat({ model: 'openai/gpt-4o-mini', padding: 'x'.repeat(4096) });
+    const requestId = res.headers.get('x-request-id')!;
+    const err = await errorOf(res);
     assert.deepEqual([err.status, err.code], [413, 'request_too_large']);
+    let row;
+    for (let i = 0; i < 100 && !row; i++) {
+      row = await gateway.store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+      if (!row) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual([row?.status, row?.error_code, row?.api_key_id !== null], [413, 'request_too_large', true]);
   });
 
   test('an unknown path is 404 and a wrong method 405, both with x-request-id', async () => {
