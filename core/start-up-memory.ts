@@ -4,8 +4,8 @@
  *
  * Why: start-up (compiling the bundle, seeding the price table) leaves V8's young generation grown
  * (32 MB), and at rest nothing shrinks it reliably. Node 24's V8 does not run a full GC at the end of
- * start-up, so its memory reducer never starts: 117 MB at rest against 87–89 MB after this (README
- * Performance, "What the seventh round changed"). There one memory-reducing GC (V8's `last-resort`
+ * start-up, so its memory reducer never starts: 117 MB at rest against 87–89 MB after this
+ * (docs/performance-history.md, seventh round). There one memory-reducing GC (V8's `last-resort`
  * flavour: full GCs until nothing more is freed, then the freed pages go back to the OS) does what
  * the memory reducer would have done. Node 20's memory reducer does start, but it shrinks only when
  * the allocation rate it measures is low, and start-up's allocations stay in that measure until the

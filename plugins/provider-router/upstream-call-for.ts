@@ -47,8 +47,8 @@ type RebuildableCall = UpstreamCall & { builtFrom: CallInputs };
  * `rebuild` and `withOutputCap` are two functions shared by every call, reading the call's
  * `builtFrom`, not two closures made per request: on Node 22+ (V8's Maglev compiler), the closures
  * made here for every request kept each request's objects alive through young-generation GCs, and
- * promoted them (2.3 KiB a request at one connection on Node 24, 0.06 without; README Performance,
- * "What the seventh round changed").
+ * promoted them (2.3 KiB a request at one connection on Node 24, 0.06 without;
+ * docs/performance-history.md, seventh round).
  */
 export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[] = []): ModelCall {
   const call = buildCall(ex, provider, options, embedders);
