@@ -100,6 +100,7 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     await dialog.getByLabel('Email').fill('alice@example.com');
     await dialog.getByLabel('Budget (USD)').fill('5');
     await dialog.getByLabel('Budget period').selectOption('monthly');
+    await dialog.getByLabel('Concurrent requests').fill('3');
     await dialog.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('heading', { name: 'e2e-alice' }).waitFor();
     userUrl = page.url();
@@ -107,6 +108,8 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     const stored = await tg.gateway.store.db.selectFrom('gateway_users').selectAll().where('name', '=', 'e2e-alice').executeTakeFirstOrThrow();
     assert.equal(stored.budget_limit_micros, 5_000_000);
     assert.equal(stored.email, 'alice@example.com');
+    assert.equal(stored.max_concurrent, 3);
+    assert.match(await page.locator('.stat', { hasText: 'Concurrent requests' }).innerText(), /^Concurrent requests\s+3$/);
   });
 
   test('the budget\'s reset time is shown in the budget\'s time zone, named', async () => {

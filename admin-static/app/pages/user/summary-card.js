@@ -50,6 +50,7 @@ export function SummaryCard({ user, timeZone }) {
       <//>
       <${Stat} label="Requests per minute">${limitText(user.rpm, 'rpm')}<//>
       <${Stat} label="Tokens per minute">${limitText(user.tpm, 'tpm')}<//>
+      <${Stat} label="Concurrent requests">${user.max_concurrent == null ? html`<span class="muted">Gateway default</span>` : formatNumber(user.max_concurrent)}<//>
       <${Stat} label="API keys">${formatNumber(user.key_count)}<//>
       <${Stat} label="Last used" sub=${user.last_used_at ? formatDateTime(user.last_used_at) : null}>
         ${user.last_used_at ? formatRelative(user.last_used_at) : html`<span class="muted">Never</span>`}

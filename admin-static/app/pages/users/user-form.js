@@ -1,6 +1,6 @@
 /**
  * The create / edit form of a gateway user, in a modal. Validates on the client first (name
- * required, budget ≥ 0 or empty for no limit, rpm/tpm positive whole numbers or empty), then shows
+ * required, budget ≥ 0 or empty for no limit, rpm/tpm/concurrency positive whole numbers or empty), then shows
  * the server's 400 on the field its `param` names and a 409 (name taken) on Name.
  */
 import { useForm } from '../../components/use-form.js';
@@ -9,7 +9,7 @@ import { html, Modal, Field } from '../../components.js';
 import { parseAmount, parseWholeNumber, apiErrorToFields, focusFirstInvalid, fieldDomId } from './form-values.js';
 import { FormError } from './form-error.js';
 
-const FIELD_ORDER = ['name', 'email', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'disabled'];
+const FIELD_ORDER = ['name', 'email', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'disabled'];
 const PARAMS = Object.fromEntries(FIELD_ORDER.map((k) => [k, k]));
 const PERIODS = [
   ['daily', 'Daily'],
@@ -27,6 +27,7 @@ function initialValues(user) {
     budget_period: user?.budget_period ?? 'monthly',
     rpm: user?.rpm == null ? '' : String(user.rpm),
     tpm: user?.tpm == null ? '' : String(user.tpm),
+    max_concurrent: user?.max_concurrent == null ? '' : String(user.max_concurrent),
     disabled: Boolean(user?.disabled),
   };
 }
@@ -44,6 +45,8 @@ function validate(v) {
   if (rpm.error) errors.rpm = rpm.error;
   const tpm = parseWholeNumber(v.tpm);
   if (tpm.error) errors.tpm = tpm.error;
+  const maxConcurrent = parseWholeNumber(v.max_concurrent);
+  if (maxConcurrent.error) errors.max_concurrent = maxConcurrent.error;
   const body = {
     name,
     email: email || null,
@@ -51,6 +54,7 @@ function validate(v) {
     budget_period: v.budget_period,
     rpm: rpm.value ?? null,
     tpm: tpm.value ?? null,
+    max_concurrent: maxConcurrent.value ?? null,
     disabled: v.disabled,
   };
   return { body, errors };
@@ -149,6 +153,9 @@ export function UserFormModal({ user, onClose, onSaved }) {
             ${input('tpm', { inputMode: 'numeric', placeholder: 'No limit' })}
           <//>
         </div>
+        <${Field} label="Concurrent requests" id=${id('max_concurrent')} error=${errors.max_concurrent} hint="Requests in flight at once, streams included. Empty: the gateway's default (rate-limit defaultMaxConcurrent, 64 unless configured).">
+          ${input('max_concurrent', { inputMode: 'numeric', placeholder: 'Gateway default' })}
+        <//>
         ${editing &&
         html`<div class="field field-check">
           <label class="check">
