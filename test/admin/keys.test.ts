@@ -21,7 +21,7 @@ import { authGuard } from '../../plugins/auth-guard/index.ts';
 import { TEST_TICKET_TTL_MS } from '../../core/services.ts';
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { GatewayError } from '../../core/errors.ts';
+import { authRefusal } from '../helpers/auth-guard.ts';
 
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
 const EVIL = { origin: 'http://evil.example' };
@@ -316,16 +316,7 @@ describe('auth-guard test tickets', () => {
   const exchange = (token: string) =>
     ({ headers: { authorization: `Bearer ${token}` }, startedAtMs: ticketClock() }) as unknown as Exchange;
 
-  async function refusal(token: string): Promise<number | null> {
-    try {
-      const ex = exchange(token);
-      await plugin.onRequest!(ex, undefined);
-      return null;
-    } catch (err) {
-      assert.ok(err instanceof GatewayError);
-      return err.status;
-    }
-  }
+  const refusal = (token: string) => authRefusal(plugin, token, ticketClock());
 
   test('a ticket authenticates once as its key', async () => {
     const ticket = (await issue(keyId))!;

@@ -17,8 +17,7 @@ import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey, revokeApiKey } from '../../core/api-keys.ts';
 import { authGuard } from '../../plugins/auth-guard/index.ts';
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
-import type { Exchange } from '../../core/exchange.ts';
-import { GatewayError } from '../../core/errors.ts';
+import { authRefusal } from '../helpers/auth-guard.ts';
 
 const CACHE_SIZE = 4;
 let store: Store;
@@ -35,17 +34,7 @@ after(async () => {
   await store.close();
 });
 
-/** The status auth-guard refuses `key` with, or null when it admits it. */
-async function refusal(key: string): Promise<number | null> {
-  const ex = { headers: { authorization: `Bearer ${key}` }, startedAtMs: clock() } as unknown as Exchange;
-  try {
-    await plugin.onRequest!(ex, undefined);
-    return null;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError);
-    return err.status;
-  }
-}
+const refusal = (key: string) => authRefusal(plugin, key, clock());
 
 test('random keys, many more than the cache holds, leave a known key cached', async () => {
   const user = await createGatewayUser(store.db, { name: 'cached' });
