@@ -5,11 +5,12 @@
  * gateway, a missing `Bearer `: `key-advice.ts`); a disabled user gets 403 `permission_denied`.
  *
  * Lookups are by SHA-256 of the key and cached, misses too (a client retrying a wrong key costs no
- * query), but apart: a flood of random keys evicts only other misses, never a known key, whose every
- * request would otherwise hash and query again. The caches are cleared whenever another process commits to the database (`store.onExternalChange`), so a key
- * revoked with the CLI stops working within about 250 ms on SQLite (its change poll) and as soon as
- * the CLI's NOTIFY arrives on PostgreSQL. A cache miss is a synchronous statement on SQLite and one
- * awaited query on PostgreSQL (`key-store.ts`).
+ * query), but apart: a flood of random keys evicts only other misses, never a known key, whose
+ * every request would otherwise hash and query again. The caches are cleared whenever another
+ * process commits to the database (`store.onExternalChange`), so a key revoked with the CLI stops
+ * working within about 250 ms on SQLite (its change poll) and as soon as the CLI's NOTIFY arrives
+ * on PostgreSQL. A cache miss is a synchronous statement on SQLite and one awaited query on
+ * PostgreSQL (`key-store.ts`).
  *
  * It also offers the `authGuard` service (core `services.ts`): single-use test tickets that stand for
  * a key for one request, for the admin key test (the key itself is never stored, so nothing else could

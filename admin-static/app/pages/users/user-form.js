@@ -1,7 +1,7 @@
 /**
  * The create / edit form of a gateway user, in a modal. Validates on the client first (name
- * required, budget ≥ 0 or empty for no limit, rpm/tpm/concurrency positive whole numbers or empty), then shows
- * the server's 400 on the field its `param` names and a 409 (name taken) on Name.
+ * required, budget ≥ 0 or empty for no limit, rpm/tpm/concurrency positive whole numbers or empty),
+ * then shows the server's 400 on the field its `param` names and a 409 (name taken) on Name.
  */
 import { useForm } from '../../components/use-form.js';
 import { api } from '../../api.js';
