@@ -24,6 +24,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { createGcraLimiter } from './gcra.ts';
 import { createOpenApiBuilder } from './openapi.ts';
 import type { RouteDeclaration } from './routes.ts';
 import { createStaticAsset, sendStaticAsset, type StaticAsset } from './static-asset.ts';
@@ -141,14 +142,10 @@ export function apiDocsRoutes(declared: readonly RouteDeclaration[]): Record<str
     return asset;
   };
 
-  let windowStartMs = 0;
-  let builtInWindow = 0;
-  /** Whether one more origin's document may be built now (`NEW_ORIGINS_PER_MINUTE`). */
-  const mayBuild = (): boolean => {
-    const nowMs = Date.now();
-    if (nowMs - windowStartMs >= 60_000) [windowStartMs, builtInWindow] = [nowMs, 0];
-    return builtInWindow++ < NEW_ORIGINS_PER_MINUTE;
-  };
+  // Builds for new origins, as the rate limits count requests: a burst of the minute's allowance,
+  // then one more every 60 s / NEW_ORIGINS_PER_MINUTE.
+  const builds = createGcraLimiter({ limit: NEW_ORIGINS_PER_MINUTE, periodMs: 60_000 });
+  const mayBuild = (): boolean => builds.tryTake('', 1, Date.now()).allowed;
 
   const documentFor = (origin: string): StaticAsset => createStaticAsset(JSON.stringify(build(origin)), {
     'content-type': 'application/json',

@@ -15,6 +15,7 @@ import { createApiKey } from '../../core/api-keys.ts';
 import { createLog } from '../../core/log.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 let sim: OpenAISimulator;
 let gateway: RunningGateway;
@@ -169,12 +170,10 @@ describe('requests the gateway refuses itself', () => {
     const requestId = res.headers.get('x-request-id')!;
     const err = await errorOf(res);
     assert.deepEqual([err.status, err.code], [413, 'request_too_large']);
-    let row;
-    for (let i = 0; i < 100 && !row; i++) {
-      row = await gateway.store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
-      if (!row) await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.deepEqual([row?.status, row?.error_code, row?.api_key_id !== null], [413, 'request_too_large', true]);
+    await eventually(async () => {
+      const row = await gateway.store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+      assert.deepEqual([row?.status, row?.error_code, row?.api_key_id !== null], [413, 'request_too_large', true]);
+    });
   });
 
   test('an unknown path is 404 and a wrong method 405, both with x-request-id', async () => {

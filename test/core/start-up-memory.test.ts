@@ -1,7 +1,8 @@
 /**
- * The memory-reducing GC after start-up (`core/start-up-memory.ts`; two on Node 20): cancelled by a request,
- * run once when the server stays quiet, and it shrinks a grown young generation back. Each test file
- * runs in its own process, so the once-per-process state starts fresh here.
+ * The memory-reducing GC after start-up (`core/start-up-memory.ts`; two on Node 20): cancelled by a
+ * request, run once when the server stays quiet, and (asserted on Node 22+) it shrinks a grown young
+ * generation back. Each test file runs in its own process, so the once-per-process state starts
+ * fresh here.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
