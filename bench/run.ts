@@ -20,7 +20,9 @@
  * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500), BENCH_PINNED (1/0),
  * BENCH_WITHOUT (plugins to leave out of the chain, comma-separated: the cost of each plugin),
  * BENCH_SCENARIOS (e.g. `json-50,sse-50`; default all four), BENCH_JSON (write the summary there),
- * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_IDLE_WAIT_S (default 25).
+ * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_IDLE_WAIT_S (default 25),
+ * BENCH_FLOOR=1 (also run the floor, `floor-proxy.ts`: the ceiling plus the work no accounting
+ * gateway can skip; its rows, its ratios to the ceiling and Tollgate's to it are printed too).
  * The last line is always `BENCH_SUMMARY <json>` (`BenchSummary` below): compare runs with it.
  */
 import { execFileSync } from 'node:child_process';
@@ -52,12 +54,16 @@ function canPin(): boolean {
   }
 }
 
-type Target = 'direct' | 'ceiling' | 'tollgate';
+const FLOOR = process.env.BENCH_FLOOR === '1';
+type Target = 'direct' | 'ceiling' | 'floor' | 'tollgate';
+/** The targets of this run, in the order they are loaded. */
+const TARGETS: readonly Target[] = FLOOR ? ['direct', 'ceiling', 'floor', 'tollgate'] : ['direct', 'ceiling', 'tollgate'];
 interface ScenarioSummary {
   name: string;
   stream: boolean;
   connections: number;
-  results: Record<Target, RunResult>;
+  /** `floor` only with BENCH_FLOOR=1. */
+  results: Record<Exclude<Target, 'floor'>, RunResult> & { floor?: RunResult };
 }
 
 /** The JSON summary (`BENCH_SUMMARY`); field names are stable across runs. */
@@ -71,8 +77,9 @@ export interface BenchSummary {
   /** 1 s after start (what `idleRssMb` was before 2026-11-27): start-up's garbage not yet given back. */
   startRssMb?: { ceiling: number; tollgate: number };
   scenarios: ScenarioSummary[];
-  addedLatencyMs: { ceiling: number; tollgate: number };
-  addedTtftMs: { ceiling: number; tollgate: number };
+  /** Over a direct call; `floor` only with BENCH_FLOOR=1. */
+  addedLatencyMs: { ceiling: number; tollgate: number; floor?: number };
+  addedTtftMs: { ceiling: number; tollgate: number; floor?: number };
 }
 
 const SCENARIOS = [
@@ -106,6 +113,11 @@ async function main(): Promise<void> {
     const ceiling = await launch([process.execPath, '--import', 'tsx', 'bench/ceiling-proxy.ts'],
       { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench' }, /listening on (http:\/\/\S+)/);
     started.push(ceiling);
+    const floor = FLOOR
+      ? await launch([process.execPath, '--import', 'tsx', 'bench/floor-proxy.ts'],
+        { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench', FLOOR_CLIENT_KEY: key }, /listening on (http:\/\/\S+)/)
+      : null;
+    if (floor) started.push(floor);
     // Started as `npx tollgate serve` starts it: the executable bin. (--cpu-prof is refused in
     // NODE_OPTIONS: profiling runs the bin with an explicit node.)
     const bin = join(root, 'bin', 'tollgate.js');
@@ -127,6 +139,7 @@ async function main(): Promise<void> {
     const targets: Record<Target, { url: string; headers: Record<string, string>; model: string; pid: number | null }> = {
       direct: { url: `${simBase}/chat/completions`, headers: { ...json, authorization: 'Bearer sk-bench' }, model: 'gpt-4o-mini', pid: null },
       ceiling: { url: ceiling.match[1]!, headers: json, model: 'gpt-4o-mini', pid: ceiling.proc.pid! },
+      floor: { url: floor?.match[1] ?? '', headers: { ...json, authorization: `Bearer ${key}` }, model: 'openai/gpt-4o-mini', pid: floor?.proc.pid ?? null },
       tollgate: { url: `${gateway.match[1]}/api/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, model: 'openai/gpt-4o-mini', pid: gateway.proc.pid! },
     };
     // Every leg asks for usage, as the gateway does upstream: the same bytes on the upstream leg.
@@ -141,31 +154,36 @@ async function main(): Promise<void> {
     out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99 ms | CPU µs/req | vs ceiling | peak RSS MB');
     const scenarios: ScenarioSummary[] = [];
     for (const s of SCENARIOS) {
-      const results = {} as Record<Target, RunResult>;
-      for (const name of ['direct', 'ceiling', 'tollgate'] as const) {
+      const results = {} as ScenarioSummary['results'];
+      for (const name of TARGETS) {
         const t = targets[name];
         results[name] = await load(t.url, t.headers, bodyFor(t.model, s.stream), s.connections, t.pid, DURATION_S);
       }
       scenarios.push({ ...s, results });
-      for (const name of ['direct', 'ceiling', 'tollgate'] as const) {
-        const r = results[name];
+      for (const name of TARGETS) {
+        const r = results[name]!;
         const cpu = r.cpuUsPerRequest === null ? '' : r.cpuUsPerRequest.toFixed(0);
-        const cpuRatio = name === 'tollgate' ? (r.cpuUsPerRequest! / results.ceiling.cpuUsPerRequest!).toFixed(2) : '';
+        const cpuRatio = name === 'tollgate' || name === 'floor' ? (r.cpuUsPerRequest! / results.ceiling.cpuUsPerRequest!).toFixed(2) : '';
         out(`${s.name.padEnd(8)} | ${name.padEnd(8)} | ${r.rps.toFixed(0).padStart(6)} | ${(r.rps / results.direct.rps).toFixed(2).padStart(9)} | ` +
           `${(r.rps / results.ceiling.rps).toFixed(2).padStart(10)} | ${`${r.p50Ms}/${r.p99Ms}`.padStart(10)} | ${cpu.padStart(10)} | ` +
           `${cpuRatio.padStart(10)} | ${r.maxRssMb === null ? '' : r.maxRssMb.toFixed(0).padStart(11)}${r.errors ? `  (${r.errors} errors)` : ''}`);
       }
+      if (results.floor) {
+        out(`${s.name.padEnd(8)} | tollgate ÷ floor: ${(results.tollgate.rps / results.floor.rps).toFixed(2)} of its req/s, ` +
+          `${(results.tollgate.cpuUsPerRequest! / results.floor.cpuUsPerRequest!).toFixed(2)}× its CPU per request`);
+      }
     }
     const sequential = async (stream: boolean, until: 'end' | 'first-token') => {
-      const ms: Record<Target, number> = { direct: 0, ceiling: 0, tollgate: 0 };
-      for (const name of ['direct', 'ceiling', 'tollgate'] as const) {
+      const ms: Record<Target, number> = { direct: 0, ceiling: 0, floor: 0, tollgate: 0 };
+      for (const name of TARGETS) {
         const t = targets[name];
         ms[name] = await sequentialMedianMs(t.url, t.headers, bodyFor(t.model, stream), until, SEQUENTIAL_SAMPLES);
       }
+      const added = (name: Target) => `${name} ${ms[name].toFixed(3)} ms (+${(ms[name] - ms.direct).toFixed(3)})`;
       out(`${until === 'end' ? 'non-stream latency' : 'time to first token'} (median of ${SEQUENTIAL_SAMPLES}, 1 connection): ` +
-        `direct ${ms.direct.toFixed(3)} ms, ceiling ${ms.ceiling.toFixed(3)} ms (+${(ms.ceiling - ms.direct).toFixed(3)}), ` +
-        `tollgate ${ms.tollgate.toFixed(3)} ms (+${(ms.tollgate - ms.direct).toFixed(3)})`);
-      return { ceiling: ms.ceiling - ms.direct, tollgate: ms.tollgate - ms.direct };
+        `direct ${ms.direct.toFixed(3)} ms, ${TARGETS.slice(1).map(added).join(', ')}`);
+      const over = { ceiling: ms.ceiling - ms.direct, tollgate: ms.tollgate - ms.direct };
+      return FLOOR ? Object.assign(over, { floor: ms.floor - ms.direct }) : over;
     };
     const addedLatencyMs = await sequential(false, 'end');
     const addedTtftMs = await sequential(true, 'first-token');
