@@ -24,6 +24,7 @@ const PRICES = {
   'text-embedding-3-small': 0.02,
   'bge-m3': 0.01,
   'gemini-embedding-001': 0.15,
+  'text-embedding-004': 0.025,
   'mistral-embed': 0.1,
   'nomic-embed-text': 0.05,
   'pricey-embed': 1000,
@@ -151,6 +152,17 @@ describe('embeddings translated for Gemini, Mistral and Ollama', () => {
     assert.equal(result.object, 'list');
     assert.equal(result.model, 'gemini-embedding-001');
     await assertBilled(requestId, { provider: 'gemini', model: 'gemini/gemini-embedding-001', promptTokens, usdPerMillion: PRICES['gemini-embedding-001'], estimated: true });
+  });
+
+  test('Gemini: an unprefixed embedding model routes there from its discovered list (embedContent models are listed)', async () => {
+    const listed = await tg.client.models.list();
+    assert.ok(listed.data.some((m) => m.id === 'gemini/text-embedding-004'), 'the embedding model is in the catalog');
+    const { result, requestId } = await embed(tg.client, { model: 'text-embedding-004', input: 'no prefix' });
+    assert.deepEqual(result.data.map((d) => d.embedding), [simEmbedding('no prefix')]);
+    assert.deepEqual(lastRequest(gemini.requests, '/v1beta/models/text-embedding-004:batchEmbedContents').body, {
+      requests: [{ model: 'models/text-embedding-004', content: { parts: [{ text: 'no prefix' }] } }],
+    });
+    await assertBilled(requestId, { provider: 'gemini', model: 'text-embedding-004', promptTokens: tokens.count('no prefix'), usdPerMillion: PRICES['text-embedding-004'], estimated: true });
   });
 
   test('Mistral: output_dimension, no encoding_format upstream; the gateway encodes the SDK\'s base64', async () => {

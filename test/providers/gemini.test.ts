@@ -495,10 +495,10 @@ describe('gemini: upstream errors', () => {
 });
 
 describe('gemini: model discovery', () => {
-  test('GET /api/v1/models lists generateContent models from every page, prefixed', async () => {
+  test('GET /api/v1/models lists generateContent and embedContent models from every page, prefixed', async () => {
     const listed = await client.models.list();
     const ids = listed.data.map((m) => m.id).filter((id) => id.startsWith('g'));
-    assert.deepEqual(ids.sort(), ['gemini/gemini-2.0-flash-lite', 'gemini/gemini-2.5-flash', 'gemini/gemini-2.5-pro', 'gemini/sim-tool']);
+    assert.deepEqual(ids.sort(), ['gemini/gemini-2.0-flash-lite', 'gemini/gemini-2.5-flash', 'gemini/gemini-2.5-pro', 'gemini/sim-tool', 'gemini/text-embedding-004']);
     const pages = sim.requests.filter((r) => r.method === 'GET' && r.headers['x-goog-api-key'] === KEY);
     assert.deepEqual(pages.slice(0, 3).map((r) => r.query.pageToken ?? null), [null, 'Mg', 'NA']);
     assert.ok(pages.every((r) => r.path === '/v1beta/models' && r.query.pageSize === '1000'));
@@ -518,7 +518,7 @@ describe('gemini: model discovery', () => {
       const provider = new GeminiProvider('gemini', { type: 'gemini', baseUrl: sim.baseUrl, apiKey: KEY }, upstream);
       const models = await provider.listModels({ apiKey: KEY, baseUrl: sim.baseUrl, source: 'shared' });
       assert.deepEqual(models[0], { id: 'gemini-2.5-flash', created: 0, owned_by: 'google', display_name: 'Gemini 2.5 Flash' });
-      assert.equal(models.length, 4);
+      assert.equal(models.length, 5);
       const bad = await provider.testCredential({ apiKey: 'bad-key', baseUrl: sim.baseUrl, source: 'user' });
       assert.equal(bad.ok, false);
       const down = await provider.testCredential({ apiKey: KEY, baseUrl: downSim.baseUrl, source: 'user' });

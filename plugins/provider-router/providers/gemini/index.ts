@@ -56,6 +56,11 @@ interface GeminiModelList {
  * Gemini Developer API provider. `buildChatCall` throws 400 (`invalid_request`, naming the
  * parameter) for requests it cannot honour; the codec maps answers per the module doc.
  */
+/** The `supportedGenerationMethods` of the models the catalog lists: chat and embeddings. */
+function isServedMethod(method: unknown): boolean {
+  return method === 'generateContent' || method === 'embedContent';
+}
+
 export class GeminiProvider extends ProviderService {
   readonly name = 'Google Gemini';
 
@@ -100,7 +105,11 @@ export class GeminiProvider extends ProviderService {
     };
   }
 
-  /** `GET {base}/models`, following `nextPageToken`; keeps the models that serve `generateContent`. */
+  /**
+   * `GET {base}/models`, following `nextPageToken`; keeps the models that serve `generateContent`
+   * (chat) or `embedContent` (embeddings: `text-embedding-004`, `gemini-embedding-001`), so an
+   * unprefixed embedding model routes here as OpenAI's and Mistral's do (their lists have both kinds).
+   */
   async listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {
     const base = credential.baseUrl.replace(/\/+$/, '');
     const entries: CatalogEntry[] = [];
@@ -112,7 +121,7 @@ export class GeminiProvider extends ProviderService {
         throw malformedResponse(this.id, 'a model list without "models"');
       }
       for (const m of list.models ?? []) {
-        if (typeof m?.name !== 'string' || !Array.isArray(m.supportedGenerationMethods) || !m.supportedGenerationMethods.includes('generateContent')) continue;
+        if (typeof m?.name !== 'string' || !Array.isArray(m.supportedGenerationMethods) || !m.supportedGenerationMethods.some(isServedMethod)) continue;
         const entry: CatalogEntry = { id: m.name.replace(/^models\//, ''), created: 0, owned_by: 'google' };
         if (typeof m.displayName === 'string' && m.displayName) entry.display_name = m.displayName;
         entries.push(entry);
