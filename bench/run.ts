@@ -127,9 +127,16 @@ async function main(): Promise<void> {
     const gateway = await launch(
       [...entry, 'serve', '--port', '0', '--data-dir', dataDir, '--config', manifestPath],
       { OPENAI_BASE_URL: simBase, OPENAI_API_KEY: 'sk-bench', TOLLGATE_ADMIN_PASSWORD: 'bench-admin-password' },
-      /listening on (http:\/\/\S+)/,
+      // The banner is one write: its `Running:` line says whether the bin chose the bundle.
+      /listening on (http:\/\/\S+)[\s\S]*?Running: +(.+)/,
     );
     started.push(gateway);
+    // An edited source file makes the bin run the sources through tsx instead of the bundle (a
+    // stale dist/ is never run), which costs far more a request: numbers that measure nothing.
+    if (!gateway.match[2]!.startsWith('bundle')) {
+      throw new Error(`the gateway runs from ${gateway.match[2]}, not the bundle: dist/ is older than a source file. ` +
+        'Run `npm run build` first (`npm run bench` does).');
+    }
     await new Promise((r) => setTimeout(r, 1000));
     const startRssMb = { ceiling: rssMb(ceiling.proc.pid!), tollgate: rssMb(gateway.proc.pid!) };
     await new Promise((r) => setTimeout(r, Math.max(0, IDLE_WAIT_S - 1) * 1000));
