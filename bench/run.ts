@@ -20,7 +20,8 @@
  * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500), BENCH_PINNED (1/0),
  * BENCH_WITHOUT (plugins to leave out of the chain, comma-separated: the cost of each plugin),
  * BENCH_SCENARIOS (e.g. `json-50,sse-50`; default all four), BENCH_JSON (write the summary there),
- * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_IDLE_WAIT_S (default 25),
+ * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_NODE_FLAGS (more flags
+ * for the gateway's node, space-separated, e.g. `--trace-gc-nvp`), BENCH_IDLE_WAIT_S (default 25),
  * BENCH_FLOOR=1 (also run the floor, `floor-proxy.ts`: the ceiling plus the work no accounting
  * gateway can skip; its rows, its ratios to the ceiling and Tollgate's to it are printed too).
  * The last line is always `BENCH_SUMMARY <json>` (`BenchSummary` below): compare runs with it.
@@ -121,9 +122,11 @@ async function main(): Promise<void> {
     // Started as `npx tollgate serve` starts it: the executable bin. (--cpu-prof is refused in
     // NODE_OPTIONS: profiling runs the bin with an explicit node.)
     const bin = join(root, 'bin', 'tollgate.js');
-    const entry = process.env.BENCH_CPU_PROF
-      ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, bin]
-      : [bin];
+    const nodeFlags = [
+      ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ];
+    const entry = nodeFlags.length > 0 ? [process.execPath, ...nodeFlags, bin] : [bin];
     const gateway = await launch(
       [...entry, 'serve', '--port', '0', '--data-dir', dataDir, '--config', manifestPath],
       { OPENAI_BASE_URL: simBase, OPENAI_API_KEY: 'sk-bench', TOLLGATE_ADMIN_PASSWORD: 'bench-admin-password' },
