@@ -185,7 +185,8 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       if (pendingBody) await readBody();
       entered = router.index;
       if (ex.refusal) throw ex.refusal;
-      const routed: ModelCall | Reply = await router.fn(ex, stateOf(ex, router.index));
+      const routing = router.fn(ex, stateOf(ex, router.index));
+      const routed: ModelCall | Reply = isPromise(routing) ? await routing : routing;
       entered = plugins.length;
       if (isReply(routed)) {
         answer(ex, res, routed, entered, false);

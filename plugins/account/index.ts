@@ -86,9 +86,10 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
 
   return {
     name: 'account',
-    async onRequest(ex) {
+    // Not async: every request passes here, and only `GET /api/account` needs a promise.
+    onRequest(ex) {
       if (ex.operation !== 'account.get' || !ex.principal) return;
-      return reply(200, await account(ex));
+      return account(ex).then((body) => reply(200, body));
     },
   };
 }

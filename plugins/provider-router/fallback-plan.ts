@@ -45,23 +45,47 @@ export interface AttemptDeps {
 }
 
 /**
- * The first attempt's call, with the plan for the next ones attached (`call.fallback`). Throws the
- * first deployment's error when no deployment can take the request.
+ * The first attempt's call, with the plan for the next ones attached (`call.fallback`). Throws (or
+ * rejects with) the first deployment's error when no deployment can take the request. Synchronous
+ * while `deps.build` is (a `provider/model` target with cached credentials: almost every request),
+ * so the pipeline spends no promise on it (`core/maybe-promise.ts`).
  */
-export async function firstAttempt(ex: Exchange, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps): Promise<ModelCall> {
+export function firstAttempt(ex: Exchange, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps): MaybePromise<ModelCall> {
   let firstError: unknown = null;
   for (let i = 0; i < deployments.length; i++) {
+    let built: MaybePromise<ModelCall>;
     try {
-      const call = await deps.build(deployments[i]!);
-      state.release = deps.picker.begin(deployments[i]!);
-      // Even a single slot has a plan: it reports the failure and may retry on another pooled key.
-      call.fallback = createPlan(deployments, i, state, deps);
-      return call;
+      built = deps.build(deployments[i]!);
+      if (!(built instanceof Promise)) return withPlan(built, i, deployments, state, deps);
+    } catch (err) {
+      firstError ??= err;
+      continue;
+    }
+    return builtLater(built, i, firstError, deployments, state, deps);
+  }
+  throw firstError;
+}
+
+/** `firstAttempt` once a build returned a promise: awaits it, and the later deployments' builds. */
+async function builtLater(
+  built: Promise<ModelCall>, index: number, firstError: unknown, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps,
+): Promise<ModelCall> {
+  for (let i = index; i < deployments.length; i++) {
+    try {
+      return withPlan(await (i === index ? built : deps.build(deployments[i]!)), i, deployments, state, deps);
     } catch (err) {
       firstError ??= err;
     }
   }
   throw firstError;
+}
+
+/** The first attempt's call on `deployments[index]`: counted in flight, with its fallback plan. */
+function withPlan(call: ModelCall, index: number, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps): ModelCall {
+  state.release = deps.picker.begin(deployments[index]!);
+  // Even a single slot has a plan: it reports the failure and may retry on another pooled key.
+  call.fallback = createPlan(deployments, index, state, deps);
+  return call;
 }
 
 interface Slot {

@@ -9,7 +9,7 @@
  * the model and provider endpoints from the discovered catalog (`catalog.ts`, persisted by core
  * `model-catalog-store.ts`): `GET /api/v1/models`, `GET /api/models`, `GET /api/providers/{provider}`.
  */
-import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import type { Plugin, PluginContext, Reply } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { providerRouterRoutes } from './routes.ts';
 import { upstreamCallFor } from './upstream-call-for.ts';
@@ -273,24 +273,59 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     });
   }
 
+  /** The catalog endpoints: `GET /models`, `GET /models/{model}`, the priced catalog. */
+  async function listing(ex: Exchange): Promise<Reply> {
+    if (ex.operation === 'models.list') return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
+    if (ex.operation === 'models.retrieve') {
+      const requested = ex.params.model ?? '';
+      const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), groups), requested);
+      if (!model) throw modelNotFound(requested);
+      return reply(200, model);
+    }
+    const lists = await catalogFor(ex).all();
+    await ctx.services.get('pricing')?.ready();
+    return reply(200, modelCatalog(lists, prices));
+  }
+
+  /** A model call once its deployments are known: a local token count, or the first attempt. */
+  function routeModelCall(ex: Exchange, state: RouterState, found: Deployment[]): MaybePromise<ModelCall | Reply> {
+    const { usable: deployments, forced } = health.arrange(found);
+    state.forced = forced;
+    // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
+    // local tokenizer answers it (for a group: as its first deployment would).
+    if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody) return countOrCall(ex, state, deployments);
+    return firstCall(ex, state, deployments);
+  }
+
+  async function countOrCall(ex: Exchange, state: RouterState, deployments: Deployment[]): Promise<ModelCall | Reply> {
+    const { provider } = await prepare(ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
+    if (!provider.nativeDialects.has(ex.dialect!.id)) {
+      if (ex.untranslatable) throw ex.untranslatable;
+      await ctx.tokens.ready();
+      return reply(200, ex.dialect!.tokenCountBody!(ctx.tokens.promptTokens(ex)));
+    }
+    return firstCall(ex, state, deployments);
+  }
+
+  function firstCall(ex: Exchange, state: RouterState, deployments: Deployment[]): MaybePromise<ModelCall> {
+    return firstAttempt(ex, deployments, state, {
+      picker, retry: config.retry, retryOnStatus, sleep,
+      build: (deployment) => attempt(ex, deployment, state),
+      settle: (failedEx, failed) => settleFailed(failedEx, failed, state),
+    });
+  }
+
   return {
     name: 'provider-router',
     createState: () => ({ release: null, ticket: null, triedKeys: new Set(), forced: null, error: null }),
-    async route(ex: Exchange, state: RouterState) {
+    // Not async: a model call to a `provider/model` target with cached credentials is routed without
+    // a promise (`core/maybe-promise.ts`); the listing endpoints and token counts are.
+    route(ex: Exchange, state: RouterState) {
       switch (ex.operation) {
         case 'models.list':
-          return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
-        case 'models.retrieve': {
-          const requested = ex.params.model ?? '';
-          const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), groups), requested);
-          if (!model) throw modelNotFound(requested);
-          return reply(200, model);
-        }
-        case 'models.catalog': {
-          const lists = await catalogFor(ex).all();
-          await ctx.services.get('pricing')?.ready();
-          return reply(200, modelCatalog(lists, prices));
-        }
+        case 'models.retrieve':
+        case 'models.catalog':
+          return listing(ex);
         case 'providers.get':
           return describeProvider(ex);
         default:
@@ -298,24 +333,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           // other plugins are answered by them earlier in the chain.
           if (!ex.request) throw routeNotFound(ex.method, ex.path);
       }
-      const request = ex.request;
-      const { usable: deployments, forced } = health.arrange(await deploymentsFor(ex, request.model));
-      state.forced = forced;
-      // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
-      // local tokenizer answers it (for a group: as its first deployment would).
-      if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody) {
-        const { provider } = await prepare(ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
-        if (!provider.nativeDialects.has(ex.dialect.id)) {
-          if (ex.untranslatable) throw ex.untranslatable;
-          await ctx.tokens.ready();
-          return reply(200, ex.dialect.tokenCountBody(ctx.tokens.promptTokens(ex)));
-        }
-      }
-      return firstAttempt(ex, deployments, state, {
-        picker, retry: config.retry, retryOnStatus, sleep,
-        build: (deployment) => attempt(ex, deployment, state),
-        settle: (failedEx, failed) => settleFailed(failedEx, failed, state),
-      });
+      return then(deploymentsFor(ex, ex.request.model), (found) => routeModelCall(ex, state, found));
     },
     onError(_ex, state, error) {
       state.error = error;
