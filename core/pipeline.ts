@@ -163,16 +163,17 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
 
   async function run(ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
     let entered = 0;
+    // The body is read once, when the first plugin that may need it is reached (inline, not a helper:
+    // a closure and a promise fewer per request).
     let pendingBody = loadBody;
-    const readBody = async () => {
-      entered = bodyAt;
-      const load = pendingBody!;
-      pendingBody = undefined;
-      await load();
-    };
     try {
       for (const step of onRequest) {
-        if (pendingBody && step.index >= bodyAt) await readBody();
+        if (pendingBody && step.index >= bodyAt) {
+          entered = bodyAt;
+          const load = pendingBody;
+          pendingBody = undefined;
+          await load();
+        }
         entered = step.index;
         const returned = step.fn(ex, stateOf(ex, step.index));
         const result = isPromise(returned) ? await returned : returned;
@@ -182,7 +183,12 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
           return;
         }
       }
-      if (pendingBody) await readBody();
+      if (pendingBody) {
+        entered = bodyAt;
+        const load = pendingBody;
+        pendingBody = undefined;
+        await load();
+      }
       entered = router.index;
       if (ex.refusal) throw ex.refusal;
       const routing = router.fn(ex, stateOf(ex, router.index));
