@@ -297,6 +297,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     return firstCall(ex, state, deployments);
   }
 
+  /** A token-count request: the local tokenizer answers unless the provider counts in the client's dialect. */
   async function countOrCall(ex: Exchange, state: RouterState, deployments: Deployment[]): Promise<ModelCall | Reply> {
     const { provider } = await prepare(ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
     if (!provider.nativeDialects.has(ex.dialect!.id)) {
@@ -307,6 +308,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     return firstCall(ex, state, deployments);
   }
 
+  /** The first attempt over `deployments`, with this request's build and settle steps. */
   function firstCall(ex: Exchange, state: RouterState, deployments: Deployment[]): MaybePromise<ModelCall> {
     return firstAttempt(ex, deployments, state, {
       picker, retry: config.retry, retryOnStatus, sleep,

@@ -52,15 +52,15 @@ interface GeminiModelList {
   nextPageToken?: unknown;
 }
 
-/**
- * Gemini Developer API provider. `buildChatCall` throws 400 (`invalid_request`, naming the
- * parameter) for requests it cannot honour; the codec maps answers per the module doc.
- */
 /** The `supportedGenerationMethods` of the models the catalog lists: chat and embeddings. */
 function isServedMethod(method: unknown): boolean {
   return method === 'generateContent' || method === 'embedContent';
 }
 
+/**
+ * Gemini Developer API provider. `buildChatCall` throws 400 (`invalid_request`, naming the
+ * parameter) for requests it cannot honour; the codec maps answers per the module doc.
+ */
 export class GeminiProvider extends ProviderService {
   readonly name = 'Google Gemini';
 
