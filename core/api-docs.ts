@@ -157,13 +157,14 @@ export function apiDocsRoutes(declared: readonly RouteDeclaration[]): Record<str
   }, true);
   /** The document with the relative server URL: for odd hosts, and once new origins are over budget. */
   let relative: StaticAsset | null = null;
+  const relativeDocument = (): StaticAsset => (relative ??= documentFor(''));
 
   const serveDocument: LocalRoute = (req, res, requestId) => {
     const origin = requestOrigin(req);
-    let document = origin === '' ? (relative ??= documentFor('')) : documents.get(origin);
+    let document = origin === '' ? relativeDocument() : documents.get(origin);
     if (!document) {
       if (mayBuild()) documents.set(origin, (document = documentFor(origin)));
-      else document = relative ??= documentFor('');
+      else document = relativeDocument();
     }
     return sendStaticAsset(req, res, document, requestId);
   };
