@@ -41,7 +41,7 @@ export function adminsCommand(): Command {
   addDataDirOption(admins.command('list').description('list admins'))
     .option('--json', 'print JSON')
     .action(async (options: AdminOptions) => {
-      const rows = await withStore(options, (store) => listAdmins(store.db));
+      const rows = await withStore(options, (store) => listAdmins(store.db), 'reads');
       if (options.json) printJson(rows);
       else printTable(rows, ['id', 'username', 'created_at']);
     });

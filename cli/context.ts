@@ -20,18 +20,22 @@ const stderrWarnings = {
 };
 
 /**
- * Opens the store for one command and closes it afterwards. On PostgreSQL the command then tells
- * running gateways that the data changed (NOTIFY): their caches (auth-guard's keys, credentials,
- * prices, budgets) listen with `onExternalChange`, and unlike SQLite's `data_version` poll nothing else
- * would tell them, so a `keys revoke` would not reach them. Sent after failures too: a command may have
- * written before it failed.
+ * Opens the store for one command and closes it afterwards. On PostgreSQL a command that writes
+ * (`access: 'writes'`, the default) then tells running gateways that the data changed (NOTIFY): their
+ * caches (auth-guard's keys, credentials, prices, budgets) listen with `onExternalChange`, and unlike
+ * SQLite's `data_version` poll nothing else would tell them, so a `keys revoke` would not reach them.
+ * Sent after failures too: a command may have written before it failed. A command that only reads
+ * (`'reads'`: the `list` and `show` commands) tells nothing: every gateway would drop and reload its
+ * caches for it, so a `users list` run from a cron job would empty them every minute.
  */
-export async function withStore<T>(options: { dataDir?: string; config?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  options: { dataDir?: string; config?: string }, fn: (store: Store) => Promise<T>, access: 'writes' | 'reads' = 'writes',
+): Promise<T> {
   const store = await openGatewayStore(resolveDataDir(options.dataDir), { url: cliDatabaseUrl(options.config), log: stderrWarnings });
   try {
     return await fn(store);
   } finally {
-    if (store.engine === 'postgres') await announceChange(store);
+    if (store.engine === 'postgres' && access === 'writes') await announceChange(store);
     await store.close();
   }
 }

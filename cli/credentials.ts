@@ -49,7 +49,7 @@ export function credentialsCommand(): Command {
     .requiredOption('--user <id|name>', 'the gateway user')
     .option('--json', 'print JSON')
     .action(async (options: CredentialOptions) => {
-      const rows = await withStore(options, async (store) => listProviderCredentials(store.db, (await requireUser(store, options.user!)).id));
+      const rows = await withStore(options, async (store) => listProviderCredentials(store.db, (await requireUser(store, options.user!)).id), 'reads');
       if (options.json) printJson(rows);
       else printTable(rows, ['provider', 'hint', 'base_url', 'updated_at']);
     });

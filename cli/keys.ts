@@ -51,7 +51,7 @@ export function keysCommand(): Command {
       const rows = await withStore(options, async (store) => {
         const userId = options.user === undefined ? undefined : (await requireUser(store, options.user)).id;
         return listApiKeys(store.db, userId);
-      });
+      }, 'reads');
       if (options.json) printJson(rows.map(({ gateway_user_id, ...rest }) => ({ ...rest, user_id: gateway_user_id })));
       else printTable(rows, ['id', 'gateway_user_id', 'name', 'key_prefix', 'status', 'created_at', 'last_used_at', 'expires_at']);
     });

@@ -58,7 +58,7 @@ export function modelsCommand(registry: PluginRegistry): Command {
     .option('--provider <id>', 'only this provider')
     .option('--json', 'print JSON')
     .action(async (options: ModelsOptions) => {
-      const lists = await withStore(options, (store) => loadPersistedCatalog(store));
+      const lists = await withStore(options, (store) => loadPersistedCatalog(store), 'reads');
       const rows = [...lists].flatMap(([provider, list]) =>
         options.provider && provider !== options.provider
           ? []

@@ -108,7 +108,7 @@ export function pricingCommand(registry: PluginRegistry): Command {
   addDataDirOption(pricing.command('list').description('list stored prices'))
     .option('--json', 'print JSON')
     .action(async (options: PricingOptions) => {
-      const rows = await withStore(options, (store) => listPrices(store.db));
+      const rows = await withStore(options, (store) => listPrices(store.db), 'reads');
       if (options.json) printJson(rows);
       else printTable(rows, COLUMNS);
     });

@@ -80,7 +80,7 @@ export function usersCommand(): Command {
   addDataDirOption(users.command('list').description('list gateway users'))
     .option('--json', 'print JSON')
     .action(async (options: UserOptions) => {
-      const rows = await withStore(options, (store) => listGatewayUsers(store.db));
+      const rows = await withStore(options, (store) => listGatewayUsers(store.db), 'reads');
       if (options.json) printJson(rows);
       else printTable(rows, COLUMNS);
     });
@@ -88,7 +88,7 @@ export function usersCommand(): Command {
   addDataDirOption(users.command('show').description('show one gateway user').argument('<id|name>'))
     .option('--json', 'print JSON')
     .action(async (idOrName: string, options: UserOptions) => {
-      const user = await withStore(options, (store) => requireUser(store, idOrName));
+      const user = await withStore(options, (store) => requireUser(store, idOrName), 'reads');
       if (options.json) printJson(user);
       else printRecord(user);
     });

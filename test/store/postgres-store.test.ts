@@ -12,6 +12,7 @@ import { openStore, readMigrations } from '../../core/db.ts';
 import { openPostgresStore, redactDatabaseUrl } from '../../core/postgres-store.ts';
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { cliJson } from '../helpers/cli.ts';
 import { createMetricsRegistry } from '../../core/metrics.ts';
 import { startGateway } from '../../core/gateway.ts';
 import { validateManifest } from '../../core/manifest.ts';
@@ -111,6 +112,41 @@ describe('PostgreSQL store', { skip }, () => {
       assert.equal(heardByA, sentByA);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('a CLI command that only reads tells the running gateways nothing; one that writes tells them', async () => {
+    const url = await server.createDatabase();
+    const [gateway, other] = await Promise.all([openPostgresStore(url), openPostgresStore(url)]);
+    try {
+      let heard = 0;
+      let waiter: (() => void) | null = null;
+      gateway.onExternalChange(() => {
+        heard++;
+        waiter?.();
+      });
+      const nextChange = () => new Promise<void>((resolve) => (waiter = resolve));
+      // The feed connects in the background: another process notifies until it is heard.
+      const connected = nextChange();
+      const timer = setInterval(() => other.notifyChange(), 50);
+      await connected;
+      clearInterval(timer);
+      await new Promise((r) => setTimeout(r, 200));
+      const cli = (args: string[]) => cliJson(args, { dataDir: tempDir(), env: { TOLLGATE_DATABASE_URL: url } });
+      await cli(['users', 'create', '--name', 'ada']);
+      heard = 0;
+      for (const args of [['users', 'list'], ['users', 'show', 'ada'], ['keys', 'list'], ['pricing', 'list'], ['models', 'list'], ['admins', 'list']]) await cli(args);
+      // Notifications arrive in the order they were sent: once this one is heard, any a read had sent was too.
+      const marker = nextChange();
+      other.notifyChange();
+      await marker;
+      assert.equal(heard, 1, 'only the marker was heard: the read-only commands notified nothing');
+      const updated = nextChange();
+      await cli(['users', 'update', 'ada', '--rpm', '5']);
+      await updated;
+      assert.equal(heard, 2);
+    } finally {
+      await Promise.all([gateway.close(), other.close()]);
     }
   });
 
