@@ -18,9 +18,16 @@ export interface RunResult {
   maxRssMb: number | null;
 }
 
-/** A 1 s warm-up (JIT, keep-alive pools), then `durationS` of POSTs on `connections` connections. */
+/**
+ * Seconds of unmeasured load before each run (`BENCH_WARMUP_S`, default 1): the JIT's tiers, the
+ * keep-alive pools, the tokenizer's first load. A gateway started a second ago costs ~30 % more a
+ * request in its first seconds than once its hot functions are optimized.
+ */
+export const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
+
+/** A warm-up (`WARMUP_S`), then `durationS` of POSTs on `connections` connections. */
 export async function load(url: string, headers: Record<string, string>, body: string, connections: number, pid: number | null, durationS: number): Promise<RunResult> {
-  await autocannon({ url, method: 'POST', headers, body, connections, duration: 1 });
+  if (WARMUP_S > 0) await autocannon({ url, method: 'POST', headers, body, connections, duration: WARMUP_S });
   const ticksBefore = pid ? cpuTicks(pid) : 0;
   let maxRss = 0;
   const sampler = pid ? setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 250) : null;

@@ -9,7 +9,15 @@
  * again), and reports each one's median, so a machine that drifts during the run moves every variant
  * alike; on a noisy machine single runs differ by ±40 µs, three rounds bring that well down.
  *
- * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED), and BENCH_ROUNDS.
+ * The last variant leaves out every plugin but the router (no auth, accounting or log): what the
+ * gateway's own request path costs (server, pipeline, validation, routing, translation), to set
+ * beside the floor of `BENCH_FLOOR=1 npm run bench`.
+ *
+ * Each gateway is loaded for BENCH_WARMUP_S (default here 4) before a run is measured: started a
+ * second earlier, it is still loading the tokenizer and optimizing its hot functions, which cost its
+ * first run ~30 % more a request than the same chain once warm.
+ *
+ * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED, BENCH_WARMUP_S), and BENCH_ROUNDS.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,17 +26,23 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultManifest } from '../core/default-manifest.ts';
 import type { BenchSummary } from './run.ts';
+import { median } from './stats.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-costs-'));
 
+function labelOf(without: string): string {
+  if (!without) return 'every plugin';
+  return without === routerOnly ? 'only provider-router' : `without ${without}`;
+}
+
 function run(without: string): BenchSummary {
   const file = join(dir, `${without || 'all'}.json`);
-  process.stderr.write(`bench:plugins: ${without ? `without ${without}` : 'every plugin'}\n`);
+  process.stderr.write(`bench:plugins: ${labelOf(without)}\n`);
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
+    env: { ...process.env, BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
   });
   if (result.status !== 0) throw new Error(`bench without "${without}" failed (${result.status})`);
   return JSON.parse(readFileSync(file, 'utf8')) as BenchSummary;
@@ -47,14 +61,10 @@ const figures = (s: BenchSummary, name: string): Figures => {
   return { cpu: t.tollgate.cpuUsPerRequest!, rps: t.tollgate.rps, ceilingCpu: t.ceiling.cpuUsPerRequest! };
 };
 
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-/** Per variant ('' = every plugin), per scenario: the figures of each round. */
-const variants = ['', ...defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router')];
+/** Per variant ('' = every plugin, else the plugins left out), per scenario: the figures of each round. */
+const optional = defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router');
+const routerOnly = optional.join(',');
+const variants = ['', ...optional, routerOnly];
 const rounds = new Map(variants.map((v) => [v, { json: [] as Figures[], sse: [] as Figures[], node: '', pinned: false, durationS: 0 }]));
 
 try {
@@ -77,7 +87,7 @@ try {
   for (const without of variants) {
     const r = rounds.get(without)!;
     const [j, e] = [of(r.json, 'cpu'), of(r.sse, 'cpu')];
-    out(`${(without ? `without ${without}` : 'every plugin').padEnd(28)} | ${j.toFixed(0).padStart(14)} | ${(jsonAll - j).toFixed(0).padStart(5)} | ` +
+    out(`${labelOf(without).padEnd(28)} | ${j.toFixed(0).padStart(14)} | ${(jsonAll - j).toFixed(0).padStart(5)} | ` +
       `${of(r.json, 'rps').toFixed(0).padStart(4)} | ${e.toFixed(0).padStart(13)} | ${(sseAll - e).toFixed(0).padStart(5)} | ${of(r.sse, 'rps').toFixed(0)}`);
   }
   out(`(ceiling proxy in the whole-chain runs: ${of(all.json, 'ceilingCpu').toFixed(0)} µs/request JSON)`);

@@ -17,7 +17,11 @@
  * latency and time to first token are medians of sequential requests on one connection, timed here
  * with performance.now() (autocannon's percentiles are whole milliseconds).
  *
- * Env: BENCH_DURATION_S (default 5), BENCH_SEQUENTIAL_SAMPLES (default 500), BENCH_PINNED (1/0),
+ * Env: BENCH_DURATION_S (default 5), BENCH_WARMUP_S (unmeasured load before each run, default 1),
+ * BENCH_SEQUENTIAL_SAMPLES (default 500), BENCH_PINNED (1/0), BENCH_ROUNDS (default 1: each scenario's runs and
+ * the latency medians are made that many times, the targets alternating, and each figure reported is
+ * the median of its rounds, the peak RSS their maximum: a VM whose speed drifts moves every target
+ * alike, and one slow second no longer decides a ratio),
  * BENCH_WITHOUT (plugins to leave out of the chain, comma-separated: the cost of each plugin),
  * BENCH_SCENARIOS (e.g. `json-50,sse-50`; default all four), BENCH_JSON (write the summary there),
  * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_NODE_FLAGS (more flags
@@ -36,10 +40,12 @@ import { createGatewayUser } from '../core/gateway-users.ts';
 import { createApiKey } from '../core/api-keys.ts';
 import { defaultManifest } from '../core/default-manifest.ts';
 import { startProcess, stopProcess, rssMb, type Started } from './processes.ts';
-import { load, sequentialMedianMs, type RunResult } from './load.ts';
+import { load, sequentialMedianMs, WARMUP_S, type RunResult } from './load.ts';
+import { median } from './stats.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
+const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 1)));
 const IDLE_WAIT_S = Number(process.env.BENCH_IDLE_WAIT_S ?? 25);
 const WITHOUT = (process.env.BENCH_WITHOUT ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -72,6 +78,8 @@ export interface BenchSummary {
   node: string;
   pinned: boolean;
   durationS: number;
+  /** BENCH_ROUNDS when above 1: every figure is the median of that many alternating runs (peak RSS: the maximum). */
+  rounds?: number;
   without: string[];
   /** At rest: `BENCH_IDLE_WAIT_S` after start, before any request. */
   idleRssMb: { ceiling: number; tollgate: number };
@@ -91,6 +99,20 @@ const SCENARIOS = [
 ].filter((s) => !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.split(',').includes(s.name));
 
 const messages = [{ role: 'user', content: 'Say hello' }];
+
+/** One target's runs of a scenario as one result: medians, the peak RSS their maximum, errors summed. */
+function combined(runs: readonly RunResult[]): RunResult {
+  if (runs.length === 1) return runs[0]!;
+  const of = (key: 'rps' | 'p50Ms' | 'p99Ms' | 'requests') => median(runs.map((r) => r[key]));
+  const cpu = runs.map((r) => r.cpuUsPerRequest);
+  const rss = runs.map((r) => r.maxRssMb);
+  return {
+    rps: of('rps'), p50Ms: of('p50Ms'), p99Ms: of('p99Ms'), requests: of('requests'),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    cpuUsPerRequest: cpu.includes(null) ? null : median(cpu as number[]),
+    maxRssMb: rss.includes(null) ? null : Math.max(...(rss as number[])),
+  };
+}
 
 async function main(): Promise<void> {
   const pinned = canPin();
@@ -157,18 +179,23 @@ async function main(): Promise<void> {
       JSON.stringify(stream ? { model, messages, stream: true, stream_options: { include_usage: true } } : { model, messages });
 
     const out = (line: string) => process.stdout.write(line + '\n');
-    out(`Tollgate benchmark: ${DURATION_S}s per run after 1s warm-up, Node ${process.version}, autocannon, loopback, ` +
+    out(`Tollgate benchmark: ${DURATION_S}s per run after ${WARMUP_S}s warm-up${ROUNDS > 1 ? `, median of ${ROUNDS} alternating rounds` : ''}, ` +
+      `Node ${process.version}, autocannon, loopback, ` +
       `${pinned ? 'pinned (simulator + proxy on CPU 0, load on CPU 1)' : 'not pinned'}${WITHOUT.length ? `, without ${WITHOUT.join(', ')}` : ''}`);
     out(`idle RSS (at rest, ${IDLE_WAIT_S} s after start): ceiling ${idleRssMb.ceiling.toFixed(0)} MB, tollgate ${idleRssMb.tollgate.toFixed(0)} MB` +
       ` (1 s after start: ceiling ${startRssMb.ceiling.toFixed(0)} MB, tollgate ${startRssMb.tollgate.toFixed(0)} MB)`);
     out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99 ms | CPU µs/req | vs ceiling | peak RSS MB');
     const scenarios: ScenarioSummary[] = [];
     for (const s of SCENARIOS) {
-      const results = {} as ScenarioSummary['results'];
-      for (const name of TARGETS) {
-        const t = targets[name];
-        results[name] = await load(t.url, t.headers, bodyFor(t.model, s.stream), s.connections, t.pid, DURATION_S);
+      const runs = Object.fromEntries(TARGETS.map((name) => [name, [] as RunResult[]])) as Record<Target, RunResult[]>;
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const name of TARGETS) {
+          const t = targets[name];
+          runs[name].push(await load(t.url, t.headers, bodyFor(t.model, s.stream), s.connections, t.pid, DURATION_S));
+        }
       }
+      const results = {} as ScenarioSummary['results'];
+      for (const name of TARGETS) results[name] = combined(runs[name]);
       scenarios.push({ ...s, results });
       for (const name of TARGETS) {
         const r = results[name]!;
@@ -178,26 +205,37 @@ async function main(): Promise<void> {
           `${(r.rps / results.ceiling.rps).toFixed(2).padStart(10)} | ${`${r.p50Ms}/${r.p99Ms}`.padStart(10)} | ${cpu.padStart(10)} | ` +
           `${cpuRatio.padStart(10)} | ${r.maxRssMb === null ? '' : r.maxRssMb.toFixed(0).padStart(11)}${r.errors ? `  (${r.errors} errors)` : ''}`);
       }
+      if (ROUNDS > 1) {
+        const cpuOf = (name: Target) => runs[name].map((r) => r.cpuUsPerRequest!.toFixed(0)).join('/');
+        out(`${s.name.padEnd(8)} | rounds, CPU µs/req: ${TARGETS.filter((n) => n !== 'direct').map((n) => `${n} ${cpuOf(n)}`).join(', ')}`);
+      }
       if (results.floor) {
         out(`${s.name.padEnd(8)} | tollgate ÷ floor: ${(results.tollgate.rps / results.floor.rps).toFixed(2)} of its req/s, ` +
           `${(results.tollgate.cpuUsPerRequest! / results.floor.cpuUsPerRequest!).toFixed(2)}× its CPU per request`);
       }
     }
     const sequential = async (stream: boolean, until: 'end' | 'first-token') => {
-      const ms: Record<Target, number> = { direct: 0, ceiling: 0, floor: 0, tollgate: 0 };
-      for (const name of TARGETS) {
-        const t = targets[name];
-        ms[name] = await sequentialMedianMs(t.url, t.headers, bodyFor(t.model, stream), until, SEQUENTIAL_SAMPLES);
+      const rounds: Record<Target, number[]> = { direct: [], ceiling: [], floor: [], tollgate: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const name of TARGETS) {
+          const t = targets[name];
+          rounds[name].push(await sequentialMedianMs(t.url, t.headers, bodyFor(t.model, stream), until, SEQUENTIAL_SAMPLES));
+        }
       }
+      const ms: Record<Target, number> = { direct: 0, ceiling: 0, floor: 0, tollgate: 0 };
+      for (const name of TARGETS) ms[name] = median(rounds[name]);
       const added = (name: Target) => `${name} ${ms[name].toFixed(3)} ms (+${(ms[name] - ms.direct).toFixed(3)})`;
-      out(`${until === 'end' ? 'non-stream latency' : 'time to first token'} (median of ${SEQUENTIAL_SAMPLES}, 1 connection): ` +
+      out(`${until === 'end' ? 'non-stream latency' : 'time to first token'} (median of ${SEQUENTIAL_SAMPLES}${ROUNDS > 1 ? `, median of ${ROUNDS} rounds` : ''}, 1 connection): ` +
         `direct ${ms.direct.toFixed(3)} ms, ${TARGETS.slice(1).map(added).join(', ')}`);
       const over = { ceiling: ms.ceiling - ms.direct, tollgate: ms.tollgate - ms.direct };
       return FLOOR ? Object.assign(over, { floor: ms.floor - ms.direct }) : over;
     };
     const addedLatencyMs = await sequential(false, 'end');
     const addedTtftMs = await sequential(true, 'first-token');
-    const summary: BenchSummary = { node: process.version, pinned, durationS: DURATION_S, without: WITHOUT, idleRssMb, startRssMb, scenarios, addedLatencyMs, addedTtftMs };
+    const summary: BenchSummary = {
+      node: process.version, pinned, durationS: DURATION_S, ...(ROUNDS > 1 ? { rounds: ROUNDS } : {}), without: WITHOUT,
+      idleRssMb, startRssMb, scenarios, addedLatencyMs, addedTtftMs,
+    };
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(summary, null, 2));
     out(`BENCH_SUMMARY ${JSON.stringify(summary)}`);
   } finally {
