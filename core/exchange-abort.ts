@@ -18,6 +18,10 @@ export interface AbortSource {
 export class ExchangeAbort implements AbortSource {
   aborted = false;
   reason: unknown = undefined;
+  /** The server's list of exchanges in flight (`running-exchanges.ts`) links through these. */
+  running = false;
+  previousRunning: ExchangeAbort | null = null;
+  nextRunning: ExchangeAbort | null = null;
   #controller: AbortController | null = null;
   #listeners: Array<{ handleEvent(): void }> | null = null;
 

@@ -12,9 +12,13 @@
  * always enough. Time comes only from the `nowMs` arguments (integer ms); a clock that goes back is
  * read as no time passing.
  *
- * Memory: an entry whose TAT is not in the future is the same as no entry (a full bucket), so it is
- * deleted when read, and the whole map is swept lazily whenever it has doubled since the last sweep:
- * amortized O(1), and never more than about twice the keys active in the last period.
+ * Memory: an entry whose TAT is not in the future is the same as no entry (a full bucket). It is kept
+ * and updated in place until the whole map is swept, lazily, whenever it has doubled since the last
+ * sweep: amortized O(1), and never more than about twice the keys active in the last period. Not
+ * deleted when read: a key whose bucket refills between its requests (any generous limit) was
+ * deleted and added again per request, and a long-lived `Map` with that churn is rehashed into new
+ * tables V8 allocates in the old generation, each left behind still holding its entries: old-generation
+ * garbage every request, which only a full collection frees (peak RSS, issue 17).
  */
 
 export interface GcraOptions {
@@ -56,7 +60,7 @@ export interface GcraLimiter {
   size(): number;
 }
 
-/** A key's state: TAT − `atMs`, in ticks of 1/limit ms, as of `atMs`. Always > 0 while stored. */
+/** A key's state: TAT − `atMs`, in ticks of 1/limit ms, as of `atMs`; ≤ 0 (or run out since) = a full bucket. */
 interface Entry {
   atMs: number;
   ticks: number;
@@ -73,13 +77,10 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
   const entries = new Map<string, Entry>();
   let nextSweepAt = MIN_SWEEP_SIZE;
 
-  /** Ticks until the key's bucket is full, as of `nowMs`; deletes an entry that has run out. */
+  /** Ticks until the key's bucket is full, as of `nowMs`. */
   function levelOf(key: string, nowMs: number): number {
     const entry = entries.get(key);
-    if (!entry) return 0;
-    const level = remainingTicks(entry, nowMs);
-    if (level <= 0) entries.delete(key);
-    return Math.max(0, level);
+    return entry ? remainingTicks(entry, nowMs) : 0;
   }
 
   function remainingTicks(entry: Entry, nowMs: number): number {
@@ -90,10 +91,13 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
   }
 
   function store(key: string, ticks: number, nowMs: number): void {
-    if (ticks <= 0) {
-      entries.delete(key);
+    const entry = entries.get(key);
+    if (entry) {
+      entry.atMs = nowMs;
+      entry.ticks = Math.max(0, ticks);
       return;
     }
+    if (ticks <= 0) return;
     entries.set(key, { atMs: nowMs, ticks });
     if (entries.size >= nextSweepAt) sweep(nowMs);
   }

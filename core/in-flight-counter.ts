@@ -11,20 +11,41 @@ export interface InFlightCounter {
   count(key: string): number;
   take(key: string): void;
   release(key: string): void;
+  /** Callers held, zeros not yet swept included (for tests). */
+  size(): number;
 }
 
+const MIN_SWEEP_SIZE = 1024;
+
+/**
+ * A count that drops to zero stays, and the callers at zero are forgotten together when the map has
+ * doubled since the last sweep (so it holds about twice the callers recently in flight at most). Not
+ * deleted at zero: a caller with one request at a time was deleted and added again per request, and
+ * a long-lived `Map` with that churn is rehashed into new tables V8 allocates in the old generation,
+ * garbage there that only a full collection frees (peak RSS, issue 17).
+ */
 export function createInFlightCounter(): InFlightCounter {
   const inFlight = new Map<string, number>();
+  let nextSweepAt = MIN_SWEEP_SIZE;
+  const sweep = () => {
+    for (const [key, count] of inFlight) if (count <= 0) inFlight.delete(key);
+    nextSweepAt = Math.max(MIN_SWEEP_SIZE, inFlight.size * 2);
+  };
   return {
     count: (key) => inFlight.get(key) ?? 0,
     take(key) {
-      inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+      const count = inFlight.get(key);
+      if (count !== undefined) {
+        inFlight.set(key, count + 1);
+        return;
+      }
+      inFlight.set(key, 1);
+      if (inFlight.size >= nextSweepAt) sweep();
     },
     release(key) {
-      const left = (inFlight.get(key) ?? 1) - 1;
-      // Forgotten at zero, so the map holds only callers with requests in flight.
-      if (left <= 0) inFlight.delete(key);
-      else inFlight.set(key, left);
+      const count = inFlight.get(key);
+      if (count !== undefined && count > 0) inFlight.set(key, count - 1);
     },
+    size: () => inFlight.size,
   };
 }

@@ -51,6 +51,7 @@ export interface SlotLimit {
 
 /** Slots held by one request; give it back to `release`. */
 export interface SlotLease {
+  /** The shared counters' lease id; `'local'` for every lease of the in-process ones, which need none. */
   readonly id: string;
   readonly names: readonly string[];
 }
@@ -85,6 +86,8 @@ export interface RateCounters {
  * The in-process counters: one exact GCRA limiter (`gcra.ts`) per (limit, period) and one in-flight
  * counter (`in-flight-counter.ts`), timed by `clock` (tests move it by hand). State is lost on restart.
  */
+const LOCAL_LEASE = 'local';
+
 export function createLocalRateCounters(clock: Clock): RateCounters {
   // By period, then by limit: no key string to build per bucket and call.
   const limiters = new Map<number, Map<number, GcraLimiter>>();
@@ -96,7 +99,6 @@ export function createLocalRateCounters(clock: Clock): RateCounters {
     return limiter;
   };
   const inFlight = createInFlightCounter();
-  let leases = 0;
 
   return {
     shared: false,
@@ -119,7 +121,9 @@ export function createLocalRateCounters(clock: Clock): RateCounters {
       const full = slots.findIndex((slot) => inFlight.count(slot.name) >= slot.limit);
       if (full >= 0) return { lease: null, full };
       for (const slot of slots) inFlight.take(slot.name);
-      return { lease: { id: String(++leases), names: slots.map((s) => s.name) }, full: null };
+      // No id: only the shared counters' leases need one (and a new number's string per request is
+      // kept by V8's number-to-string cache, in the old generation, until it is overwritten).
+      return { lease: { id: LOCAL_LEASE, names: slots.map((s) => s.name) }, full: null };
     },
     release(lease) {
       for (const name of lease.names) inFlight.release(name);

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomFillSync } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
 import { ExchangeAbort } from './exchange-abort.ts';
+import { RunningExchanges } from './running-exchanges.ts';
 import { LiveExchange } from './live-exchange.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { Log } from './log.ts';
@@ -123,7 +124,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   const { pipeline, log } = options;
   const clock = options.clock ?? systemClock;
   const table = createRouteTable(options.routes);
-  const running = new Set<ExchangeAbort>();
+  const running = new RunningExchanges();
   let draining = false;
   let drainedResolve: (() => void) | null = null;
   const localRoutes: NonNullable<GatewayServerOptions['localRoutes']> = {
@@ -264,7 +265,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       const waitMs = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
       if ((await Promise.race([drained, waitMs(options.drainTimeoutMs)])) === 'timeout') {
         log.warn('drain timeout: cutting in-flight requests', { inFlight: running.size });
-        for (const cancellation of running) cancellation.abort(gatewayShutdown());
+        for (const cancellation of running.list()) cancellation.abort(gatewayShutdown());
         // Cut exchanges still run their response hooks (the logger records them); give them a moment.
         await Promise.race([drained, waitMs(2_000)]);
       }

@@ -56,14 +56,30 @@ export function unknownProviders(groups: ReadonlyMap<string, ModelGroup>, provid
 export interface DeploymentPicker {
   /** The order in which `group`'s deployments are tried for one request. */
   order(group: ModelGroup): Deployment[];
-  /** Counts a request in flight on `deployment`; the returned function ends it (idempotent). */
+  /**
+   * Counts a request in flight on `deployment` when it belongs to a `balance` group (the only
+   * counts `order` reads); the returned function ends it (idempotent).
+   */
   begin(deployment: Deployment): () => void;
-  /** Requests in flight on `deployment` now. */
+  /** Requests in flight on `deployment` now (0 for one that is not counted). */
   inFlight(deployment: Deployment): number;
 }
 
-/** `random` returns [0, 1) (injectable for tests; default `Math.random`). */
+/** What `begin` returns for a deployment whose requests in flight nobody reads. */
+const NOT_COUNTED = (): void => {};
+
+/**
+ * `random` returns [0, 1) (injectable for tests; default `Math.random`).
+ *
+ * Only the deployments of `balance` groups are counted: their counts are what `order` reads. Their
+ * entries stay at zero instead of being deleted, and a request to a `provider/model` target (a
+ * deployment made for that request) is not counted at all. Why: V8 allocates a new table for a
+ * long-lived `Map` that has filled with deleted entries in the old generation, so an entry added and
+ * deleted per request left ~100 bytes of old-generation garbage per request, which only a full
+ * collection frees (the peak RSS of issue 17).
+ */
 export function createDeploymentPicker(random: () => number = Math.random): DeploymentPicker {
+  /** A `balance` group's deployments (configured at boot, so a bounded set), by requests in flight. */
   const busy = new Map<Deployment, number>();
   const inFlight = (d: Deployment) => busy.get(d) ?? 0;
 
@@ -81,6 +97,7 @@ export function createDeploymentPicker(random: () => number = Math.random): Depl
     order(group) {
       if (group.strategy === 'fallback' || group.deployments.length === 1) return [...group.deployments];
       const left = [...group.deployments];
+      for (const d of left) if (!busy.has(d)) busy.set(d, 0);
       const ordered: Deployment[] = [];
       while (left.length > 0) {
         const least = Math.min(...left.map(inFlight));
@@ -91,14 +108,14 @@ export function createDeploymentPicker(random: () => number = Math.random): Depl
       return ordered;
     },
     begin(deployment) {
-      busy.set(deployment, inFlight(deployment) + 1);
+      const count = busy.get(deployment);
+      if (count === undefined) return NOT_COUNTED;
+      busy.set(deployment, count + 1);
       let ended = false;
       return () => {
         if (ended) return;
         ended = true;
-        const left = inFlight(deployment) - 1;
-        if (left > 0) busy.set(deployment, left);
-        else busy.delete(deployment);
+        busy.set(deployment, Math.max(0, inFlight(deployment) - 1));
       };
     },
     inFlight,

@@ -167,21 +167,28 @@ describe('GCRA limiter', () => {
     assert.equal(limiter.tryTake('bob', 1, 0).allowed, true);
   });
 
-  test('a key whose bucket refilled is dropped when read', () => {
+  test('a key whose bucket refilled reads as full and is kept, updated in place, until a sweep', () => {
     const limiter = createGcraLimiter({ limit: 5, periodMs: MINUTE });
     limiter.tryTake('k', 2, 0);
     assert.equal(limiter.size(), 1);
     assert.equal(limiter.peek('k', 23_999).remaining, 4);
-    assert.equal(limiter.size(), 1);
     assert.deepEqual(limiter.peek('k', 24_000), { allowed: true, remaining: 5, resetMs: 0, retryAfterMs: 0, cost: 0 });
-    assert.equal(limiter.size(), 0);
+    assert.equal(limiter.size(), 1, 'not deleted when read: no delete and re-insert per request');
+    // Taken again from full: the same as a fresh key.
+    assert.deepEqual(limiter.tryTake('k', 5, 30_000), { allowed: true, remaining: 0, resetMs: 60_000, retryAfterMs: 0, cost: 5 });
+    assert.equal(limiter.tryTake('k', 1, 30_000).allowed, false);
+    assert.equal(limiter.size(), 1);
   });
 
-  test('a refund back to full drops the key', () => {
+  test('a refund back to full leaves the bucket full (the key kept until a sweep)', () => {
     const limiter = createGcraLimiter({ limit: 100, periodMs: MINUTE });
     limiter.tryTake('k', 60, 0);
     limiter.adjust('k', -60, 0);
-    assert.equal(limiter.size(), 0);
+    assert.deepEqual(limiter.peek('k', 0), { allowed: true, remaining: 100, resetMs: 0, retryAfterMs: 0, cost: 0 });
+    // A refund beyond what was taken never makes the bucket hold more than full.
+    limiter.adjust('k', -500, 0);
+    assert.equal(limiter.tryTake('k', 100, 0).allowed, true);
+    assert.equal(limiter.tryTake('k', 1, 0).allowed, false);
   });
 
   test('idle keys are swept when the map grows, so memory stays bounded', () => {
