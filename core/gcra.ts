@@ -15,10 +15,9 @@
  * Memory: an entry whose TAT is not in the future is the same as no entry (a full bucket). It is kept
  * and updated in place until the whole map is swept, lazily, whenever it has doubled since the last
  * sweep: amortized O(1), and never more than about twice the keys active in the last period. Not
- * deleted when read: a key whose bucket refills between its requests (any generous limit) was
- * deleted and added again per request, and a long-lived `Map` with that churn is rehashed into new
- * tables V8 allocates in the old generation, each left behind still holding its entries: old-generation
- * garbage every request, which only a full collection frees (peak RSS, issue 17).
+ * deleted when read: a key whose bucket refills between its requests (any generous limit) would be
+ * deleted and added again per request, the churn that fills the old generation
+ * (`core/running-exchanges.ts` says how).
  */
 
 export interface GcraOptions {

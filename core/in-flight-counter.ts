@@ -20,9 +20,8 @@ const MIN_SWEEP_SIZE = 1024;
 /**
  * A count that drops to zero stays, and the callers at zero are forgotten together when the map has
  * doubled since the last sweep (so it holds about twice the callers recently in flight at most). Not
- * deleted at zero: a caller with one request at a time was deleted and added again per request, and
- * a long-lived `Map` with that churn is rehashed into new tables V8 allocates in the old generation,
- * garbage there that only a full collection frees (peak RSS, issue 17).
+ * deleted at zero: a caller with one request at a time would be deleted and added again per request,
+ * the churn that fills the old generation (`core/running-exchanges.ts` says how).
  */
 export function createInFlightCounter(): InFlightCounter {
   const inFlight = new Map<string, number>();

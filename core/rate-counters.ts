@@ -49,6 +49,8 @@ export interface SlotLimit {
   limit: number;
 }
 
+const LOCAL_LEASE = 'local';
+
 /** Slots held by one request; give it back to `release`. */
 export interface SlotLease {
   /** The shared counters' lease id; `'local'` for every lease of the in-process ones, which need none. */
@@ -86,8 +88,6 @@ export interface RateCounters {
  * The in-process counters: one exact GCRA limiter (`gcra.ts`) per (limit, period) and one in-flight
  * counter (`in-flight-counter.ts`), timed by `clock` (tests move it by hand). State is lost on restart.
  */
-const LOCAL_LEASE = 'local';
-
 export function createLocalRateCounters(clock: Clock): RateCounters {
   // By period, then by limit: no key string to build per bucket and call.
   const limiters = new Map<number, Map<number, GcraLimiter>>();

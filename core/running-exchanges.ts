@@ -1,11 +1,14 @@
 /**
  * The exchanges in flight, for the shutdown: how many there are (the drain waits for none) and each
  * one's cancellation (the drain timeout cuts them). A doubly linked list through the cancellations
- * themselves, not a `Set`: a long-lived `Set` with an entry added and deleted per request fills with
- * deleted entries and is rehashed every few dozen requests, into a table V8 allocates in the old
- * generation (where the `Set` lives); each table left behind still points at the cancellations it
- * held, so the scavenges kept them, and what they point at, alive until they were promoted: ~70 bytes
- * of old-generation garbage a request, which only a full collection frees (peak RSS, issue 17).
+ * themselves, not a `Set`.
+ *
+ * Why: a long-lived `Set` or `Map` with an entry added and deleted per request fills with deleted
+ * entries and is rehashed every few dozen requests, into a new table V8 allocates in the old
+ * generation (where the collection lives). Each table left behind still points at what it held, and
+ * what an old object points at survives every scavenge (the old generation is not traced then), so
+ * the cancellations and what they point at were promoted: ~75 bytes of old-generation garbage a
+ * request here, which only a full collection frees (peak RSS, issue 17; the history's eleventh round).
  */
 import type { ExchangeAbort } from './exchange-abort.ts';
 

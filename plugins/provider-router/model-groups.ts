@@ -73,10 +73,9 @@ const NOT_COUNTED = (): void => {};
  *
  * Only the deployments of `balance` groups are counted: their counts are what `order` reads. Their
  * entries stay at zero instead of being deleted, and a request to a `provider/model` target (a
- * deployment made for that request) is not counted at all. Why: V8 allocates a new table for a
- * long-lived `Map` that has filled with deleted entries in the old generation, so an entry added and
- * deleted per request left ~100 bytes of old-generation garbage per request, which only a full
- * collection frees (the peak RSS of issue 17).
+ * deployment made for that request) is not counted at all: an entry added and deleted per request
+ * is the churn that fills the old generation (`core/running-exchanges.ts` says how; ~100 bytes a
+ * request here).
  */
 export function createDeploymentPicker(random: () => number = Math.random): DeploymentPicker {
   /** A `balance` group's deployments (configured at boot, so a bounded set), by requests in flight. */
