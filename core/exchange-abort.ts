@@ -19,7 +19,6 @@ export class ExchangeAbort implements AbortSource {
   aborted = false;
   reason: unknown = undefined;
   /** The server's list of exchanges in flight (`running-exchanges.ts`) links through these. */
-  running = false;
   previousRunning: ExchangeAbort | null = null;
   nextRunning: ExchangeAbort | null = null;
   #controller: AbortController | null = null;

@@ -20,6 +20,8 @@
  * (`core/running-exchanges.ts` says how).
  */
 
+import { idleSweep } from './idle-sweep.ts';
+
 export interface GcraOptions {
   /** Units per period, integer ≥ 1; also the burst. */
   limit: number;
@@ -65,8 +67,6 @@ interface Entry {
   ticks: number;
 }
 
-const MIN_SWEEP_SIZE = 1024;
-
 /** Builds a limiter. Throws on a limit or period that is not a positive integer. */
 export function createGcraLimiter(options: GcraOptions): GcraLimiter {
   const { limit, periodMs } = options;
@@ -74,13 +74,14 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
   if (!Number.isInteger(periodMs) || periodMs < 1) throw new RangeError(`gcra: periodMs must be an integer ≥ 1, got ${periodMs}`);
   const unitTicks = periodMs;
   const entries = new Map<string, Entry>();
-  let nextSweepAt = MIN_SWEEP_SIZE;
 
   /** Ticks until the key's bucket is full, as of `nowMs`. */
   function levelOf(key: string, nowMs: number): number {
     const entry = entries.get(key);
     return entry ? remainingTicks(entry, nowMs) : 0;
   }
+
+  const sweep = idleSweep(entries, (entry: Entry, nowMs: number) => remainingTicks(entry, nowMs) <= 0);
 
   function remainingTicks(entry: Entry, nowMs: number): number {
     // Past 2^53 the product is inexact, but then it is far above any stored level, so the
@@ -98,12 +99,7 @@ export function createGcraLimiter(options: GcraOptions): GcraLimiter {
     }
     if (ticks <= 0) return;
     entries.set(key, { atMs: nowMs, ticks });
-    if (entries.size >= nextSweepAt) sweep(nowMs);
-  }
-
-  function sweep(nowMs: number): void {
-    for (const [key, entry] of entries) if (remainingTicks(entry, nowMs) <= 0) entries.delete(key);
-    nextSweepAt = Math.max(MIN_SWEEP_SIZE, entries.size * 2);
+    sweep(nowMs);
   }
 
   const decide = (level: number, cost: number) => gcraDecide(level, cost, limit, periodMs);

@@ -6,6 +6,8 @@
  * upstream pool that every user shares.
  */
 
+import { idleSweep } from './idle-sweep.ts';
+
 export interface InFlightCounter {
   /** Requests of `key` in flight now. */
   count(key: string): number;
@@ -15,8 +17,6 @@ export interface InFlightCounter {
   size(): number;
 }
 
-const MIN_SWEEP_SIZE = 1024;
-
 /**
  * A count that drops to zero stays, and the callers at zero are forgotten together when the map has
  * doubled since the last sweep (so it holds about twice the callers recently in flight at most). Not
@@ -25,11 +25,7 @@ const MIN_SWEEP_SIZE = 1024;
  */
 export function createInFlightCounter(): InFlightCounter {
   const inFlight = new Map<string, number>();
-  let nextSweepAt = MIN_SWEEP_SIZE;
-  const sweep = () => {
-    for (const [key, count] of inFlight) if (count <= 0) inFlight.delete(key);
-    nextSweepAt = Math.max(MIN_SWEEP_SIZE, inFlight.size * 2);
-  };
+  const sweep = idleSweep<string, number, void>(inFlight, (count) => count <= 0);
   return {
     count: (key) => inFlight.get(key) ?? 0,
     take(key) {
@@ -39,7 +35,7 @@ export function createInFlightCounter(): InFlightCounter {
         return;
       }
       inFlight.set(key, 1);
-      if (inFlight.size >= nextSweepAt) sweep();
+      sweep();
     },
     release(key) {
       const count = inFlight.get(key);

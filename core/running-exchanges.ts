@@ -21,9 +21,13 @@ export class RunningExchanges {
     return this.#size;
   }
 
+  /** Whether `cancellation` is in the list: it has a previous one, or it is the first. */
+  #has(cancellation: ExchangeAbort): boolean {
+    return cancellation.previousRunning !== null || this.#head === cancellation;
+  }
+
   add(cancellation: ExchangeAbort): void {
-    if (cancellation.running) return;
-    cancellation.running = true;
+    if (this.#has(cancellation)) return;
     cancellation.nextRunning = this.#head;
     cancellation.previousRunning = null;
     if (this.#head) this.#head.previousRunning = cancellation;
@@ -33,8 +37,7 @@ export class RunningExchanges {
 
   /** Removes `cancellation`; one that is not in the list is left alone. */
   delete(cancellation: ExchangeAbort): void {
-    if (!cancellation.running) return;
-    cancellation.running = false;
+    if (!this.#has(cancellation)) return;
     const { previousRunning: previous, nextRunning: next } = cancellation;
     if (previous) previous.nextRunning = next;
     else this.#head = next;
