@@ -43,7 +43,9 @@ function lazyKeyring(dataDir: string): KeyringSource {
 const unavailable = (): never => {
   throw new Error('token counts are not available to a plugin booted by the CLI');
 };
-const noTokenizer: TokenEstimator = { ready: () => null, count: unavailable, promptTokens: unavailable, completionTokens: unavailable };
+const noTokenizer: TokenEstimator = {
+  ready: () => null, readyFor: () => null, promptTokensBound: unavailable, count: unavailable, promptTokens: unavailable, completionTokens: unavailable,
+};
 
 /**
  * Creates the plugin of manifest entry `entry`, runs `fn` with the services it provided, then closes

@@ -14,12 +14,15 @@
  * looked up, not tokenized again. What the tokenizer itself remembers of a request's texts (its merge
  * cache, whose keys keep whole prompts alive) is dropped once each count is done (`O200kCounter.forget`).
  *
- * The tokenizer's tables take ~40 MB resident (~70 MB while loading) and ~150 ms to load
- * (`o200k-tokenizer.ts`), so they are loaded on the first count a
- * request needs (`ready()`), not at start: a gateway whose users have no budget or token limit and
- * whose upstreams report usage never loads them. Callers await `ready()` before counting (the budget
- * and rate-limit hooks, the proxy when an answer ends without usage); a count before that (a bug) or
- * after a failed load uses `roughTokens`, an over-estimate, and is logged.
+ * The tokenizer's tables take ~27 MB resident (~70 MB while loading) and ~100 ms to load
+ * (`o200k-tokenizer.ts`), so they are loaded on the first count a request needs (`ready()`), not at
+ * start. A reservation does not need one for a short prompt (`BOUND_PROMPT_MAX_BYTES` of text): it
+ * holds the prompt's byte bound (`promptTokensBound`), which no count exceeds, and the budget and
+ * rate-limit plugins count only when that bound does not fit. So a gateway whose users have no budget
+ * or token limit, or send short prompts, and whose upstreams report usage never loads them. Callers
+ * await `ready()` (or `readyFor(ex)`, for a reservation) before counting (the budget and rate-limit
+ * hooks, the proxy when an answer ends without usage); a count before that (a bug) or after a failed
+ * load uses `roughTokens`, an over-estimate, and is logged.
  *
  * Each request's count is bounded in work (`bounded-token-count.ts`): exact for small texts, sampled
  * and extrapolated beyond a budget of a few ms, so a huge or adversarial prompt (a 50,000-character CJK
@@ -41,6 +44,21 @@ export interface TokenEstimator {
    * Never rejects (a failed load is logged and counts stay rough).
    */
   ready(): Promise<void> | null;
+  /**
+   * What must load before `ex`'s prompt can be reserved: the tokenizer, unless its byte bound serves
+   * (`promptTokensBound`) or it is loaded already; null when nothing must, so a hot path pays nothing.
+   * Never rejects.
+   */
+  readyFor(ex: Exchange): Promise<void> | null;
+  /**
+   * A bound on `ex`'s prompt tokens, made without the tokenizer, for a reservation: each text counted
+   * as its UTF-8 bytes (o200k_base is a byte-level BPE: no token is shorter than one byte, so no text
+   * has more tokens than bytes; a role is one token), message framing, tool definitions and images as
+   * `promptTokens` counts them, with the target's rules. Never below `promptTokens(ex)`. Null when the
+   * prompt's texts pass `BOUND_PROMPT_MAX_BYTES`: the bound would then hold back too much, and the
+   * prompt is counted (`promptTokens`, after `readyFor`).
+   */
+  promptTokensBound(ex: Exchange): number | null;
   /** Tokens in `text` (bounded work: exact when small, estimated beyond the budget). */
   count(text: string): number;
   /**
@@ -58,6 +76,32 @@ export interface TokenEstimator {
  */
 export function roughTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
+}
+
+/**
+ * UTF-8 bytes of prompt text up to which a reservation holds the byte bound (`promptTokensBound`)
+ * rather than an exact count. Why: a short prompt's exact count saves a reservation at most this many
+ * tokens, little beside the output cap every reservation also holds (4096 by default), while counting
+ * needs the tokenizer's tables (~27 MB resident, ~100 ms to load): a gateway whose users send short
+ * prompts never loads them. Where the difference could decide (a token limit or a budget that the
+ * bound does not fit), the budget and rate-limit plugins count exactly and decide again, so the bound
+ * never refuses or caps a request the count would serve. Settled to the reported usage either way.
+ */
+export const BOUND_PROMPT_MAX_BYTES = 2048;
+
+/** Roles, each one o200k_base token (`test/core/prompt-bound.test.ts` checks it). */
+const ONE_TOKEN_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'function']);
+
+// The byte bound's running total: module state rather than a counter object per request, since a
+// bound is taken synchronously, start to end, by `promptTokensBound` alone.
+let boundBytes = 0;
+
+/** A text's tokens bounded by its UTF-8 bytes (a role: 1); stops measuring once past the maximum, whose bound is discarded. */
+function boundTokens(text: string): number {
+  if (boundBytes > BOUND_PROMPT_MAX_BYTES) return 0;
+  const tokens = text.length <= 9 && ONE_TOKEN_ROLES.has(text) ? 1 : Buffer.byteLength(text, 'utf8');
+  boundBytes += tokens;
+  return tokens;
 }
 
 /** Characters of prompt texts whose exact counts an estimator keeps (`TextCountCache`): ~1-2 MB. */
@@ -108,8 +152,17 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
   // (WeakMaps: no fields on the exchange).
   const countedWith = new WeakMap<Exchange, PromptTokenRules>();
   const partsOf = new WeakMap<Exchange, PromptParts>();
+  const promptTokensBound = (ex: Exchange): number | null => {
+    boundBytes = 0;
+    let tokens = 0;
+    if (ex.embedding) tokens = embeddingTokens(ex.embedding, boundTokens);
+    else if (ex.request) tokens = promptTokensWith(promptParts(ex.request, boundTokens), ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES);
+    return boundBytes > BOUND_PROMPT_MAX_BYTES ? null : tokens;
+  };
   return {
     ready,
+    readyFor: (ex) => (countTokens || promptTokensBound(ex) !== null ? null : ready()),
+    promptTokensBound,
     count(text) {
       const tokens = meter().count(text);
       forget();

@@ -4,8 +4,9 @@
  * - `onRequest` (pre-check): a user whose budget for this period is already used up gets 402 before
  *   anything else is done for the request.
  * - `beforeUpstream` (reservation): once the router has picked the model, the request's worst-case
- *   cost (`core/worst-case.ts`: prompt tokens counted locally × input price + the output cap ×
- *   `n` choices × output price) is reserved atomically. When it does not fit, "serve what fits"
+ *   cost (`core/worst-case.ts`: prompt tokens × input price + the output cap × `n` choices × output
+ *   price; a short prompt's tokens bounded by its bytes, counted exactly when that bound does not
+ *   fit) is reserved atomically. When it does not fit, "serve what fits"
  *   (`overflow: "cap"`, the default): if what remains pays for the prompt and at least
  *   `minOutputTokens` per choice, the request goes out with its output limit lowered to what the
  *   budget can pay (the call rebuilt in the client's dialect and the provider's field), that capped
@@ -53,6 +54,13 @@ interface BudgetState {
   reservation: Reservation | null;
 }
 
+/** What a reservation holds (`plan`): its amount, the output cap that makes it fit, whether the model is unpriced. */
+interface ReservationPlan {
+  amountNanos: number;
+  capTokens: number | null;
+  unpriced: boolean;
+}
+
 /** The 402 message: when the budget resets, and no figures (docs/contract.md). */
 export function budgetMessage(status: BudgetStatus, exhausted: boolean): string {
   const what = exhausted
@@ -92,16 +100,20 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
    * What to reserve for `ex`: its worst case when that fits `remainingNanos`; else, with overflow
    * "cap", the most output tokens per choice the remainder pays for (`capTokens`), if at least
    * `minOutputTokens`; else the worst case (which the ledger then refuses). Zero for an unpriced model.
+   * Null when the worst case with a short prompt's byte bound does not fit: the exact count (`exact`)
+   * is lower and may fit or cap less, so the caller plans again with it.
    */
-  function plan(ex: Exchange, call: ModelCall, remainingNanos: number): { amountNanos: number; capTokens: number | null; unpriced: boolean } {
+  function plan(ex: Exchange, call: ModelCall, remainingNanos: number, exact = false): ReservationPlan | null {
     const pricing = ctx.services.get('pricing');
     if (!pricing) return { amountNanos: 0, capTokens: null, unpriced: true };
-    const worst = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
+    const worst = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate, exact);
     // A model group's fallbacks may serve and bill at their own price: reserve for the dearest.
     const price = dearest(pricing, [ex.target!, ...(call.fallback?.targets ?? [])], worst.promptTokens, worst.outputTokens);
     if (!price) return { amountNanos: 0, capTokens: null, unpriced: true };
     const amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
-    if (amountNanos <= remainingNanos || config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false };
+    if (amountNanos <= remainingNanos) return { amountNanos, capTokens: null, unpriced: false };
+    if (worst.promptBound) return null;
+    if (config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false };
     const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
     const capTokens = affordableTokens(costOf, remainingNanos, config.minOutputTokens, worst.outputTokensPerChoice);
     return capTokens === null ? { amountNanos, capTokens: null, unpriced: false } : { amountNanos: costOf(capTokens), capTokens, unpriced: false };
@@ -111,10 +123,9 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
    * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets). In one
    * process all synchronous: no other request can reserve in between. Shared by replicas, the read
    * and the reservation are two Redis calls, and the reservation is checked again atomically there:
-   * one that no longer fits is refused (402) like any other. Needs the tokenizer for a limited user.
+   * one that no longer fits is refused (402) like any other. Loads the tokenizer when the prompt needs counting.
    */
-  function reserve(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
-    const userId = principal.gatewayUserId;
+  function reserve(ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
     const nowMs = ctx.clock();
     return then(ledger.status(userId, nowMs), (status) => reserveFor(ex, target, state, call, userId, nowMs, status));
   }
@@ -125,7 +136,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
    * the shared counts are read.
    */
   function reserveNow(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, own: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
-    if (ledger !== local) return reserve(ex, principal, target, state, call);
+    if (ledger !== local) return reserve(ex, principal.gatewayUserId, target, state, call);
     return reserveFor(ex, target, state, call, principal.gatewayUserId, nowMs, own);
   }
 
@@ -134,7 +145,14 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     let capped: ModelCall | undefined;
     // Unlimited users reserve nothing, which also spares them the local token count.
     if (status && status.limitNanos !== null) {
-      const reservation = plan(ex, call, status.remainingNanos ?? 0);
+      let reservation = plan(ex, call, status.remainingNanos ?? 0);
+      if (reservation === null) {
+        // The prompt's byte bound does not fit: count it. Once the tokenizer has loaded, the status is
+        // read again (another request may have reserved meanwhile) and the reservation planned anew.
+        const loading = ctx.tokens.ready();
+        if (loading) return loading.then(() => reserve(ex, userId, target, state, call));
+        reservation = plan(ex, call, status.remainingNanos ?? 0, true)!;
+      }
       if (reservation.unpriced && config.unpricedModels === 'deny') {
         throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
       }
@@ -153,16 +171,17 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   }
 
   /**
-   * What must load before a limited user's reservation: the tokenizer, and the targets' prices, which
-   * for a dated name may need the dataset's matcher (loaded on first need too). Null when nothing must.
+   * What must load before a limited user's reservation: the tokenizer when the prompt is too long for
+   * its byte bound, and the targets' prices, which for a dated name may need the dataset's matcher
+   * (loaded on first need too). Null when nothing must.
    */
-  function loadsFor(target: Target, call: ModelCall): Promise<unknown> | null {
+  function loadsFor(ex: Exchange, target: Target, call: ModelCall): Promise<unknown> | null {
     const pricing = ctx.services.get('pricing');
     let loads: Array<Promise<unknown>> | null = null;
     const add = (loading: Promise<unknown> | null | undefined) => {
       if (loading) (loads ??= []).push(loading);
     };
-    add(ctx.tokens.ready());
+    add(ctx.tokens.readyFor(ex));
     add(pricing?.ready(target.provider, target.model));
     for (const fallback of call.fallback?.targets ?? []) add(pricing?.ready(fallback.provider, fallback.model));
     return loads && Promise.all(loads);
@@ -172,14 +191,15 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     if (!ex.principal || !ex.target || !ex.request) return;
     const { principal, target } = ex;
     const nowMs = ctx.clock();
-    // A limited user's reservation counts the prompt: the tokenizer loads on the first such request
-    // (once per process), before the synchronous read-plan-reserve, which then reads the status again.
+    // A limited user's reservation counts a prompt too long for its byte bound: the tokenizer loads on
+    // the first such request (once per process), before the synchronous read-plan-reserve, which then
+    // reads the status again.
     const afterLoads = (own: BudgetStatus | undefined) => {
-      const loading = own?.limitNanos == null ? null : loadsFor(target, call);
-      return loading ? loading.then(() => reserve(ex, principal, target, state, call)) : null;
+      const loading = own?.limitNanos == null ? null : loadsFor(ex, target, call);
+      return loading ? loading.then(() => reserve(ex, principal.gatewayUserId, target, state, call)) : null;
     };
     const read = local.status(principal.gatewayUserId, nowMs);
-    if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(ex, principal, target, state, call));
+    if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(ex, principal.gatewayUserId, target, state, call));
     return afterLoads(read) ?? reserveNow(ex, principal, target, state, call, nowMs, read);
   }
 

@@ -5,7 +5,8 @@
  *
  * Each limit is an exact GCRA bucket (`gcra.ts`) of one minute with a burst of the whole minute.
  * A request takes 1 request unit and reserves `prompt tokens + max output tokens` (× `n`) token
- * units; all limits are checked before any is taken, so a refused request costs nothing. When the
+ * units (a short prompt's tokens bounded by its bytes, counted exactly when that bound is refused:
+ * `core/worst-case.ts`); all limits are checked before any is taken, so a refused request costs nothing. When the
  * response ends the token reservation is settled to the usage the upstream reported (0 when nothing
  * was forwarded); requests are never given back. Every limited chat response carries the contract's
  * `x-ratelimit-*` headers, showing the limit with less remaining when the user's and the key's both apply.
@@ -121,11 +122,6 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     return applied;
   }
 
-  /** The worst case a request can use: its prompt plus every output token it may generate. */
-  function reservationOf(ex: Exchange): number {
-    const { promptTokens, outputTokens } = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate);
-    return promptTokens + outputTokens;
-  }
 
   function refusalMessage(limit: AppliedLimit, decision: GcraDecision, reservation: number): string {
     const whose = limit.scope === 'user' ? 'your gateway user' : 'this API key';
@@ -140,17 +136,25 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   /**
    * Takes from every rpm/tpm limit, all or nothing (the counters check all before taking any); throws
-   * 429 when one refuses. A refused request leaves every limit untouched.
+   * 429 when one refuses. A refused request leaves every limit untouched. A token limit reserves the
+   * worst case: the prompt (a short one's byte bound unless `exact`) plus every output token the
+   * request may generate; when a token limit refuses the bound, the prompt is counted and taken again.
    */
-  function takeRates(ex: Exchange, plan: LimitPlan, state: ExchangeState): MaybePromise<void> {
+  function takeRates(ex: Exchange, plan: LimitPlan, state: ExchangeState, exact = false): MaybePromise<void> {
     const { applied } = plan;
     if (applied.length === 0) return;
-    const reservation = plan.countsTokens ? reservationOf(ex) : 0;
+    const worst = plan.countsTokens ? worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate, exact) : null;
+    const reservation = worst ? worst.promptTokens + worst.outputTokens : 0;
     const costs = applied.map((a) => (a.dimension === 'requests' ? 1 : reservation));
     return then(counters.take(plan.buckets, costs), (taken) => {
       // Unknown state (shared counters down, failing open): let it through, uncounted, without headers.
       if (!taken.decisions || !taken.after) return;
       const { decisions, after } = taken;
+      if (!taken.allowed && worst?.promptBound && decisions.some((d, i) => !d.allowed && applied[i]!.dimension === 'tokens')) {
+        // The exact count is lower than the bound and may fit: nothing was taken, so take again with it.
+        const loading = ctx.tokens.ready();
+        return loading ? loading.then(() => takeRates(ex, plan, state, true)) : takeRates(ex, plan, state, true);
+      }
       if (!taken.allowed) {
         let refused = -1;
         decisions.forEach((decision, i) => {
@@ -194,8 +198,9 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     onRequest(ex, state) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
       const plan = planOf(ex.principal);
-      // A token limit counts the prompt: the tokenizer loads on the first such request (once per process).
-      const loading = plan.countsTokens ? ctx.tokens.ready() : null;
+      // A token limit counts a prompt too long for its byte bound: the tokenizer loads on the first such
+      // request (once per process).
+      const loading = plan.countsTokens ? ctx.tokens.readyFor(ex) : null;
       return loading ? loading.then(() => admit(ex, plan, state)) : admit(ex, plan, state);
     },
     onResponseEnd(ex, state) {

@@ -1,7 +1,9 @@
 /**
- * The tokenizer (~70 MB of tables) loads on the first count a request needs, not at start (issue 17,
- * footprint): a gateway whose users have no budget or token limit and whose upstreams report usage
- * never loads it; the first budgeted request loads it and is reserved exactly as before.
+ * The tokenizer (~27 MB resident, ~70 MB while loading) loads on the first count a request needs, not
+ * at start (issue 17, footprint): a gateway whose users have no budget or token limit and whose
+ * upstreams report usage never loads it, nor does one whose limited users send short prompts (their
+ * byte bound is reserved); the first long prompt of a limited user loads it, once, and so does a short
+ * one whose bound the budget cannot fit but whose count it can.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +13,7 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { createGatewayUser } from '../../core/gateway-users.ts';
 import { createApiKey } from '../../core/api-keys.ts';
-import { createTokenEstimator, roughTokens } from '../../core/token-estimate.ts';
+import { BOUND_PROMPT_MAX_BYTES, createTokenEstimator, roughTokens } from '../../core/token-estimate.ts';
 
 let sim: OpenAISimulator;
 let tg: TestGateway;
@@ -38,14 +40,49 @@ test('unlimited users with upstream-reported usage never load the tokenizer', as
   assert.deepEqual(loadedLines(), []);
 });
 
-test('the first request of a user with a budget loads it once and is served', async () => {
-  const user = await createGatewayUser(tg.gateway.store.db, { name: 'limited', budgetUsd: 5, tpm: 100_000 });
+async function limitedClient(name: string, limits: { budgetUsd?: number; tpm?: number }) {
+  const user = await createGatewayUser(tg.gateway.store.db, { name, ...limits });
   const { key } = await createApiKey(tg.gateway.store.db, { gatewayUserId: user.id });
-  const client = new OpenAI({ apiKey: key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 });
+  return new OpenAI({ apiKey: key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 });
+}
+
+test('a user with a budget and a token limit sending short prompts is served without loading it', async () => {
+  const client = await limitedClient('limited-short', { budgetUsd: 5, tpm: 100_000 });
   const answers = await Promise.all([1, 2, 3].map(() =>
     client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 40 })));
   assert.equal(answers.length, 3);
-  assert.equal(loadedLines().length, 1, 'loaded once, whatever the concurrency');
+  assert.deepEqual(loadedLines(), []);
+});
+
+test('a short prompt whose bound the budget cannot fit but whose count it can: loaded, then served uncapped', async () => {
+  // Prices per million: input $10, output $20. "hi" with max_tokens 40: counted, 8 × 10 + 40 × 20 = 880
+  // µUSD; bounded, 9 × 10 + 800 = 890. A budget of 885 µUSD fits the count only (and too little remains
+  // past the bound's prompt for the 256 output tokens "serve what fits" needs).
+  const client = await limitedClient('limited-tight', { budgetUsd: 0.000885 });
+  const { data, response } = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 40 }).withResponse();
+  assert.ok(data.choices[0]!.message.content);
+  assert.equal(response.headers.get('x-tollgate-max-tokens-capped'), null);
+  assert.equal(loadedLines().length, 1);
+});
+
+test('the first long prompts of limited users load it once, whatever the concurrency', async () => {
+  const second = await startTestGateway({
+    dataDir: await dataDirWithPrices([{ model: 'gpt-4o-mini', provider: 'openai', input: 10, output: 20 }]),
+    providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
+    config: { pricing: { seedOnFirstStart: false } },
+  });
+  try {
+    const user = await createGatewayUser(second.gateway.store.db, { name: 'limited-long', budgetUsd: 5, tpm: 100_000 });
+    const { key } = await createApiKey(second.gateway.store.db, { gatewayUserId: user.id });
+    const client = new OpenAI({ apiKey: key, baseURL: `${second.gateway.origin}/api/v1`, maxRetries: 0 });
+    const long = 'Tell me about the sea. '.repeat(Math.ceil(BOUND_PROMPT_MAX_BYTES / 23) + 1);
+    const answers = await Promise.all([1, 2, 3].map(() =>
+      client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: long }], max_tokens: 40 })));
+    assert.equal(answers.length, 3);
+    assert.equal(second.serverLog.filter((line) => line.includes('tokenizer loaded')).length, 1);
+  } finally {
+    await second.close();
+  }
 });
 
 test('a count before the load is a rough over-estimate and starts the load', async () => {

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { worstCaseTokens } from '../../core/worst-case.ts';
-import { loadTokenEstimator } from '../../core/token-estimate.ts';
+import { BOUND_PROMPT_MAX_BYTES, loadTokenEstimator } from '../../core/token-estimate.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import type { ChatCompletionRequest } from '../../core/chat-types.ts';
 
@@ -14,7 +14,23 @@ describe('worst case of a model call', () => {
   test('is the counted prompt plus the output cap', () => {
     const ex = exchange({ model: 'm', messages, max_tokens: 100 });
     const prompt = tokens.promptTokens(exchange({ model: 'm', messages }));
-    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: prompt, outputTokens: 100, outputTokensPerChoice: 100, choices: 1 });
+    assert.deepEqual(worstCaseTokens(ex, tokens, 4096, true), { promptTokens: prompt, promptBound: false, outputTokens: 100, outputTokensPerChoice: 100, choices: 1 });
+  });
+
+  test('a short prompt is its byte bound unless exact is asked: 3 + 3 per message + the role (1) + the text\'s bytes', () => {
+    const ex = exchange({ model: 'm', messages, max_tokens: 100 });
+    const bound = 3 + 3 + 1 + Buffer.byteLength(messages[0]!.content);
+    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: bound, promptBound: true, outputTokens: 100, outputTokensPerChoice: 100, choices: 1 });
+    assert.ok(bound > tokens.promptTokens(ex), 'above the count');
+  });
+
+  test('a prompt past the bound\'s maximum is counted', () => {
+    const long = 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(BOUND_PROMPT_MAX_BYTES / 45) + 1);
+    const ex = exchange({ model: 'm', messages: [{ role: 'user', content: long }], max_tokens: 100 });
+    assert.equal(tokens.promptTokensBound(ex), null);
+    const worst = worstCaseTokens(ex, tokens, 4096);
+    assert.equal(worst.promptBound, false);
+    assert.equal(worst.promptTokens, tokens.promptTokens(ex));
   });
 
   test('prefers max_completion_tokens, falls back to the configured estimate', () => {
@@ -32,12 +48,13 @@ describe('worst case of a model call', () => {
     const texts = ['first text to embed', 'second'];
     const ex = { request: { model: 'm', messages: [] }, embedding: { model: 'm', input: texts, dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
     const inputs = tokens.count(texts[0]!) + tokens.count(texts[1]!);
-    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: inputs, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
+    assert.deepEqual(worstCaseTokens(ex, tokens, 4096, true), { promptTokens: inputs, promptBound: false, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
+    assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: 25, promptBound: true, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 }, 'bounded by their 19 + 6 bytes');
     const ids = { request: { model: 'm', messages: [] }, embedding: { model: 'm', input: [[1, 2, 3], [4]], dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
     assert.equal(worstCaseTokens(ids, tokens, 4096).promptTokens, 4, 'token-id inputs count one token per id');
   });
 
   test('is zero for an exchange that is not a model call', () => {
-    assert.deepEqual(worstCaseTokens(exchange(null), tokens, 4096), { promptTokens: 0, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
+    assert.deepEqual(worstCaseTokens(exchange(null), tokens, 4096), { promptTokens: 0, promptBound: false, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
   });
 });

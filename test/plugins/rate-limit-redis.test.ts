@@ -100,11 +100,12 @@ describe('three replicas on one Redis', { skip }, () => {
   });
 
   test('tpm 200: requests of 43 tokens each, round-robin, stop after 4 whichever replica they reach', async () => {
-    // "hi" counts 8 prompt tokens; with max_tokens 35 the reservation (43) is exactly what the
-    // simulator reports using, so settlements change nothing and the count does not depend on timing.
+    // "hi" reserves 9 prompt tokens (its byte bound); with max_tokens 34 the reservation (43) is
+    // exactly what the simulator reports using, so settlements change nothing and the count does not
+    // depend on timing.
     assert.equal(SIM_USAGE.prompt_tokens + SIM_USAGE.completion_tokens, 43);
     const outcomes = [];
-    for (let i = 0; i < 7; i++) outcomes.push(await outcome(await chat(replicas[i % 3]!, keys.tpm200!, { max_tokens: 35 })));
+    for (let i = 0; i < 7; i++) outcomes.push(await outcome(await chat(replicas[i % 3]!, keys.tpm200!, { max_tokens: 34 })));
     assert.deepEqual(outcomes.map((o) => o.status), [200, 200, 200, 200, 429, 429, 429]);
     // 157, 114, 71, 28 at one instant; the bucket refills 200 tokens a minute (one per 300 ms) meanwhile,
     // so a slow run may show a few more, never fewer.

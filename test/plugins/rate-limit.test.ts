@@ -24,6 +24,8 @@ import type { RateLimitConfig } from '../../plugins/rate-limit/schema.ts';
 
 /** Prompt tokens the gateway counts for `[{ role: 'user', content: 'hi' }]`: 3 priming + 3 per message + "user" + "hi". */
 const HI_PROMPT_TOKENS = 8;
+/** What a token limit reserves for that prompt: its byte bound (`promptTokensBound`), "hi" as its 2 bytes. */
+const HI_PROMPT_RESERVED = 9;
 const SETTLED_TOKENS = SIM_USAGE.prompt_tokens + SIM_USAGE.completion_tokens;
 
 let sim: OpenAISimulator;
@@ -190,14 +192,14 @@ describe('tokens per minute', () => {
     assert.equal(first.status, 200);
     assert.deepEqual(rateHeaders(first.headers), {
       'x-ratelimit-limit-tokens': '1000',
-      'x-ratelimit-remaining-tokens': String(1_000 - HI_PROMPT_TOKENS - 100),
-      'x-ratelimit-reset-tokens': '6.48s',
+      'x-ratelimit-remaining-tokens': String(1_000 - HI_PROMPT_RESERVED - 100),
+      'x-ratelimit-reset-tokens': '6.54s',
     });
     await settled(first);
 
     const second = await chat(caller.key, { max_tokens: 100 });
-    assert.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(1_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 100));
-    assert.equal(second.headers.get('x-ratelimit-reset-tokens'), '9.06s');
+    assert.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(1_000 - SETTLED_TOKENS - HI_PROMPT_RESERVED - 100));
+    assert.equal(second.headers.get('x-ratelimit-reset-tokens'), '9.12s');
     await second.arrayBuffer();
   });
 
@@ -205,7 +207,8 @@ describe('tokens per minute', () => {
     const caller = await newCaller(tg, { tpm: 1_000 });
     await settled(await chat(caller.key, { max_tokens: 500 }));
 
-    // 43 settled + 958 reserved = 1001 > 1000: one token short, 60 ms (60000 / 1000 per token).
+    // 43 settled + 959 (the byte bound) refused, so the prompt is counted: 43 + 958 reserved = 1001 >
+    // 1000, one token short, 60 ms (60000 / 1000 per token).
     const refused = await chat(caller.key, { max_tokens: 950 });
     assert.equal(refused.status, 429);
     const { error } = (await refused.json()) as { error: { message: string; type: string; code: string } };
@@ -227,13 +230,25 @@ describe('tokens per minute', () => {
     await passed.arrayBuffer();
   });
 
+  test('a request the prompt\'s byte bound does not fit but its count does is served, reserving the count', async () => {
+    const caller = await newCaller(tg, { tpm: 1_000 });
+    await settled(await chat(caller.key, { max_tokens: 500 }));
+    // 43 settled: 957 left. The bound reserves 9 + 948 = 957 (fits), then 9 + 949 = 958 (refused):
+    // counted, 8 + 949 = 957 fits exactly.
+    const served = await chat(caller.key, { max_tokens: 949 });
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get('x-ratelimit-remaining-tokens'), '0');
+    await settled(served);
+    assert.equal(1_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 949, 0);
+  });
+
   test('max_completion_tokens wins over max_tokens, and neither reserves maxOutputTokensEstimate (4096)', async () => {
     const caller = await newCaller(tg, { tpm: 10_000 });
     const both = await chat(caller.key, { max_completion_tokens: 50, max_tokens: 500 });
-    assert.equal(both.headers.get('x-ratelimit-remaining-tokens'), String(10_000 - HI_PROMPT_TOKENS - 50));
+    assert.equal(both.headers.get('x-ratelimit-remaining-tokens'), String(10_000 - HI_PROMPT_RESERVED - 50));
     await settled(both);
     const neither = await chat(caller.key);
-    assert.equal(neither.headers.get('x-ratelimit-remaining-tokens'), String(10_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 4_096));
+    assert.equal(neither.headers.get('x-ratelimit-remaining-tokens'), String(10_000 - SETTLED_TOKENS - HI_PROMPT_RESERVED - 4_096));
     await neither.arrayBuffer();
   });
 
@@ -243,11 +258,11 @@ describe('tokens per minute', () => {
     assert.equal(failed.status, 502);
     assert.deepEqual(rateHeaders(failed.headers), {
       'x-ratelimit-limit-requests': '100', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-reset-requests': '600ms',
-      'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '792', 'x-ratelimit-reset-tokens': '12.48s',
+      'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '791', 'x-ratelimit-reset-tokens': '12.54s',
     });
     await settled(failed);
     const next = await chat(caller.key, { max_tokens: 200 });
-    assert.equal(next.headers.get('x-ratelimit-remaining-tokens'), '792', 'the failed request\'s reservation was given back');
+    assert.equal(next.headers.get('x-ratelimit-remaining-tokens'), '791', 'the failed request\'s reservation was given back');
     assert.equal(next.headers.get('x-ratelimit-remaining-requests'), '98', 'but it still counted as a request');
     await next.arrayBuffer();
   });
@@ -256,10 +271,10 @@ describe('tokens per minute', () => {
     const caller = await newCaller(tg, { tpm: 2_000 });
     const stream = await chat(caller.key, { stream: true, max_tokens: 300 });
     assert.equal(stream.status, 200);
-    assert.equal(stream.headers.get('x-ratelimit-remaining-tokens'), String(2_000 - HI_PROMPT_TOKENS - 300));
+    assert.equal(stream.headers.get('x-ratelimit-remaining-tokens'), String(2_000 - HI_PROMPT_RESERVED - 300));
     await settled(stream);
     const next = await chat(caller.key, { max_tokens: 300 });
-    assert.equal(next.headers.get('x-ratelimit-remaining-tokens'), String(2_000 - SETTLED_TOKENS - HI_PROMPT_TOKENS - 300));
+    assert.equal(next.headers.get('x-ratelimit-remaining-tokens'), String(2_000 - SETTLED_TOKENS - HI_PROMPT_RESERVED - 300));
     await next.arrayBuffer();
   });
 
@@ -267,10 +282,11 @@ describe('tokens per minute', () => {
     const caller = await newCaller(tg, { tpm: 100_000 }, { tpm: 500 });
     const res = await chat(caller.key, { max_tokens: 470 });
     assert.deepEqual(rateHeaders(res.headers), {
-      'x-ratelimit-limit-tokens': '500', 'x-ratelimit-remaining-tokens': '22', 'x-ratelimit-reset-tokens': '57.36s',
+      'x-ratelimit-limit-tokens': '500', 'x-ratelimit-remaining-tokens': '21', 'x-ratelimit-reset-tokens': '57.48s',
     });
     await settled(res);
-    // 43 settled + 478 reserved = 521: 21 tokens over, 120 ms each at 500 per minute.
+    // 43 settled + 479 (the bound) refused; counted, 43 + 478 reserved = 521: 21 tokens over, 120 ms
+    // each at 500 per minute.
     const refused = await chat(caller.key, { max_tokens: 470 });
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after-ms'), '2520');
@@ -295,7 +311,7 @@ describe('manifest defaults', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(rateHeaders(res.headers), {
       'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '30s',
-      'x-ratelimit-limit-tokens': '5000', 'x-ratelimit-remaining-tokens': '4982', 'x-ratelimit-reset-tokens': '216ms',
+      'x-ratelimit-limit-tokens': '5000', 'x-ratelimit-remaining-tokens': '4981', 'x-ratelimit-reset-tokens': '228ms',
     });
     await res.arrayBuffer();
     await (await chat(defaults.apiKey, {}, defaults)).arrayBuffer();
@@ -362,7 +378,7 @@ describe('the rateLimit service', () => {
     const ctx = {
       services,
       clock: () => nowMs,
-      tokens: { ready: () => null, promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
+      tokens: { ready: () => null, readyFor: () => null, promptTokensBound: () => null, promptTokens: () => 10, count: () => 0, completionTokens: () => 0 },
       rateCounters: createLocalRateCounters(() => nowMs),
       budgetCounters: null,
     } as unknown as PluginContext;
