@@ -6,7 +6,8 @@
  * auth-guard also removes what depends on a principal (rate limits, budget): its line shows both.
  *
  * BENCH_ROUNDS (default 1): runs every variant that many times, interleaved (all variants, then all
- * again), and reports each one's median, so a machine that drifts during the run moves every variant
+ * again; each run itself one round of `bench/run.ts`, which would otherwise read BENCH_ROUNDS too and
+ * repeat every run inside), and reports each one's median, so a machine that drifts during the run moves every variant
  * alike; on a noisy machine single runs differ by ±40 µs, three rounds bring that well down.
  *
  * The last variant leaves out every plugin but the router (no auth, accounting or log): what the
@@ -42,7 +43,7 @@ function run(without: string): BenchSummary {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
+    env: { ...process.env, BENCH_ROUNDS: '1', BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
   });
   if (result.status !== 0) throw new Error(`bench without "${without}" failed (${result.status})`);
   return JSON.parse(readFileSync(file, 'utf8')) as BenchSummary;
