@@ -6,10 +6,11 @@
  * Each limit is an exact GCRA bucket (`gcra.ts`) of one minute with a burst of the whole minute.
  * A request takes 1 request unit and reserves `prompt tokens + max output tokens` (× `n`) token
  * units (a short prompt's tokens bounded by its bytes, counted exactly when that bound is refused:
- * `core/worst-case.ts`); all limits are checked before any is taken, so a refused request costs nothing. When the
- * response ends the token reservation is settled to the usage the upstream reported (0 when nothing
- * was forwarded); requests are never given back. Every limited chat response carries the contract's
- * `x-ratelimit-*` headers, showing the limit with less remaining when the user's and the key's both apply.
+ * `core/worst-case.ts`); all limits are checked before any is taken, so a refused request costs
+ * nothing. When the response ends the token reservation is settled to the usage the upstream
+ * reported (0 when nothing was forwarded); requests are never given back. Every limited chat response
+ * carries the contract's `x-ratelimit-*` headers, showing the limit with less remaining when the
+ * user's and the key's both apply.
  *
  * Concurrency: model calls in flight at once per user (its `max_concurrent`, else the manifest's
  * `defaultMaxConcurrent`) and per key (`maxConcurrentPerKey`), checked with the rates and given back
@@ -121,7 +122,6 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     add('tokens', 'key', principal.keyTpm, principal.apiKeyId);
     return applied;
   }
-
 
   function refusalMessage(limit: AppliedLimit, decision: GcraDecision, reservation: number): string {
     const whose = limit.scope === 'user' ? 'your gateway user' : 'this API key';
