@@ -7,8 +7,9 @@
  *
  * BENCH_ROUNDS (default 1): runs every variant that many times, interleaved (all variants, then all
  * again; each run itself one round of `bench/run.ts`, which would otherwise read BENCH_ROUNDS too and
- * repeat every run inside), and reports each one's median, so a machine that drifts during the run moves every variant
- * alike; on a noisy machine single runs differ by ±40 µs, three rounds bring that well down.
+ * repeat every run inside), and reports each one's median, so a machine that drifts during the run
+ * moves every variant alike; on a noisy machine single runs differ by ±40 µs, three rounds bring that
+ * well down.
  *
  * The last variant leaves out every plugin but the router (no auth, accounting or log): what the
  * gateway's own request path costs (server, pipeline, validation, routing, translation), to set

@@ -17,15 +17,20 @@ import { BOUND_PROMPT_MAX_BYTES, createTokenEstimator, roughTokens } from '../..
 
 let sim: OpenAISimulator;
 let tg: TestGateway;
-const loadedLines = () => tg.serverLog.filter((line) => line.includes('tokenizer loaded'));
+const loadedLines = (gateway = tg) => gateway.serverLog.filter((line) => line.includes('tokenizer loaded'));
 
-before(async () => {
-  sim = await startOpenAISimulator();
-  tg = await startTestGateway({
+/** A gateway in front of the simulator, gpt-4o-mini priced at $10 / $20 per million tokens. */
+async function startPricedGateway(): Promise<TestGateway> {
+  return startTestGateway({
     dataDir: await dataDirWithPrices([{ model: 'gpt-4o-mini', provider: 'openai', input: 10, output: 20 }]),
     providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
     config: { pricing: { seedOnFirstStart: false } },
   });
+}
+
+before(async () => {
+  sim = await startOpenAISimulator();
+  tg = await startPricedGateway();
 });
 after(async () => {
   await tg?.close();
@@ -40,10 +45,10 @@ test('unlimited users with upstream-reported usage never load the tokenizer', as
   assert.deepEqual(loadedLines(), []);
 });
 
-async function limitedClient(name: string, limits: { budgetUsd?: number; tpm?: number }) {
-  const user = await createGatewayUser(tg.gateway.store.db, { name, ...limits });
-  const { key } = await createApiKey(tg.gateway.store.db, { gatewayUserId: user.id });
-  return new OpenAI({ apiKey: key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 });
+async function limitedClient(name: string, limits: { budgetUsd?: number; tpm?: number }, gateway = tg) {
+  const user = await createGatewayUser(gateway.gateway.store.db, { name, ...limits });
+  const { key } = await createApiKey(gateway.gateway.store.db, { gatewayUserId: user.id });
+  return new OpenAI({ apiKey: key, baseURL: `${gateway.gateway.origin}/api/v1`, maxRetries: 0 });
 }
 
 test('a user with a budget and a token limit sending short prompts is served without loading it', async () => {
@@ -66,20 +71,14 @@ test('a short prompt whose bound the budget cannot fit but whose count it can: l
 });
 
 test('the first long prompts of limited users load it once, whatever the concurrency', async () => {
-  const second = await startTestGateway({
-    dataDir: await dataDirWithPrices([{ model: 'gpt-4o-mini', provider: 'openai', input: 10, output: 20 }]),
-    providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
-    config: { pricing: { seedOnFirstStart: false } },
-  });
+  const second = await startPricedGateway();
   try {
-    const user = await createGatewayUser(second.gateway.store.db, { name: 'limited-long', budgetUsd: 5, tpm: 100_000 });
-    const { key } = await createApiKey(second.gateway.store.db, { gatewayUserId: user.id });
-    const client = new OpenAI({ apiKey: key, baseURL: `${second.gateway.origin}/api/v1`, maxRetries: 0 });
+    const client = await limitedClient('limited-long', { budgetUsd: 5, tpm: 100_000 }, second);
     const long = 'Tell me about the sea. '.repeat(Math.ceil(BOUND_PROMPT_MAX_BYTES / 23) + 1);
     const answers = await Promise.all([1, 2, 3].map(() =>
       client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: long }], max_tokens: 40 })));
     assert.equal(answers.length, 3);
-    assert.equal(second.serverLog.filter((line) => line.includes('tokenizer loaded')).length, 1);
+    assert.equal(loadedLines(second).length, 1);
   } finally {
     await second.close();
   }
