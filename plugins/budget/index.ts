@@ -54,12 +54,20 @@ interface BudgetState {
   reservation: Reservation | null;
 }
 
-/** What a reservation holds (`plan`): its amount, the output cap that makes it fit, whether the model is unpriced. */
+/**
+ * What a reservation holds (`plan`): its amount, the output cap that makes it fit, whether the model
+ * is unpriced, and whether the amount counts a short prompt by its byte bound (`promptBound`) rather
+ * than by its tokens.
+ */
 interface ReservationPlan {
   amountNanos: number;
   capTokens: number | null;
   unpriced: boolean;
+  promptBound: boolean;
 }
+
+/** The reservation of a model without a price: nothing. */
+const UNPRICED: ReservationPlan = { amountNanos: 0, capTokens: null, unpriced: true, promptBound: false };
 
 /** The 402 message: when the budget resets, and no figures (docs/contract.md). */
 export function budgetMessage(status: BudgetStatus, exhausted: boolean): string {
@@ -83,11 +91,20 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   const writes = shared ?? createWriteBehind(createWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
   const local = createBudgetLedger(ctx.store, config.timeZone, writes);
   const ledger: LedgerSeam = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : local;
-  // The account and admin views read the database's spend (all replicas' settled spend, within the
-  // write-behind interval) and this replica's reservations: never refused by Redis.
   const service: BudgetService = {
     timeZone: config.timeZone,
-    status: async (userId) => local.status(userId, ctx.clock()),
+    status: async (userId) => {
+      const nowMs = ctx.clock();
+      if (ledger === local) return local.status(userId, nowMs);
+      // Shared by replicas, this replica's ledger holds the spend it read from the database plus its
+      // own settlements since, so the account and admin views read the shared counts (every
+      // replica's spend and live reservations) and fall back to it only while Redis cannot answer.
+      try {
+        return await ledger.status(userId, nowMs);
+      } catch {
+        return local.status(userId, nowMs);
+      }
+    },
     invalidate: (userId) => ledger.invalidate(userId),
   };
   ctx.services.provide('budget', service);
@@ -105,25 +122,30 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
    */
   function plan(ex: Exchange, call: ModelCall, remainingNanos: number, exact = false): ReservationPlan | null {
     const pricing = ctx.services.get('pricing');
-    if (!pricing) return { amountNanos: 0, capTokens: null, unpriced: true };
+    if (!pricing) return UNPRICED;
     const worst = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate, exact);
     // A model group's fallbacks may serve and bill at their own price: reserve for the dearest.
     const price = dearest(pricing, [ex.target!, ...(call.fallback?.targets ?? [])], worst.promptTokens, worst.outputTokens);
-    if (!price) return { amountNanos: 0, capTokens: null, unpriced: true };
+    if (!price) return UNPRICED;
     const amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
-    if (amountNanos <= remainingNanos) return { amountNanos, capTokens: null, unpriced: false };
-    if (worst.promptBound) return null;
-    if (config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false };
+    const promptBound = worst.promptBound;
+    if (amountNanos <= remainingNanos) return { amountNanos, capTokens: null, unpriced: false, promptBound };
+    if (promptBound) return null;
+    if (config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false, promptBound };
     const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
     const capTokens = affordableTokens(costOf, remainingNanos, config.minOutputTokens, worst.outputTokensPerChoice);
-    return capTokens === null ? { amountNanos, capTokens: null, unpriced: false } : { amountNanos: costOf(capTokens), capTokens, unpriced: false };
+    return capTokens === null
+      ? { amountNanos, capTokens: null, unpriced: false, promptBound }
+      : { amountNanos: costOf(capTokens), capTokens, unpriced: false, promptBound };
   }
 
   /**
    * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets). In one
    * process all synchronous: no other request can reserve in between. Shared by replicas, the read
    * and the reservation are two Redis calls, and the reservation is checked again atomically there:
-   * one that no longer fits is refused (402) like any other. Loads the tokenizer when the prompt needs counting.
+   * one that no longer fits is refused (402) like any other, except that one planned on a short
+   * prompt's byte bound is planned again with the count first (`recount`). Loads the tokenizer when
+   * the prompt needs counting.
    */
   function reserve(ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
     const nowMs = ctx.clock();
@@ -140,12 +162,13 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     return reserveFor(ex, target, state, call, principal.gatewayUserId, nowMs, own);
   }
 
-  function reserveFor(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
+  function reserveFor(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined, exact = false): MaybePromise<ModelCall | undefined> {
     let amountNanos = 0;
     let capped: ModelCall | undefined;
+    let promptBound = false;
     // Unlimited users reserve nothing, which also spares them the local token count.
     if (status && status.limitNanos !== null) {
-      let reservation = plan(ex, call, status.remainingNanos ?? 0);
+      let reservation = plan(ex, call, status.remainingNanos ?? 0, exact);
       if (reservation === null) {
         // The prompt's byte bound does not fit: count it. Once the tokenizer has loaded, the status is
         // read again (another request may have reserved meanwhile) and the reservation planned anew.
@@ -153,6 +176,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
         if (loading) return loading.then(() => reserve(ex, userId, target, state, call));
         reservation = plan(ex, call, status.remainingNanos ?? 0, true)!;
       }
+      promptBound = reservation.promptBound;
       if (reservation.unpriced && config.unpricedModels === 'deny') {
         throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
       }
@@ -164,10 +188,23 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     }
     // In process, synchronous from the status read to here: no other request can reserve in between.
     return then(ledger.reserve(userId, amountNanos, nowMs), (result) => {
-      if (!isReservation(result)) throw budgetExceeded(budgetMessage(result, exhausted(result)));
+      if (!isReservation(result)) {
+        // Shared by replicas, another one may have reserved between the status read and this atomic
+        // check. A reservation of a short prompt's byte bound is then planned again with the count on
+        // the counts the check saw: it may still fit, or be capped rather than refused.
+        if (promptBound) return recount(ex, target, state, call, userId, nowMs, result);
+        throw budgetExceeded(budgetMessage(result, exhausted(result)));
+      }
       state.reservation = result;
       return capped;
     });
+  }
+
+  /** `reserveFor` with the prompt counted, on `status`, once the tokenizer has loaded. */
+  function recount(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus): MaybePromise<ModelCall | undefined> {
+    const loading = ctx.tokens.ready();
+    if (loading) return loading.then(() => reserveFor(ex, target, state, call, userId, ctx.clock(), status, true));
+    return reserveFor(ex, target, state, call, userId, nowMs, status, true);
   }
 
   /**

@@ -38,6 +38,8 @@ export interface TestGatewayOptions {
   clock?: Clock;
   /** Options for the created user (budget, limits); default an unlimited user. */
   user?: Omit<UserFields, 'name'>;
+  /** Manifest `coordination` (a Redis shared by replicas); default none. */
+  coordination?: Record<string, unknown>;
 }
 
 /** The plugins of the default chain, in order, before the router. */
@@ -87,6 +89,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     {
       upstream: options.upstream ?? {},
       ...(options.server ? { server: options.server } : {}),
+      ...(options.coordination ? { coordination: options.coordination } : {}),
       plugins: [
         ...CHAIN.filter((name) => options.config?.[name] !== false).map((name) => ({
           name,
