@@ -168,6 +168,12 @@ describe('budgets shared by three replicas on one Redis', { skip }, () => {
       assert.equal((await outcome(res)).code, 'coordination_unavailable');
       // An unlimited user needs no shared count: still served.
       assert.equal((await chat(replica, users.free!.key)).status, 200);
+      // The account view falls back to this replica's own count of the spend instead of failing.
+      const account = await fetch(`${replica.origin}/api/account`, { headers: { authorization: `Bearer ${users.five!.key}` } });
+      assert.equal(account.status, 200);
+      const { budget } = (await account.json()) as { budget: { limit_usd: number; spent_usd: number } };
+      assert.equal(budget.limit_usd, 0.12);
+      assert.ok(budget.spent_usd > 0, 'at least the spend this replica knows of');
       assert.equal((await fetch(`${replica.origin}/healthz`)).status, 200);
       assert.equal(replica.proc.exitCode, null);
     }
