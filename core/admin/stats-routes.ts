@@ -61,8 +61,10 @@ async function budgetAlerts(ctx: AdminContext): Promise<BudgetAlert[]> {
   if (!budget) return [];
   const users = await ctx.store.db.selectFrom('gateway_users').select(['id', 'name']).where('budget_limit_micros', 'is not', null).execute();
   const alerts: BudgetAlert[] = [];
-  for (const user of users) {
-    const status = await budget.status(user.id);
+  // Read together, as the users list reads them: shared by replicas, each is a Redis call.
+  const statuses = await Promise.all(users.map((user) => budget.status(user.id)));
+  for (const [i, user] of users.entries()) {
+    const status = statuses[i];
     if (!status || status.limitNanos === null) continue;
     const ratio = status.limitNanos === 0 ? 1 : status.spentNanos / status.limitNanos;
     if (ratio < ALERT_RATIO) continue;
