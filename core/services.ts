@@ -106,8 +106,11 @@ export interface BudgetService {
   /** IANA timezone the periods are aligned in. */
   readonly timeZone: string;
   /**
-   * The user's budget now (amounts in nano-USD): the database's spend of the period and this
-   * replica's reservations; undefined for an unknown user. Waits only to load a user not yet read.
+   * The user's budget now (amounts in nano-USD), for the account and admin views: in one process the
+   * period's spend (as stored plus this process's settlements) and its reservations; shared by
+   * replicas the counts in Redis (every replica's spend and live reservations), this replica's own
+   * while Redis cannot answer. Undefined for an unknown user. Waits to load a user not yet read and,
+   * shared by replicas, for Redis.
    */
   status(userId: number): Promise<BudgetStatus | undefined>;
   /** Re-reads a user's budget settings after an in-process change (all users when omitted); resolves once re-read. */
