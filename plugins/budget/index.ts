@@ -147,9 +147,9 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
    * prompt's byte bound is planned again with the count first (`recount`). Loads the tokenizer when
    * the prompt needs counting.
    */
-  function reserve(ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
+  function reserve(ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall, exact = false): MaybePromise<ModelCall | undefined> {
     const nowMs = ctx.clock();
-    return then(ledger.status(userId, nowMs), (status) => reserveFor(ex, target, state, call, userId, nowMs, status));
+    return then(ledger.status(userId, nowMs), (status) => reserveFor(ex, target, state, call, userId, nowMs, status, exact));
   }
 
   /**
@@ -168,14 +168,9 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     let promptBound = false;
     // Unlimited users reserve nothing, which also spares them the local token count.
     if (status && status.limitNanos !== null) {
-      let reservation = plan(ex, call, status.remainingNanos ?? 0, exact);
-      if (reservation === null) {
-        // The prompt's byte bound does not fit: count it. Once the tokenizer has loaded, the status is
-        // read again (another request may have reserved meanwhile) and the reservation planned anew.
-        const loading = ctx.tokens.ready();
-        if (loading) return loading.then(() => reserve(ex, userId, target, state, call));
-        reservation = plan(ex, call, status.remainingNanos ?? 0, true)!;
-      }
+      const reservation = plan(ex, call, status.remainingNanos ?? 0, exact);
+      // The prompt's byte bound does not fit: count it.
+      if (reservation === null) return recount(ex, target, state, call, userId, nowMs, status);
       promptBound = reservation.promptBound;
       if (reservation.unpriced && config.unpricedModels === 'deny') {
         throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
@@ -200,10 +195,13 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     });
   }
 
-  /** `reserveFor` with the prompt counted, on `status`, once the tokenizer has loaded. */
+  /**
+   * `reserveFor` with the prompt counted, on `status`; when the tokenizer must load first, on the
+   * status read again once it has (another request may have reserved meanwhile).
+   */
   function recount(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus): MaybePromise<ModelCall | undefined> {
     const loading = ctx.tokens.ready();
-    if (loading) return loading.then(() => reserveFor(ex, target, state, call, userId, ctx.clock(), status, true));
+    if (loading) return loading.then(() => reserve(ex, userId, target, state, call, true));
     return reserveFor(ex, target, state, call, userId, nowMs, status, true);
   }
 
