@@ -48,6 +48,12 @@ export interface SimulatorOptions {
   models?: string[];
   /** Plays a scripted coding agent, whatever the model (sim-agent.ts). */
   agent?: SimAgent;
+  /**
+   * Keeps every request in `requests` (default true). The benchmark's simulator turns it off: it serves
+   * millions of requests in a run, and their records (~1.2 KB each) grew its heap past 1 GB, whose
+   * full collections ran on the core the proxies under test share.
+   */
+  record?: boolean;
 }
 
 export type { RecordedRequest } from './sim-http.ts';
@@ -194,6 +200,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   const dripMs = options.dripMs ?? 20;
   const models = options.models ?? ['gpt-4o-mini', 'gpt-4o', 'sim-429', 'sim-500'];
   const requests: RecordedRequest[] = [];
+  const record = options.record ?? true;
   const sockets = new Set<Socket>();
   let aborted = 0;
   let backpressureWaits = 0;
@@ -322,7 +329,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
 
   const server: Server = createServer(async (req, res) => {
     const { request } = await readSimRequest(req);
-    requests.push(request);
+    if (record) requests.push(request);
     const { path, body } = request;
     if (!req.headers.authorization?.startsWith('Bearer ')) {
       return sendError(res, 401, { message: 'You didn\'t provide an API key.', type: 'invalid_request_error' });
