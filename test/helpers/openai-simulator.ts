@@ -62,6 +62,7 @@ export interface OpenAISimulator {
   readonly origin: string;
   /** `origin + '/v1'`: what OPENAI_BASE_URL should be. */
   readonly baseUrl: string;
+  /** Every request received, oldest first (none with `record: false`). */
   readonly requests: RecordedRequest[];
   /** Count of chat responses whose client went away before the response ended. */
   abortedResponses(): number;
