@@ -127,16 +127,17 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
     // A model group's fallbacks may serve and bill at their own price: reserve for the dearest.
     const price = dearest(pricing, [ex.target!, ...(call.fallback?.targets ?? [])], worst.promptTokens, worst.outputTokens);
     if (!price) return UNPRICED;
-    const amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
-    const promptBound = worst.promptBound;
-    if (amountNanos <= remainingNanos) return { amountNanos, capTokens: null, unpriced: false, promptBound };
-    if (promptBound) return null;
-    if (config.overflow === 'refuse') return { amountNanos, capTokens: null, unpriced: false, promptBound };
-    const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
-    const capTokens = affordableTokens(costOf, remainingNanos, config.minOutputTokens, worst.outputTokensPerChoice);
-    return capTokens === null
-      ? { amountNanos, capTokens: null, unpriced: false, promptBound }
-      : { amountNanos: costOf(capTokens), capTokens, unpriced: false, promptBound };
+    let amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
+    let capTokens: number | null = null;
+    if (amountNanos > remainingNanos) {
+      if (worst.promptBound) return null;
+      if (config.overflow === 'cap') {
+        const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
+        capTokens = affordableTokens(costOf, remainingNanos, config.minOutputTokens, worst.outputTokensPerChoice);
+        if (capTokens !== null) amountNanos = costOf(capTokens);
+      }
+    }
+    return { amountNanos, capTokens, unpriced: false, promptBound: worst.promptBound };
   }
 
   /**
