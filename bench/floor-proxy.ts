@@ -3,11 +3,11 @@
  * no accounting gateway can skip, done as cheaply as a few dozen lines can, so the bench shows how
  * much of Tollgate's cost over the ceiling is that work and how much is Tollgate's own. Per request:
  * the body read and `JSON.parse`d (a 400 without a model), the API key hashed (SHA-256) and looked up,
- * a GCRA take on requests and one on tokens (`core/gcra.ts`), a budget reserved and settled, the
+ * a GCRA take on requests and one on tokens (`core/coordination/gcra.ts`), a budget reserved and settled, the
  * upstream body `JSON.stringify`d with the model replaced; a non-streamed answer read whole and
  * `JSON.parse`d for its usage, a stream relayed as it comes with its usage event parsed; the answer
  * sent with `x-request-id` and two `x-ratelimit-*` headers; one log row written in 50 ms batches by
- * the gateway's own SQLite writer (`core/sqlite-write-target.ts`: the same schema, indexes and
+ * the gateway's own SQLite writer (`core/request-log/write-target-sqlite.ts`: the same schema, indexes and
  * rollups).
  *
  * Left out, so the floor is lower than any real gateway: token counting (a prompt's count is a cached
@@ -24,11 +24,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { nowIso, openStore } from '../core/db.ts';
-import { createGcraLimiter } from '../core/gcra.ts';
+import { nowIso, openStore } from '../core/store/store.ts';
+import { createGcraLimiter } from '../core/coordination/gcra.ts';
 import { newRequestId } from '../core/server.ts';
-import { createSqliteWriteTarget } from '../core/sqlite-write-target.ts';
-import type { PendingWrite } from '../core/write-behind.ts';
+import { createSqliteWriteTarget } from '../core/request-log/write-target-sqlite.ts';
+import type { PendingWrite } from '../core/request-log/write-behind.ts';
 
 const upstream = new URL(process.env.CEILING_UPSTREAM!);
 const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });

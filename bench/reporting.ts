@@ -19,11 +19,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDataDir } from '../core/data-dir.ts';
-import { readMigrations } from '../core/db.ts';
-import { openSqlite } from '../core/sqlite-driver.ts';
-import { createGatewayUser } from '../core/gateway-users.ts';
-import { createApiKey } from '../core/api-keys.ts';
+import { openDataDir } from '../core/store/data-dir.ts';
+import { readMigrations } from '../core/store/store.ts';
+import { openSqlite } from '../core/store/driver-sqlite.ts';
+import { createGatewayUser } from '../core/accounts/gateway-users.ts';
+import { createApiKey } from '../core/accounts/api-keys.ts';
 
 const LOG_ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
 const DAYS = 60;

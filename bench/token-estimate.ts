@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/token-estimate.ts`: the bounded token count (core/bounded-token-count.ts)
+ * `node --import tsx bench/token-estimate.ts`: the bounded token count (core/tokens/bounded-token-count.ts)
  * against the exact o200k count on a small corpus from files on disk, each text 200,000 characters
  * (repeated where shorter): Chinese (TypeScript's zh-cn diagnostic messages), TypeScript code (core/),
  * English (docs/*.md), JSON (package-lock.json), and random CJK without punctuation (the adversarial
@@ -7,7 +7,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createTokenMeter } from '../core/bounded-token-count.ts';
+import { createTokenMeter } from '../core/tokens/bounded-token-count.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');

@@ -11,7 +11,7 @@ await build({
   entryPoints: {
     tollgate: new URL('../tollgate.ts', import.meta.url).pathname,
     'logs-export-worker': new URL('../core/admin/logs-export-worker.ts', import.meta.url).pathname,
-    'price-dataset-process': new URL('../core/price-dataset-process.ts', import.meta.url).pathname,
+    'price-dataset-process': new URL('../core/money/price-dataset-process.ts', import.meta.url).pathname,
   },
   outdir: new URL('../dist', import.meta.url).pathname,
   bundle: true,
@@ -36,7 +36,7 @@ for (const name of ['tollgate.js', 'logs-export-worker.js', 'price-dataset-proce
   if (ascii !== source) writeFileSync(path, ascii);
 }
 
-// gpt-tokenizer's o200k_base rank table as JSON beside the bundle (core/o200k-tokenizer.ts): parsing
+// gpt-tokenizer's o200k_base rank table as JSON beside the bundle (core/tokens/o200k-tokenizer.ts): parsing
 // JSON leaves ~14 MB less resident than compiling the library's array-literal module.
 const { default: o200kRanks } = await import('gpt-tokenizer/bpeRanks/o200k_base');
 writeFileSync(new URL('../dist/o200k_base.json', import.meta.url), JSON.stringify(o200kRanks));

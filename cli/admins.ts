@@ -1,7 +1,7 @@
 /** `tollgate admins create|list|passwd|delete` (admin web UI accounts) */
 import { Command } from 'commander';
-import { createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/admin-users.ts';
-import { isUniqueViolation } from '../core/db.ts';
+import { createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/accounts/admin-users.ts';
+import { isUniqueViolation } from '../core/store/store.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
 

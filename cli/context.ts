@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { substituteEnv } from '../core/manifest.ts';
 import { sql } from 'kysely';
-import { databaseUrl, openGatewayStore, resolveDataDir } from '../core/data-dir.ts';
-import type { Store } from '../core/db.ts';
-import { findGatewayUser, type GatewayUserView } from '../core/gateway-users.ts';
+import { databaseUrl, openGatewayStore, resolveDataDir } from '../core/store/data-dir.ts';
+import type { Store } from '../core/store/store.ts';
+import { findGatewayUser, type GatewayUserView } from '../core/accounts/gateway-users.ts';
 import { CliError } from './output.ts';
 
 export function addDataDirOption(command: Command): Command {

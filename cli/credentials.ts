@@ -1,7 +1,7 @@
 /** `tollgate credentials set|list|delete`: a gateway user's own provider keys (sealed at rest). */
 import { Command } from 'commander';
-import { deleteProviderCredential, listProviderCredentials, setProviderCredential } from '../core/provider-credentials.ts';
-import { loadKeyring, resolveDataDir } from '../core/data-dir.ts';
+import { deleteProviderCredential, listProviderCredentials, setProviderCredential } from '../core/accounts/provider-credentials.ts';
+import { loadKeyring, resolveDataDir } from '../core/store/data-dir.ts';
 import { addDataDirOption, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
 

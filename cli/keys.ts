@@ -1,6 +1,6 @@
 /** `tollgate keys create|list|revoke` */
 import { Command } from 'commander';
-import { createApiKey, listApiKeys, parseModelPatterns, revokeApiKey } from '../core/api-keys.ts';
+import { createApiKey, listApiKeys, parseModelPatterns, revokeApiKey } from '../core/accounts/api-keys.ts';
 import { addDataDirOption, parsePositiveInt, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printTable } from './output.ts';
 

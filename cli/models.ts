@@ -7,10 +7,10 @@
  * `providers` service to sync; `list` reads the persisted catalog directly.
  */
 import { Command } from 'commander';
-import { resolveDataDir } from '../core/data-dir.ts';
+import { resolveDataDir } from '../core/store/data-dir.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
-import { loadPersistedCatalog } from '../core/model-catalog-store.ts';
-import { getModelDisplayName } from '../core/model-display-name.ts';
+import { loadPersistedCatalog } from '../core/catalog/model-catalog-store.ts';
+import { getModelDisplayName } from '../core/catalog/model-display-name.ts';
 import type { CatalogSyncResult, ServiceRegistry } from '../core/services.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, withStore } from './context.ts';

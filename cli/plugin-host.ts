@@ -9,19 +9,19 @@
  * `secret.key`), and there is no tokenizer (loading it takes most of a second; a plugin that counts
  * tokens outside a request is a bug, reported as such).
  */
-import { loadKeyring, type KeyringSource } from '../core/data-dir.ts';
-import type { Keyring } from '../core/secret-box.ts';
-import type { Store } from '../core/db.ts';
+import { loadKeyring, type KeyringSource } from '../core/store/data-dir.ts';
+import type { Keyring } from '../core/accounts/secret-box.ts';
+import type { Store } from '../core/store/store.ts';
 import type { Manifest, PluginEntry, PluginRegistry } from '../core/manifest.ts';
-import { localLeases } from '../core/leases.ts';
+import { localLeases } from '../core/coordination/leases.ts';
 import type { PluginContext } from '../core/plugin.ts';
-import type { TokenEstimator } from '../core/token-estimate.ts';
+import type { TokenEstimator } from '../core/tokens/token-estimate.ts';
 import { createServiceRegistry, type ServiceRegistry } from '../core/services.ts';
-import { createUpstreamClient } from '../core/upstream.ts';
-import { createLog } from '../core/log.ts';
-import { systemClock } from '../core/clock.ts';
-import { createMetricsRegistry } from '../core/metrics.ts';
-import { createLocalRateCounters } from '../core/rate-counters.ts';
+import { createUpstreamClient } from '../core/upstream/upstream-client.ts';
+import { createLog } from '../core/runtime/log.ts';
+import { systemClock } from '../core/runtime/clock.ts';
+import { createMetricsRegistry } from '../core/runtime/metrics.ts';
+import { createLocalRateCounters } from '../core/coordination/rate-counters.ts';
 
 /** What the host needs besides the plugin's manifest entry. */
 export interface PluginHostOptions {

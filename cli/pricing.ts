@@ -7,15 +7,15 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import {
   deletePrice, importPrices, listPrices, PriceValidationError, setPrice, type ImportResult, type PriceInput,
-} from '../core/price-table.ts';
-import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../core/price-dataset.ts';
-import { MAX_USD_PER_MILLION, usdPerMillionProblem } from '../core/price-bounds.ts';
+} from '../core/money/price-table.ts';
+import { datasetPrices, DEFAULT_DATASET_PROVIDERS } from '../core/money/price-dataset.ts';
+import { MAX_USD_PER_MILLION, usdPerMillionProblem } from '../core/money/price-bounds.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 import { withPlugin } from './plugin-host.ts';
-import { reprice, type RepriceResult } from '../core/reprice.ts';
-import { resolveDataDir } from '../core/data-dir.ts';
-import { usd } from '../core/money.ts';
+import { reprice, type RepriceResult } from '../core/money/reprice.ts';
+import { resolveDataDir } from '../core/store/data-dir.ts';
+import { usd } from '../core/money/money.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable } from './output.ts';
 

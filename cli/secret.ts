@@ -6,9 +6,9 @@
  * `TOLLGATE_SECRET_PREVIOUS`, run `rotate`, then drop `TOLLGATE_SECRET_PREVIOUS`.
  */
 import { Command } from 'commander';
-import { commitNextKey, loadKeyring, prepareNextKey, resolveDataDir } from '../core/data-dir.ts';
-import { createKeyring } from '../core/secret-box.ts';
-import { resealAll } from '../core/provider-credentials.ts';
+import { commitNextKey, loadKeyring, prepareNextKey, resolveDataDir } from '../core/store/data-dir.ts';
+import { createKeyring } from '../core/accounts/secret-box.ts';
+import { resealAll } from '../core/accounts/provider-credentials.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { printJson } from './output.ts';
 

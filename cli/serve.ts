@@ -1,7 +1,7 @@
 /** `tollgate serve`: start the gateway; SIGTERM/SIGINT drain and exit 0. */
 import { Command } from 'commander';
 import { startGateway } from '../core/gateway.ts';
-import { resolveDataDir } from '../core/data-dir.ts';
+import { resolveDataDir } from '../core/store/data-dir.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, parsePositiveInt } from './context.ts';

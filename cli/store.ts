@@ -2,12 +2,12 @@
  * `tollgate migrate`: brings the store's schema up to date and says where it is (the gateway also
  * migrates at start; run this first when several replicas are upgraded, or to check a URL).
  * `tollgate export-sqlite --to postgres://…`: moves a single-node install (the data dir's SQLite
- * file) into an empty PostgreSQL database (`core/export-sqlite.ts`).
+ * file) into an empty PostgreSQL database (`core/store/export-sqlite.ts`).
  */
 import { Command } from 'commander';
-import { databasePath, openDataDir, resolveDataDir } from '../core/data-dir.ts';
-import { redactDatabaseUrl } from '../core/postgres-store.ts';
-import { ExportRefused, exportSqliteToPostgres } from '../core/export-sqlite.ts';
+import { databasePath, openDataDir, resolveDataDir } from '../core/store/data-dir.ts';
+import { redactDatabaseUrl } from '../core/store/store-postgres.ts';
+import { ExportRefused, exportSqliteToPostgres } from '../core/store/export-sqlite.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson } from './output.ts';
 import { existsSync } from 'node:fs';

@@ -2,9 +2,9 @@
 import { Command, Option } from 'commander';
 import {
   BUDGET_PERIODS, checkAlertThresholds, createGatewayUser, deleteGatewayUser, listGatewayUsers, updateGatewayUser, type UserFields,
-} from '../core/gateway-users.ts';
-import type { BudgetPeriod } from '../core/db-types.ts';
-import { isUniqueViolation } from '../core/db.ts';
+} from '../core/accounts/gateway-users.ts';
+import type { BudgetPeriod } from '../core/store/db-types.ts';
+import { isUniqueViolation } from '../core/store/store.ts';
 import { addDataDirOption, parsePositiveInt, parseUsd, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printRecord, printTable } from './output.ts';
 

@@ -2,15 +2,14 @@
  * One request's shared record, built by `core/server.ts` and passed to every hook. Typed slots are
  * filled by the plugin that owns them (see each field); `states` holds each plugin's private state.
  */
-import type { AbortSource } from './exchange-abort.ts';
+import type { AbortSource } from './http/exchange-abort.ts';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatCompletionRequest, TokenCounts, Usage } from './chat-types.ts';
-import type { ModelPrice } from './price-table.ts';
+import type { ChatCompletionRequest, TokenCounts, Usage } from './canonical/chat-types.ts';
+import type { ModelPrice } from './money/price-table.ts';
 import type { Dialect } from './dialects/dialect.ts';
-import type { EmbeddingRequest } from './embedding-types.ts';
+import type { EmbeddingRequest } from './canonical/embedding-types.ts';
 import type { GatewayError } from './errors.ts';
-import type { UpstreamAttempt } from './upstream-attempts.ts';
-import type { PromptTokenRules } from './prompt-token-rules.ts';
+import type { PromptTokenRules } from './tokens/prompt-token-rules.ts';
 
 /**
  * A gateway operation: the stable name a route declares (`chat.completions`, `models.list`,
@@ -99,7 +98,7 @@ export interface Exchange {
   /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */
   request: ChatCompletionRequest | null;
   /**
-   * The canonical embeddings call (`core/embedding-types.ts`) of an embeddings exchange; null (or
+   * The canonical embeddings call (`core/canonical/embedding-types.ts`) of an embeddings exchange; null (or
    * absent, in a hand-built exchange) for every other. Its inputs are what the prompt estimate
    * counts, and it generates no output tokens.
    */
@@ -123,7 +122,7 @@ export interface Exchange {
   modelServed: string | null;
   /** Token counts reported by the upstream (or estimated, see `usageEstimated`); null when none. */
   usage: TokenCounts | null;
-  /** True when `usage` was counted locally (`core/token-estimate.ts`), not reported by the upstream. */
+  /** True when `usage` was counted locally (`core/tokens/token-estimate.ts`), not reported by the upstream. */
   usageEstimated: boolean;
   /** The upstream's last sane usage report as read (kept in the log row, `usage_reported`); null when none. */
   usageReport: Usage | null;
@@ -132,7 +131,7 @@ export interface Exchange {
   /** Text the upstream generated so far (content, refusals, tool-call arguments), for estimating usage. */
   readonly generated: string[];
   /**
-   * Every upstream attempt of this request in order, the one that served last (`core/upstream-attempts.ts`);
+   * Every upstream attempt of this request in order, the one that served last (`core/proxy/upstream-attempts.ts`);
    * empty or absent when nothing was dispatched.
    */
   attempts?: UpstreamAttempt[];
@@ -152,4 +151,17 @@ export interface Exchange {
   readonly responseHeaders: Record<string, string>;
   /** Private per-plugin state, indexed by manifest position; managed by the pipeline. */
   readonly states: unknown[];
+}
+
+/** One upstream attempt of a client request, as the log row's `attempts` column stores it. */
+export interface UpstreamAttempt {
+  /** Provider id and upstream model of the deployment tried (`ex.target` at the time). */
+  provider: string;
+  model: string;
+  /** The upstream's HTTP status; null when no answer arrived (connect refused, timeout). */
+  status: number | null;
+  /** The error code the attempt failed with (`upstream_timeout`, `rate_limit_exceeded`, ...); null when it served. */
+  errorCode: string | null;
+  /** From the attempt's dispatch to its outcome (the first byte for a served stream), whole ms. */
+  latencyMs: number;
 }

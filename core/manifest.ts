@@ -6,12 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
-import type { PluginFactory, UpstreamSettings } from './plugin.ts';
+import type { PluginFactory } from './plugin.ts';
+import type { UpstreamSettings } from './upstream/upstream-client.ts';
 import type { JsonSchema } from './json-schema.ts';
-import type { LogLevel } from './log.ts';
-import type { CorsSettings } from './cors.ts';
+import type { LogLevel } from './runtime/log.ts';
+import type { CorsSettings } from './http/cors.ts';
 import type { CoordinationSettings } from './coordination/index.ts';
-import { isValidTimeZone } from './calendar-period.ts';
+import { isValidTimeZone } from './money/calendar-period.ts';
 
 /**
  * Every plugin a manifest may name, by name. The composition root (`tollgate.ts`) builds it and hands

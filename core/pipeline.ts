@@ -6,12 +6,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.ts';
 import type { Plugin, Reply } from './plugin.ts';
-import type { ChatCompletionChunk } from './chat-types.ts';
-import type { ModelCall } from './upstream-call.ts';
+import type { ChatCompletionChunk } from './canonical/chat-types.ts';
+import type { ModelCall } from './upstream/upstream-call.ts';
 import { toGatewayError } from './errors.ts';
-import { sendError, sendJson } from './respond.ts';
-import type { ProxyDeps, ResponseHooks } from './proxy.ts';
-import { proxyWithFallback } from './upstream-attempts.ts';
+import { sendError, sendJson } from './http/respond.ts';
+import type { ProxyDeps, ResponseHooks } from './proxy/relay-types.ts';
+import { proxyWithFallback } from './proxy/upstream-attempts.ts';
 
 
 /**
@@ -111,7 +111,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
    * gateway read what it refused to.
    */
   function closingIf(bodyUnread: boolean, headers: Record<string, string>): Record<string, string> {
-    return bodyUnread ? Object.assign({}, headers, { connection: 'close' }) : headers; // not a spread: see core/live-exchange.ts
+    return bodyUnread ? Object.assign({}, headers, { connection: 'close' }) : headers; // not a spread: see core/http/live-exchange.ts
   }
 
   /** The hooks of an exchange that entered every plugin (the proxied ones): built once. */

@@ -35,24 +35,24 @@
  * Per-exchange state: `createState(ex)` runs lazily, once per exchange, the first time a hook of that
  * plugin runs; the value is passed to every later hook of the same plugin for that exchange.
  */
-import type { ChatCompletionChunk } from './chat-types.ts';
+import type { ChatCompletionChunk } from './canonical/chat-types.ts';
 import type { Exchange } from './exchange.ts';
-import type { ModelCall } from './upstream-call.ts';
+import type { ModelCall } from './upstream/upstream-call.ts';
 import type { GatewayError } from './errors.ts';
-import type { Store } from './db.ts';
-import type { Log } from './log.ts';
+import type { Store } from './store/store.ts';
+import type { Log } from './runtime/log.ts';
 import type { JsonSchema } from './json-schema.ts';
-import type { UpstreamClient } from './upstream.ts';
-import type { KeyringSource } from './data-dir.ts';
-import type { Clock } from './clock.ts';
+import type { UpstreamClient } from './upstream/upstream-client.ts';
+import type { KeyringSource } from './store/data-dir.ts';
+import type { Clock } from './runtime/clock.ts';
 import type { ServiceRegistry } from './services.ts';
-import type { TokenEstimator } from './token-estimate.ts';
-import type { MetricsRegistry } from './metrics.ts';
+import type { TokenEstimator } from './tokens/token-estimate.ts';
+import type { MetricsRegistry } from './runtime/metrics.ts';
 import type { RouteDeclaration } from './routes.ts';
-import type { RateCounters } from './rate-counters.ts';
-import type { Leases } from './leases.ts';
-import type { BudgetCounters } from './budget-counters.ts';
-import type { MaybePromise } from './maybe-promise.ts';
+import type { RateCounters } from './coordination/rate-counters.ts';
+import type { Leases } from './coordination/leases.ts';
+import type { BudgetCounters } from './coordination/budget-counters.ts';
+import type { MaybePromise } from './runtime/maybe-promise.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -102,7 +102,7 @@ export interface PluginContext {
   readonly clock: Clock;
   /** Services plugins offer each other (`core/services.ts`). */
   readonly services: ServiceRegistry;
-  /** Local token counts (`core/token-estimate.ts`). */
+  /** Local token counts (`core/tokens/token-estimate.ts`). */
   readonly tokens: TokenEstimator;
   /** The Prometheus registry served at `GET /metrics`. */
   readonly metrics: MetricsRegistry;
@@ -119,20 +119,6 @@ export interface PluginContext {
   readonly budgetCounters: BudgetCounters | null;
   /** Leases for periodic work one replica does for all (`leases.ts`): always granted in one process. */
   readonly leases: Leases;
-}
-
-export interface UpstreamSettings {
-  connectTimeoutMs: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
-  maxResponseBytes: number;
-  connectionsPerOrigin: number;
-  /** Longest wait for a connection of a full pool (503 `upstream_busy`); 0 = none. Default 30,000. */
-  queueTimeoutMs?: number;
-  /** Most bytes relayed from one upstream stream. Default 64 MiB. */
-  maxStreamBytes?: number;
-  /** Longest a non-streamed call may take in all (headers and body); 0 = none. Default 300,000. */
-  requestDeadlineMs?: number;
 }
 
 /**

@@ -5,7 +5,7 @@
  * so an endpoint cannot exist without being documented, nor be documented without existing.
  */
 import type { JsonSchema } from './json-schema.ts';
-import type { ErrorCase, ErrorStatus } from './openapi-errors.ts';
+import type { ErrorCase, ErrorStatus } from './openapi/openapi-errors.ts';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE';
 

@@ -7,23 +7,23 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomFillSync } from 'node:crypto';
 import type { Exchange } from './exchange.ts';
-import { ExchangeAbort } from './exchange-abort.ts';
-import { RunningExchanges } from './running-exchanges.ts';
-import { LiveExchange } from './live-exchange.ts';
+import { ExchangeAbort } from './http/exchange-abort.ts';
+import { RunningExchanges } from './http/running-exchanges.ts';
+import { LiveExchange } from './http/live-exchange.ts';
 import type { Pipeline } from './pipeline.ts';
-import type { Log } from './log.ts';
+import type { Log } from './runtime/log.ts';
 import { GatewayError, endpointNotFound, gatewayShutdown, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
-import { sendError, sendJson } from './respond.ts';
-import { parseJsonBody, readRequestBody } from './request-body.ts';
-import { systemClock, type Clock } from './clock.ts';
+import { sendError, sendJson } from './http/respond.ts';
+import { parseJsonBody, readRequestBody } from './http/request-body.ts';
+import { systemClock, type Clock } from './runtime/clock.ts';
 import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './routes.ts';
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
-import type { Cors } from './cors.ts';
-import { capConnectionsPerAddress } from './connection-limits.ts';
-import { answerClientErrors } from './client-errors.ts';
-import { stopPretenuring } from './v8-pretenuring.ts';
-import { releaseStartUpMemoryWhenIdle } from './start-up-memory.ts';
+import type { Cors } from './http/cors.ts';
+import { capConnectionsPerAddress } from './http/connection-limits.ts';
+import { answerClientErrors } from './http/client-errors.ts';
+import { stopPretenuring } from './runtime/v8-pretenuring.ts';
+import { releaseStartUpMemoryWhenIdle } from './runtime/start-up-memory.ts';
 
 /** A pipeline route: a declaration and the dialect that parses its body (null for plugin endpoints). */
 export interface PipelineRoute extends RouteDeclaration {

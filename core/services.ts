@@ -9,12 +9,12 @@
  * order, so a service from a later plugin does not exist yet while an earlier one is created).
  * A service that is absent means that plugin is not in the manifest; callers must cope.
  */
-import type { TokenCounts } from './chat-types.ts';
+import type { TokenCounts } from './canonical/chat-types.ts';
 import type { Principal, RequestCost } from './exchange.ts';
-import type { BudgetPeriod } from './db-types.ts';
-import type { ModelPrice } from './price-table.ts';
-import type { BudgetWindow } from './calendar-period.ts';
-import type { WriteBehind } from './write-behind.ts';
+import type { BudgetPeriod } from './store/db-types.ts';
+import type { ModelPrice } from './money/price-table.ts';
+import type { BudgetWindow } from './money/calendar-period.ts';
+import type { WriteBehind } from './request-log/write-behind.ts';
 
 /** Every service by name, with its interface. */
 export interface GatewayServices {

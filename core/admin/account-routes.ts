@@ -8,8 +8,8 @@
  * or a short new one (not 401: the session is fine, and the UI treats 401 as "signed out").
  */
 import { invalidRequest, sessionRequired } from '../errors.ts';
-import { verifyPassword } from '../passwords.ts';
-import { MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../admin-users.ts';
+import { verifyPassword } from '../accounts/passwords.ts';
+import { MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../accounts/admin-users.ts';
 import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { objectBody, onlyFields, type Body } from './fields.ts';

@@ -5,8 +5,8 @@
 import { json, type AdminContext, type AdminRoute } from './context.ts';
 import { queryInt, queryString } from './fields.ts';
 import { invalidRequest } from '../errors.ts';
-import { BUDGET_ALERT_STATES, listBudgetAlerts } from '../budget-alerts.ts';
-import type { BudgetAlertState } from '../db-types.ts';
+import { BUDGET_ALERT_STATES, listBudgetAlerts } from '../money/budget-alerts.ts';
+import type { BudgetAlertState } from '../store/db-types.ts';
 
 function stateParam(query: URLSearchParams): BudgetAlertState | undefined {
   const value = queryString(query, 'state');

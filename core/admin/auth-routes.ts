@@ -1,17 +1,17 @@
 /**
  * `POST /admin/api/login`, `POST /admin/api/logout`, `GET /admin/api/me` (docs/admin-api.md
- * "Session and protection"). Login checks the scrypt hash (`core/passwords.ts`) and is throttled per
+ * "Session and protection"). Login checks the scrypt hash (`core/accounts/passwords.ts`) and is throttled per
  * username and per client address, each attempt counted before the hash is checked
  * (`login-throttle.ts`); a wrong username and a wrong password get the same answer, and an unknown
  * username still costs one scrypt, so response times do not reveal which names exist.
  */
 import type { IncomingMessage } from 'node:http';
 import { invalidCredentials, invalidRequest, tooManyLoginAttempts } from '../errors.ts';
-import { decoyHash, verifyPassword } from '../passwords.ts';
+import { decoyHash, verifyPassword } from '../accounts/passwords.ts';
 import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { objectBody, onlyFields, stringField } from './fields.ts';
-import type { LoginThrottle } from './login-throttle.ts';
+import type { LoginThrottle } from '../coordination/login-throttle.ts';
 import { readCookie } from './router.ts';
 import { SESSION_COOKIE, type SessionStore } from './sessions.ts';
 import { requestScheme } from './origin-check.ts';

@@ -5,11 +5,11 @@
  * `GatewayError` from `core/errors.ts` becomes the contract's error body).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Store } from '../db.ts';
-import type { Log } from '../log.ts';
-import type { Clock } from '../clock.ts';
+import type { Store } from '../store/store.ts';
+import type { Log } from '../runtime/log.ts';
+import type { Clock } from '../runtime/clock.ts';
 import type { ServiceRegistry } from '../services.ts';
-import type { KeyringSource } from '../data-dir.ts';
+import type { KeyringSource } from '../store/data-dir.ts';
 
 export interface AdminContext {
   readonly store: Store;

@@ -1,7 +1,7 @@
 /**
  * Per-user provider credentials in the admin API (`docs/admin-api.md` "Provider credentials"): list,
  * read, set or replace, delete, test. Keys are sealed under the master key on write
- * (`core/provider-credentials.ts`) and only ever shown masked (`hint`). The provider ids and the test
+ * (`core/accounts/provider-credentials.ts`) and only ever shown masked (`hint`). The provider ids and the test
  * come from the router's `providers` service, so this file knows no provider.
  */
 import type { AdminContext, AdminRoute } from './context.ts';
@@ -10,7 +10,7 @@ import { objectBody, onlyFields, stringField } from './fields.ts';
 import { invalidRequest, providerNotFound, resourceNotFound } from '../errors.ts';
 import {
   deleteProviderCredential, findProviderCredential, listProviderCredentials, setProviderCredential, type ProviderCredentialView,
-} from '../provider-credentials.ts';
+} from '../accounts/provider-credentials.ts';
 import { requireUser } from './users-routes.ts';
 
 /** The credential object of the admin API: never the key, nor which master key sealed it. */

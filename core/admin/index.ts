@@ -7,7 +7,7 @@ import type { AdminSettings } from '../manifest.ts';
 import type { AdminContext, AdminRoute } from './context.ts';
 import { createAdminRouter, readCookie } from './router.ts';
 import { createSessionStore, SESSION_COOKIE } from './sessions.ts';
-import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from '../coordination/login-throttle.ts';
 import { createAuthRoutes } from './auth-routes.ts';
 import { createAccountRoutes } from './account-routes.ts';
 import { createAdminStatic } from './static-routes.ts';

@@ -7,8 +7,8 @@ import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { idParam, numberField, objectBody, onlyFields, parseTimestamp, stringField } from './fields.ts';
 import { invalidRequest, resourceNotFound } from '../errors.ts';
-import { createApiKey, findApiKey, keyStatus, listApiKeys, revokeApiKey, type ApiKeyView } from '../api-keys.ts';
-import { nowIso } from '../db.ts';
+import { createApiKey, findApiKey, keyStatus, listApiKeys, revokeApiKey, type ApiKeyView } from '../accounts/api-keys.ts';
+import { nowIso } from '../store/store.ts';
 import { requireUser } from './users-routes.ts';
 import { testApiKey } from './key-test.ts';
 

@@ -12,9 +12,9 @@ import Cursor from 'pg-cursor';
 import {
   DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteDialect,
 } from 'kysely';
-import { openSqlite } from '../sqlite-driver.ts';
-import type { Database } from '../db-types.ts';
-import { storeTypeParsers, TollgateClient } from '../postgres-store.ts';
+import { openSqlite } from '../store/driver-sqlite.ts';
+import type { Database } from '../store/db-types.ts';
+import { storeTypeParsers, TollgateClient } from '../store/store-postgres.ts';
 import {
   compileLogExportQuery, queryLogPage, toLogRow, type LogCursor, type LogFilters, type LogRow, type RawLogRow,
 } from './logs-query.ts';

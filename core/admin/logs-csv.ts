@@ -14,12 +14,12 @@
 import type { ServerResponse } from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { finished } from 'node:stream/promises';
-import type { Store } from '../db.ts';
-import type { Log } from '../log.ts';
+import type { Store } from '../store/store.ts';
+import type { Log } from '../runtime/log.ts';
 import type { LogFilters } from './logs-query.ts';
 import type { ExportWorkerData, ExportWorkerMessage } from './logs-export-worker.ts';
 import type { LogSource } from './log-batches.ts';
-import { postgresUrlOf } from '../postgres-store.ts';
+import { postgresUrlOf } from '../store/store-postgres.ts';
 
 /** Rows per chunk: large enough that query and message overhead vanish, small enough to stay a few hundred KB. */
 export const BATCH_ROWS = 1000;

@@ -10,14 +10,14 @@
  * PostgreSQL's indexes name `id` as their last column for the same walk (the baseline).
  */
 import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
-import type { Store } from '../db.ts';
+import type { Store } from '../store/store.ts';
 
 /** What the log queries need of a store: its query builder (one on a read-only connection will do). */
 export type LogReader = Pick<Store, 'db'>;
-import { nowIso } from '../db.ts';
-import type { Database } from '../db-types.ts';
+import { nowIso } from '../store/store.ts';
+import type { Database } from '../store/db-types.ts';
 import { invalidRequest } from '../errors.ts';
-import { usd } from '../money.ts';
+import { usd } from '../money/money.ts';
 import { parseQueryTime, queryInt, queryString } from './fields.ts';
 
 /** One request as the admin API shows it. `user_id` is null once the user is deleted. */
@@ -286,7 +286,7 @@ export async function queryLogPage(store: LogReader, filters: LogFilters, page: 
   return { rows, nextCursor: more && last ? encodeCursor(last) : null };
 }
 
-/** One upstream attempt of a request, as the log detail shows it (`core/upstream-attempts.ts`). */
+/** One upstream attempt of a request, as the log detail shows it (`core/proxy/upstream-attempts.ts`). */
 export interface LogAttempt {
   provider: string;
   model: string;

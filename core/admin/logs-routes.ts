@@ -4,7 +4,7 @@
  * same filters, streamed as CSV). Each read first flushes the logger's queue, so a request that
  * just finished is listed.
  */
-import { nowIso } from '../db.ts';
+import { nowIso } from '../store/store.ts';
 import { resourceNotFound } from '../errors.ts';
 import { json, type AdminContext, type AdminRoute } from './context.ts';
 import { idParam, queryInt, queryString } from './fields.ts';

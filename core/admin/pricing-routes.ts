@@ -9,16 +9,16 @@
 import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { booleanField, objectBody, onlyFields, numberField, parseQueryTime, queryString, stringField, type Body } from './fields.ts';
-import { reprice, RepriceTooLargeError, type RepriceResult } from '../reprice.ts';
+import { reprice, RepriceTooLargeError, type RepriceResult } from '../money/reprice.ts';
 import { conflict, invalidRequest, modelNotFound, resourceNotFound } from '../errors.ts';
 import {
   deletePrice, getPrice, importPrices, PriceValidationError, searchPrices, setPrice, toModelPrice, validatePrice,
   type ModelPrice, type PriceInput, type StoredPrice,
-} from '../price-table.ts';
-import { datasetPricesApart, DEFAULT_DATASET_PROVIDERS } from '../price-dataset.ts';
-import { costOf } from '../cost.ts';
-import { MAX_REPORTED_TOKENS } from '../chat-types.ts';
-import { usd } from '../money.ts';
+} from '../money/price-table.ts';
+import { datasetPricesApart, DEFAULT_DATASET_PROVIDERS } from '../money/price-dataset.ts';
+import { costOf } from '../money/cost.ts';
+import { MAX_REPORTED_TOKENS } from '../canonical/chat-types.ts';
+import { usd } from '../money/money.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
 
 /** The contract's Price object: a stored price and when it changed (null only for a provider's implicit free price). */

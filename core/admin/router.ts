@@ -6,9 +6,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodNotAllowed, invalidRequest, originMismatch, routeNotFound, sessionRequired, toGatewayError, type GatewayError } from '../errors.ts';
-import { sendError, sendJson } from '../respond.ts';
-import { parseJsonBody, readRequestBody } from '../request-body.ts';
-import type { Log } from '../log.ts';
+import { sendError, sendJson } from '../http/respond.ts';
+import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
+import type { Log } from '../runtime/log.ts';
 import type { AdminIdentity, AdminRequest, AdminRoute } from './context.ts';
 import { isSameOrigin } from './origin-check.ts';
 

@@ -7,9 +7,9 @@
  * same code runs on SQLite and PostgreSQL (a session check is one indexed read per admin request).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Store } from '../db.ts';
-import { nowIso } from '../db.ts';
-import type { Clock } from '../clock.ts';
+import type { Store } from '../store/store.ts';
+import { nowIso } from '../store/store.ts';
+import type { Clock } from '../runtime/clock.ts';
 import type { AdminIdentity } from './context.ts';
 
 export const SESSION_COOKIE = 'tollgate_session';

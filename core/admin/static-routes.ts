@@ -11,11 +11,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../runtime/package-root.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
+import { createStaticAsset, sendStaticAsset, type StaticAsset } from '../http/static-asset.ts';
 import { routeNotFound } from '../errors.ts';
-import { sendError } from '../respond.ts';
+import { sendError } from '../http/respond.ts';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -35,14 +35,11 @@ const COMMON_HEADERS = {
   'cache-control': 'no-cache',
 };
 
-/** `admin-static/` beside the package root: two levels up from this file, one from the `dist/` bundle. */
+/** `admin-static/` in the package root. */
 export function adminStaticDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const up of ['..', join('..', '..')]) {
-    const dir = join(here, up, 'admin-static');
-    if (existsSync(join(dir, 'index.html'))) return dir;
-  }
-  throw new Error(`admin-static/index.html not found near ${here}`);
+  const dir = join(packageRoot(import.meta.url), 'admin-static');
+  if (!existsSync(join(dir, 'index.html'))) throw new Error(`admin-static/index.html not found in ${dir}`);
+  return dir;
 }
 
 function listFiles(dir: string): string[] {

@@ -4,7 +4,7 @@
  * models by cost.
  *
  * Why they cost the same at a million rows as at a thousand: sums come from the quarter-hour rollups
- * (`core/usage-rollups.ts`, exact for any range), never from a scan of `llm_requests`. Percentiles
+ * (`core/request-log/usage-rollups.ts`, exact for any range), never from a scan of `llm_requests`. Percentiles
  * cannot come from sums: up to `EXACT_PERCENTILE_MAX_ROWS` requests they are exact (one index range
  * and a sort); above, they are the nearest-rank values of a sample of
  * `PERCENTILE_SAMPLE_ROWS` row ids scattered between the range's first and last rows (rowid lookups: bounded
@@ -16,10 +16,10 @@
  * midnight) and the quarters are folded into local calendar days with Intl.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../db-types.ts';
-import { usageSource, type RollupColumn } from '../usage-rollups.ts';
-import { budgetWindow } from '../calendar-period.ts';
-import { usd } from '../money.ts';
+import type { Database } from '../store/db-types.ts';
+import { usageSource, type RollupColumn } from '../request-log/usage-rollups.ts';
+import { budgetWindow } from '../money/calendar-period.ts';
+import { usd } from '../money/money.ts';
 
 const DAY_MS = 86_400_000;
 

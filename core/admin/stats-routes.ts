@@ -3,12 +3,12 @@
  * for a period, in the budget plugin's timezone (UTC without it). Default period: the last 30 local
  * calendar days, today included.
  */
-import { nowIso } from '../db.ts';
+import { nowIso } from '../store/store.ts';
 import { invalidRequest } from '../errors.ts';
 import { json, type AdminContext, type AdminRoute } from './context.ts';
 import { parseQueryTime, queryString } from './fields.ts';
 import { listUnpricedModels } from './unpriced-models.ts';
-import { usd } from '../money.ts';
+import { usd } from '../money/money.ts';
 import {
   addDays, localDate, queryPercentiles, queryUsage, startOfLocalDay,
   type StatsRange,

@@ -5,7 +5,7 @@
  */
 import type { AdminContext } from './context.ts';
 import { sql } from 'kysely';
-import { usageSource } from '../usage-rollups.ts';
+import { usageSource } from '../request-log/usage-rollups.ts';
 
 /** One model seen in traffic without a price. */
 export interface UnpricedModel {

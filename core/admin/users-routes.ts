@@ -13,15 +13,15 @@ import {
   booleanField, enumField, idParam, numberField, objectBody, onlyFields, queryInt, queryString, stringField, type Body,
 } from './fields.ts';
 import { conflict, invalidRequest, resourceNotFound } from '../errors.ts';
-import { keyStatsByUser } from '../api-keys.ts';
+import { keyStatsByUser } from '../accounts/api-keys.ts';
 import {
   BUDGET_PERIODS, checkAlertThresholds, createGatewayUser, deleteGatewayUser, findGatewayUserByName, getGatewayUser, listGatewayUsers,
   updateGatewayUser, type GatewayUserView, type UserFields,
-} from '../gateway-users.ts';
-import type { BudgetPeriod } from '../db-types.ts';
-import { isUniqueViolation } from '../db.ts';
+} from '../accounts/gateway-users.ts';
+import type { BudgetPeriod } from '../store/db-types.ts';
+import { isUniqueViolation } from '../store/store.ts';
 import type { BudgetStatus } from '../services.ts';
-import { usd } from '../money.ts';
+import { usd } from '../money/money.ts';
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** A user's budget now. Figures are null when the budget plugin is not in the manifest (nothing tracks spend). */

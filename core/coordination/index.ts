@@ -6,17 +6,17 @@
  * (`budgetCounters`; null in one process, where the budget plugin's own ledger is exact), and the
  * admin login throttle's counts. Caches are per process, dropped on the store's change feed.
  */
-import type { Clock } from '../clock.ts';
-import type { Log } from '../log.ts';
-import { createLocalRateCounters, type RateCounters } from '../rate-counters.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { Log } from '../runtime/log.ts';
+import { createLocalRateCounters, type RateCounters } from './rate-counters.ts';
 import { connectRedis, redactRedisUrl } from './redis-connection.ts';
-import type { MetricsRegistry } from '../metrics.ts';
+import type { MetricsRegistry } from '../runtime/metrics.ts';
 import { createRedisRateCounters, type FailMode } from './redis-rate-counters.ts';
-import type { BudgetCounters } from '../budget-counters.ts';
+import type { BudgetCounters } from './budget-counters.ts';
 import { createRedisBudgetCounters } from './redis-budget-counters.ts';
-import { createLoginThrottle, type LoginThrottle } from '../admin/login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { createRedisLoginThrottle } from './redis-login-throttle.ts';
-import { localLeases, type Leases } from '../leases.ts';
+import { localLeases, type Leases } from './leases.ts';
 
 /** The manifest's `coordination` section, defaults filled in. */
 export interface CoordinationSettings {

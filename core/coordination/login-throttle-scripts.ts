@@ -1,6 +1,6 @@
 /**
  * The login throttle's Lua scripts (`redis-login-throttle.ts`): the rules of
- * `core/admin/login-throttle.ts`, on Redis's clock, over four sorted sets per attempt:
+ * `core/coordination/login-throttle.ts`, on Redis's clock, over four sorted sets per attempt:
  * KEYS[1] the address's failures, KEYS[2] the username's failures (member = attempt id, score = ms),
  * KEYS[3] the address's attempts in flight, KEYS[4] the username's (score = when the reservation
  * expires: a replica that dies mid-check leaks it for `pendingTtlMs` at most).

@@ -19,8 +19,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { gatewayError } from '../errors.ts';
-import type { Log } from '../log.ts';
-import type { BudgetCounters, BudgetCounts, BudgetKey, HeldReservation, SpendSeed } from '../budget-counters.ts';
+import type { Log } from '../runtime/log.ts';
+import type { BudgetCounters, BudgetCounts, BudgetKey, HeldReservation, SpendSeed } from './budget-counters.ts';
 import type { RedisConnection } from './redis-connection.ts';
 import { BUDGET_READ, BUDGET_RESERVE, BUDGET_SETTLE } from './budget-scripts.ts';
 import type { FailMode } from './redis-rate-counters.ts';

@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 // Imported when a replica connects: a gateway on SQLite alone never loads ioredis (~1 MB of code).
 import type { Redis } from 'ioredis';
-import type { Log } from '../log.ts';
+import type { Log } from '../runtime/log.ts';
 import { Counter, Histogram } from 'prom-client';
-import type { MetricsRegistry } from '../metrics.ts';
+import type { MetricsRegistry } from '../runtime/metrics.ts';
 
 /** Default of `coordination.commandTimeoutMs`: a command that got no answer in time counts as unreachable. */
 export const COMMAND_TIMEOUT_MS = 500;

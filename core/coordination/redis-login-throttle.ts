@@ -1,13 +1,13 @@
 /**
  * The admin login throttle shared by every replica (`coordination.redis`): the same rules as the
- * in-process throttle (`core/admin/login-throttle.ts`), counted in Redis by two Lua scripts
+ * in-process throttle (`core/coordination/login-throttle.ts`), counted in Redis by two Lua scripts
  * (`login-throttle-scripts.ts`), so guesses spread over the replicas behind a balancer are counted
  * together. While Redis is unreachable, logins are throttled by this replica's own counts (never
  * unthrottled, never refused for Redis's sake: the admin must still be able to log in).
  */
 import { randomUUID } from 'node:crypto';
-import { LOGIN_BACKOFF_BASE_MS, createLoginThrottle, type LoginThrottle } from '../admin/login-throttle.ts';
-import type { Log } from '../log.ts';
+import { LOGIN_BACKOFF_BASE_MS, createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
+import type { Log } from '../runtime/log.ts';
 import type { RedisConnection } from './redis-connection.ts';
 import { BEGIN_SCRIPT, SETTLE_SCRIPT } from './login-throttle-scripts.ts';
 

@@ -15,9 +15,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { gatewayError } from '../errors.ts';
-import { clampCost, type GcraDecision } from '../gcra.ts';
-import type { Log } from '../log.ts';
-import { decisionsOf, type RateBucket, type RateCounters, type RateTake, type SlotLease } from '../rate-counters.ts';
+import { clampCost, type GcraDecision } from './gcra.ts';
+import type { Log } from '../runtime/log.ts';
+import { decisionsOf, type RateBucket, type RateCounters, type RateTake, type SlotLease } from './rate-counters.ts';
 import type { RedisConnection } from './redis-connection.ts';
 import { GCRA_SETTLE, GCRA_TAKE, SLOT_ACQUIRE, SLOT_RELEASE, SLOT_RENEW } from './rate-limit-scripts.ts';
 

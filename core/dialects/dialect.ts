@@ -15,11 +15,11 @@
  * used for nothing but an error that ends a stream cut short.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatCompletionRequest } from '../chat-types.ts';
-import type { EmbeddingRequest, EmbeddingResult } from '../embedding-types.ts';
+import type { ChatCompletionRequest } from '../canonical/chat-types.ts';
+import type { EmbeddingRequest, EmbeddingResult } from '../canonical/embedding-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
-import type { DecodedChunk, DecodedResponse } from '../upstream-call.ts';
+import type { DecodedChunk, DecodedResponse } from '../upstream/upstream-call.ts';
 import type { RouteDeclaration } from '../routes.ts';
 
 /** A client's request as the dialect read it. */

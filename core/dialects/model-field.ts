@@ -12,7 +12,7 @@
  * so it is cut to the same length (`servedModelName`).
  */
 import type { JsonSchema } from '../json-schema.ts';
-import { ownString } from '../own-string.ts';
+import { ownString } from '../runtime/own-string.ts';
 
 /** Longest `model` value a request may carry, characters. */
 export const MAX_MODEL_CHARS = 256;

@@ -5,21 +5,21 @@
  * shows through their services; without them the matching fields are null.
  *
  * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. Usage comes from the quarter-hour
- * usage rollups (`core/usage-rollups.ts`: a budget period starts at a local midnight, a quarter-hour
+ * usage rollups (`core/request-log/usage-rollups.ts`: a budget period starts at a local midnight, a quarter-hour
  * boundary in every zone, so it is a few indexed rollup rows whatever the size of the log), flushed
  * first so the caller's last request is counted.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { jsonOk } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi/openapi-errors.ts';
 import { accountSchema } from './openapi.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { reply } from '../../core/plugin.ts';
-import { nowIso } from '../../core/db.ts';
+import { nowIso } from '../../core/store/store.ts';
 import type { BudgetStatus, LimitState } from '../../core/services.ts';
-import { budgetWindow } from '../../core/calendar-period.ts';
-import { usd } from '../../core/money.ts';
-import { usageSource } from '../../core/usage-rollups.ts';
+import { budgetWindow } from '../../core/money/calendar-period.ts';
+import { usd } from '../../core/money/money.ts';
+import { usageSource } from '../../core/request-log/usage-rollups.ts';
 import { sql } from 'kysely';
 /** The columns the account sums: all in the rollups' covering index by user. */
 const ACCOUNT_COLUMNS = ['requests', 'prompt_tokens', 'completion_tokens', 'cost_nanos'] as const;

@@ -1,6 +1,6 @@
 /** The component schema of `GET /api/account` (the view `index.ts` builds). */
 import type { JsonSchema } from '../../core/json-schema.ts';
-import { int, isoOrNull, nullable, nullableUsd, object, str, usd } from '../../core/openapi-schema.ts';
+import { int, isoOrNull, nullable, nullableUsd, object, str, usd } from '../../core/openapi/openapi-schema.ts';
 
 const rateLimitState: JsonSchema = {
   type: ['object', 'null'],

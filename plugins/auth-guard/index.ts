@@ -22,7 +22,7 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { invalidApiKey, permissionDenied } from '../../core/errors.ts';
-import { hashApiKey, parseModelsColumn } from '../../core/api-keys.ts';
+import { hashApiKey, parseModelsColumn } from '../../core/accounts/api-keys.ts';
 import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
 import { createKeyStore, type KeyRow, type KeyStore } from './key-store.ts';
 import { authGuardSchema, type AuthGuardConfig } from './schema.ts';

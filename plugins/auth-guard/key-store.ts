@@ -5,8 +5,8 @@
  * the request path. PostgreSQL: the same queries through Kysely, asynchronous (a network round trip
  * either way).
  */
-import type { Store } from '../../core/db.ts';
-import { nowIso, prepareQuery } from '../../core/db.ts';
+import type { Store } from '../../core/store/store.ts';
+import { nowIso, prepareQuery } from '../../core/store/store.ts';
 
 /** A key's row joined with its user's, as `lookup` returns it. */
 export interface KeyRow {

@@ -14,10 +14,10 @@
  * a timer.
  */
 import { request } from 'undici';
-import type { Store } from '../../core/db.ts';
-import { nowIso } from '../../core/db.ts';
-import type { Clock } from '../../core/clock.ts';
-import type { Log } from '../../core/log.ts';
+import type { Store } from '../../core/store/store.ts';
+import { nowIso } from '../../core/store/store.ts';
+import type { Clock } from '../../core/runtime/clock.ts';
+import type { Log } from '../../core/runtime/log.ts';
 import type { BudgetAlertsConfig } from './schema.ts';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signAlert } from './alert-signature.ts';
 

@@ -10,9 +10,9 @@
  * another process). After a restart the persisted spend is already past the threshold, so it cannot
  * be crossed again in that period. Reservations never fire: only spend that was billed.
  */
-import { nowIso } from '../../core/db.ts';
-import { usd } from '../../core/money.ts';
-import type { WriteBehind } from '../../core/write-behind.ts';
+import { nowIso } from '../../core/store/store.ts';
+import { usd } from '../../core/money/money.ts';
+import type { WriteBehind } from '../../core/request-log/write-behind.ts';
 import type { SpendChange } from './ledger.ts';
 
 /** The webhook's JSON body (`type` "budget.threshold"). Money in integer nano-USD, with USD beside it for people. */

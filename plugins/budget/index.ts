@@ -4,7 +4,7 @@
  * - `onRequest` (pre-check): a user whose budget for this period is already used up gets 402 before
  *   anything else is done for the request.
  * - `beforeUpstream` (reservation): once the router has picked the model, the request's worst-case
- *   cost (`core/worst-case.ts`: prompt tokens × input price + the output cap × `n` choices × output
+ *   cost (`core/tokens/worst-case.ts`: prompt tokens × input price + the output cap × `n` choices × output
  *   price; a short prompt's tokens bounded by its bytes, counted exactly when that bound does not
  *   fit) is reserved atomically. When it does not fit, "serve what fits"
  *   (`overflow: "cap"`, the default): if what remains pays for the prompt and at least
@@ -33,17 +33,17 @@ import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal, Target } from '../../core/exchange.ts';
-import type { ModelCall } from '../../core/upstream-call.ts';
+import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
-import { worstCaseTokens } from '../../core/worst-case.ts';
+import { worstCaseTokens } from '../../core/tokens/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
 import { createBudgetLedger, isReservation, type LedgerSeam, type Reservation } from './ledger.ts';
-import { then, type MaybePromise } from '../../core/maybe-promise.ts';
+import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import { createSharedBudgetLedger } from './shared-ledger.ts';
 import type { BudgetService, BudgetStatus, PriceBook } from '../../core/services.ts';
-import type { ModelPrice } from '../../core/price-table.ts';
-import { createWriteBehind, type WriteBehindSettings } from '../../core/write-behind.ts';
-import { createWriteTarget } from '../../core/write-target.ts';
+import type { ModelPrice } from '../../core/money/price-table.ts';
+import { createWriteBehind, type WriteBehindSettings } from '../../core/request-log/write-behind.ts';
+import { createWriteTarget } from '../../core/request-log/write-target.ts';
 import { createAlertFiring } from './alerts.ts';
 import { createAlertDelivery, type AlertDelivery } from './alert-delivery.ts';
 

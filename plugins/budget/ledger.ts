@@ -5,7 +5,7 @@
  * Why it is exact under concurrency: a reservation is a synchronous check-and-add on one in-memory
  * record, and Node runs one at a time, so parallel requests can never all pass the same check.
  * Why it survives restarts: each settlement queues the user's new spend on the write-behind queue
- * (`core/write-behind.ts`), in the same group as the request's log row, so the two commit in the same
+ * (`core/request-log/write-behind.ts`), in the same group as the request's log row, so the two commit in the same
  * transaction (within the queue's flush interval, 50 ms by default) and the persisted spend always
  * equals the logged costs of the period, crash or not. The queue is flushed before the table is
  * re-read. (One UPDATE per request in its own transaction cost a tenth of the gateway's CPU.)
@@ -16,16 +16,16 @@
  * started at or after the current window's start still counts (the period or timezone was changed
  * to a longer one).
  */
-import type { Store } from '../../core/db.ts';
-import { nowIso, prepareQuery } from '../../core/db.ts';
-import type { BudgetPeriod, GatewayUser } from '../../core/db-types.ts';
-import { budgetWindow, type BudgetWindow } from '../../core/calendar-period.ts';
-import { microsToNanos } from '../../core/money.ts';
-import { readAlertThresholds } from '../../core/gateway-users.ts';
+import type { Store } from '../../core/store/store.ts';
+import { nowIso, prepareQuery } from '../../core/store/store.ts';
+import type { BudgetPeriod, GatewayUser } from '../../core/store/db-types.ts';
+import { budgetWindow, type BudgetWindow } from '../../core/money/calendar-period.ts';
+import { microsToNanos } from '../../core/money/money.ts';
+import { readAlertThresholds } from '../../core/accounts/gateway-users.ts';
 import type { BudgetStatus } from '../../core/services.ts';
-import type { WriteBehind } from '../../core/write-behind.ts';
-import type { HeldReservation } from '../../core/budget-counters.ts';
-import { then, type MaybePromise } from '../../core/maybe-promise.ts';
+import type { WriteBehind } from '../../core/request-log/write-behind.ts';
+import type { HeldReservation } from '../../core/coordination/budget-counters.ts';
+import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 
 /**
  * What a settlement did to a user's spend, for the budget alerts (`alerts.ts`): the spend of the

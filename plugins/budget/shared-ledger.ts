@@ -15,11 +15,11 @@
  * When the store is unreachable the counters either throw 503 `coordination_unavailable` (fail
  * closed) or answer null (fail open): then this replica's own ledger decides, as in one process.
  */
-import { nowIso } from '../../core/db.ts';
-import type { BudgetCounters, BudgetCounts, BudgetKey, SpendSeed } from '../../core/budget-counters.ts';
+import { nowIso } from '../../core/store/store.ts';
+import type { BudgetCounters, BudgetCounts, BudgetKey, SpendSeed } from '../../core/coordination/budget-counters.ts';
 import type { BudgetStatus } from '../../core/services.ts';
 import type { BudgetLedger, LedgerSeam, Reservation, SpendChange } from './ledger.ts';
-import { then, type MaybePromise } from '../../core/maybe-promise.ts';
+import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 
 /** A period's spend outlives its window by a day: a settlement of a request started before the boundary. */
 const KEEP_MARGIN_MS = 86_400_000;
@@ -39,7 +39,7 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
   function withCounts(status: BudgetStatus, counts: BudgetCounts): BudgetStatus {
     const limitNanos = status.limitNanos;
     const remainingNanos = limitNanos === null ? null : Math.max(0, limitNanos - counts.spentNanos - counts.reservedNanos);
-    return Object.assign({}, status, { spentNanos: counts.spentNanos, reservedNanos: counts.reservedNanos, remainingNanos }); // not a spread: see core/live-exchange.ts
+    return Object.assign({}, status, { spentNanos: counts.spentNanos, reservedNanos: counts.reservedNanos, remainingNanos }); // not a spread: see core/http/live-exchange.ts
   }
 
   return {
@@ -73,7 +73,7 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
       const change = local.settle({ userId: reservation.userId, amountNanos: 0 }, actualNanos, nowMs, requestId);
       if (!change || afterNanos === null) return change;
       // The alerts look at the spend of all replicas: only the settlement that crosses a threshold fires it.
-      const shared: SpendChange = Object.assign({}, change, { beforeNanos: Math.max(0, afterNanos - actualNanos), afterNanos }); // not a spread: see core/live-exchange.ts
+      const shared: SpendChange = Object.assign({}, change, { beforeNanos: Math.max(0, afterNanos - actualNanos), afterNanos }); // not a spread: see core/http/live-exchange.ts
       return shared;
     },
     invalidate: (userId) => local.invalidate(userId),

@@ -3,7 +3,7 @@
  * errors included, a body the gateway refused too (it is the outermost plugin after auth-guard, so it
  * sees the final outcome).
  * Writing happens in the background, never on the response path: the plugin owns the write-behind
- * queue (`core/write-behind.ts`) and offers it as the `writeBehind` service, so the budget's spend
+ * queue (`core/request-log/write-behind.ts`) and offers it as the `writeBehind` service, so the budget's spend
  * of a request commits in the same transaction as its log row. Durability window: `flushIntervalMs`
  * (50 ms by default) of acknowledged requests on a crash; nothing on a graceful stop.
  */
@@ -13,11 +13,11 @@ import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
 
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { nowIso } from '../../core/db.ts';
+import { nowIso } from '../../core/store/store.ts';
 import { loggerSchema, type LoggerConfig } from './schema.ts';
-import type { RequestLogRow } from '../../core/request-log-row.ts';
-import { createWriteBehind } from '../../core/write-behind.ts';
-import { createWriteTarget } from '../../core/write-target.ts';
+import type { RequestLogRow } from '../../core/request-log/request-log-row.ts';
+import { createWriteBehind } from '../../core/request-log/write-behind.ts';
+import { createWriteTarget } from '../../core/request-log/write-target.ts';
 import { Gauge } from 'prom-client';
 
 /** A usage report longer than this (an upstream padding it with junk) is not kept: its counts are. */

@@ -9,10 +9,10 @@
  * on the request path.
  */
 import { Counter, Gauge, Histogram, type LabelValues } from 'prom-client';
-import type { MetricsRegistry } from '../../core/metrics.ts';
+import type { MetricsRegistry } from '../../core/runtime/metrics.ts';
 import type { Operation } from '../../core/exchange.ts';
-import type { Log } from '../../core/log.ts';
-import { usd } from '../../core/money.ts';
+import type { Log } from '../../core/runtime/log.ts';
+import { usd } from '../../core/money/money.ts';
 import type { MetricsConfig } from './schema.ts';
 
 /**

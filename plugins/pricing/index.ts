@@ -11,15 +11,15 @@
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { jsonOk } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi/openapi-errors.ts';
 import { pricingSchemas } from './openapi.ts';
 import { isModelOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { getModelDisplayName } from '../../core/model-display-name.ts';
-import { createModelIdResolver, datasetPricesApart } from '../../core/price-dataset.ts';
-import { importPrices, type ModelPrice } from '../../core/price-table.ts';
-import { per1k } from '../../core/money.ts';
+import { getModelDisplayName } from '../../core/catalog/model-display-name.ts';
+import { createModelIdResolver, datasetPricesApart } from '../../core/money/price-dataset.ts';
+import { importPrices, type ModelPrice } from '../../core/money/price-table.ts';
+import { per1k } from '../../core/money/money.ts';
 import { createPriceBook, type ClosablePriceBook } from './price-book.ts';
 import { pricingSchema, type PricingConfig } from './schema.ts';
 

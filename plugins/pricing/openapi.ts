@@ -1,6 +1,6 @@
 /** Component schemas of `GET /api/pricing` (the view `pricingView` builds). */
 import type { JsonSchema } from '../../core/json-schema.ts';
-import { list, nullableUsd, object, str, usd } from '../../core/openapi-schema.ts';
+import { list, nullableUsd, object, str, usd } from '../../core/openapi/openapi-schema.ts';
 
 const pricePer = (what: string, per: string, orNull: boolean): JsonSchema =>
   (orNull ? nullableUsd : usd)(`Price of ${per} ${what}${orNull ? '; null = no separate rate, these tokens cost the input rate' : ''}`);

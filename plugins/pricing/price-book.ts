@@ -19,12 +19,12 @@
  * start: requests for models with their own rows never load it. Until it is loaded, such a lookup
  * answers without step 3 and is not remembered; callers that bill await `ready(provider, model)` first.
  */
-import type { Store } from '../../core/db.ts';
-import type { Log } from '../../core/log.ts';
+import type { Store } from '../../core/store/store.ts';
+import type { Log } from '../../core/runtime/log.ts';
 import type { PriceBook } from '../../core/services.ts';
-import { costOf, maxCostNanos } from '../../core/cost.ts';
-import { createPriceReader, toModelPrice, type ModelPrice } from '../../core/price-table.ts';
-import type { ModelIdResolver } from '../../core/price-dataset.ts';
+import { costOf, maxCostNanos } from '../../core/money/cost.ts';
+import { createPriceReader, toModelPrice, type ModelPrice } from '../../core/money/price-table.ts';
+import type { ModelIdResolver } from '../../core/money/price-dataset.ts';
 
 export interface PriceBookConfig {
   datasetProviders: Readonly<Record<string, string>>;

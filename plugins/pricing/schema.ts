@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../../core/json-schema.ts';
-import { DEFAULT_DATASET_PROVIDERS } from '../../core/price-dataset.ts';
+import { DEFAULT_DATASET_PROVIDERS } from '../../core/money/price-dataset.ts';
 
 export interface PricingConfig {
   seedOnFirstStart: boolean;

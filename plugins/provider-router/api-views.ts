@@ -4,7 +4,7 @@
  * `GET /api/providers/{provider}`. Every model name shown comes from `getModelDisplayName`.
  */
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
-import { getModelDisplayName } from '../../core/model-display-name.ts';
+import { getModelDisplayName } from '../../core/catalog/model-display-name.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import type { ModelGroup } from './model-groups.ts';
 

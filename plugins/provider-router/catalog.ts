@@ -7,9 +7,9 @@
  * Providers that cannot be listed (down and never listed, no shared credential) contribute nothing.
  */
 import { LRUCache } from 'lru-cache';
-import type { Log } from '../../core/log.ts';
+import type { Log } from '../../core/runtime/log.ts';
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
-import type { PersistedList } from '../../core/model-catalog-store.ts';
+import type { PersistedList } from '../../core/catalog/model-catalog-store.ts';
 
 export interface Catalog {
   /** Every provider's models (fetching lists not yet cached or expired). */

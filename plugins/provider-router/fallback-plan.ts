@@ -14,12 +14,12 @@
  * with another key of its pool, when one is left and `maxAttempts` allows, before moving on.
  */
 import type { Exchange, Target } from '../../core/exchange.ts';
-import type { ModelCall } from '../../core/upstream-call.ts';
-import type { FailedAttempt, FallbackPlan } from '../../core/upstream-attempts.ts';
+import type { ModelCall } from '../../core/upstream/upstream-call.ts';
+import type { FailedAttempt, FallbackPlan } from '../../core/upstream/upstream-call.ts';
 import type { Deployment, DeploymentPicker } from './model-groups.ts';
 import { backoffMs, isRetryable } from './retry-policy.ts';
 import type { RetryConfig } from './schema.ts';
-import type { MaybePromise } from '../../core/maybe-promise.ts';
+import type { MaybePromise } from '../../core/runtime/maybe-promise.ts';
 
 /** The router's state for one exchange: ends the current attempt's in-flight count. */
 export interface AttemptState {
@@ -48,7 +48,7 @@ export interface AttemptDeps {
  * The first attempt's call, with the plan for the next ones attached (`call.fallback`). Throws (or
  * rejects with) the first deployment's error when no deployment can take the request. Synchronous
  * while `deps.build` is (a `provider/model` target with cached credentials: almost every request),
- * so the pipeline spends no promise on it (`core/maybe-promise.ts`).
+ * so the pipeline spends no promise on it (`core/runtime/maybe-promise.ts`).
  */
 export function firstAttempt(ex: Exchange, deployments: readonly Deployment[], state: AttemptState, deps: AttemptDeps): MaybePromise<ModelCall> {
   let firstError: unknown = null;

@@ -20,22 +20,22 @@ import { modelNotFound, providerNotConfigured, providerNotFound, routeNotFound, 
 import type { CatalogEntry, ProviderService, ProviderSettings } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
-import { loadPersistedCatalog, persistCatalog } from '../../core/model-catalog-store.ts';
+import { loadPersistedCatalog, persistCatalog } from '../../core/catalog/model-catalog-store.ts';
 import { resolveModel } from './resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
 import { modelCatalog, openAIModelList, providerView, retrieveModel, type PriceLookup } from './api-views.ts';
-import { per1k } from '../../core/money.ts';
+import { per1k } from '../../core/money/money.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
 import { createDeploymentPicker, modelGroupsOf, unknownProviders, type Deployment } from './model-groups.ts';
 import { firstAttempt, type AttemptState } from './fallback-plan.ts';
 import { checkModelAllowed } from './model-allow-list.ts';
 import type { Credential } from './providers/base.ts';
-import type { FailedAttempt } from '../../core/upstream-attempts.ts';
+import type { FailedAttempt } from '../../core/upstream/upstream-call.ts';
 import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './upstream-health.ts';
 import type { KeyPool, PoolKey } from './key-pool.ts';
-import { then, type MaybePromise } from '../../core/maybe-promise.ts';
-import type { ModelCall } from '../../core/upstream-call.ts';
+import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
+import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
@@ -321,7 +321,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     name: 'provider-router',
     createState: () => ({ release: null, ticket: null, triedKeys: new Set(), forced: null, error: null }),
     // Not async: a model call to a `provider/model` target with cached credentials is routed without
-    // a promise (`core/maybe-promise.ts`); the listing endpoints and token counts are.
+    // a promise (`core/runtime/maybe-promise.ts`); the listing endpoints and token counts are.
     route(ex: Exchange, state: RouterState) {
       switch (ex.operation) {
         case 'models.list':

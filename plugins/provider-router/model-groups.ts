@@ -74,7 +74,7 @@ const NOT_COUNTED = (): void => {};
  * Only the deployments of `balance` groups are counted: their counts are what `order` reads. Their
  * entries stay at zero instead of being deleted, and a request to a `provider/model` target (a
  * deployment made for that request) is not counted at all: an entry added and deleted per request
- * is the churn that fills the old generation (`core/running-exchanges.ts` says how; ~100 bytes a
+ * is the churn that fills the old generation (`core/http/running-exchanges.ts` says how; ~100 bytes a
  * request here).
  */
 export function createDeploymentPicker(random: () => number = Math.random): DeploymentPicker {

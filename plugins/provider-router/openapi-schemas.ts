@@ -1,6 +1,6 @@
 /** Component schemas of provider-router's endpoints (`routes.ts`): model lists and the provider view (`api-views.ts`). */
 import type { JsonSchema } from '../../core/json-schema.ts';
-import { int, list, nullableUsd, object, ref, str } from '../../core/openapi-schema.ts';
+import { int, list, nullableUsd, object, ref, str } from '../../core/openapi/openapi-schema.ts';
 
 const openAIModel = object('A model in OpenAI\'s list shape, with the fields Anthropic\'s list has.', {
   id: str('`provider/model`, or a model name from the manifest: what to pass as `model`.'),

@@ -11,7 +11,7 @@
 import { invalidRequest, modelNotFound, unknownProviderPrefix } from '../../core/errors.ts';
 import type { ProviderService } from './providers/base.ts';
 import type { Catalog } from './catalog.ts';
-import type { MaybePromise } from '../../core/maybe-promise.ts';
+import type { MaybePromise } from '../../core/runtime/maybe-promise.ts';
 
 export interface ResolvedModel {
   provider: ProviderService;

@@ -1,7 +1,7 @@
 /**
  * Which failed attempts are worth another, and how long to wait before one (the manifest's
  * `retry`, docs: README "Routing and failover"). Only failures before the first byte reach here
- * (`core/upstream-attempts.ts` stops at the first byte).
+ * (`core/upstream/upstream-call.ts` stops at the first byte).
  *
  * - Retryable: no upstream answer because the connection failed or timed out (`upstream_unreachable`,
  *   `upstream_timeout` with no status), or an upstream status in `retryOnStatus` (by default 429,
@@ -12,7 +12,7 @@
  *   that long would hold the client), else full jitter: random in [0, min(maxBackoffMs, backoffMs × 2^(r-1))).
  *   Moving on to a deployment not tried yet waits nothing.
  */
-import type { FailedAttempt } from '../../core/upstream-attempts.ts';
+import type { FailedAttempt } from '../../core/upstream/upstream-call.ts';
 import type { RetryConfig } from './schema.ts';
 
 const TRANSPORT_FAILURES = new Set(['upstream_unreachable', 'upstream_timeout']);

@@ -4,7 +4,7 @@
  * `GET /api/providers/{provider}`.
  */
 import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
-import { jsonOk } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi/openapi-errors.ts';
 import { providerRouterSchemas } from './openapi-schemas.ts';
 
 const MODELS_TAG = { name: 'Models', description: 'Models and providers the gateway can route to.' };

@@ -10,9 +10,9 @@
  * neither (Anthropic) is refused with a 400 naming it and the configured providers that embed.
  */
 import type { Exchange } from '../../core/exchange.ts';
-import type { ModelCall, UpstreamCall } from '../../core/upstream-call.ts';
+import type { ModelCall, UpstreamCall } from '../../core/upstream/upstream-call.ts';
 import type { ChatCallOptions, ProviderService } from './providers/base.ts';
-import { capOutputTokens } from '../../core/worst-case.ts';
+import { capOutputTokens } from '../../core/tokens/worst-case.ts';
 import { embeddingsUnsupported } from '../../core/errors.ts';
 
 /** The allow-listed dialect headers the client sent, by lowercase name. */
@@ -77,7 +77,7 @@ function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOpt
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
-    // Object.assign, not a spread: see core/live-exchange.ts
+    // Object.assign, not a spread: see core/http/live-exchange.ts
     return provider.buildNativeCall(dialect.id, Object.assign({}, options, { operation: ex.operation, body: clientBody, stream: ex.stream, headers }));
   }
   if (ex.embedding) {

@@ -15,8 +15,8 @@
  * `upstreamHealth` service). Nothing is persisted: a restart closes every breaker and enables every key.
  */
 import { Counter, Gauge } from 'prom-client';
-import type { Log } from '../../core/log.ts';
-import type { MetricsRegistry } from '../../core/metrics.ts';
+import type { Log } from '../../core/runtime/log.ts';
+import type { MetricsRegistry } from '../../core/runtime/metrics.ts';
 import type { DeploymentHealth, PoolKeyHealth, UpstreamHealthService, UpstreamHealthSnapshot } from '../../core/services.ts';
 import { createCircuitBreaker, type Admission, type BreakerSettings, type BreakerState, type CircuitBreaker } from './circuit-breaker.ts';
 import { createKeyPool, type KeyPool, type KeyState, type PoolKey, type PoolKeyConfig } from './key-pool.ts';

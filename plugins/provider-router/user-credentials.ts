@@ -7,11 +7,11 @@
  * A cache hit (and a miss on SQLite) answers synchronously; a miss on PostgreSQL returns a Promise.
  */
 import { LRUCache } from 'lru-cache';
-import type { Store } from '../../core/db.ts';
-import type { KeyringSource } from '../../core/data-dir.ts';
-import type { Log } from '../../core/log.ts';
-import { createCredentialReader, type OpenedCredential } from '../../core/provider-credentials.ts';
-import { SecretOpenError } from '../../core/secret-box.ts';
+import type { Store } from '../../core/store/store.ts';
+import type { KeyringSource } from '../../core/store/data-dir.ts';
+import type { Log } from '../../core/runtime/log.ts';
+import { createCredentialReader, type OpenedCredential } from '../../core/accounts/provider-credentials.ts';
+import { SecretOpenError } from '../../core/accounts/secret-box.ts';
 import type { Credential, ProviderService } from './providers/base.ts';
 
 export interface CredentialResolver {

@@ -6,7 +6,7 @@
  * Each limit is an exact GCRA bucket (`gcra.ts`) of one minute with a burst of the whole minute.
  * A request takes 1 request unit and reserves `prompt tokens + max output tokens` (× `n`) token
  * units (a short prompt's tokens bounded by its bytes, counted exactly when that bound is refused:
- * `core/worst-case.ts`); all limits are checked before any is taken, so a refused request costs
+ * `core/tokens/worst-case.ts`); all limits are checked before any is taken, so a refused request costs
  * nothing. When the response ends the token reservation is settled to the usage the upstream
  * reported (0 when nothing was forwarded); requests are never given back. Every limited chat response
  * carries the contract's `x-ratelimit-*` headers, showing the limit with less remaining when the
@@ -18,7 +18,7 @@
  * `retry-after: 1` and `x-ratelimit-{limit,remaining}-concurrency`.
  *
  * Where the counts live is not this plugin's business: it asks `ctx.rateCounters`
- * (`core/rate-counters.ts`), in memory for one process (limits restart full when it restarts) or in
+ * (`core/coordination/rate-counters.ts`), in memory for one process (limits restart full when it restarts) or in
  * Redis shared by every replica (the manifest's `coordination`), which may also refuse with 503
  * `coordination_unavailable` while Redis is unreachable. A user whose limit is changed starts with a
  * full bucket at the new limit.
@@ -28,11 +28,11 @@ import { isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { gatewayError, rateLimitExceeded } from '../../core/errors.ts';
-import { worstCaseTokens } from '../../core/worst-case.ts';
-import type { GcraDecision } from '../../core/gcra.ts';
-import type { RateBucket, SlotLease, SlotLimit } from '../../core/rate-counters.ts';
+import { worstCaseTokens } from '../../core/tokens/worst-case.ts';
+import type { GcraDecision } from '../../core/coordination/gcra.ts';
+import type { RateBucket, SlotLease, SlotLimit } from '../../core/coordination/rate-counters.ts';
 import { isTighter, setRateLimitHeaders, tighterOf } from './headers.ts';
-import { onFailure, then, type MaybePromise } from '../../core/maybe-promise.ts';
+import { onFailure, then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import type { LimitState, RateLimitService } from '../../core/services.ts';
 import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
 

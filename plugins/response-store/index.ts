@@ -30,7 +30,7 @@ import { previousResponseNotFound, responseNotFound } from '../../core/errors.ts
 import { RESPONSES_CREATE } from '../../core/dialects/openai-responses/index.ts';
 import { conversationInput, normalizeInput, replayOutput, type Item } from './conversation.ts';
 import { inputItemsPage } from './input-items.ts';
-import type { Store } from '../../core/db.ts';
+import type { Store } from '../../core/store/store.ts';
 import type { ResponseTable, StoredResponse } from './store.ts';
 import { createSqliteResponseTable } from './store-sqlite.ts';
 import { createPostgresResponseTable } from './store-postgres.ts';
@@ -104,7 +104,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     }
     const turns = chain.map((turn) => ({ inputItems: turn.inputItems, output: outputOf(turn), servedNatively: turn.servedNatively }));
     const { previous_response_id: _continued, ...rest } = body;
-    // `rest` is a fresh object already: the continued input is set on it, not spread into another (see core/live-exchange.ts).
+    // `rest` is a fresh object already: the continued input is set on it, not spread into another (see core/http/live-exchange.ts).
     const continued: Record<string, unknown> = rest;
     continued.input = conversationInput(turns, state.ownInput);
     const parsed = ex.dialect!.parseRequest(continued, ex.operation, ex.headers);

@@ -6,7 +6,7 @@
  */
 import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
 import type { JsonSchema } from '../../core/json-schema.ts';
-import { jsonOk } from '../../core/openapi-errors.ts';
+import { jsonOk } from '../../core/openapi/openapi-errors.ts';
 
 export const RESPONSES_RETRIEVE = 'responses.retrieve';
 export const RESPONSES_DELETE = 'responses.delete';

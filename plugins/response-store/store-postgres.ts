@@ -3,8 +3,8 @@
  * chain of turns is one recursive query, not a round trip per turn; a write is one transaction.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../core/db-types.ts';
-import { nowIso } from '../../core/db.ts';
+import type { Database } from '../../core/store/db-types.ts';
+import { nowIso } from '../../core/store/store.ts';
 import { outputItemIds, parseResponseRow, type ResponseRow, type ResponseTable, type StoredResponse } from './store.ts';
 
 const COLUMNS = ['id', 'model', 'provider', 'served_natively', 'previous_response_id', 'input_items', 'response'] as const;

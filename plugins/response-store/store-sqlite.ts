@@ -3,8 +3,8 @@
  * synchronously on better-sqlite3, each one indexed lookup or a bounded batch; the methods resolve at
  * once. A chain is walked one primary-key lookup per turn (microseconds each, no round trips).
  */
-import type { SqliteDatabase as Sqlite } from '../../core/sqlite-driver.ts';
-import { nowIso } from '../../core/db.ts';
+import type { SqliteDatabase as Sqlite } from '../../core/store/driver-sqlite.ts';
+import { nowIso } from '../../core/store/store.ts';
 import { outputItemIds, parseResponseRow, type NewStoredResponse, type ResponseRow, type ResponseTable, type StoredResponse } from './store.ts';
 
 /** The table's statements on `sqlite`. */

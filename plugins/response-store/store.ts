@@ -9,7 +9,7 @@
  * and Kysely's executor costs several times the statement there), PostgreSQL runs Kysely queries
  * (`store-postgres.ts`); `createResponseTable` (`index.ts`) picks one.
  */
-import type { ResponsesTable } from '../../core/db-types.ts';
+import type { ResponsesTable } from '../../core/store/db-types.ts';
 import type { Item } from './conversation.ts';
 
 /** A stored response as the plugin reads it (JSON columns parsed). */

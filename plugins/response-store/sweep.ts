@@ -5,8 +5,8 @@
  * unreadable (`store.ts` filters on `expires_at`); the sweep only reclaims their space.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Clock } from '../../core/clock.ts';
-import type { Log } from '../../core/log.ts';
+import type { Clock } from '../../core/runtime/clock.ts';
+import type { Log } from '../../core/runtime/log.ts';
 import type { ResponseTable } from './store.ts';
 
 /** Rows deleted per statement. */

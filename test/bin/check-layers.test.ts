@@ -25,11 +25,11 @@ function plant(root: string, files: Record<string, string>): void {
 test('reports every import that crosses a layer, with file, line and rule, and exits 1', () => {
   const root = tempDir();
   plant(root, {
-    'core/money.ts': "// import { x } from '../plugins/pricing/index.ts' is only a comment\nexport const usd = 1;\n",
+    'core/money/money.ts': "// import { x } from '../plugins/pricing/index.ts' is only a comment\nexport const usd = 1;\n",
     'core/admin/routes.ts': "import { usd } from '../money.ts';\nimport { book } from '../../plugins/pricing/price-book.ts';\nexport const a = usd + book;\n",
     'cli/serve.ts': "import type { Registry } from '../plugins/index.ts';\nexport type R = Registry;\n",
     'plugins/index.ts': "export * from './pricing/index.ts';\nexport * from './budget/index.ts';\n",
-    'plugins/pricing/index.ts': "import { usd } from '../../core/money.ts';\nimport { book } from './price-book.ts';\nexport const pricing = usd + book;\n",
+    'plugins/pricing/index.ts': "import { usd } from '../../core/money/money.ts';\nimport { book } from './price-book.ts';\nexport const pricing = usd + book;\n",
     'plugins/pricing/price-book.ts': 'export const book = 2;\n',
     'plugins/budget/index.ts': "const text = \"from '../pricing/index.ts'\";\nexport const budget = async () => (await import('../pricing/price-book.ts')).book + text.length;\n",
     'plugins/budget/service.ts': "declare module '../account/service.ts' {\n  interface Services { budget: number }\n}\nexport {};\n",
@@ -52,10 +52,10 @@ test('passes on a tree whose imports stay in their layers', () => {
   const root = tempDir();
   plant(root, {
     'tollgate.ts': "import { registry } from './plugins/index.ts';\nimport { run } from './cli/main.ts';\nrun(registry);\n",
-    'cli/main.ts': "import { usd } from '../core/money.ts';\nexport const run = (r: unknown) => [r, usd];\n",
-    'core/money.ts': "import { readFileSync } from 'node:fs';\nexport const usd = readFileSync;\n",
+    'cli/main.ts': "import { usd } from '../core/money/money.ts';\nexport const run = (r: unknown) => [r, usd];\n",
+    'core/money/money.ts': "import { readFileSync } from 'node:fs';\nexport const usd = readFileSync;\n",
     'plugins/index.ts': "import { pricing } from './pricing/index.ts';\nexport const registry = [pricing];\n",
-    'plugins/pricing/index.ts': "import { usd } from '../../core/money.ts';\nexport const pricing = usd;\n",
+    'plugins/pricing/index.ts': "import { usd } from '../../core/money/money.ts';\nexport const pricing = usd;\n",
   });
   const { code, stderr } = checkLayers(root);
   assert.equal(stderr, '');
@@ -67,4 +67,25 @@ test('passes on this repository', () => {
   assert.equal(stderr, '');
   assert.equal(code, 0);
   assert.match(stdout, /^Layer check passed/);
+});
+
+test('reports imports that cross a room of core/, and import cycles; a type-only cycle of contracts passes', () => {
+  const root = tempDir();
+  plant(root, {
+    'core/runtime/clock.ts': "import { usd } from '../money/money.ts';\nexport const now = usd;\n",
+    'core/money/money.ts': "import { relay } from '../proxy/relay.ts';\nexport const usd = relay;\n",
+    'core/proxy/relay.ts': "import type { Exchange } from '../exchange.ts';\nexport const relay = 1 as unknown as Exchange;\n",
+    'core/exchange.ts': "import type { Dialect } from './dialects/dialect.ts';\nexport type Exchange = { dialect: Dialect };\n",
+    'core/dialects/dialect.ts': "import type { Exchange } from '../exchange.ts';\nexport type Dialect = { render(ex: Exchange): string };\n",
+    'core/tokens/a.ts': "import { b } from './b.ts';\nexport const a = b;\n",
+    'core/tokens/b.ts': "import type { a } from './a.ts';\nexport const b = 1 as typeof a;\n",
+  });
+  const { code, stderr } = checkLayers(root);
+  assert.equal(code, 1);
+  const lines = stderr.split('\n');
+  assert.ok(lines.includes("  core/money/money.ts:1: imports '../proxy/relay.ts': money/ is domain code the CLI, the admin API and plugins share: it does not pull in the request path (proxy)"), stderr);
+  assert.ok(lines.includes("  core/runtime/clock.ts:1: imports '../money/money.ts': runtime/ is the base every room stands on (clock, log, metrics): it imports nothing else of core/"), stderr);
+  assert.ok(lines.some((l) => l.startsWith("  core/tokens/a.ts:1: imports './b.ts': import cycle between core/tokens/a.ts, core/tokens/b.ts")), stderr);
+  assert.ok(!stderr.includes('core/exchange.ts'), 'the contracts may name each other through import type');
+  assert.match(lines[0] ?? '', /^Layer check failed: 3 imports/);
 });

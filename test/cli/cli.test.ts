@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { openTestStore, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { hashApiKey } from '../../core/api-keys.ts';
-import { loadMasterKey } from '../../core/data-dir.ts';
+import { hashApiKey } from '../../core/accounts/api-keys.ts';
+import { loadMasterKey } from '../../core/store/data-dir.ts';
 
 const dataDir = tempDir();
 

@@ -6,8 +6,8 @@ import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { openTestStore } from '../helpers/test-store.ts';
-import { createCredentialReader } from '../../core/provider-credentials.ts';
-import { createKeyring } from '../../core/secret-box.ts';
+import { createCredentialReader } from '../../core/accounts/provider-credentials.ts';
+import { createKeyring } from '../../core/accounts/secret-box.ts';
 
 let sim: OpenAISimulator;
 before(async () => (sim = await startOpenAISimulator({ models: ['gpt-4o-mini', 'o3'] })));

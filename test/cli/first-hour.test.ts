@@ -12,7 +12,7 @@ import { cliJson, runCli } from '../helpers/cli.ts';
 import { startGatewayProcess } from '../helpers/gateway-process.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { openTestStore } from '../helpers/test-store.ts';
-import { verifyPassword } from '../../core/passwords.ts';
+import { verifyPassword } from '../../core/accounts/passwords.ts';
 
 describe('tollgate serve on a busy port', () => {
   let blocker: Server;

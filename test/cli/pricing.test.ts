@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import type { ModelPrice } from '../../core/price-table.ts';
+import type { ModelPrice } from '../../core/money/price-table.ts';
 
 /** A row as `pricing list --json` prints it. */
 type Row = ModelPrice;

@@ -15,9 +15,9 @@ import { startOllamaSimulator, type OllamaSimulator } from '../helpers/ollama-si
 import { simEmbedding, simEmbeddingTokens } from '../helpers/sim-embeddings.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { createGatewayUser, type UserFields } from '../../core/gateway-users.ts';
-import { createApiKey } from '../../core/api-keys.ts';
-import { loadTokenEstimator } from '../../core/token-estimate.ts';
+import { createGatewayUser, type UserFields } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
+import { loadTokenEstimator } from '../../core/tokens/token-estimate.ts';
 
 /** Input prices, USD per million tokens; output prices are set high to show they are never reserved. */
 const PRICES = {

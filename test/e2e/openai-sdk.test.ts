@@ -14,7 +14,7 @@ import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 import type { Selectable } from 'kysely';
-import type { LlmRequestsTable } from '../../core/db-types.ts';
+import type { LlmRequestsTable } from '../../core/store/db-types.ts';
 
 const manifest = structuredClone(defaultManifest) as { plugins: Array<{ name: string; config: Record<string, unknown> }> };
 manifest.plugins.find((p) => p.name === 'logger')!.config = { flushIntervalMs: 20 };

@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { fileLimitWarning, openFilesLimit } from '../../core/connection-limits.ts';
+import { fileLimitWarning, openFilesLimit } from '../../core/http/connection-limits.ts';
 import { sleep } from '../helpers/sim-http.ts';
 
 interface SlowClient {

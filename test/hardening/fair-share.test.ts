@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { createGatewayUser } from '../../core/gateway-users.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 
 const POOL = 10;
 const held: ServerResponse[] = [];

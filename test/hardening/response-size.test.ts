@@ -12,9 +12,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { MAX_EVENT_CHARS, createNdjsonFramer, createSseFramer } from '../../core/sse.ts';
+import { MAX_EVENT_CHARS, createNdjsonFramer, createSseFramer } from '../../core/proxy/sse.ts';
 import { GatewayError } from '../../core/errors.ts';
-import type { FramedEvent } from '../../core/upstream-call.ts';
+import type { FramedEvent } from '../../core/upstream/upstream-call.ts';
 
 const STREAM_CAP_BYTES = 256 * 1024;
 const piece = 'x'.repeat(1_000);

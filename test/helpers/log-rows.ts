@@ -4,10 +4,10 @@
  * on PostgreSQL through `store.db` (an insert and one rollup upsert per row, the writer's sums).
  */
 import { sql } from 'kysely';
-import type { Store } from '../../core/db.ts';
-import { createSqliteWriteTarget } from '../../core/sqlite-write-target.ts';
-import { quarterOf } from '../../core/usage-rollup-writer.ts';
-import type { RequestLogRow } from '../../core/request-log-row.ts';
+import type { Store } from '../../core/store/store.ts';
+import { createSqliteWriteTarget } from '../../core/request-log/write-target-sqlite.ts';
+import { quarterOf } from '../../core/request-log/usage-rollup-writer.ts';
+import type { RequestLogRow } from '../../core/request-log/request-log-row.ts';
 
 let seq = 0;
 

@@ -2,7 +2,7 @@
  * Prices for accounting tests, written into a data dir's database before the gateway starts (a
  * non-empty `model_pricing` also means the pricing plugin does not seed from the dataset).
  */
-import { nowIso } from '../../core/db.ts';
+import { nowIso } from '../../core/store/store.ts';
 import { tempDir } from './tmp.ts';
 import { openTestStore } from './test-store.ts';
 

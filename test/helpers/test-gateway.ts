@@ -8,11 +8,11 @@ import type { Selectable } from 'kysely';
 import { startGateway, type RunningGateway } from '../../core/gateway.ts';
 import { validateManifest } from '../../core/manifest.ts';
 import { pluginRegistry } from '../../plugins/index.ts';
-import { createGatewayUser, type UserFields } from '../../core/gateway-users.ts';
-import type { Clock } from '../../core/clock.ts';
-import { createApiKey } from '../../core/api-keys.ts';
-import { createLog } from '../../core/log.ts';
-import type { LlmRequestsTable } from '../../core/db-types.ts';
+import { createGatewayUser, type UserFields } from '../../core/accounts/gateway-users.ts';
+import type { Clock } from '../../core/runtime/clock.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
+import { createLog } from '../../core/runtime/log.ts';
+import type { LlmRequestsTable } from '../../core/store/db-types.ts';
 import { tempDir } from './tmp.ts';
 import { testStoreEnv } from './test-store.ts';
 

@@ -10,8 +10,8 @@
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { openGatewayStore } from '../../core/data-dir.ts';
-import type { Store } from '../../core/db.ts';
+import { openGatewayStore } from '../../core/store/data-dir.ts';
+import type { Store } from '../../core/store/store.ts';
 import { startPostgresServer, type PostgresServer } from './postgres-server.ts';
 
 /** `postgres` when this run puts every test gateway on PostgreSQL. */

@@ -17,12 +17,12 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { loginAdmin } from '../helpers/admin-client.ts';
 import { sleep } from '../helpers/sim-http.ts';
-import type { UserFields } from '../../core/gateway-users.ts';
+import type { UserFields } from '../../core/accounts/gateway-users.ts';
 import { crossedThresholds } from '../../plugins/budget/alerts.ts';
 import { ManifestError, validateManifest } from '../../core/manifest.ts';
 import { pluginRegistry } from '../../plugins/index.ts';
-import { createWriteTarget } from '../../core/write-target.ts';
-import type { PendingWrite } from '../../core/write-behind.ts';
+import { createWriteTarget } from '../../core/request-log/write-target.ts';
+import type { PendingWrite } from '../../core/request-log/write-behind.ts';
 import { retryDelayMs } from '../../plugins/budget/alert-delivery.ts';
 
 const SECRET = 'test-webhook-secret-0123456789';

@@ -6,10 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLog } from '../../core/log.ts';
-import { createGatewayUser } from '../../core/gateway-users.ts';
-import { createWriteBehind } from '../../core/write-behind.ts';
-import { createWriteTarget } from '../../core/write-target.ts';
+import { createLog } from '../../core/runtime/log.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createWriteBehind } from '../../core/request-log/write-behind.ts';
+import { createWriteTarget } from '../../core/request-log/write-target.ts';
 import { createBudgetLedger, isReservation } from '../../plugins/budget/ledger.ts';
 import { openTestStore } from '../helpers/test-store.ts';
 import { tempDir } from '../helpers/tmp.ts';

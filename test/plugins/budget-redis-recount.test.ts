@@ -22,11 +22,11 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { createGatewayUser } from '../../core/gateway-users.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 import { BUDGET_RESERVE } from '../../core/coordination/budget-scripts.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { usd } from '../../core/money.ts';
+import { usd } from '../../core/money/money.ts';
 
 const skip = skipWithoutRedis();
 const NANOS_PER_TOKEN = 1_000_000;

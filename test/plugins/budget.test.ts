@@ -13,9 +13,9 @@ import OpenAI from 'openai';
 import { startTestGateway, manualClock, type TestGateway, type ManualClock } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { createGatewayUser, type UserFields } from '../../core/gateway-users.ts';
-import { createApiKey } from '../../core/api-keys.ts';
-import type { BudgetPeriod } from '../../core/db-types.ts';
+import { createGatewayUser, type UserFields } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
+import type { BudgetPeriod } from '../../core/store/db-types.ts';
 
 const COST_NANOS = 670_000;
 const messages = [{ role: 'user' as const, content: 'Say hello.' }];

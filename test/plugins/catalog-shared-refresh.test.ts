@@ -8,17 +8,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openStore, type Store } from '../../core/db.ts';
+import { openStore, type Store } from '../../core/store/store.ts';
 import { createCoordination, type Coordination } from '../../core/coordination/index.ts';
-import { createLog } from '../../core/log.ts';
-import { createUpstreamClient, type UpstreamClient } from '../../core/upstream.ts';
-import { loadPersistedCatalog, persistCatalog } from '../../core/model-catalog-store.ts';
+import { createLog } from '../../core/runtime/log.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../core/upstream/upstream-client.ts';
+import { loadPersistedCatalog, persistCatalog } from '../../core/catalog/model-catalog-store.ts';
 import { createCatalog, type Catalog } from '../../plugins/provider-router/catalog.ts';
 import { OpenAIProvider } from '../../plugins/provider-router/providers/openai.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { systemClock } from '../../core/clock.ts';
+import { systemClock } from '../../core/runtime/clock.ts';
 
 const skip = skipWithoutRedis();
 const log = createLog('error', () => {});

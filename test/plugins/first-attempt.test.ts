@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { firstAttempt, type AttemptDeps, type AttemptState } from '../../plugins/provider-router/fallback-plan.ts';
 import { createDeploymentPicker, type Deployment } from '../../plugins/provider-router/model-groups.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import type { ModelCall } from '../../core/upstream-call.ts';
-import type { MaybePromise } from '../../core/maybe-promise.ts';
+import type { ModelCall } from '../../core/upstream/upstream-call.ts';
+import type { MaybePromise } from '../../core/runtime/maybe-promise.ts';
 
 const deployments: Deployment[] = ['a/m', 'b/m', 'c/m'].map((target) => ({ target, weight: 1, apiKey: null }));
 const ex = {} as Exchange;

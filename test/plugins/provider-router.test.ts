@@ -11,8 +11,8 @@ import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { createGatewayUser } from '../../core/gateway-users.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 
 let shared: OpenAISimulator;
 let own: OpenAISimulator;

@@ -14,7 +14,7 @@ import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-si
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
-import { quarterOf } from '../../core/usage-rollup-writer.ts';
+import { quarterOf } from '../../core/request-log/usage-rollup-writer.ts';
 
 const WRONG_NANOS = 670_000;
 const FIXED_NANOS = 67_000;

@@ -14,7 +14,7 @@ import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 import { getLogRow } from '../../core/admin/logs-query.ts';
 
 /** A port nothing listens on: bound once, then closed. */

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
-import { setProviderCredential } from '../../core/provider-credentials.ts';
-import { loadKeyring } from '../../core/data-dir.ts';
+import { setProviderCredential } from '../../core/accounts/provider-credentials.ts';
+import { loadKeyring } from '../../core/store/data-dir.ts';
 
 const KEYS = {
   one: 'sk-pool-key-one-1111', two: 'sk-pool-key-two-2222',

@@ -12,8 +12,8 @@ import {
 } from '../helpers/anthropic-simulator.ts';
 import { AnthropicProvider, ANTHROPIC_VERSION } from '../../plugins/provider-router/providers/anthropic/index.ts';
 import { DEFAULT_MAX_TOKENS } from '../../plugins/provider-router/providers/anthropic/request.ts';
-import { createUpstreamClient, type UpstreamClient } from '../../core/upstream.ts';
-import type { DecodedChunk } from '../../core/upstream-call.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../core/upstream/upstream-client.ts';
+import type { DecodedChunk } from '../../core/upstream/upstream-call.ts';
 
 const API_KEY = 'sk-ant-test-secret-0123456789';
 const MODEL = 'claude-sonnet-4-5-20250929';

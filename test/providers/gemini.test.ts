@@ -11,7 +11,7 @@ import {
   startGeminiSimulator, SIM_REPLY, SIM_SIGNATURE, SIM_TOOL_ANSWER, type GeminiSimulator, type RecordedGeminiRequest,
 } from '../helpers/gemini-simulator.ts';
 import { GeminiProvider } from '../../plugins/provider-router/providers/gemini/index.ts';
-import { createUpstreamClient, type UpstreamClient } from '../../core/upstream.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../core/upstream/upstream-client.ts';
 
 const KEY = 'gm-upstream-secret-key';
 const USAGE = {

@@ -14,8 +14,8 @@ import { MistralProvider } from '../../plugins/provider-router/providers/mistral
 import { MistralStreamDecoder } from '../../plugins/provider-router/providers/mistral/stream.ts';
 import { mapMistralError } from '../../plugins/provider-router/providers/mistral/errors.ts';
 import { mistralToolCallId } from '../../plugins/provider-router/providers/mistral/request.ts';
-import { createUpstreamClient } from '../../core/upstream.ts';
-import type { DecodedChunk } from '../../core/upstream-call.ts';
+import { createUpstreamClient } from '../../core/upstream/upstream-client.ts';
+import type { DecodedChunk } from '../../core/upstream/upstream-call.ts';
 
 let sim: MistralSimulator;
 let downSim: MistralSimulator;

@@ -10,7 +10,7 @@
  * https://platform.claude.com/docs/en/api/messages-count-tokens ; docs/provider-wire-formats.md §2;
  * docs/architecture.md ("Dialects", "How to add a dialect").
  */
-import { createBodyValidator } from '../../request-body.ts';
+import { createBodyValidator } from '../../http/request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { anthropicErrorBody } from './errors.ts';
 import { messagesCountTokensDoc, messagesCreateDoc } from './openapi.ts';
@@ -55,5 +55,5 @@ export const anthropicMessages: Dialect = {
   createRenderer: createAnthropicMessagesRenderer,
   tokenCountBody: (inputTokens) => ({ input_tokens: inputTokens }),
   // `max_tokens` is required and is the only output limit of a Messages request.
-  capOutput: (body, tokens) => Object.assign({}, body, { max_tokens: tokens }), // not a spread: see core/live-exchange.ts
+  capOutput: (body, tokens) => Object.assign({}, body, { max_tokens: tokens }), // not a spread: see core/http/live-exchange.ts
 };

@@ -6,8 +6,8 @@
  * https://platform.claude.com/docs/en/api/messages-count-tokens (docs/provider-wire-formats.md §2).
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { toJsonSchema2020 } from '../../json-schema-2020.ts';
-import { responseHeaders } from '../../openapi-errors.ts';
+import { toJsonSchema2020 } from '../../openapi/json-schema-2020.ts';
+import { responseHeaders } from '../../openapi/openapi-errors.ts';
 import type { RouteDoc } from '../../routes.ts';
 import { countTokensRequestSchema, messagesRequestSchema } from './request-schema.ts';
 

@@ -24,11 +24,11 @@
  *   `message_stop`. Usage-only chunks send nothing: their counts reach `ex.usage` before `end()`.
  */
 import { randomBytes } from 'node:crypto';
-import type { TokenCounts } from '../../chat-types.ts';
-import { messageTexts, reasoningOf, tokenCountsOf } from '../../chat-types.ts';
+import type { TokenCounts } from '../../canonical/chat-types.ts';
+import { messageTexts, reasoningOf, tokenCountsOf } from '../../canonical/chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
-import type { DecodedChunk, DecodedResponse } from '../../upstream-call.ts';
+import type { DecodedChunk, DecodedResponse } from '../../upstream/upstream-call.ts';
 import type { ResponseRenderer } from '../dialect.ts';
 import { anthropicErrorBody } from './errors.ts';
 import type { ContentBlock, ContentBlockDelta, Message, MessageStreamEvent, MessageUsage, StartedContentBlock, StopReason } from './types.ts';
@@ -111,7 +111,7 @@ class AnthropicMessagesRenderer implements ResponseRenderer {
         content.push({ type: 'tool_use', id: call.id || anthropicId('toolu_'), name: call.function.name, input: toolInputOf(call.function.arguments) });
       }
     }
-    // ex.usage is the upstream's count (or the gateway's estimate when it sent none); see core/proxy.ts.
+    // ex.usage is the upstream's count (or the gateway's estimate when it sent none); see core/proxy/proxy.ts.
     const counts = this.ex.usage ?? (completion.usage ? tokenCountsOf(completion.usage) : null);
     const message: Message = {
       id: this.messageId,
@@ -169,7 +169,7 @@ class AnthropicMessagesRenderer implements ResponseRenderer {
       type: 'message_start',
       message: {
         id: this.messageId, type: 'message', role: 'assistant', model: this.model(model), content: [],
-        stop_reason: null, stop_sequence: null, usage: Object.assign({}, usage, { output_tokens: 0 }), // not a spread: see core/live-exchange.ts
+        stop_reason: null, stop_sequence: null, usage: Object.assign({}, usage, { output_tokens: 0 }), // not a spread: see core/http/live-exchange.ts
       },
     });
   }

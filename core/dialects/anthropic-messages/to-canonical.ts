@@ -36,7 +36,7 @@
  * such part is returned as `untranslatable`, which the router throws only when it must translate.
  * Missing required fields are always a 400.
  */
-import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../chat-types.ts';
+import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../canonical/chat-types.ts';
 import { invalidRequest, type GatewayError } from '../../errors.ts';
 import type {
   ContentBlockParam, ImageBlockParam, MessageParam, MessageRequestBase, ToolParam, ToolResultBlockParam, ToolUseBlockParam,

@@ -1,12 +1,12 @@
 /**
  * The `openai-chat` dialect: OpenAI Chat Completions (`POST /api/v1/chat/completions`). The
- * canonical request and answers are this dialect's own shapes (`core/chat-types.ts`), so parsing is
+ * canonical request and answers are this dialect's own shapes (`core/canonical/chat-types.ts`), so parsing is
  * validation and rendering mostly passes bytes through (`render.ts`). Errors have OpenAI's body
  * `{"error":{"message","type","code","param"}}`.
  */
-import type { ChatCompletionRequest } from '../../chat-types.ts';
+import { withChatOutputCap, type ChatCompletionRequest } from '../../canonical/chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
-import { createBodyValidator } from '../../request-body.ts';
+import { createBodyValidator } from '../../http/request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { chatCompletionRequestSchema } from './request-schema.ts';
 import { chatCompletionsDoc } from './openapi.ts';
@@ -33,14 +33,3 @@ export const openAIChat: Dialect = {
   createRenderer: createOpenAIChatRenderer,
   capOutput: (body, tokens) => withChatOutputCap(body, tokens),
 };
-
-/**
- * A chat request with its output limit lowered: `max_completion_tokens` when the client used it (the
- * field reasoning models need), and `max_tokens` when it used that or neither.
- */
-export function withChatOutputCap<T extends Readonly<Record<string, unknown>>>(request: T, tokens: number): T {
-  const capped: Record<string, unknown> = Object.assign({}, request); // not a spread: see core/live-exchange.ts
-  if (request.max_completion_tokens != null) capped.max_completion_tokens = tokens;
-  if (request.max_tokens != null || request.max_completion_tokens == null) capped.max_tokens = tokens;
-  return capped as T;
-}

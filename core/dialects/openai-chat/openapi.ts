@@ -4,8 +4,8 @@
  * the JSON and SSE answers, and when each error status happens.
  */
 import type { RouteDoc } from '../../routes.ts';
-import { toJsonSchema2020 } from '../../json-schema-2020.ts';
-import { responseHeaders } from '../../openapi-errors.ts';
+import { toJsonSchema2020 } from '../../openapi/json-schema-2020.ts';
+import { responseHeaders } from '../../openapi/openapi-errors.ts';
 import { chatCompletionRequestSchema } from './request-schema.ts';
 
 const CHAT_REQUEST = 'ChatCompletionRequest';

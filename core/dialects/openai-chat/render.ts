@@ -6,11 +6,11 @@
  * unless the client asked too (a usage-only chunk is dropped, usage on a content chunk nulled), and a
  * client that asked for `include_usage` gets a usage chunk even when the gateway had to count it.
  */
-import type { ChatCompletionChunk, TokenCounts } from '../../chat-types.ts';
+import type { ChatCompletionChunk, TokenCounts } from '../../canonical/chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
-import type { DecodedChunk, DecodedResponse } from '../../upstream-call.ts';
-import { sseData, sseError, SSE_DONE } from '../../sse.ts';
+import type { DecodedChunk, DecodedResponse } from '../../upstream/upstream-call.ts';
+import { sseData, sseError, SSE_DONE } from '../../proxy/sse.ts';
 import type { ResponseRenderer } from '../dialect.ts';
 
 /** The usage-only chunk (`choices: []`) OpenAI sends last when `include_usage` is set. */
@@ -40,7 +40,7 @@ class OpenAIChatRenderer implements ResponseRenderer {
   chunk({ chunk, raw }: DecodedChunk): string {
     if (chunk.usage && !this.ex.clientWantsUsage) {
       if (chunk.choices.length === 0) return '';
-      return sseData(JSON.stringify(Object.assign({}, chunk, { usage: null }))); // not a spread: see core/live-exchange.ts
+      return sseData(JSON.stringify(Object.assign({}, chunk, { usage: null }))); // not a spread: see core/http/live-exchange.ts
     }
     return sseData(raw ?? JSON.stringify(chunk));
   }

@@ -2,7 +2,7 @@
  * JSON Schema of `POST /v1/chat/completions` bodies, following OpenAI's API reference
  * (openai-node `ChatCompletionCreateParamsBase`; docs/provider-wire-formats.md §1.1).
  * It checks what the gateway and providers rely on and lets every other field through untouched.
- * The same schema feeds the OpenAPI document (`core/openapi.ts`, through the dialect's route declaration).
+ * The same schema feeds the OpenAPI document (`core/openapi/openapi.ts`, through the dialect's route declaration).
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { modelField } from '../model-field.ts';

@@ -2,9 +2,9 @@
  * The `openai-embeddings` dialect: OpenAI's embeddings API (`POST /api/v1/embeddings`, operation
  * `embeddings.create`), what `client.embeddings.create` of the openai SDKs speaks. The body is checked
  * (`input-check.ts`, `request-schema.ts`) and normalized to the canonical `EmbeddingRequest`
- * (`core/embedding-types.ts`, carried on `Exchange.embedding`); the canonical chat request beside it
+ * (`core/canonical/embedding-types.ts`, carried on `Exchange.embedding`); the canonical chat request beside it
  * carries only the `model`, for the router, the log and the accounting plugins, which count the
- * inputs as prompt tokens and no output (`core/worst-case.ts`). Never streamed: `stream` is refused.
+ * inputs as prompt tokens and no output (`core/tokens/worst-case.ts`). Never streamed: `stream` is refused.
  *
  * OpenAI and OpenAI-compatible upstreams speak it natively (the body goes with only `model`
  * replaced, the answer comes back byte for byte); other providers translate the canonical call
@@ -14,9 +14,9 @@
  * Sources: https://platform.openai.com/docs/api-reference/embeddings ; openai-node
  * `src/resources/embeddings.ts` (the default `encoding_format: "base64"` and its decoding).
  */
-import { createBodyValidator } from '../../request-body.ts';
+import { createBodyValidator } from '../../http/request-body.ts';
 import { invalidRequest } from '../../errors.ts';
-import type { EmbeddingRequest } from '../../embedding-types.ts';
+import type { EmbeddingRequest } from '../../canonical/embedding-types.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { openAIErrorBody } from '../openai-chat/index.ts';
 import { embeddingInputs } from './input-check.ts';

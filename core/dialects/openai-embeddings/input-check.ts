@@ -5,7 +5,7 @@
  * gateway, before spending a reservation on it.
  */
 import { invalidRequest } from '../../errors.ts';
-import type { EmbeddingRequest } from '../../embedding-types.ts';
+import type { EmbeddingRequest } from '../../canonical/embedding-types.ts';
 import { MAX_EMBEDDING_INPUTS } from './request-schema.ts';
 
 const FORMS = 'a string, an array of strings, an array of token ids, or an array of token-id arrays';

@@ -5,8 +5,8 @@
  * https://platform.openai.com/docs/api-reference/embeddings .
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { toJsonSchema2020 } from '../../json-schema-2020.ts';
-import { responseHeaders } from '../../openapi-errors.ts';
+import { toJsonSchema2020 } from '../../openapi/json-schema-2020.ts';
+import { responseHeaders } from '../../openapi/openapi-errors.ts';
 import type { RouteDoc } from '../../routes.ts';
 import { embeddingRequestSchema } from './request-schema.ts';
 

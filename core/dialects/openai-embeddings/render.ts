@@ -6,14 +6,14 @@
  * `toFloat32Array` decodes; the SDK asks for base64 whenever its caller names no format).
  *
  * An embeddings exchange is never streamed and never answers a chat completion: the proxy hands its
- * decoded result to `embeddings()` (`core/embeddings-relay.ts`), so the chat methods of the contract
+ * decoded result to `embeddings()` (`core/proxy/embeddings-relay.ts`), so the chat methods of the contract
  * are unreachable here and fail loudly if that ever changes.
  */
-import type { EmbeddingResult } from '../../embedding-types.ts';
-import { vectorToBase64 } from '../../embedding-types.ts';
+import type { EmbeddingResult } from '../../canonical/embedding-types.ts';
+import { vectorToBase64 } from '../../canonical/embedding-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
-import { sseError } from '../../sse.ts';
+import { sseError } from '../../proxy/sse.ts';
 import type { ResponseRenderer } from '../dialect.ts';
 
 function notAChatAnswer(): never {

@@ -22,7 +22,7 @@
  * "How to add a dialect").
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { createBodyValidator } from '../../request-body.ts';
+import { createBodyValidator } from '../../http/request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { invalidRequest } from '../../errors.ts';
 import { openAIErrorBody } from '../openai-chat/index.ts';
@@ -66,5 +66,5 @@ export const openAIResponses: Dialect = {
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIResponsesRenderer,
   // `max_output_tokens` is the Responses API's only output limit (reasoning included).
-  capOutput: (body, tokens) => Object.assign({}, body, { max_output_tokens: tokens }), // not a spread: see core/live-exchange.ts
+  capOutput: (body, tokens) => Object.assign({}, body, { max_output_tokens: tokens }), // not a spread: see core/http/live-exchange.ts
 };

@@ -36,10 +36,10 @@
  *   `rate_limit_exceeded`, which Codex retries, `upstream_timeout`).
  */
 import { declaredNamespaces, splitName } from './namespaces.ts';
-import { messageTexts, reasoningOf, tokenCountsOf } from '../../chat-types.ts';
+import { messageTexts, reasoningOf, tokenCountsOf } from '../../canonical/chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
-import type { DecodedChunk, DecodedResponse } from '../../upstream-call.ts';
+import type { DecodedChunk, DecodedResponse } from '../../upstream/upstream-call.ts';
 import type { ResponseRenderer } from '../dialect.ts';
 import {
   functionCallItem, messageItem, outcomeOf, outputText, reasoningItem, responseObject, responsesId, responseUsageOf,
@@ -88,7 +88,7 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
         output.push(functionCallItem(responsesId('fc_'), call.id || responsesId('call_'), call.function.name, call.function.arguments ?? '', 'completed', this.namespaces));
       }
     }
-    // ex.usage is the upstream's count (or the gateway's estimate when it sent none); see core/proxy.ts.
+    // ex.usage is the upstream's count (or the gateway's estimate when it sent none); see core/proxy/proxy.ts.
     const counts = this.ex.usage ?? (completion.usage ? tokenCountsOf(completion.usage) : null);
     const reasoningTokens = completion.usage?.completion_tokens_details?.reasoning_tokens ?? 0;
     this.final = responseObject(this.ex, {
@@ -182,7 +182,7 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     this.open = null;
     const item = this.output[index]!;
     let out = '';
-    // Each event's fields are named, not a spread: see core/live-exchange.ts.
+    // Each event's fields are named, not a spread: see core/http/live-exchange.ts.
     const id = item.id;
     if (item.type === 'message') {
       item.status = outcomeOf(this.finishReason).status;

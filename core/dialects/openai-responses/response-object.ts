@@ -9,7 +9,7 @@
  */
 import { splitName } from './namespaces.ts';
 import { randomBytes } from 'node:crypto';
-import type { TokenCounts } from '../../chat-types.ts';
+import type { TokenCounts } from '../../canonical/chat-types.ts';
 import type { Exchange } from '../../exchange.ts';
 import type { OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, OutputText, ResponseCreateParams, ResponseObject, ResponseStatus, ResponseUsage } from './types.ts';
 

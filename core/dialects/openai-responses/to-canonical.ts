@@ -43,7 +43,7 @@
  * is left out of the canonical request and the first such part is returned as `untranslatable`, which
  * the router throws only when it must translate. Missing required fields are always a 400.
  */
-import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../chat-types.ts';
+import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../canonical/chat-types.ts';
 import { flatName } from './namespaces.ts';
 import { invalidRequest, type GatewayError } from '../../errors.ts';
 import type { FunctionCallItem, FunctionCallOutputItem, InputContentPart, InputItem, InputMessageItem, ResponseCreateParams, ToolParam } from './types.ts';

@@ -4,12 +4,12 @@
  * (the `ResponseCodec` it attaches to the call), lists its models, and tests a credential.
  * Provider knowledge lives only in the provider's own file; shared code never compares provider ids.
  */
-import type { ChatCompletionRequest } from '../../../core/chat-types.ts';
-import type { EmbeddingRequest } from '../../../core/embedding-types.ts';
-import type { EmbeddingsCall, EmbeddingsCodec, ModelCall, ResponseCodec, StreamFraming, UpstreamCall, UpstreamRequest } from '../../../core/upstream-call.ts';
-import type { UpstreamClient } from '../../../core/upstream.ts';
+import type { ChatCompletionRequest } from '../../../core/canonical/chat-types.ts';
+import type { EmbeddingRequest } from '../../../core/canonical/embedding-types.ts';
+import type { EmbeddingsCall, EmbeddingsCodec, ModelCall, ResponseCodec, StreamFraming, UpstreamCall, UpstreamRequest } from '../../../core/upstream/upstream-call.ts';
+import type { UpstreamClient } from '../../../core/upstream/upstream-client.ts';
 import type { PoolKeyConfig } from '../key-pool.ts';
-import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/prompt-token-rules.ts';
+import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
 
 /** A provider's entry in the router config (after `${ENV}` substitution). */
 export interface ProviderSettings {
@@ -107,7 +107,7 @@ export abstract class ProviderService {
       origin,
       path,
       method: 'POST',
-      // Object.assign, not a spread: see core/live-exchange.ts
+      // Object.assign, not a spread: see core/http/live-exchange.ts
       headers: Object.assign({}, this.authHeaders(credential), { 'content-type': 'application/json', accept: stream ? STREAM_ACCEPT[codec.framing] : 'application/json' }),
       body: JSON.stringify(body),
       stream,
@@ -188,7 +188,7 @@ export abstract class ProviderService {
    * credential header, so the client may choose its API version but never the key.
    */
   protected postNative(options: NativeCallOptions, origin: string, path: string, codec: ResponseCodec): UpstreamCall {
-    // Object.assign, not a spread: see core/live-exchange.ts
+    // Object.assign, not a spread: see core/http/live-exchange.ts
     return Object.assign(this.nativeRequest(options, origin, path, options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json'), {
       stream: options.stream,
       passthrough: true as const,

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type {
   ChatCompletionChunk, ChatCompletionChunkChoice, ChatCompletionRequest, ChatContentPart, ChatMessage, Usage,
-} from '../../../core/chat-types.ts';
+} from '../../../core/canonical/chat-types.ts';
 import { GatewayError, invalidRequest, upstreamError } from '../../../core/errors.ts';
 
 /** Response headers as undici gives them. */
@@ -17,7 +17,7 @@ export function headerValue(headers: UpstreamHeaders, name: string): string | un
   return Array.isArray(value) ? value[0] : value;
 }
 
-export { maxOutputTokens } from '../../../core/chat-types.ts';
+export { maxOutputTokens } from '../../../core/canonical/chat-types.ts';
 
 /** `chatcmpl-` + 24 random hex characters, for providers whose answers carry no usable id. */
 export function completionId(): string {

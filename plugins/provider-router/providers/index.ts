@@ -2,7 +2,7 @@
  * Provider implementations by `type`. A manifest provider entry names one of these; its id (the
  * model prefix clients use) is the entry's key, so several `openai-compatible` upstreams can coexist.
  */
-import type { UpstreamClient } from '../../../core/upstream.ts';
+import type { UpstreamClient } from '../../../core/upstream/upstream-client.ts';
 import type { ProviderService, ProviderSettings } from './base.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
 import { GeminiProvider } from './gemini/index.ts';

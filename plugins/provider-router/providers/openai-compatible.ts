@@ -11,8 +11,8 @@
  *   already includes the hits, https://api-docs.deepseek.com/api/create-chat-completion).
  * Such chunks and bodies are re-serialized; everything else passes through byte for byte.
  */
-import type { ChatCompletionChunk, Usage } from '../../../core/chat-types.ts';
-import type { DecodedChunk, ResponseCodec, StreamDecoder } from '../../../core/upstream-call.ts';
+import type { ChatCompletionChunk, Usage } from '../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, ResponseCodec, StreamDecoder } from '../../../core/upstream/upstream-call.ts';
 import { OpenAIProvider } from './openai.ts';
 
 type VendorUsage = Usage & { prompt_cache_hit_tokens?: number };
@@ -21,7 +21,7 @@ type VendorUsage = Usage & { prompt_cache_hit_tokens?: number };
 function normalizeUsage(usage: VendorUsage): boolean {
   const hits = usage.prompt_cache_hit_tokens;
   if (typeof hits !== 'number' || usage.prompt_tokens_details?.cached_tokens !== undefined) return false;
-  usage.prompt_tokens_details = Object.assign({}, usage.prompt_tokens_details, { cached_tokens: hits }); // not a spread: see core/live-exchange.ts
+  usage.prompt_tokens_details = Object.assign({}, usage.prompt_tokens_details, { cached_tokens: hits }); // not a spread: see core/http/live-exchange.ts
   return true;
 }
 
@@ -60,7 +60,7 @@ export class OpenAICompatibleProvider extends OpenAIProvider {
 
   protected override codec(model: string): ResponseCodec {
     const base = super.codec(model);
-    // Built per request: its fields named, not spread from `base` (see core/live-exchange.ts).
+    // Built per request: its fields named, not spread from `base` (see core/http/live-exchange.ts).
     return {
       framing: base.framing,
       decodeError: base.decodeError,

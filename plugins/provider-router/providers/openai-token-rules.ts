@@ -1,5 +1,5 @@
 /**
- * OpenAI's prompt-token rules per model family, for the local estimate (`core/prompt-token-rules.ts`).
+ * OpenAI's prompt-token rules per model family, for the local estimate (`core/tokens/prompt-token-rules.ts`).
  * Source: OpenAI "Images and vision" guide, "Calculating costs"
  * (https://platform.openai.com/docs/guides/images-vision#calculating-costs):
  * - tile models: 512-px tiles after a 2048-px fit and a 768-px short side; base / tile tokens
@@ -10,8 +10,8 @@
  * An image of unknown size (a remote URL) costs the family's maximum: 8 tiles (768×2048), or 1536 patches.
  * Text and tool definitions need no rule: `o200k_base` and the cookbook's counting are OpenAI's own.
  */
-import type { ImageTokenRule } from '../../../core/image-tokens.ts';
-import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/prompt-token-rules.ts';
+import type { ImageTokenRule } from '../../../core/tokens/image-tokens.ts';
+import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
 
 const MAX_TILES = 8;
 const MAX_PATCHES = 1536;

@@ -8,8 +8,8 @@
  * with a top-level `error` is an error), `src/core/error.ts` (error body); rate-limit and error codes
  * https://platform.openai.com/docs/guides/rate-limits , https://developers.openai.com/api/docs/guides/error-codes .
  */
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream-call.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream/upstream-call.ts';
 import { upstreamError, type GatewayError } from '../../../core/errors.ts';
 import { malformedResponse, truncatedStream, type UpstreamHeaders } from './canonical.ts';
 import { upstreamErrorFor, type UpstreamErrorFacts } from './upstream-error-policy.ts';
@@ -18,7 +18,7 @@ import { responsesCodec } from './openai-responses-codec.ts';
 import { openAIEmbeddingsCodec } from './openai-embeddings-codec.ts';
 import { openAIPromptTokenRules } from './openai-token-rules.ts';
 import { ContentChunkReader } from './openai-content-chunk.ts';
-import type { PromptTokenRules } from '../../../core/prompt-token-rules.ts';
+import type { PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
 interface OpenAIErrorBody {
@@ -146,7 +146,7 @@ export class OpenAIProvider extends ProviderService {
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const stream = request.stream === true;
-    // Object.assign, not a spread: see core/live-exchange.ts
+    // Object.assign, not a spread: see core/http/live-exchange.ts
     const body: ChatCompletionRequest = Object.assign({}, request, { model });
     if (body.reasoning_effort !== undefined && this.refusesReasoning(model)) delete body.reasoning_effort;
     // Always ask for usage so streams are billed; the core strips it if the client did not ask.

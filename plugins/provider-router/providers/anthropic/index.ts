@@ -18,8 +18,8 @@
  * Base URL convention: `https://api.anthropic.com` (no version path); `/v1/messages` and `/v1/models`
  * are appended. A base URL that already ends in `/v1` is accepted as the same thing.
  */
-import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { ModelCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
+import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
+import type { ModelCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
 import { malformedResponse, parseUpstreamJson, usageOf } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
 import { mapAnthropicError } from './errors.ts';
@@ -27,7 +27,7 @@ import { toAnthropicRequest } from './request.ts';
 import { toCompletion, type AnthropicMessage } from './response.ts';
 import { AnthropicStreamDecoder } from './stream.ts';
 import { anthropicPromptTokenRules } from './token-rules.ts';
-import type { PromptTokenRules } from '../../../../core/prompt-token-rules.ts';
+import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 
 /** Pinned API version: the one under which sampling parameters are still accepted (see module doc). */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -127,7 +127,7 @@ export class AnthropicProvider extends ProviderService {
   /** `count_tokens` answers carry no completion: observed as an empty one with zero usage (nothing billed). */
   private tokenCountCodec(model: string): ResponseCodec {
     const base = this.codec(model);
-    // Fields named, not spread from `base` (see core/live-exchange.ts).
+    // Fields named, not spread from `base` (see core/http/live-exchange.ts).
     return {
       framing: base.framing,
       decodeError: base.decodeError,

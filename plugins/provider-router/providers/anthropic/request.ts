@@ -35,7 +35,7 @@
  *   Empty turns are left out (Anthropic refuses empty content). A trailing assistant message is sent
  *   as is: Anthropic continues it (prefill) instead of answering after it.
  */
-import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../../../core/chat-types.ts';
+import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../../../core/canonical/chat-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { contentParts, contentText, maxOutputTokens, parseDataUrl, parseToolArguments, unsupportedParameter } from '../canonical.ts';
 
@@ -187,7 +187,7 @@ function toolParams(request: ChatCompletionRequest): Partial<AnthropicRequest> {
   };
   const toolChoice = toAnthropicToolChoice(choice, tools);
   if (request.parallel_tool_calls === false && toolChoice?.type !== 'none') {
-    out.tool_choice = Object.assign({}, toolChoice ?? { type: 'auto' }, { disable_parallel_tool_use: true }) as AnthropicToolChoice; // not a spread: see core/live-exchange.ts
+    out.tool_choice = Object.assign({}, toolChoice ?? { type: 'auto' }, { disable_parallel_tool_use: true }) as AnthropicToolChoice; // not a spread: see core/http/live-exchange.ts
   } else if (toolChoice) {
     out.tool_choice = toolChoice;
   }

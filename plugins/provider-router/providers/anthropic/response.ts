@@ -11,7 +11,7 @@
  * `prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens` (Anthropic's
  * `input_tokens` excludes both), `cached_tokens` = cache reads, `cache_write_tokens` = cache writes.
  */
-import type { ChatCompletion, ChatMessage, ChatToolCall, Usage } from '../../../../core/chat-types.ts';
+import type { ChatCompletion, ChatMessage, ChatToolCall, Usage } from '../../../../core/canonical/chat-types.ts';
 import { malformedResponse, nowUnixSec, usageOf } from '../canonical.ts';
 
 // Anthropic response shapes (only what the gateway reads)

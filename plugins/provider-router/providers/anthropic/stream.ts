@@ -5,7 +5,7 @@
  * `content_block_*`, `message_delta` with cumulative usage, `message_stop`, `ping`, in-band `error`;
  * unknown event types may appear and are ignored), docs/provider-wire-formats.md §2.4.
  */
-import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream-call.ts';
+import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream/upstream-call.ts';
 import { createChunkBuilder, malformedResponse, parseUpstreamJson, truncatedStream, type ChunkBuilder } from '../canonical.ts';
 import { anthropicStreamError, type AnthropicErrorBody } from './errors.ts';
 import { finishReasonOf, usageFromAnthropic, type AnthropicMessage, type AnthropicUsage, type ResponseBlock } from './response.ts';

@@ -1,5 +1,5 @@
 /**
- * Anthropic's prompt-token rules per Claude model, for the local estimate (`core/prompt-token-rules.ts`).
+ * Anthropic's prompt-token rules per Claude model, for the local estimate (`core/tokens/prompt-token-rules.ts`).
  * Sources:
  * - images: "Vision" guide (https://platform.claude.com/docs/en/build-with-claude/vision), 28-px
  *   patches (its table: 200×200 → 64, 1000×1000 → 1296, 1920×1080 → 1456×819 → 1560); standard tier
@@ -14,8 +14,8 @@
  * Claude's tokenizer is not public: for earlier models the text is counted with `o200k_base` as is
  * (measured against Anthropic's published counts in test/core/token-estimate-corpus.test.ts).
  */
-import type { ImageTokenRule } from '../../../../core/image-tokens.ts';
-import type { PromptTokenRules } from '../../../../core/prompt-token-rules.ts';
+import type { ImageTokenRule } from '../../../../core/tokens/image-tokens.ts';
+import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 
 const STANDARD_IMAGES: ImageTokenRule = Object.freeze({ kind: 'patches', patchPx: 28, maxLongEdgePx: 1568, maxPatches: 1568, tokensPerPatch: 1, unknownSizeTokens: 1568 });
 const HIGH_RES_IMAGES: ImageTokenRule = Object.freeze({ kind: 'patches', patchPx: 28, maxLongEdgePx: 2576, maxPatches: 4784, tokensPerPatch: 1, unknownSizeTokens: 4784 });

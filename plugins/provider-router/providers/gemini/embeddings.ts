@@ -8,7 +8,7 @@
  * Sources: https://ai.google.dev/api/embeddings (`models.batchEmbedContents`, `EmbedContentRequest`,
  * `ContentEmbedding`); https://ai.google.dev/gemini-api/docs/embeddings .
  */
-import { textInputs, type EmbeddingRequest, type EmbeddingResult } from '../../../../core/embedding-types.ts';
+import { textInputs, type EmbeddingRequest, type EmbeddingResult } from '../../../../core/canonical/embedding-types.ts';
 import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
 
 interface BatchEmbedContentsResponse {

@@ -20,9 +20,9 @@
  * `tool-call-id.ts` (thought signatures carried in tool-call ids); this file builds the call and
  * lists the models.
  */
-import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
-import type { EmbeddingRequest } from '../../../../core/embedding-types.ts';
+import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
+import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
@@ -32,7 +32,7 @@ import { toCompletion } from './response.ts';
 import { GeminiStreamDecoder } from './stream.ts';
 import { decodeBatchEmbed, toBatchEmbedRequest } from './embeddings.ts';
 import { GEMINI_PROMPT_TOKEN_RULES } from './token-rules.ts';
-import type { PromptTokenRules } from '../../../../core/prompt-token-rules.ts';
+import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 
 /** The model's resource path under the base URL; `models/` is never doubled. */
 function modelPath(model: string): string {

@@ -34,7 +34,7 @@
  *   detail). `input_audio` and `file.file_data` (data URL) → `inlineData`; OpenAI file ids are refused.
  *   An assistant message with neither text nor tool calls is skipped (Gemini rejects empty contents).
  */
-import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../../../core/chat-types.ts';
+import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../../../core/canonical/chat-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { contentParts, contentText, maxOutputTokens, parseDataUrl, parseToolArguments, unsupportedParameter } from '../canonical.ts';
 import { signatureOf } from './tool-call-id.ts';
@@ -285,7 +285,7 @@ function toGenerationConfig(request: ChatCompletionRequest, provider: string): G
  */
 export function toGeminiRequest(request: ChatCompletionRequest, provider: string): GeminiRequest {
   checkParameters(request, provider);
-  const body: GeminiRequest = Object.assign(toContents(request.messages, provider), toToolFields(request, provider)); // not a spread: see core/live-exchange.ts
+  const body: GeminiRequest = Object.assign(toContents(request.messages, provider), toToolFields(request, provider)); // not a spread: see core/http/live-exchange.ts
   const generationConfig = toGenerationConfig(request, provider);
   if (generationConfig) body.generationConfig = generationConfig;
   return body;

@@ -14,7 +14,7 @@
  * A blocked prompt (HTTP 200, `promptFeedback.blockReason`, no candidates) becomes one choice with
  * empty content and `finish_reason: "content_filter"`.
  */
-import type { ChatCompletion, ChatCompletionChoice, ChatMessage, ChatToolCall, Usage } from '../../../../core/chat-types.ts';
+import type { ChatCompletion, ChatCompletionChoice, ChatMessage, ChatToolCall, Usage } from '../../../../core/canonical/chat-types.ts';
 import { completionId, malformedResponse, nowUnixSec, usageOf } from '../canonical.ts';
 import type { GeminiErrorStatus } from './errors.ts';
 import type { GeminiPart } from './request.ts';

@@ -2,8 +2,8 @@
  * Gemini stream decoding: `streamGenerateContent?alt=sse` events → canonical `chat.completion.chunk`s.
  * Source: https://ai.google.dev/api/generate-content (streamed responses), docs/provider-wire-formats.md §3.4.
  */
-import type { Usage } from '../../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream-call.ts';
+import type { Usage } from '../../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream/upstream-call.ts';
 import { completionId, createChunkBuilder, malformedResponse, parseUpstreamJson, truncatedStream, type ChunkBuilder } from '../canonical.ts';
 import { streamError } from './errors.ts';
 import {

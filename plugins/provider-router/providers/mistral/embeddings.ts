@@ -9,7 +9,7 @@
  * Sources: https://docs.mistral.ai/api/endpoint/embeddings ; `@mistralai/mistralai`
  * `src/models/components/embeddingrequest.ts`, `embeddingresponse.ts`.
  */
-import { textInputs, type EmbeddingRequest } from '../../../../core/embedding-types.ts';
+import { textInputs, type EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 
 /** The `POST /v1/embeddings` body for `request` sent to `model`. Throws 400 for token-id input. */
 export function toMistralEmbeddingRequest(request: EmbeddingRequest, model: string, providerName: string): Record<string, unknown> {

@@ -16,9 +16,9 @@
  * `embeddings.ts` (embeddings body: `POST {base}/embeddings`); this file builds the calls and lists
  * the models.
  */
-import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
-import type { EmbeddingRequest } from '../../../../core/embedding-types.ts';
+import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
+import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { openAIEmbeddingsCodec } from '../openai-embeddings-codec.ts';
 import { malformedResponse } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';

@@ -46,7 +46,7 @@
  * base62 (see `mistralToolCallId`) in assistant `tool_calls` and tool `tool_call_id` alike.
  */
 import { createHash } from 'node:crypto';
-import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../../../core/chat-types.ts';
+import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool } from '../../../../core/canonical/chat-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { contentParts, contentText, maxOutputTokens, parseDataUrl, unsupportedParameter } from '../canonical.ts';
 

@@ -12,7 +12,7 @@
  * Content given as chunks keeps its text chunks; `thinking` chunks are dropped (OpenAI's shape has no
  * place for them; their tokens are still in `completion_tokens`).
  */
-import type { ChatCompletion, ChatCompletionChoice, ChatMessage, ChatToolCall, Usage } from '../../../../core/chat-types.ts';
+import type { ChatCompletion, ChatCompletionChoice, ChatMessage, ChatToolCall, Usage } from '../../../../core/canonical/chat-types.ts';
 import { completionId, malformedResponse, nowUnixSec, parseUpstreamJson, toolCallId, usageOf } from '../canonical.ts';
 import { generationFailed } from './errors.ts';
 

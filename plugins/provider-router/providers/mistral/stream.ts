@@ -3,8 +3,8 @@
  * Sources: docs/provider-wire-formats.md §4.2 (usage always on the final chunk; tool
  * calls usually whole in one delta), mistralai/client-python#40.
  */
-import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatToolCallDelta, Usage } from '../../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream-call.ts';
+import type { ChatCompletionChunk, ChatCompletionChunkChoice, ChatToolCallDelta, Usage } from '../../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream/upstream-call.ts';
 import { upstreamError } from '../../../../core/errors.ts';
 import { completionId, malformedResponse, nowUnixSec, parseUpstreamJson, toolCallId, truncatedStream } from '../canonical.ts';
 import { generationFailed, parseMistralError } from './errors.ts';

@@ -8,7 +8,7 @@
  * Sources: https://docs.ollama.com/api/embed ; ollama-js `src/interfaces.ts` (`EmbedRequest`,
  * `EmbedResponse`).
  */
-import { textInputs, type EmbeddingRequest, type EmbeddingResult } from '../../../../core/embedding-types.ts';
+import { textInputs, type EmbeddingRequest, type EmbeddingResult } from '../../../../core/canonical/embedding-types.ts';
 import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
 import { inBandError } from './errors.ts';
 

@@ -24,9 +24,9 @@
  * (answer → `chat.completion`), `stream.ts` (NDJSON lines → chunks), `errors.ts` (error answers);
  * this file builds the call and lists the models.
  */
-import type { ChatCompletionRequest } from '../../../../core/chat-types.ts';
-import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream-call.ts';
-import type { EmbeddingRequest } from '../../../../core/embedding-types.ts';
+import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
+import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { malformedResponse } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapOllamaError } from './errors.ts';

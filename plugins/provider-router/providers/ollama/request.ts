@@ -24,7 +24,7 @@
  *   URLs (the gateway does not fetch URLs), non-text/non-image parts, the deprecated `function` role.
  * - `keep_alive`, `think` and other Ollama-only fields are not sent: the server defaults apply.
  */
-import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../../../core/chat-types.ts';
+import type { ChatCompletionRequest, ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../../../../core/canonical/chat-types.ts';
 import { contentParts, contentText, maxOutputTokens, parseDataUrl, parseToolArguments, unsupportedParameter } from '../canonical.ts';
 
 // Ollama request shapes (ollama-js src/interfaces.ts)

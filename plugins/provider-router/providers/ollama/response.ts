@@ -14,7 +14,7 @@
  * whole prompt came from its cache, and reports no cache-hit count, so `cached_tokens` is never set);
  * when both are missing no usage is reported at all, so the core does not bill a fabricated zero.
  */
-import type { ChatCompletion, ChatMessage, ChatToolCall, Usage } from '../../../../core/chat-types.ts';
+import type { ChatCompletion, ChatMessage, ChatToolCall, Usage } from '../../../../core/canonical/chat-types.ts';
 import { completionId, malformedResponse, nowUnixSec, parseUpstreamJson, toolCallId, usageOf } from '../canonical.ts';
 import { inBandError } from './errors.ts';
 

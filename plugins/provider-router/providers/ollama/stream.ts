@@ -2,8 +2,8 @@
  * Ollama stream decoding: NDJSON lines (last one `"done": true`) → canonical `chat.completion.chunk`s.
  * Source: https://docs.ollama.com/api/streaming , docs/provider-wire-formats.md §5.2.
  */
-import type { ChatToolCallDelta } from '../../../../core/chat-types.ts';
-import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream-call.ts';
+import type { ChatToolCallDelta } from '../../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream/upstream-call.ts';
 import { completionId, createChunkBuilder, malformedResponse, parseUpstreamJson, truncatedStream, type ChunkBuilder } from '../canonical.ts';
 import { inBandError } from './errors.ts';
 import { createdFrom, finishReason, toOpenAIToolCalls, usageFrom, type OllamaChatResponse } from './response.ts';

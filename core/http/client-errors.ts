@@ -1,0 +1,52 @@
+/**
+ * Answers the requests Node's HTTP parser refuses before any handler runs (the server's
+ * `clientError`): headers over Node's size limit (431 `request_headers_too_large`), a malformed
+ * request line or headers (400 `malformed_http_request`), a request not received within the client
+ * timeouts (408 `request_timeout`). Node's own answers to these have no body; the contract promises
+ * a JSON error body and `x-request-id` on every response. The path is not parsed yet, so the body's
+ * shape comes from the raw bytes Node kept: the dialect whose route the request line names (a 431 on
+ * /api/v1/messages speaks Anthropic), else OpenAI's. The connection is closed after the answer, as
+ * Node does: the parser cannot resynchronize with the stream.
+ */
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { gatewayError, type ErrorCode } from '../errors.ts';
+import { dialects, openAIErrorBody } from '../dialects/index.ts';
+
+/** The catalog code for a `clientError`'s Node error code. */
+function codeFor(nodeCode: string | undefined): ErrorCode {
+  if (nodeCode === 'HPE_HEADER_OVERFLOW') return 'request_headers_too_large';
+  if (nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
+  return 'malformed_http_request';
+}
+
+/** The request path in the first line of `raw` (`POST /api/v1/messages?x HTTP/1.1`), without its query. */
+function requestPath(raw: unknown): string | null {
+  if (!Buffer.isBuffer(raw)) return null;
+  const match = /^[A-Z]+ ([^\s?]+)/.exec(raw.subarray(0, 2048).toString('latin1'));
+  return match ? match[1]! : null;
+}
+
+/**
+ * Installs the handler on `server`. `newRequestId` names the answer (`x-request-id`); `onError`
+ * sees each refusal (for the debug log).
+ */
+export function answerClientErrors(server: Server, newRequestId: () => string, onError?: (code: ErrorCode, err: Error) => void): void {
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket) => {
+    // A response already under way on this socket cannot be followed by another one.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const code = codeFor(err.code);
+    onError?.(code, err);
+    const error = gatewayError(code);
+    const path = requestPath(err.rawPacket);
+    const dialect = path ? dialects.find((d) => d.routes.some((r) => r.path === path)) : undefined;
+    const body = JSON.stringify((dialect?.errorBody ?? openAIErrorBody)(error));
+    const headers = Object.entries({ ...error.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': newRequestId(), connection: 'close' })
+      .map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${headers}\r\n${body}`);
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * The proxy step: dispatch an `UpstreamCall`, then relay the answer to the client in its dialect.
+ * The upstream's answer is decoded into canonical chunks, observed (usage, served model, generated
+ * text, the chunk hooks) and rendered by the exchange's dialect (`core/dialects/`); on a native
+ * pass-through (`call.passthrough`) the upstream's bytes are relayed unchanged and only observed.
+ * Streams flow chunk by chunk with backpressure (a full client socket pauses the upstream read until
+ * `drain`); nothing is buffered whole except a bounded non-streamed body.
+ *
+ * An embeddings call (`call.kind === 'embeddings'`) shares the dispatch and the error mapping, then
+ * is answered by its own small relay (`embeddings-relay.ts`); streams by `stream-relay.ts`, observed
+ * by `observe.ts`.
+ *
+ * When the dialect's answer is one object (`ResponseRenderer.finalAnswer`, `DecodedChunk.final`), the
+ * `onResponseComplete` hooks get it and are awaited before the answer's last bytes are written: a
+ * client that acts on the final event finds what they recorded (the Responses state store).
+ *
+ * Errors before the response headers are thrown (the pipeline renders them in the dialect's shape).
+ * After the stream's headers are sent, an error ends the stream with the dialect's error event, and
+ * `ex.status` / `ex.errorCode` record it for the log.
+ */
+import { sendJson } from '../http/respond.ts';
+import type { ServerResponse } from 'node:http';
+import type { Exchange } from '../exchange.ts';
+import type { ModelCall, UpstreamCall } from '../upstream/upstream-call.ts';
+import { readBodyText } from '../upstream/upstream-client.ts';
+import { settleUsage } from '../tokens/token-estimate.ts';
+import { credentialsOf, redactError, redactText } from './redact.ts';
+import type { ResponseRenderer } from '../dialects/dialect.ts';
+import { servedModelName } from '../dialects/model-field.ts';
+import { relayEmbeddings } from './embeddings-relay.ts';
+import { collectGenerated, readUsage } from './observe.ts';
+import { cancellationOf, dialectOf, relayNativeStream, relayStream, shutdownCut } from './stream-relay.ts';
+import type { ObservingHooks, ProxyDeps, ResponseHooks } from './relay-types.ts';
+
+export type { ProxyDeps, ResponseHooks } from './relay-types.ts';
+
+/** An upstream error body that may reach a native client as it is: a JSON object, not about the credential. */
+function relayable(status: number, text: string): boolean {
+  return status !== 401 && status !== 403 && text.startsWith('{') && isJson(text);
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Dispatches `call` and writes the answer to `res`. Throws `GatewayError` only before headers are sent. */
+export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, responseHooks: ResponseHooks, deps: ProxyDeps): Promise<void> {
+  const upstream = await deps.upstream.send(call, cancellationOf(ex));
+  ex.upstreamStatus = upstream.statusCode;
+  // An upstream may quote the key it was sent; no upstream text reaches the client or the log with it.
+  const secrets = credentialsOf(call);
+  if (upstream.statusCode < 200 || upstream.statusCode > 299) {
+    const text = redactText(await readBodyText(upstream.body, deps.maxResponseBytes, call.provider).catch(() => ''), secrets);
+    const error = redactError(call.codec.decodeError(upstream.statusCode, text, upstream.headers), secrets);
+    // The client speaks the upstream's dialect: its own words and status go back unchanged, except
+    // where they could quote the credential (401, 403) or are not the upstream's error body.
+    if (call.passthrough && relayable(upstream.statusCode, text)) throw error.relayed(upstream.statusCode, text);
+    throw error;
+  }
+  const renderer = dialectOf(ex).createRenderer(ex);
+  const provider = call.provider;
+  const hooks: ObservingHooks = {
+    start: responseHooks.start, chunk: responseHooks.chunk, complete: responseHooks.complete,
+    usage: (into, report) => readUsage(into, report, provider, deps.log), secrets,
+  };
+  try {
+    if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
+    else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
+    else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
+    else await relayStream(ex, call, res, hooks, renderer, upstream.body, deps);
+  } finally {
+    // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
+    // cut, is billed for what was generated so far, counted locally.
+    if (ex.clientAborted || shutdownCut(ex) !== null) await settleUsage(ex, deps.tokens);
+  }
+}
+
+async function relayCompletion(
+  ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
+  body: AsyncIterable<Buffer>, deps: ProxyDeps,
+): Promise<void> {
+  const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
+  const decoded = call.codec.decodeResponse(text);
+  const { completion } = decoded;
+  ex.modelServed = servedModelName(completion.model);
+  if (completion.usage) hooks.usage(ex, completion.usage);
+  if (ex.usage === null || ex.usage.completionTokens === 0) {
+    for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
+    await settleUsage(ex, deps.tokens);
+  }
+  ex.status = 200;
+  hooks.start(ex);
+  const payload = call.passthrough ? text : renderer.completion(decoded);
+  const final = call.passthrough ? decoded.final : renderer.finalAnswer?.();
+  if (final !== undefined) await hooks.complete(ex, final);
+  ex.firstByteAtPerfMs = performance.now();
+  sendJson(res, 200, payload, ex.id, ex.responseHeaders);
+}

@@ -1,0 +1,34 @@
+/**
+ * What the relay of an upstream answer is given (the proxy room's contract, `proxy.ts` and its relays):
+ * the response-phase hooks already bound to the plugins entered for the exchange, and the proxy's
+ * dependencies. Types only, so the pipeline and every relay can name them without importing machinery.
+ */
+import type { Exchange } from '../exchange.ts';
+import type { ChatCompletionChunk, Usage } from '../canonical/chat-types.ts';
+import type { UpstreamClient } from '../upstream/upstream-client.ts';
+import type { Log } from '../runtime/log.ts';
+import type { TokenEstimator } from '../tokens/token-estimate.ts';
+
+/** Response-phase callbacks, already bound to the plugins entered for this exchange. */
+export interface ResponseHooks {
+  start(ex: Exchange): void;
+  chunk(ex: Exchange, chunk: ChatCompletionChunk): void;
+  /** The `onResponseComplete` hooks with the final answer object; never rejects (failures are logged). */
+  complete(ex: Exchange, final: unknown): Promise<void>;
+}
+
+export interface ProxyDeps {
+  upstream: UpstreamClient;
+  maxResponseBytes: number;
+  /** Most bytes relayed from one upstream stream (default `DEFAULT_MAX_STREAM_BYTES`). */
+  maxStreamBytes?: number;
+  log: Log;
+  tokens: TokenEstimator;
+}
+
+/** The response hooks plus where the upstream's usage reports go (`createUsageReader`). */
+export interface ObservingHooks extends ResponseHooks {
+  usage(ex: Exchange, report: Usage): void;
+  /** The call's credentials (`credentialsOf`), redacted from every upstream text. */
+  secrets: readonly string[];
+}

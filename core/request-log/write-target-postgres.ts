@@ -1,0 +1,159 @@
+/**
+ * The PostgreSQL `WriteTarget` of the write-behind queue (`write-behind.ts`): the same writes as
+ * `write-target-sqlite.ts`, one transaction per batch, but one round trip per statement kind instead
+ * of one per row: every log row of the batch in one multi-row INSERT, their rollup sums in one
+ * multi-row upsert (`usage-rollup-writer.ts`), every user's spend in one `UPDATE … FROM (VALUES …)`,
+ * and the alerts in one INSERT … ON CONFLICT DO NOTHING on their unique key (a threshold fires once
+ * per user and period, whatever the replicas, concurrency or restarts).
+ *
+ * Spends: within a batch a user's consecutive spends of one period are summed, as on SQLite; a user
+ * with spends of two periods in one batch (a rollover) gets one UPDATE statement per period, in order,
+ * since one `UPDATE … FROM` updates a row at most once.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Store } from '../store/store.ts';
+import type { Database } from '../store/db-types.ts';
+import type { RequestLogRow } from './request-log-row.ts';
+import type { PendingWrite, WriteTarget } from './write-behind.ts';
+import { addToRollupsPostgres } from './usage-rollup-writer.ts';
+
+type SpendWrite = PendingWrite & { kind: 'spend' };
+type AlertWrite = PendingWrite & { kind: 'alert' };
+
+/** Rows per INSERT: 23 columns each stays far below PostgreSQL's 65,535 parameters per statement. */
+const ROWS_PER_INSERT = 1_000;
+
+/** Socket errors that mean the server is unreachable now. */
+const TRANSIENT_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** pg's own errors, without a code, for a connection lost or not made in time. */
+const TRANSIENT_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i;
+
+/**
+ * True when `err` says the PostgreSQL server is unavailable now (retry later), not that a write is bad:
+ * a socket error (ECONNREFUSED, ECONNRESET, …), SQLSTATE class 08 (connection exception), 57P01..57P03
+ * (the server shutting down, crashed, or not yet accepting connections), 53300 (too many connections),
+ * 40001/40P01 (a serialization failure or deadlock: the same transaction may succeed when retried).
+ */
+export function isTransientPostgresError(err: unknown): boolean {
+  const { code, message, errors } = (err ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string') {
+    if (TRANSIENT_SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code)) return true;
+    if (code === '53300' || code === '40001' || code === '40P01') return true;
+  }
+  if (typeof message === 'string' && TRANSIENT_MESSAGE.test(message)) return true;
+  // Node's connect on a name with several addresses fails with an AggregateError of each attempt.
+  return Array.isArray(errors) && errors.length > 0 && errors.every(isTransientPostgresError);
+}
+
+/** `items` in chunks of at most `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The batch's spends as UPDATE statements' worth: a user's consecutive spends of one period summed
+ * (as on SQLite), then the user's k-th spend in the k-th round, so no round names a user twice.
+ */
+export function spendRounds(spends: readonly SpendWrite[]): SpendWrite[][] {
+  const perUser = new Map<number, SpendWrite[]>();
+  for (const spend of spends) {
+    const list = perUser.get(spend.userId);
+    const last = list?.[list.length - 1];
+    if (last && last.periodStartIso === spend.periodStartIso) {
+      list![list!.length - 1] = Object.assign({}, spend, { deltaNanos: last.deltaNanos + spend.deltaNanos }); // not a spread: see core/http/live-exchange.ts
+    } else if (list) {
+      list.push(spend);
+    } else {
+      perUser.set(spend.userId, [spend]);
+    }
+  }
+  const rounds: SpendWrite[][] = [];
+  for (const list of perUser.values()) {
+    list.forEach((spend, i) => (rounds[i] ??= []).push(spend));
+  }
+  return rounds;
+}
+
+async function insertRows(trx: Kysely<Database>, rows: readonly RequestLogRow[]): Promise<void> {
+  for (const part of chunks(rows, ROWS_PER_INSERT)) await trx.insertInto('llm_requests').values(part).execute();
+}
+
+/** One UPDATE for spends of distinct users: the delta when the stored period matches, else the period's spend. */
+async function writeSpends(trx: Kysely<Database>, spends: readonly SpendWrite[]): Promise<void> {
+  const values = sql.join(spends.map((s) =>
+    sql`(${s.userId}::bigint, ${s.deltaNanos}::bigint, ${s.spentNanos}::bigint, ${s.periodStartIso}::text)`));
+  await sql`UPDATE gateway_users AS u
+    SET budget_spent_nanos = CASE WHEN u.budget_period_start IS NOT DISTINCT FROM (v.period_start COLLATE "C")
+        THEN u.budget_spent_nanos + v.delta ELSE v.spent END,
+      budget_period_start = v.period_start
+    FROM (VALUES ${values}) AS v (id, delta, spent, period_start)
+    WHERE u.id = v.id`.execute(trx);
+}
+
+/** One INSERT of the alerts; a duplicate (same user, period and threshold) is ignored. */
+async function writeAlerts(trx: Kysely<Database>, alerts: readonly AlertWrite[]): Promise<void> {
+  for (const part of chunks(alerts, ROWS_PER_INSERT)) {
+    await trx.insertInto('budget_alerts').values(part.map((a) => ({
+      gateway_user_id: a.userId, period_start: a.periodStartIso, threshold_percent: a.thresholdPercent, fired_at: a.firedAtIso,
+      payload: a.payload, state: a.deliver ? 'pending' as const : 'unsent' as const, next_attempt_at: a.deliver ? a.firedAtIso : null,
+    })))
+      .onConflict((oc) => oc.columns(['gateway_user_id', 'period_start', 'threshold_percent']).doNothing())
+      .execute();
+  }
+}
+
+/** The target over a PostgreSQL `store`. Every method returns a promise; the queue awaits each. */
+export function createPostgresWriteTarget(store: Store): WriteTarget {
+  const { db } = store;
+  let open = true;
+
+  /** Runs `work`, noting a store closed under it (its pool ended) so the queue stops trying. */
+  async function guarded(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      const message = (err as { message?: unknown } | null)?.message;
+      if (typeof message === 'string' && /driver has already been destroyed|after calling end on the pool/.test(message)) open = false;
+      throw err;
+    }
+  }
+
+  async function writeBatch(trx: Kysely<Database>, writes: readonly PendingWrite[]): Promise<void> {
+    const rows: RequestLogRow[] = [];
+    const spends: SpendWrite[] = [];
+    const alerts: AlertWrite[] = [];
+    for (const write of writes) {
+      if (write.kind === 'request') rows.push(write.row);
+      else if (write.kind === 'spend') spends.push(write);
+      else alerts.push(write);
+    }
+    // The order of the SQLite target: rows, their rollups, spends, then the alerts the spends crossed.
+    if (rows.length > 0) {
+      await insertRows(trx, rows);
+      await addToRollupsPostgres(trx, rows);
+    }
+    for (const round of spendRounds(spends)) await writeSpends(trx, round);
+    if (alerts.length > 0) await writeAlerts(trx, alerts);
+  }
+
+  // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
+  async function detach(trx: Kysely<Database>, row: RequestLogRow): Promise<RequestLogRow> {
+    const user = row.gateway_user_id == null ? undefined
+      : await trx.selectFrom('gateway_users').select('id').where('id', '=', row.gateway_user_id).executeTakeFirst();
+    const key = row.api_key_id == null ? undefined
+      : await trx.selectFrom('api_keys').select('id').where('id', '=', row.api_key_id).executeTakeFirst();
+    return { ...row, gateway_user_id: user ? row.gateway_user_id : null, api_key_id: key ? row.api_key_id : null };
+  }
+
+  return {
+    writeBatch: (writes) => guarded(() => db.transaction().execute((trx) => writeBatch(trx, writes))),
+    writeOne: (write) => guarded(() => db.transaction().execute(async (trx) => {
+      if (write.kind === 'request') await writeBatch(trx, [{ ...write, row: await detach(trx, write.row) }]);
+      else await writeBatch(trx, [write]);
+    })),
+    isTransient: isTransientPostgresError,
+    isOpen: () => open,
+  };
+}

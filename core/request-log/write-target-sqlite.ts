@@ -1,0 +1,91 @@
+/**
+ * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
+ * `llm_requests` and their sums to `usage_rollups` (`usage-rollup-writer.ts`) in the same
+ * transaction, spends to `gateway_users`, crossed budget alert thresholds to `budget_alerts` (INSERT OR
+ * IGNORE on its unique key: a threshold fires once per user and period, whatever the
+ * concurrency or restarts). Prepared statements, one transaction per batch; within a batch a
+ * user's consecutive spends of one period are summed into one UPDATE.
+ */
+import type { Store } from '../store/store.ts';
+import { prepareQuery } from '../store/store.ts';
+import type { NewLlmRequest } from '../store/db-types.ts';
+import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from './request-log-row.ts';
+import type { PendingWrite, WriteTarget } from './write-behind.ts';
+import { createRollupWriter } from './usage-rollup-writer.ts';
+
+/** SQLite result codes that say the database is unavailable right now (locked, full, I/O), not that a write is bad. */
+export function isTransientSqliteError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/.test(code);
+}
+
+type SpendWrite = PendingWrite & { kind: 'spend' };
+
+export function createSqliteWriteTarget(store: Store): WriteTarget {
+  const { sqlite, db } = store;
+  const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
+  const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));
+  const spendStatement = sqlite.prepare<[string, number, number, string, number]>(`UPDATE gateway_users
+    SET budget_spent_nanos = CASE WHEN budget_period_start IS ? THEN budget_spent_nanos + ? ELSE ? END, budget_period_start = ?
+    WHERE id = ?`);
+  const writeSpend = (spend: SpendWrite) =>
+    spendStatement.run(spend.periodStartIso, spend.deltaNanos, spend.spentNanos, spend.periodStartIso, spend.userId);
+  const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
+  const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
+  const addToRollups = createRollupWriter(sqlite);
+  const insertAlert = sqlite.prepare(`INSERT OR IGNORE INTO budget_alerts
+    (gateway_user_id, period_start, threshold_percent, fired_at, payload, state, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const writeAlert = (a: PendingWrite & { kind: 'alert' }) => {
+    insertAlert.run(a.userId, a.periodStartIso, a.thresholdPercent, a.firedAtIso, a.payload, a.deliver ? 'pending' : 'unsent', a.deliver ? a.firedAtIso : null);
+  };
+
+  // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
+  const detach = (row: RequestLogRow): RequestLogRow => ({
+    ...row,
+    gateway_user_id: row.gateway_user_id != null && userExists.get(row.gateway_user_id) !== undefined ? row.gateway_user_id : null,
+    api_key_id: row.api_key_id != null && keyExists.get(row.api_key_id) !== undefined ? row.api_key_id : null,
+  });
+
+  const writeBatch = sqlite.transaction((writes: readonly PendingWrite[]) => {
+    // Per user, the spends not yet written: summed while they are of one period.
+    const pendingSpend = new Map<number, SpendWrite>();
+    const rows: RequestLogRow[] = [];
+    const alerts: Array<PendingWrite & { kind: 'alert' }> = [];
+    for (const write of writes) {
+      if (write.kind === 'request') {
+        insert.run(requestLogValues(write.row));
+        rows.push(write.row);
+        continue;
+      }
+      if (write.kind === 'alert') {
+        alerts.push(write);
+        continue;
+      }
+      const pending = pendingSpend.get(write.userId);
+      if (pending && pending.periodStartIso === write.periodStartIso) {
+        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos })); // not a spread: see core/http/live-exchange.ts
+        continue;
+      }
+      if (pending) writeSpend(pending);
+      pendingSpend.set(write.userId, write);
+    }
+    addToRollups(rows);
+    for (const spend of pendingSpend.values()) writeSpend(spend);
+    for (const alert of alerts) writeAlert(alert);
+  });
+  const writeRow = sqlite.transaction((row: RequestLogRow) => {
+    insert.run(requestLogValues(row));
+    addToRollups([row]);
+  });
+
+  return {
+    writeBatch,
+    writeOne(write) {
+      if (write.kind === 'request') writeRow(detach(write.row));
+      else if (write.kind === 'spend') writeSpend(write);
+      else writeAlert(write);
+    },
+    isTransient: isTransientSqliteError,
+    isOpen: () => sqlite.open,
+  };
+}

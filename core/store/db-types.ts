@@ -1,0 +1,216 @@
+/**
+ * Kysely table types for `schema.sql` (keep the two in step). Timestamps are ISO-8601 UTC strings;
+ * money is integer micro-USD (budget limits) or nano-USD (costs and spend); booleans are 0/1.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type BudgetPeriod = 'daily' | 'weekly' | 'monthly' | 'never';
+
+export interface GatewayUsersTable {
+  id: Generated<number>;
+  name: string;
+  email: string | null;
+  disabled: Generated<number>;
+  budget_limit_micros: number | null;
+  budget_period: Generated<BudgetPeriod>;
+  rpm: number | null;
+  tpm: number | null;
+  /** Requests in flight at once; null = the rate-limit plugin's default. */
+  max_concurrent: number | null;
+  created_at: string;
+  updated_at: string;
+  /** Integer nano-USD spent in the period starting at `budget_period_start`. */
+  budget_spent_nanos: Generated<number>;
+  budget_period_start: string | null;
+  /** JSON array of integer percents of the limit; null = the budget plugin's `alerts.thresholds`. */
+  budget_alert_thresholds: string | null;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  gateway_user_id: number;
+  name: string | null;
+  key_hash: string;
+  key_prefix: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  rpm: number | null;
+  tpm: number | null;
+  /** JSON array of glob patterns of the models the key may call; null = all (`core/accounts/api-keys.ts`). */
+  models: string | null;
+}
+
+export interface AdminUsersTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface LlmRequestsTable {
+  id: Generated<number>;
+  request_id: string;
+  gateway_user_id: number | null;
+  api_key_id: number | null;
+  provider: string | null;
+  model_requested: string | null;
+  model_served: string | null;
+  status: number;
+  error_code: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cached_tokens: number | null;
+  latency_ms: number;
+  ttft_ms: number | null;
+  stream: number;
+  created_at: string;
+  cache_write_tokens: number | null;
+  /** Integer nano-USD; null when nothing was billed. */
+  cost_nanos: number | null;
+  usage_estimated: Generated<number>;
+  unpriced: Generated<number>;
+  /** The endpoint (dialect operation), e.g. `chat.completions`, `messages.create`. */
+  endpoint: string | null;
+  /** JSON array of the upstream attempts (`core/proxy/upstream-attempts.ts` `UpstreamAttempt`); null when none. */
+  attempts: string | null;
+  /** The upstream's usage report as read (OpenAI-shaped `usage` JSON); null when none came. */
+  usage_reported: string | null;
+  /** JSON of the price the row was billed at (`ModelPrice`, USD per million tokens); null when unpriced. */
+  billed_price: string | null;
+}
+
+export interface ModelPricingTable {
+  model: string;
+  provider: string | null;
+  input_price_per_million: number;
+  output_price_per_million: number;
+  cached_input_price_per_million: number | null;
+  source: Generated<'manual' | 'import'>;
+  updated_at: string;
+  cache_write_price_per_million: number | null;
+}
+
+export interface ProviderCredentialsTable {
+  id: Generated<number>;
+  gateway_user_id: number | null;
+  provider: string;
+  ciphertext: Buffer;
+  nonce: Buffer;
+  auth_tag: Buffer;
+  key_id: string;
+  hint: string;
+  base_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ModelCatalogTable {
+  provider: string;
+  model: string;
+  display_name: string | null;
+  created: Generated<number>;
+  owned_by: string;
+  fetched_at: string;
+  /** The model's place in the upstream's list, from 0. */
+  position: Generated<number>;
+}
+
+/** `admin_sessions`: a signed-in admin; the cookie's token is stored only as its SHA-256. */
+export interface AdminSessionsTable {
+  token_hash: string;
+  admin_user_id: number;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+/** `responses`: an OpenAI Responses answer kept by the response-store plugin, per gateway user. */
+export interface ResponsesTable {
+  gateway_user_id: number;
+  /** The response id the client saw. */
+  id: string;
+  created_at: string;
+  expires_at: string;
+  model: string;
+  provider: string;
+  /** 1 when the native upstream stored it itself. */
+  served_natively: number;
+  previous_response_id: string | null;
+  /** JSON array of the request's own input items. */
+  input_items: string;
+  /** JSON of the final response object. */
+  response: string;
+}
+
+/** `response_items`: the output item ids of each stored response, for `item_reference` lookups. */
+export interface ResponseItemsTable {
+  gateway_user_id: number;
+  item_id: string;
+  response_id: string;
+}
+
+/**
+ * Usage per UTC quarter hour (`bucket_start`, ISO-8601), user, provider and model, kept by the log writer
+ * on `llm_requests` (schema.sql v9). Sentinels: `gateway_user_id` 0 = none, '' = no provider/model.
+ */
+export interface UsageRollupsTable {
+  bucket_start: string;
+  gateway_user_id: number;
+  provider: string;
+  model_requested: string;
+  model_served: string;
+  requests: number;
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  /** Integer nano-USD. */
+  cost_nanos: number;
+  ttft_count: number;
+  unpriced_requests: number;
+  last_unpriced_at: string | null;
+}
+
+/** `budget_alerts`: each threshold crossed per user and period, and its webhook delivery (schema.sql v12). */
+export interface BudgetAlertsTable {
+  id: Generated<number>;
+  gateway_user_id: number;
+  period_start: string;
+  threshold_percent: number;
+  fired_at: string;
+  /** The webhook's JSON body, exactly as sent. */
+  payload: string;
+  state: BudgetAlertState;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  last_error: string | null;
+}
+
+/** `pending`: to send (again) at `next_attempt_at`; `failed`: every attempt failed; `unsent`: no webhook configured. */
+export type BudgetAlertState = 'pending' | 'delivered' | 'failed' | 'unsent';
+
+export interface Database {
+  budget_alerts: BudgetAlertsTable;
+  usage_rollups: UsageRollupsTable;
+  admin_sessions: AdminSessionsTable;
+  gateway_users: GatewayUsersTable;
+  api_keys: ApiKeysTable;
+  admin_users: AdminUsersTable;
+  llm_requests: LlmRequestsTable;
+  model_pricing: ModelPricingTable;
+  provider_credentials: ProviderCredentialsTable;
+  model_catalog: ModelCatalogTable;
+  responses: ResponsesTable;
+  response_items: ResponseItemsTable;
+}
+
+export type GatewayUser = Selectable<GatewayUsersTable>;
+export type NewGatewayUser = Insertable<GatewayUsersTable>;
+export type GatewayUserUpdate = Updateable<GatewayUsersTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+export type NewLlmRequest = Insertable<LlmRequestsTable>;

@@ -1,0 +1,234 @@
+/**
+ * The store: one better-sqlite3 connection (WAL, foreign keys on) behind Kysely for typed queries, or
+ * a PostgreSQL pool (`store-postgres.ts`) behind the same Kysely types. `schema.sql` is the only DDL;
+ * its `-- version: N` sections are applied in order while `PRAGMA user_version` is below N, each in
+ * its own transaction (PostgreSQL: see `readMigrations`).
+ *
+ * Other processes (the CLI) write to the same file; `onExternalChange` tells caches when they did,
+ * by polling `PRAGMA data_version`, which changes only for commits made by other connections.
+ */
+import { readFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { packageRoot } from '../runtime/package-root.ts';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openSqlite } from './driver-sqlite.ts';
+import { Kysely, SqliteDialect, sql, type Compilable } from 'kysely';
+import type { Database } from './db-types.ts';
+
+export type Sqlite = BetterSqlite3.Database;
+
+/** Which database a store runs on: the embedded SQLite file (default) or a PostgreSQL server (several replicas). */
+export type StoreEngine = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly engine: StoreEngine;
+  /** The database file, or the PostgreSQL URL without its password: for logs and the banner. */
+  readonly location: string;
+  /**
+   * SQLite only: the raw connection, for prepared statements on hot paths and transactions. On
+   * PostgreSQL, reading it throws: code that runs on both engines uses `db`.
+   */
+  readonly sqlite: Sqlite;
+  /** Typed queries, on either engine. */
+  readonly db: Kysely<Database>;
+  /** `GET /readyz`'s view of the store: `{engine, status: "ready"|"down"}` (PostgreSQL: its last health probe). */
+  readiness(): { engine: StoreEngine; status: 'ready' | 'down' };
+  /** Schema version after migrations. */
+  readonly schemaVersion: number;
+  /**
+   * Calls `listener` within `pollMs` of another process committing to the database.
+   * Returns an unsubscribe function.
+   */
+  onExternalChange(listener: () => void): () => void;
+  /**
+   * Tells the same listeners, at once, that THIS process wrote (the admin API): caches that only
+   * watch other processes would otherwise serve stale rows until their TTL.
+   */
+  notifyChange(): void;
+  close(): Promise<void>;
+}
+
+const SCHEMA_PATH = join(packageRoot(import.meta.url), 'schema.sql');
+
+/** One migration: the schema `version` it brings the database to, and the SQL that does it. */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+/**
+ * The migrations in `schema.sql` for one engine, in ascending order.
+ *
+ * SQLite: every `-- version: N` section (up to its `-- postgres:` part, if any).
+ * PostgreSQL: the `-- postgres baseline: N` section (the whole schema at version N, as one
+ * migration: PostgreSQL support started at N), then the `-- postgres:` part of each later version.
+ * A later version without a `-- postgres:` part is an error: both engines move together.
+ */
+export function readMigrations(engine: StoreEngine = 'sqlite', schemaText = readFileSync(SCHEMA_PATH, 'utf8')): Migration[] {
+  const sqlite: Migration[] = [];
+  const postgres = new Map<number, string>();
+  let baseline = null as Migration | null;
+  let current: { version: number; part: 'sqlite' | 'postgres' | 'baseline'; lines: string[] } | null = null;
+  const finish = () => {
+    if (!current) return;
+    const sql = current.lines.join('\n');
+    if (current.part === 'sqlite') sqlite.push({ version: current.version, sql });
+    else if (current.part === 'postgres') postgres.set(current.version, sql);
+    else baseline = { version: current.version, sql };
+  };
+  for (const line of schemaText.split('\n')) {
+    const version = /^-- version: (\d+)\s*$/.exec(line);
+    const base = /^-- postgres baseline: (\d+)\s*$/.exec(line);
+    if (version || base) {
+      finish();
+      current = { version: Number((version ?? base)![1]), part: version ? 'sqlite' : 'baseline', lines: [] };
+      continue;
+    }
+    if (/^-- postgres:\s*$/.test(line) && current?.part === 'sqlite') {
+      finish();
+      current = { version: current.version, part: 'postgres', lines: [] };
+      continue;
+    }
+    current?.lines.push(line);
+  }
+  finish();
+  sqlite.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`schema.sql: expected "-- version: ${i + 1}", found version ${m.version}`);
+  });
+  if (engine === 'sqlite') return sqlite;
+  const start: Migration | null = baseline;
+  if (!start) throw new Error('schema.sql: no "-- postgres baseline: N" section');
+  const later = sqlite.filter((m) => m.version > start.version).map((m) => {
+    const sql = postgres.get(m.version);
+    if (sql === undefined) throw new Error(`schema.sql: version ${m.version} has no "-- postgres:" part`);
+    return { version: m.version, sql };
+  });
+  return [start, ...later];
+}
+
+/** Applies pending migrations; returns the resulting `user_version`. */
+export function migrate(sqlite: Sqlite): number {
+  let version = sqlite.pragma('user_version', { simple: true }) as number;
+  for (const migration of readMigrations()) {
+    if (migration.version <= version) continue;
+    sqlite.transaction(() => {
+      sqlite.exec(migration.sql);
+      sqlite.pragma(`user_version = ${migration.version}`);
+    })();
+    version = migration.version;
+  }
+  return version;
+}
+
+export interface OpenStoreOptions {
+  /** How often to poll for other processes' commits, ms. */
+  changePollMs?: number;
+}
+
+/** Opens (creating if needed) the database file and brings its schema up to date. */
+export function openStore(file: string, options: OpenStoreOptions = {}): Store {
+  mkdirSync(dirname(file), { recursive: true });
+  const sqlite = openSqlite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const schemaVersion = migrate(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+
+  const listeners = new Set<() => void>();
+  let timer: NodeJS.Timeout | null = null;
+  let dataVersion = sqlite.pragma('data_version', { simple: true }) as number;
+  const poll = () => {
+    const now = sqlite.pragma('data_version', { simple: true }) as number;
+    if (now === dataVersion) return;
+    dataVersion = now;
+    for (const listener of listeners) listener();
+  };
+
+  return {
+    engine: 'sqlite',
+    location: file,
+    readiness: () => ({ engine: 'sqlite', status: sqlite.open ? 'ready' : 'down' }),
+    sqlite,
+    db,
+    schemaVersion,
+    onExternalChange(listener) {
+      listeners.add(listener);
+      if (!timer) {
+        timer = setInterval(poll, options.changePollMs ?? 250);
+        timer.unref();
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && timer) {
+          clearInterval(timer);
+          timer = null;
+        }
+      };
+    },
+    notifyChange() {
+      for (const listener of listeners) listener();
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      listeners.clear();
+      await db.destroy();
+      if (sqlite.open) sqlite.close();
+    },
+  };
+}
+
+/** The second `nowIso` last formatted (ms since the epoch ÷ 1000, floored) and its text up to the milliseconds. */
+let isoSecond = NaN;
+let isoSecondPrefix = '';
+
+/**
+ * Current time as stored in the database: ISO-8601 UTC with milliseconds (`Date#toISOString`).
+ * Every request's log row takes one; `toISOString` costs ~1.5 µs on Node 20, so the text up to the
+ * second is kept and a call within the same second only appends the milliseconds.
+ */
+export function nowIso(nowMs: number = Date.now()): string {
+  const wholeMs = Math.trunc(nowMs); // as Date does
+  const second = Math.floor(wholeMs / 1000);
+  if (second !== isoSecond) {
+    const iso = new Date(nowMs).toISOString();
+    // Years past 9999 (or before 0) are written with six digits and a sign: not cached.
+    if (iso.length !== 24) return iso;
+    isoSecond = second;
+    isoSecondPrefix = iso.slice(0, 20);
+    return iso;
+  }
+  const ms = wholeMs - second * 1000;
+  return `${isoSecondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+}
+
+/**
+ * Prepares a Kysely-built query as a better-sqlite3 statement, for hot paths where Kysely's async
+ * executor would cost more than the query. Build the query with placeholder values; pass the real
+ * values to the statement positionally, in the order they appear in the query. The row type is
+ * inferred from the query.
+ */
+export function prepareQuery<O>(sqlite: Sqlite, query: Compilable<O>): BetterSqlite3.Statement<unknown[], O> {
+  return sqlite.prepare<unknown[], O>(query.compile().sql);
+}
+
+/**
+ * True when `err` is a unique-constraint violation on either engine: better-sqlite3's
+ * `SQLITE_CONSTRAINT_UNIQUE` (or `_PRIMARYKEY`), PostgreSQL's SQLSTATE 23505.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+/**
+ * Takes the write lock at the start of a transaction that reads before it writes. On SQLite a deferred
+ * transaction (Kysely's `BEGIN`) that reads and then writes fails at once with SQLITE_BUSY_SNAPSHOT
+ * ("database is locked") when another connection, e.g. a running gateway's log writer, committed in
+ * between: `busy_timeout` does not retry that. A write that changes nothing takes the lock, waiting for
+ * it like any write. On PostgreSQL it is a no-op.
+ */
+export async function lockForWrite(trx: Kysely<Database>, table: keyof Database & string): Promise<void> {
+  await sql`DELETE FROM ${sql.table(table)} WHERE 1 = 0`.execute(trx);
+}

@@ -1,0 +1,53 @@
+/** Chat request validation: the first bad field named as OpenAI's dotted `param`, with a clear message. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBodyValidator, pointerToParam } from '../../../core/http/request-body.ts';
+import { chatCompletionRequestSchema } from '../../../core/dialects/openai-chat/request-schema.ts';
+import { GatewayError } from '../../../core/errors.ts';
+
+const validate = createBodyValidator(chatCompletionRequestSchema);
+const ok = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+
+function rejection(body: unknown): { message: string; param: string | null; status: number } {
+  try {
+    validate(body);
+  } catch (err) {
+    assert.ok(err instanceof GatewayError);
+    return { message: err.message, param: err.param, status: err.status };
+  }
+  throw new Error('accepted');
+}
+
+describe('chat completion request validation', () => {
+  test('pointerToParam writes JSON pointers the way OpenAI names params', () => {
+    assert.equal(pointerToParam('/messages/0/content/1/image_url'), 'messages[0].content[1].image_url');
+    assert.equal(pointerToParam('/model'), 'model');
+    assert.equal(pointerToParam(''), '');
+  });
+
+  const accepted: Array<[string, unknown]> = [
+    ['the minimal request', ok],
+    ['nullable optional fields set to null', { ...ok, stream: null, max_tokens: null, temperature: null, stop: null }],
+    ['unknown fields (passed through to the provider)', { ...ok, reasoning_effort: 'low', metadata: { a: 'b' } }],
+    ['content parts and tool calls', { ...ok, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }, { role: 'assistant', content: null, tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: '1', content: 'r' }] }],
+  ];
+  for (const [name, body] of accepted) test(`accepts ${name}`, () => assert.equal(validate(body), body));
+
+  const rejected: Array<[string, unknown, string, string | null]> = [
+    ['a body that is not an object', [1], 'The request body must be object.', null],
+    ['a missing model', { messages: ok.messages }, 'Missing required field "model".', 'model'],
+    ['a model that is not a string', { ...ok, model: 4 }, 'Invalid value for "model": must be string.', 'model'],
+    ['a tool call without its function', { ...ok, messages: [{ role: 'assistant', content: null, tool_calls: [{ id: '1', type: 'function' }] }] }, 'Missing required field "messages[0].tool_calls[0].function".', 'messages[0].tool_calls[0].function'],
+    ['content that is a number', { ...ok, messages: [{ role: 'user', content: 4 }] }, 'Invalid value for "messages[0].content": must be string.', 'messages[0].content'],
+    ['a tool without a name', { ...ok, tools: [{ type: 'function', function: {} }] }, 'Missing required field "tools[0].function.name".', 'tools[0].function.name'],
+    ['empty messages', { ...ok, messages: [] }, 'Invalid value for "messages": must NOT have fewer than 1 items.', 'messages'],
+    ['an unknown role', { ...ok, messages: [{ role: 'bot', content: 'x' }] }, 'Invalid value for "messages[0].role": must be one of "developer", "system", "user", "assistant", "tool", "function".', 'messages[0].role'],
+    ['a message without role', { ...ok, messages: [{ content: 'x' }] }, 'Missing required field "messages[0].role".', 'messages[0].role'],
+    ['stream that is not a boolean', { ...ok, stream: 'yes' }, 'Invalid value for "stream": must be boolean.', 'stream'],
+    ['a temperature out of range', { ...ok, temperature: 3 }, 'Invalid value for "temperature": must be <= 2.', 'temperature'],
+    ['max_tokens of zero', { ...ok, max_tokens: 0 }, 'Invalid value for "max_tokens": must be >= 1.', 'max_tokens'],
+  ];
+  for (const [name, body, message, param] of rejected) {
+    test(`rejects ${name} with 400 naming the field`, () => assert.deepEqual(rejection(body), { message, param, status: 400 }));
+  }
+});
