@@ -1,6 +1,6 @@
 /**
  * Which failed attempts are worth another, and how long to wait before one (the manifest's
- * `retry`, docs: README "Routing and failover"). Only failures before the first byte reach here
+ * `retry`, docs/routing.md). Only failures before the first byte reach here
  * (`core/upstream-attempts.ts` stops at the first byte).
  *
  * - Retryable: no upstream answer because the connection failed or timed out (`upstream_unreachable`,
