@@ -158,7 +158,7 @@ ALTER TABLE llm_requests ADD COLUMN endpoint TEXT;
 UPDATE llm_requests SET endpoint = 'chat.completions';
 
 -- version: 6
--- Routing and failover (README "Routing and failover").
+-- Routing and failover (docs/routing.md).
 -- Every upstream attempt of a request, oldest first, as a JSON array of
 -- {"provider","model","status","errorCode","latencyMs"}; NULL when nothing was dispatched.
 ALTER TABLE llm_requests ADD COLUMN attempts TEXT;
@@ -294,7 +294,7 @@ ALTER TABLE llm_requests ADD COLUMN usage_reported TEXT;
 ALTER TABLE llm_requests ADD COLUMN billed_price TEXT;
 
 -- version: 13
--- Budget alerts (budget plugin `alerts`, README "Budget alerts").
+-- Budget alerts (budget plugin `alerts`, docs/budgets-and-pricing.md "Budget alerts").
 -- A user's own alert thresholds, a JSON array of integer percents of the budget limit ([50, 90]);
 -- NULL = the manifest's `alerts.thresholds`; [] = no alerts for this user.
 ALTER TABLE gateway_users ADD COLUMN budget_alert_thresholds TEXT;

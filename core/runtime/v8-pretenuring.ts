@@ -7,7 +7,7 @@
  * then put a few objects in the old generation; those point at the request's young objects, which
  * therefore survive each scavenge (the old generation is not traced then) and are promoted. Node
  * 20, `--trace-gc-nvp`: 0.84 KiB promoted a request at 1 connection (a bare proxy: 0.07), 1.52 KiB
- * a stream at 50; with pretenuring off 0.07 and 0.36, and shorter scavenges (README, Performance).
+ * a stream at 50; with pretenuring off 0.07 and 0.36, and shorter scavenges (docs/performance.md).
  * Node 24 promoted for another reason as well: closures made per request, under its Maglev
  * compiler (`plugins/provider-router/upstream-call-for.ts`).
  *

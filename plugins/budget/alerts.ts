@@ -1,6 +1,6 @@
 /**
  * Budget alerts, the firing side: which thresholds a settlement's spend crossed, and the webhook
- * body each one sends (README "Budget alerts"). Delivery is `alert-delivery.ts`.
+ * body each one sends (docs/budgets-and-pricing.md "Budget alerts"). Delivery is `alert-delivery.ts`.
  *
  * Why "once per threshold per period" holds: a threshold fires only on the settlement whose spend
  * crosses it (before < threshold ≤ after), computed synchronously on the ledger's one in-memory record

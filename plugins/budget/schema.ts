@@ -10,7 +10,7 @@ export interface BudgetConfig {
   alerts: BudgetAlertsConfig;
 }
 
-/** Budget alerts: thresholds crossed by a user's spend, sent to a webhook (README "Budget alerts"). */
+/** Budget alerts: thresholds crossed by a user's spend, sent to a webhook (docs/budgets-and-pricing.md "Budget alerts"). */
 export interface BudgetAlertsConfig {
   /** Percents of the budget limit; a user's own `budget_alert_thresholds` replaces them. [] = none. */
   thresholds: number[];

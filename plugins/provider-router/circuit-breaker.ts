@@ -1,6 +1,6 @@
 /**
- * The circuit breaker of one deployment (provider + model; manifest `circuitBreaker`, README
- * "Routing and failover"), in memory:
+ * The circuit breaker of one deployment (provider + model; manifest `circuitBreaker`,
+ * docs/routing.md), in memory:
  *
  * - `closed`: requests pass; `failureThreshold` failures within `windowMs` open it.
  * - `open`: skipped for `cooldownMs` (the router sends the request to another deployment).

@@ -1,5 +1,5 @@
 /**
- * A provider's pool of shared API keys (manifest `apiKeys`, README "Routing and failover"), held in
+ * A provider's pool of shared API keys (manifest `apiKeys`, docs/routing.md), held in
  * memory. Each request takes one key: round-robin over the keys that are usable now (not cooling,
  * not disabled, under their own `rpm` / `tpm` over the last minute); when none has room, the one
  * over its limit with the most room relative to it, else the cooling key whose cooldown ends first

@@ -1,7 +1,7 @@
 /**
  * Which failed attempts are worth another, and how long to wait before one (the manifest's
- * `retry`, docs: README "Routing and failover"). Only failures before the first byte reach here
- * (`core/upstream/upstream-call.ts` stops at the first byte).
+ * `retry`, docs/routing.md). Only failures before the first byte reach here
+ * (`core/proxy/upstream-attempts.ts` stops at the first byte).
  *
  * - Retryable: no upstream answer because the connection failed or timed out (`upstream_unreachable`,
  *   `upstream_timeout` with no status), or an upstream status in `retryOnStatus` (by default 429,

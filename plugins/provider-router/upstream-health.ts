@@ -1,5 +1,5 @@
 /**
- * What the router knows about its upstreams' health, in memory (README "Routing and failover"):
+ * What the router knows about its upstreams' health, in memory (docs/routing.md):
  * a circuit breaker per deployment (`circuit-breaker.ts`), the key pools of the providers that have
  * `apiKeys` (`key-pool.ts`), and the recent outcomes of each (`recent-outcomes.ts`). The router
  * reports every attempt's outcome here (`settle`); this module decides what it means:

@@ -1,5 +1,5 @@
 /**
- * Circuit breakers through the whole gateway (README "Routing and failover", router
+ * Circuit breakers through the whole gateway (docs/routing.md, router
  * `circuitBreaker`): a deployment failing `failureThreshold` times within the window is skipped for
  * the cooldown (it receives nothing while another deployment serves), then half-open lets exactly
  * one probe through: a failed probe opens it again, a successful one closes it. A request whose

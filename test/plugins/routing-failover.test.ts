@@ -1,5 +1,5 @@
 /**
- * Routing and failover through the whole gateway (README "Routing and failover"): model groups that
+ * Routing and failover through the whole gateway (docs/routing.md): model groups that
  * fall back after a 500, a 429 with retry-after, a refused connection and a timeout, in the chat,
  * Messages and Responses dialects, streaming included; no retry once the first byte was sent nor
  * for an error the request caused; a retry on the same deployment honouring retry-after-ms; the

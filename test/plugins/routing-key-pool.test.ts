@@ -1,5 +1,5 @@
 /**
- * Key pools through the whole gateway (README "Routing and failover", provider `apiKeys`): requests
+ * Key pools through the whole gateway (docs/routing.md, provider `apiKeys`): requests
  * spread over a provider's keys, a key over its own rpm is skipped, a key answering 429 rests while
  * the attempt is retried on another key, a key answering 401 is disabled (logged once by its
  * fingerprint, shown on /metrics, /readyz and the admin API) until an admin enables it. Keys are

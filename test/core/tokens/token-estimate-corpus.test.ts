@@ -1,7 +1,7 @@
 /**
  * The prompt estimate (`core/tokens/token-estimate.ts`, `core/tokens/prompt-tokens.ts`) against provider-reported
  * prompt token counts, on a corpus of requests; prints the table of errors (error = estimate − truth,
- * relative to truth) for the README to quote.
+ * relative to truth) for docs/budgets-and-pricing.md ("The prompt estimate") to quote.
  *
  * Ground truth, by source:
  * - Published by OpenAI: the cookbook "How to count tokens with tiktoken"
