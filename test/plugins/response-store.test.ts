@@ -113,10 +113,11 @@ describe('the table, on the engine of this run', () => {
     const stored = await table.find(userId, 'resp_same', nowMs);
     assert.equal(stored?.servedNatively, true);
     assert.deepEqual((stored?.response.output as { id: string }[]).map((item) => item.id), ['msg_new', 'msg_kept', 'msg_moved', 'msg_new']);
-    assert.equal(await table.findByItem(userId, 'msg_old', nowMs), null, 'the replaced response\'s own item id is gone');
-    assert.equal((await table.findByItem(userId, 'msg_kept', nowMs))?.id, 'resp_same');
-    assert.equal((await table.findByItem(userId, 'msg_moved', nowMs))?.id, 'resp_same');
-    assert.equal(await table.findByItem(otherId, 'msg_kept', nowMs), null, 'another user\'s item reads as missing');
+    const items = await table.findItems(userId, ['msg_old', 'msg_kept', 'msg_moved'], nowMs);
+    assert.deepEqual([...items.keys()].sort(), ['msg_kept', 'msg_moved'], 'the replaced response\'s own item id is gone');
+    assert.deepEqual(items.get('msg_kept'), { itemId: 'msg_kept', json: '{"id":"msg_kept","type":"message","content":[]}', responseId: 'resp_same', provider: 'anthropic', servedNatively: true });
+    assert.equal(items.get('msg_moved')?.responseId, 'resp_same');
+    assert.equal((await table.findItems(otherId, ['msg_kept'], nowMs)).size, 0, 'another user\'s item reads as missing');
   });
 
   test('a chain reads newest first and ends at an expired ancestor, at maxDepth and at a repeated id', async () => {
@@ -125,12 +126,12 @@ describe('the table, on the engine of this run', () => {
     await table.insert(row('resp_c1', 'resp_c0', []));
     await table.insert(row('resp_c2', 'resp_c1', []));
     await table.insert(row('resp_c3', 'resp_c2', []));
-    const ids = async (id: string, maxDepth: number) => (await table.chain(userId, id, nowMs, maxDepth)).map((turn) => turn.id);
+    const ids = async (id: string, maxDepth: number) => (await table.chain(userId, id, nowMs, { maxDepth, maxBytes: 1e9 })).turns.map((turn) => turn.id);
 
     assert.deepEqual(await ids('resp_c3', 1000), ['resp_c3', 'resp_c2', 'resp_c1'], 'resp_c0 expired at nowMs');
     assert.deepEqual(await ids('resp_c3', 2), ['resp_c3', 'resp_c2']);
     assert.deepEqual(await ids('resp_c0', 1000), [], 'an expired start is not stored');
-    assert.deepEqual(await table.chain(otherId, 'resp_c3', nowMs, 1000), []);
+    assert.deepEqual(await table.chain(otherId, 'resp_c3', nowMs, { maxDepth: 1000, maxBytes: 1e9 }), { turns: [], overBytes: false });
 
     // An upstream that repeats ids can make a cycle: the walk stops where it comes round.
     await table.insert(row('resp_a', 'resp_b', []));
@@ -144,7 +145,7 @@ describe('the table, on the engine of this run', () => {
     assert.equal(await table.remove(otherId, 'resp_gone', nowMs), false);
     assert.equal(await table.remove(userId, 'resp_gone', nowMs), true);
     assert.equal(await table.remove(userId, 'resp_gone', nowMs), false);
-    assert.equal(await table.findByItem(userId, 'msg_gone', nowMs), null);
+    assert.equal((await table.findItems(userId, ['msg_gone'], nowMs)).size, 0);
   });
 });
 
