@@ -369,10 +369,12 @@ END;
 -- postgres:
 ALTER TABLE responses ADD COLUMN size_bytes bigint NOT NULL DEFAULT 0;
 ALTER TABLE response_items ADD COLUMN item text COLLATE "C";
--- json, not jsonb: jsonb refuses the \u0000 escapes a stored text may hold.
+-- PostgreSQL's JSON functions refuse the \u0000 escape a stored text may hold (JSON.stringify writes
+-- it for a NUL): it is read as U+FFFD, as the store writes a NUL in a string parameter.
 UPDATE response_items i SET item = (
   SELECT o.value::text
-  FROM responses r, json_array_elements(CASE WHEN json_typeof(r.response::json -> 'output') = 'array' THEN r.response::json -> 'output' ELSE '[]'::json END) WITH ORDINALITY o(value, n)
+  FROM responses r, LATERAL (SELECT replace(r.response, '\u0000', '\ufffd')::json -> 'output' AS output) parsed,
+    json_array_elements(CASE WHEN json_typeof(parsed.output) = 'array' THEN parsed.output ELSE '[]'::json END) WITH ORDINALITY o(value, n)
   WHERE r.gateway_user_id = i.gateway_user_id AND r.id = i.response_id AND o.value ->> 'id' = i.item_id
   ORDER BY o.n LIMIT 1
 );
