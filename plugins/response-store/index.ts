@@ -22,6 +22,14 @@
  *   other native pass-through cannot resolve the id, so `beforeUpstream` (once the router has chosen
  *   the target) swaps in the expanded body and rebuilds the call (`UpstreamCall.rebuild`). Deciding
  *   there, rather than expanding late, keeps the expansion ahead of the limits that read it.
+ * - Bounds (issue 39): a request names at most `maxItemReferences` references and at most
+ *   `maxExpandedBytes` of stored items (`references.ts`; the chain's rows count whole), checked before
+ *   anything is parsed, so a small request cannot make the gateway parse or send a stored response
+ *   many times over. Each user keeps at most `maxStoredResponsesPerUser` responses and
+ *   `maxStoredBytesPerUser` bytes (`response_totals`, kept by triggers): over it the insert deletes the
+ *   user's oldest responses (`overQuota: "expire-oldest"`), or a request that would store one more is
+ *   refused with 413 while the quota is full (`"refuse"`). The store's size is in `/metrics`
+ *   (`store-gauges.ts`).
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin, reply } from '../../core/plugin.ts';
@@ -208,7 +216,7 @@ function outputOf(turn: StoredResponse): Item[] {
 
 export { sweepExpired } from './sweep.ts';
 
-/** The response table on the gateway's store (migrated to version 10 or later), for its engine. */
+/** The response table on the gateway's store (migrated to version 15 or later), for its engine. */
 export function createResponseTable(store: Store): ResponseTable {
   return store.engine === 'sqlite' ? createSqliteResponseTable(store.sqlite) : createPostgresResponseTable(store.db);
 }
