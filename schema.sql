@@ -330,6 +330,81 @@ ALTER TABLE model_catalog ADD COLUMN position INTEGER NOT NULL DEFAULT 0;
 -- postgres:
 ALTER TABLE model_catalog ADD COLUMN position bigint NOT NULL DEFAULT 0;
 
+-- version: 15
+-- Bounds on the Responses store (plugin response-store). `size_bytes`: what a stored response takes
+-- (its input items, its response object and the copies of its output items below, in UTF-8 bytes),
+-- for the per-user quota and for bounding what a continuation reads. `response_items.item`: the
+-- output item itself (JSON), so an `item_reference` reads that item and never parses its whole
+-- response (whose metadata may be megabytes). `response_totals`: each user's stored responses and
+-- their bytes, kept by triggers on every insert and delete (a sweep, a user's deletion), so a quota
+-- check and the /metrics gauges read one row per user instead of summing the table.
+ALTER TABLE responses ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE response_items ADD COLUMN item TEXT;
+UPDATE response_items SET item = (
+  SELECT o.value FROM responses r, json_each(r.response, '$.output') o
+  WHERE r.gateway_user_id = response_items.gateway_user_id AND r.id = response_items.response_id
+    AND json_extract(o.value, '$.id') = response_items.item_id
+  ORDER BY o.key LIMIT 1
+);
+-- An id whose item cannot be found again cannot be resolved.
+DELETE FROM response_items WHERE item IS NULL;
+UPDATE responses SET size_bytes = length(CAST(input_items AS BLOB)) + length(CAST(response AS BLOB))
+  + coalesce((SELECT sum(length(CAST(i.item AS BLOB))) FROM response_items i WHERE i.gateway_user_id = responses.gateway_user_id AND i.response_id = responses.id), 0);
+-- A user's oldest responses first, for `overQuota: "expire-oldest"`.
+CREATE INDEX responses_by_user_age ON responses (gateway_user_id, created_at);
+CREATE TABLE response_totals (
+  gateway_user_id INTEGER NOT NULL PRIMARY KEY REFERENCES gateway_users (id) ON DELETE CASCADE,
+  response_count INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+) STRICT;
+INSERT INTO response_totals (gateway_user_id, response_count, bytes)
+  SELECT gateway_user_id, count(*), sum(size_bytes) FROM responses GROUP BY gateway_user_id;
+CREATE TRIGGER responses_totals_insert AFTER INSERT ON responses BEGIN
+  INSERT INTO response_totals (gateway_user_id, response_count, bytes) VALUES (NEW.gateway_user_id, 1, NEW.size_bytes)
+    ON CONFLICT (gateway_user_id) DO UPDATE SET response_count = response_count + 1, bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER responses_totals_delete AFTER DELETE ON responses BEGIN
+  UPDATE response_totals SET response_count = response_count - 1, bytes = bytes - OLD.size_bytes WHERE gateway_user_id = OLD.gateway_user_id;
+END;
+-- postgres:
+ALTER TABLE responses ADD COLUMN size_bytes bigint NOT NULL DEFAULT 0;
+ALTER TABLE response_items ADD COLUMN item text COLLATE "C";
+-- PostgreSQL's JSON functions refuse the \u0000 escape a stored text may hold (JSON.stringify writes
+-- it for a NUL): it is read as U+FFFD, as the store writes a NUL in a string parameter.
+UPDATE response_items i SET item = (
+  SELECT o.value::text
+  FROM responses r, LATERAL (SELECT replace(r.response, '\u0000', '\ufffd')::json -> 'output' AS output) parsed,
+    json_array_elements(CASE WHEN json_typeof(parsed.output) = 'array' THEN parsed.output ELSE '[]'::json END) WITH ORDINALITY o(value, n)
+  WHERE r.gateway_user_id = i.gateway_user_id AND r.id = i.response_id AND o.value ->> 'id' = i.item_id
+  ORDER BY o.n LIMIT 1
+);
+DELETE FROM response_items WHERE item IS NULL;
+UPDATE responses r SET size_bytes = octet_length(r.input_items) + octet_length(r.response)
+  + coalesce((SELECT sum(octet_length(i.item)) FROM response_items i WHERE i.gateway_user_id = r.gateway_user_id AND i.response_id = r.id), 0);
+CREATE INDEX responses_by_user_age ON responses (gateway_user_id, created_at);
+CREATE TABLE response_totals (
+  gateway_user_id bigint PRIMARY KEY REFERENCES gateway_users (id) ON DELETE CASCADE,
+  response_count bigint NOT NULL,
+  bytes bigint NOT NULL
+);
+INSERT INTO response_totals (gateway_user_id, response_count, bytes)
+  SELECT gateway_user_id, count(*), sum(size_bytes) FROM responses GROUP BY gateway_user_id;
+CREATE FUNCTION response_totals_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO response_totals (gateway_user_id, response_count, bytes) VALUES (NEW.gateway_user_id, 1, NEW.size_bytes)
+    ON CONFLICT (gateway_user_id) DO UPDATE SET response_count = response_totals.response_count + 1, bytes = response_totals.bytes + excluded.bytes;
+  RETURN NULL;
+END
+$$;
+CREATE FUNCTION response_totals_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE response_totals SET response_count = response_count - 1, bytes = bytes - OLD.size_bytes WHERE gateway_user_id = OLD.gateway_user_id;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER responses_totals_insert AFTER INSERT ON responses FOR EACH ROW EXECUTE FUNCTION response_totals_add();
+CREATE TRIGGER responses_totals_delete AFTER DELETE ON responses FOR EACH ROW EXECUTE FUNCTION response_totals_remove();
+
 -- postgres baseline: 13
 CREATE TABLE gateway_users (
   id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,

@@ -99,6 +99,8 @@ export const ERROR_CATALOG = {
   // Stored Responses (`GET /api/v1/responses/{id}`, `previous_response_id`): OpenAI's type and wording.
   response_not_found: { status: 404, type: 'invalid_request_error', message: 'No stored response has this id.' },
   previous_response_not_found: { status: 400, type: 'invalid_request_error', param: 'previous_response_id', message: 'The previous response was not found.' },
+  item_not_found: { status: 404, type: 'invalid_request_error', param: 'input', message: 'No stored item has this id.' },
+  response_store_full: { status: 413, type: 'invalid_request_error', message: 'Your stored responses fill your quota.', headers: NO_RETRY },
   // Upstreams (`upstream_error`'s code may be the provider's own).
   upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream failed.' },
   upstream_timeout: { status: 504, type: 'upstream_error', message: 'The upstream timed out. Try again; if it persists the provider may be degraded.' },
@@ -217,6 +219,17 @@ export function requestTooLarge(maxBodyBytes: number): GatewayError {
   return gatewayError('request_too_large', { message: `Request body exceeds the gateway's limit of ${maxBodyBytes} bytes.` });
 }
 
+/**
+ * 413 `request_too_large`: the stored items a Responses request names (the items of its
+ * `item_reference`s, the responses of its `previous_response_id` chain) come to more than
+ * `maxExpandedBytes` (plugin response-store), on top of its own body.
+ */
+export function expansionTooLarge(maxExpandedBytes: number): GatewayError {
+  return gatewayError('request_too_large', {
+    message: `The stored items this request names (its item_reference items and its previous_response_id chain) exceed the gateway's limit of ${maxExpandedBytes} bytes. Name fewer, or send the conversation itself.`,
+  });
+}
+
 /** 400: no credential (user's own or shared) for the provider. */
 export function providerNotConfigured(provider: string): GatewayError {
   return gatewayError('provider_not_configured', {
@@ -288,6 +301,27 @@ export function responseNotFound(id: string): GatewayError {
  */
 export function previousResponseNotFound(id: string): GatewayError {
   return gatewayError('previous_response_not_found', { message: `Previous response with id '${id}' not found.` });
+}
+
+/**
+ * 404: an `item_reference` names an item the gateway does not hold for the caller, on a route that
+ * would forward it with a shared provider key (which might open another account's item upstream).
+ * OpenAI's status, type, param and opening words for an unknown item.
+ */
+export function itemNotFound(id: string): GatewayError {
+  return gatewayError('item_not_found', {
+    message: `Item with id '${id}' not found. The gateway forwards a reference to an item it does not hold only with your own provider credential; send the item itself instead.`,
+  });
+}
+
+/**
+ * 413: the caller's stored responses (response-store) already fill their quota (`used` of `limit`,
+ * in responses or bytes) and the store refuses new ones (`overQuota: "refuse"`).
+ */
+export function responseStoreFull(used: string, limit: string): GatewayError {
+  return gatewayError('response_store_full', {
+    message: `Your stored responses fill your quota (${used} of ${limit}). Delete some (DELETE /api/v1/responses/{id}), wait until they expire, or send "store": false.`,
+  });
 }
 
 /** 405 for a known path with the wrong method. */

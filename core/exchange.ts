@@ -108,6 +108,11 @@ export interface Exchange {
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */
   untranslatable: GatewayError | null;
   /**
+   * What only the caller's own provider credential may forward (`ParsedRequest.ownCredentialOnly`):
+   * the router refuses a native pass-through with a shared key with it. Null or absent when none.
+   */
+  ownCredentialOnly?: GatewayError | null;
+  /**
    * An answer decided before the pipeline ran (the 404 of an unknown endpoint): the request hooks
    * run (authentication, log, metrics), then this error answers instead of the router.
    */

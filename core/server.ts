@@ -231,6 +231,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
       ex.untranslatable = parsed.untranslatable ?? null;
+      ex.ownCredentialOnly = parsed.ownCredentialOnly ?? null;
       ex.stream = parsed.stream;
       ex.clientWantsUsage = parsed.wantsStreamUsage;
     } catch (err) {

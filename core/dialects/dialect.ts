@@ -43,6 +43,12 @@ export interface ParsedRequest {
    * translation gives; thrown only when the request is translated, never on native pass-through.
    */
   untranslatable?: GatewayError | null;
+  /**
+   * What the body names that only the caller's own provider credential may forward on a native
+   * pass-through (a stored item the gateway does not hold: with a shared key it might open another
+   * account's item upstream), as the error a call with a shared key gets; null or absent when none.
+   */
+  ownCredentialOnly?: GatewayError | null;
 }
 
 /** Turns canonical answers into the dialect's wire shapes, for one exchange. */

@@ -48,6 +48,7 @@ export class LiveExchange implements Exchange {
   embedding: EmbeddingRequest | null = null;
   clientBody: Readonly<Record<string, unknown>> | null = null;
   untranslatable: GatewayError | null = null;
+  ownCredentialOnly: GatewayError | null = null;
   stream = false;
   clientWantsUsage = false;
   principal: Principal | null = null;

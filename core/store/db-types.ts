@@ -144,6 +144,8 @@ export interface ResponsesTable {
   input_items: string;
   /** JSON of the final response object. */
   response: string;
+  /** UTF-8 bytes it takes: `input_items`, `response` and its `response_items.item` copies (v15). */
+  size_bytes: Generated<number>;
 }
 
 /** `response_items`: the output item ids of each stored response, for `item_reference` lookups. */
@@ -151,6 +153,15 @@ export interface ResponseItemsTable {
   gateway_user_id: number;
   item_id: string;
   response_id: string;
+  /** JSON of the output item itself (v15), read by an `item_reference`; NULL only in rows written before. */
+  item: string | null;
+}
+
+/** `response_totals`: each user's stored responses and their bytes, kept by triggers on `responses` (v15). */
+export interface ResponseTotalsTable {
+  gateway_user_id: number;
+  response_count: number;
+  bytes: number;
 }
 
 /**
@@ -207,6 +218,7 @@ export interface Database {
   model_catalog: ModelCatalogTable;
   responses: ResponsesTable;
   response_items: ResponseItemsTable;
+  response_totals: ResponseTotalsTable;
 }
 
 export type GatewayUser = Selectable<GatewayUsersTable>;

@@ -11,7 +11,10 @@ import pg from 'pg';
 import type { Sqlite } from './store.ts';
 import { migratePostgres, TollgateClient } from './store-postgres.ts';
 
-/** Tables in an order that satisfies every foreign key (parents first). */
+/**
+ * Tables in an order that satisfies every foreign key (parents first). `response_totals` is not
+ * copied: PostgreSQL's triggers count the responses as they are copied in.
+ */
 export const EXPORT_TABLES = [
   'gateway_users', 'api_keys', 'admin_users', 'admin_sessions', 'model_pricing', 'provider_credentials', 'model_catalog',
   'llm_requests', 'usage_rollups', 'responses', 'response_items', 'budget_alerts',

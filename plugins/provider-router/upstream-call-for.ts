@@ -3,7 +3,10 @@
  * provider speaks the client's dialect natively, the client's own body goes upstream with only the
  * model and the credential replaced, plus the dialect's allow-listed headers; otherwise the canonical
  * request is translated by the provider, and a part of the client's body the canonical request could
- * not carry (`ex.untranslatable`) is refused with its 400.
+ * not carry (`ex.untranslatable`) is refused with its 400. A native pass-through with a shared key
+ * refuses what the body names that only the caller's own credential may forward
+ * (`ex.ownCredentialOnly`: a stored item the gateway does not hold); the router then tries the
+ * request's other deployments, as for any deployment that cannot take it.
  *
  * An embeddings exchange (`ex.embedding`) follows the same choice: native pass-through to a provider
  * that speaks `openai-embeddings`, else the provider's own `buildEmbeddingCall`; a provider with
@@ -76,6 +79,8 @@ function withOutputCap(this: RebuildableCall, tokens: number): ModelCall {
 function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[]): ModelCall {
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
+    // A shared key must not carry what names another account's data upstream (an unknown item id).
+    if (ex.ownCredentialOnly && options.credential.source !== 'user') throw ex.ownCredentialOnly;
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
     // Object.assign, not a spread: see core/http/live-exchange.ts
     return provider.buildNativeCall(dialect.id, Object.assign({}, options, { operation: ex.operation, body: clientBody, stream: ex.stream, headers }));

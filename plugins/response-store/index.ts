@@ -22,21 +22,31 @@
  *   other native pass-through cannot resolve the id, so `beforeUpstream` (once the router has chosen
  *   the target) swaps in the expanded body and rebuilds the call (`UpstreamCall.rebuild`). Deciding
  *   there, rather than expanding late, keeps the expansion ahead of the limits that read it.
+ * - Bounds (issue 39): a request names at most `maxItemReferences` references and at most
+ *   `maxExpandedBytes` of stored items (`references.ts`; the chain's rows count whole), checked before
+ *   anything is parsed, so a small request cannot make the gateway parse or send a stored response
+ *   many times over. Each user keeps at most `maxStoredResponsesPerUser` responses and
+ *   `maxStoredBytesPerUser` bytes (`response_totals`, kept by triggers): over it the insert deletes the
+ *   user's oldest responses (`overQuota: "expire-oldest"`), or a request that would store one more is
+ *   refused with 413 while the quota is full (`"refuse"`). The store's size is in `/metrics`
+ *   (`store-gauges.ts`).
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin, reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
-import { previousResponseNotFound, responseNotFound } from '../../core/errors.ts';
+import { expansionTooLarge, previousResponseNotFound, responseNotFound, responseStoreFull } from '../../core/errors.ts';
 import { RESPONSES_CREATE } from '../../core/dialects/openai-responses/index.ts';
-import { conversationInput, normalizeInput, replayOutput, type Item } from './conversation.ts';
+import { conversationInput, normalizeInput, type Item } from './conversation.ts';
 import { inputItemsPage } from './input-items.ts';
 import type { Store } from '../../core/store/store.ts';
-import type { ResponseTable, StoredResponse } from './store.ts';
+import type { ResponseTable, StoredResponse, StoreQuota } from './store.ts';
 import { createSqliteResponseTable } from './store-sqlite.ts';
 import { createPostgresResponseTable } from './store-postgres.ts';
 import { RESPONSES_DELETE, RESPONSES_INPUT_ITEMS, RESPONSES_RETRIEVE, responseStoreRoutes } from './routes.ts';
 import { responseStoreSchema, type ResponseStoreConfig } from './schema.ts';
 import { createSweeper } from './sweep.ts';
+import { checkReferenceCount, resolveReferences, type ExpansionBudget, type Holder } from './references.ts';
+import { registerStoreGauges } from './store-gauges.ts';
 
 /** The longest chain of turns a continuation replays (each an indexed lookup within one query). */
 export const MAX_CHAIN_DEPTH = 1000;
@@ -53,7 +63,7 @@ interface ExchangeState {
    * Every stored response the request draws on (the parent, the responses its `item_reference`s point
    * into): when one native upstream stored them all, a pass-through to it may name them unchanged.
    */
-  holders: StoredResponse[];
+  holders: Holder[];
   /** The client's body with the whole conversation as `input` and no `previous_response_id`. */
   expandedBody: Readonly<Record<string, unknown>> | null;
   /** True when the call went out as a native pass-through. */
@@ -65,18 +75,38 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): Plugin<ExchangeState> {
   const table = createResponseTable(ctx.store);
   const sweeper = createSweeper(table, ctx.clock, ctx.log, config.sweepIntervalMs);
+  registerStoreGauges(ctx.metrics, table, ctx.log);
+  const quota: StoreQuota = { maxResponses: config.maxStoredResponsesPerUser, maxBytes: config.maxStoredBytesPerUser };
 
-  /** The caller's stored turns ending with `id`, oldest first. Rejects with 400 when `id` itself is not stored. */
-  async function chainOf(userId: number, id: string, nowMs: number): Promise<StoredResponse[]> {
-    const chain = await table.chain(userId, id, nowMs, MAX_CHAIN_DEPTH);
-    if (chain.length === 0) throw previousResponseNotFound(id);
-    return chain.reverse();
+  /**
+   * The caller's stored turns ending with `id`, oldest first, within what `budget` has left. Rejects
+   * with 400 when `id` itself is not stored, 413 when the chain reads more than the budget.
+   */
+  async function chainOf(userId: number, id: string, nowMs: number, budget: ExpansionBudget): Promise<StoredResponse[]> {
+    const { turns, overBytes } = await table.chain(userId, id, nowMs, { maxDepth: MAX_CHAIN_DEPTH, maxBytes: budget.leftBytes });
+    if (overBytes) throw expansionTooLarge(budget.maxBytes);
+    if (turns.length === 0) throw previousResponseNotFound(id);
+    return turns.reverse();
+  }
+
+  /**
+   * With `overQuota: "refuse"`: 413 when the user's stored responses already fill the quota (their
+   * expired ones, not swept yet, are deleted first). The response that crosses it is still kept, so
+   * the store exceeds the quota by at most the responses in flight.
+   */
+  async function refuseWhenFull(userId: number, nowMs: number): Promise<void> {
+    const full = (used: { responseCount: number; bytes: number }) => used.responseCount >= quota.maxResponses || used.bytes >= quota.maxBytes;
+    let used = await table.totalsOf(userId);
+    if (!full(used)) return;
+    if ((await table.removeExpiredOf(userId, nowMs)) > 0) used = await table.totalsOf(userId);
+    if (used.responseCount >= quota.maxResponses) throw responseStoreFull(`${used.responseCount} responses`, `${quota.maxResponses}`);
+    if (used.bytes >= quota.maxBytes) throw responseStoreFull(`${used.bytes} bytes`, `${quota.maxBytes}`);
   }
 
   /**
    * Records what to keep and, for a continuation, puts the whole conversation in `ex.request`. Reads
-   * the store (a Promise) only when the request continues or references stored items: a plain
-   * create stays synchronous.
+   * the store (a Promise) only when the request continues or references stored items, or when a full
+   * store refuses: a plain create stays synchronous.
    */
   function prepareCreate(ex: Exchange, state: ExchangeState, userId: number): Promise<void> | undefined {
     const body = ex.clientBody;
@@ -86,18 +116,24 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     state.ownInput = ownInput;
     const id = body.previous_response_id;
     const continues = typeof id === 'string' && id !== '';
-    if (!continues && !ownInput.some((item) => item.type === 'item_reference')) return undefined;
-    return expandConversation(ex, state, userId, continues ? id : null);
+    const references = checkReferenceCount(ownInput, config.maxItemReferences);
+    const refusing = state.keep && config.overQuota === 'refuse';
+    if (!continues && references === 0 && !refusing) return undefined;
+    return (async () => {
+      if (refusing) await refuseWhenFull(userId, ctx.clock());
+      if (continues || references > 0) await expandConversation(ex, state, userId, continues ? id : null);
+    })();
   }
 
   async function expandConversation(ex: Exchange, state: ExchangeState, userId: number, id: string | null): Promise<void> {
     const body = ex.clientBody!;
     const nowMs = ctx.clock();
-    const referenced = await resolveReferences(state.ownInput, userId, nowMs);
+    const budget: ExpansionBudget = { maxBytes: config.maxExpandedBytes, leftBytes: config.maxExpandedBytes };
+    const referenced = await resolveReferences(table, state.ownInput, userId, nowMs, budget);
     state.ownInput = referenced.items;
     state.holders = referenced.holders;
     if (id === null && referenced.holders.length === 0) return;
-    const chain = id !== null ? await chainOf(userId, id, nowMs) : [];
+    const chain = id !== null ? await chainOf(userId, id, nowMs, budget) : [];
     if (id !== null) {
       state.previousResponseId = id;
       state.holders.push(chain.at(-1)!);
@@ -110,31 +146,10 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     const parsed = ex.dialect!.parseRequest(continued, ex.operation, ex.headers);
     ex.request = parsed.canonical;
     ex.untranslatable = parsed.untranslatable ?? null;
+    // The references still in the input are the ones the store does not hold.
+    ex.ownCredentialOnly = parsed.ownCredentialOnly ?? null;
     ex.promptTokensEstimate = null;
     state.expandedBody = parsed.body;
-  }
-
-  /**
-   * The input with each `item_reference` to an item this user's stored responses hold replaced by that
-   * item (replayed as input), and those responses. A reference the store does not know stays: a native
-   * upstream may know it, and a translation refuses it with its 400.
-   */
-  async function resolveReferences(items: Item[], userId: number, nowMs: number): Promise<{ items: Item[]; holders: StoredResponse[] }> {
-    const holders: StoredResponse[] = [];
-    if (!items.some((item) => item.type === 'item_reference')) return { items, holders };
-    const resolved: Item[] = [];
-    for (const item of items) {
-      const holder = item.type === 'item_reference' && typeof item.id === 'string' ? await table.findByItem(userId, item.id, nowMs) : null;
-      const stored = holder ? outputOf(holder).find((output) => output.id === item.id) : undefined;
-      if (!holder || !stored) {
-        resolved.push(item);
-        continue;
-      }
-      holders.push(holder);
-      const replayed = replayOutput(stored, holder.servedNatively);
-      if (replayed) resolved.push(replayed);
-    }
-    return { items: resolved, holders };
   }
 
   async function answerRoute(ex: Exchange, userId: number) {
@@ -185,7 +200,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
         previousResponseId: state.previousResponseId,
         inputItems: state.ownInput,
         response: final,
-      });
+      }, config.overQuota === 'expire-oldest' ? quota : null);
     },
     close() {
       return sweeper.stop();
@@ -201,7 +216,7 @@ function outputOf(turn: StoredResponse): Item[] {
 
 export { sweepExpired } from './sweep.ts';
 
-/** The response table on the gateway's store (migrated to version 10 or later), for its engine. */
+/** The response table on the gateway's store (migrated to version 15 or later), for its engine. */
 export function createResponseTable(store: Store): ResponseTable {
   return store.engine === 'sqlite' ? createSqliteResponseTable(store.sqlite) : createPostgresResponseTable(store.db);
 }

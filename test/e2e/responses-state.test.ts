@@ -3,6 +3,8 @@
  * `responses.create` / `.stream` / `retrieve` / `delete` / `inputItems.list`, and
  * `previous_response_id` on translated (Anthropic, Gemini) and native (OpenAI Responses simulator)
  * upstreams, also when a conversation moves between them; each user sees only their own responses.
+ * `item_reference`s are bounded (how many, how many bytes they expand to, one lookup per item) and
+ * an item the gateway does not hold goes upstream only with the user's own credential (issue 39).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +15,8 @@ import { createApiKey } from '../../core/accounts/api-keys.ts';
 import { RESPONSES_REPLY, startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
 import { SIM_REPLY as ANTHROPIC_REPLY, SIM_TOOL_ANSWER, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { SIM_REPLY as GEMINI_REPLY, startGeminiSimulator, type GeminiSimulator } from '../helpers/gemini-simulator.ts';
+import { createResponseTable } from '../../plugins/response-store/index.ts';
+import { loginAdmin } from '../helpers/admin-client.ts';
 
 let openai: ResponsesSimulator;
 let anthropic: AnthropicSimulator;
@@ -268,5 +272,150 @@ describe('item_reference', () => {
     const mine = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Say hello' });
     const theirs = await other.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: [{ type: 'item_reference', id: mine.output[0]!.id! }] }).catch((e: unknown) => e);
     assert.ok(theirs instanceof OpenAI.BadRequestError);
+  });
+});
+
+describe('item_reference bounds (issue 39)', () => {
+  const MIB = 1024 * 1024;
+  /** `count` references to item `id`. */
+  const references = (id: string, count: number) => Array.from({ length: count }, () => ({ type: 'item_reference' as const, id }));
+
+  /** A stored response (translated, so its metadata is echoed and stored) holding `bytes` of metadata; its message item's id. */
+  async function heavyItem(bytes: number): Promise<string> {
+    const created = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Say hello', metadata: { blob: 'x'.repeat(bytes) } });
+    return created.output[0]!.id!;
+  }
+
+  /** RSS growth across `run` (after a GC when exposed), and /healthz answering after it. */
+  async function rssGrowth(run: () => Promise<void>): Promise<number> {
+    (globalThis as { gc?: () => void }).gc?.();
+    const before = process.memoryUsage.rss();
+    await run();
+    const grown = process.memoryUsage.rss() - before;
+    const health = await fetch(`${tg.gateway.origin}/healthz`);
+    assert.equal(health.status, 200);
+    return grown;
+  }
+
+  test('more references than maxItemReferences get a 400 before the store is read, and the gateway stays responsive', async () => {
+    const id = await heavyItem(MIB / 4);
+    const sent = anthropic.requests.length;
+    let answer = { status: 0, text: '' };
+    const grown = await rssGrowth(async () => {
+      answer = await tg.post('/responses', { model: 'anthropic/claude-sonnet-4-5', input: references(id, 1001) });
+    });
+    assert.equal(answer.status, 400, answer.text);
+    assert.deepEqual(JSON.parse(answer.text).error, {
+      message: '"input" holds 1001 item_reference items; the gateway resolves at most 1000 per request. Send the items themselves, or continue with previous_response_id.',
+      type: 'invalid_request_error', code: 'invalid_request', param: 'input',
+    });
+    assert.equal(anthropic.requests.length, sent, 'nothing went upstream');
+    assert.ok(grown < 64 * MIB, `RSS grew ${grown} bytes`);
+  });
+
+  test('a thousand references to one item of a response with 256 KiB of metadata read that item once', async () => {
+    const id = await heavyItem(MIB / 4);
+    const grown = await rssGrowth(async () => {
+      const answer = await tg.post('/responses', { model: 'anthropic/claude-sonnet-4-5', input: [...references(id, 1000), { role: 'user', content: 'Go on.' }] });
+      assert.equal(answer.status, 200, answer.text);
+    });
+    const turns = anthropicTurns(anthropic.lastMessages().body!);
+    // Consecutive assistant turns are merged into one message by the translation; the last is the user's.
+    assert.equal(turns.at(-1), 'user: Go on.');
+    assert.equal(turns.join('\n').split(ANTHROPIC_REPLY).length - 1, 1000, 'each reference carries the item');
+    assert.ok(grown < 64 * MIB, `RSS grew ${grown} bytes: the 256 KiB response was read more than once`);
+  });
+
+  test('references whose items come to more than maxExpandedBytes get a 413 before anything is sent', async () => {
+    const table = createResponseTable(tg.gateway.store);
+    const nowMs = Date.now();
+    const text = 'y'.repeat(300_000);
+    await table.insert({
+      gatewayUserId: tg.userId, id: 'resp_big_item', createdAtMs: nowMs, expiresAtMs: nowMs + 86_400_000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic',
+      servedNatively: false, previousResponseId: null, inputItems: [],
+      response: { id: 'resp_big_item', output: [{ id: 'msg_big_item', type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }] },
+    });
+    const sent = anthropic.requests.length;
+    // 13 × 300 kB fits 4 MiB; 14 do not.
+    const fits = await tg.post('/responses', { model: 'anthropic/claude-sonnet-4-5', input: references('msg_big_item', 13) });
+    assert.equal(fits.status, 200, fits.text.slice(0, 300));
+    const over = await tg.post('/responses', { model: 'anthropic/claude-sonnet-4-5', input: references('msg_big_item', 14) });
+    assert.equal(over.status, 413, over.text.slice(0, 300));
+    assert.deepEqual(JSON.parse(over.text).error, {
+      message: 'The stored items this request names (its item_reference items and its previous_response_id chain) exceed the gateway\'s limit of 4194304 bytes. Name fewer, or send the conversation itself.',
+      type: 'invalid_request_error', code: 'request_too_large', param: null,
+    });
+    assert.equal(anthropic.requests.length, sent + 1, 'only the request that fits went upstream');
+  });
+
+  test('a previous_response_id chain of more than maxExpandedBytes gets a 413', async () => {
+    const table = createResponseTable(tg.gateway.store);
+    const nowMs = Date.now();
+    let previous: string | null = null;
+    for (let i = 0; i < 3; i++) {
+      const id = `resp_long_chain_${i}`;
+      await table.insert({
+        gatewayUserId: tg.userId, id, createdAtMs: nowMs, expiresAtMs: nowMs + 86_400_000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic',
+        servedNatively: false, previousResponseId: previous,
+        inputItems: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'z'.repeat(1_500_000) }] }],
+        response: { id, output: [{ id: `msg_long_chain_${i}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }] },
+      });
+      previous = id;
+    }
+    const sent = anthropic.requests.length;
+    const fits = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', previous_response_id: 'resp_long_chain_1', input: 'Go on.' });
+    assert.equal(fits.output_text, ANTHROPIC_REPLY);
+    await assert.rejects(client.responses.create({ model: 'anthropic/claude-sonnet-4-5', previous_response_id: 'resp_long_chain_2', input: 'Go on.' }), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.APIError && err.status === 413, String(err));
+      assert.equal((err.error as { code: string }).code, 'request_too_large');
+      return true;
+    });
+    assert.equal(anthropic.requests.length, sent + 1);
+  });
+});
+
+describe('item_reference isolation (issue 39)', () => {
+  const OWN_KEY = 'sk-own-openai-key-0123456789';
+
+  /** Asserts `promise` fails with the 404 of unknown item `id`, in OpenAI's shape. */
+  async function rejectsItemNotFound(promise: Promise<unknown>, id: string): Promise<void> {
+    await assert.rejects(promise, (err: unknown) => {
+      assert.ok(err instanceof OpenAI.NotFoundError, String(err));
+      assert.deepEqual(err.error, {
+        message: `Item with id '${id}' not found. The gateway forwards a reference to an item it does not hold only with your own provider credential; send the item itself instead.`,
+        type: 'invalid_request_error', code: 'item_not_found', param: 'input',
+      });
+      return true;
+    });
+  }
+
+  test('an item id the gateway does not hold is refused on a native OpenAI route with the shared key, and forwarded with the user\'s own', async () => {
+    const user = await createGatewayUser(tg.gateway.store.db, { name: `own-key-${process.pid}` });
+    const key = await createApiKey(tg.gateway.store.db, { gatewayUserId: user.id, name: 'own' });
+    const own = new OpenAI({ apiKey: key.key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 });
+    const mine = await own.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Say hello' });
+    const known = { type: 'item_reference' as const, id: mine.output[0]!.id! };
+    const leaked = { type: 'item_reference' as const, id: 'msg_of_another_account' };
+    const sent = openai.requests.length;
+
+    await rejectsItemNotFound(own.responses.create({ model: 'openai/gpt-5-mini', input: [leaked] }), leaked.id);
+    await rejectsItemNotFound(own.responses.create({ model: 'openai/gpt-5-mini', input: [known, leaked] }), leaked.id);
+    await rejectsItemNotFound(own.responses.create({ model: 'openai/gpt-5-mini', stream: true, input: [leaked] }), leaked.id);
+    assert.equal(openai.requests.length, sent, 'nothing went upstream with the shared key');
+    const held = await own.responses.create({ model: 'openai/gpt-5-mini', input: [known, { role: 'user', content: 'Go on.' }] });
+    assert.equal(held.output_text, RESPONSES_REPLY, 'an item the gateway holds still resolves');
+    assert.equal(openai.requests.at(-1)!.headers.authorization, 'Bearer sk-openai');
+
+    const admin = await loginAdmin(tg.gateway.origin);
+    assert.equal((await admin.put(`/admin/api/users/${user.id}/credentials/openai`, { api_key: OWN_KEY })).status, 200);
+    try {
+      const forwarded = await own.responses.create({ model: 'openai/gpt-5-mini', input: [leaked] });
+      assert.equal(forwarded.output_text, RESPONSES_REPLY);
+      const last = openai.requests.at(-1)!;
+      assert.equal(last.headers.authorization, `Bearer ${OWN_KEY}`);
+      assert.deepEqual(last.body!.input, [leaked]);
+    } finally {
+      await admin.delete(`/admin/api/users/${user.id}/credentials/openai`);
+    }
   });
 });

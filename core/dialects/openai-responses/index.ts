@@ -17,6 +17,11 @@
  * provider was never expanded (a manifest without that plugin), so it is refused rather than sent
  * without its conversation.
  *
+ * An `item_reference` left in the body (the response store replaces those naming the caller's stored
+ * items) names an item the gateway does not hold: a native pass-through forwards it only with the
+ * caller's own credential (`ParsedRequest.ownCredentialOnly`, 404 `item_not_found` otherwise), since a
+ * shared key might open another account's item upstream; a translation refuses it as untranslatable.
+ *
  * Sources: openai-node `src/resources/responses/responses.ts`,
  * https://platform.openai.com/docs/api-reference/responses ; docs/architecture.md ("Dialects",
  * "How to add a dialect").
@@ -24,7 +29,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createBodyValidator } from '../../http/request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
-import { invalidRequest } from '../../errors.ts';
+import { invalidRequest, itemNotFound } from '../../errors.ts';
 import { openAIErrorBody } from '../openai-chat/index.ts';
 import { responsesCreateDoc } from './openapi.ts';
 import { createOpenAIResponsesRenderer } from './render.ts';
@@ -55,13 +60,16 @@ export const openAIResponses: Dialect = {
     const body = validateCreate(json);
     const stream = body.stream === true;
     // Every Responses stream ends with usage (response.completed), so a streaming client always wants it.
-    const { request, untranslatable, previousResponseId } = toCanonical(body, { optionalTools: optionalTools(headers) });
+    const { request, untranslatable, previousResponseId, firstReference } = toCanonical(body, { optionalTools: optionalTools(headers) });
     // Unexpanded (no response store in the manifest), a continuation can only go to an upstream that
     // keeps the conversation (OpenAI, passed through); translated, it would silently lose it.
     const continuation = previousResponseId
       ? invalidRequest('"previous_response_id" needs the responses the gateway stores, and this gateway runs without its response store (plugin "response-store"); send the whole conversation as "input" instead.', 'previous_response_id')
       : null;
-    return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable: untranslatable ?? continuation };
+    // An item reference left in the body names an item the gateway does not hold (the response store
+    // replaces those it holds): only the caller's own credential may ask the upstream for it.
+    const ownCredentialOnly = firstReference !== null ? itemNotFound(firstReference) : null;
+    return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable: untranslatable ?? continuation, ownCredentialOnly };
   },
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIResponsesRenderer,

@@ -54,6 +54,8 @@ export interface CanonicalMapping {
   untranslatable: GatewayError | null;
   /** `previous_response_id`, for the gateway to expand (null when the body has none). */
   previousResponseId: string | null;
+  /** The id of the body's first `item_reference` (`''` when it has none), null when there is none. */
+  firstReference: string | null;
 }
 
 /** Collects what the canonical request leaves out, as the 400s a translation would give. */
@@ -99,7 +101,14 @@ export function toCanonical(params: ResponseCreateParams, options: MappingOption
     skipped.push(invalidRequest('Missing required field "input" (a translated request needs at least one input item).', 'input'));
   }
   storedState(params, skipped);
-  return { request, untranslatable: skipped[0] ?? null, previousResponseId };
+  return { request, untranslatable: skipped[0] ?? null, previousResponseId, firstReference: firstReference(params.input) };
+}
+
+function firstReference(input: ResponseCreateParams['input']): string | null {
+  if (!Array.isArray(input)) return null;
+  const reference = input.find((item) => item.type === 'item_reference') as { id?: unknown } | undefined;
+  if (!reference) return null;
+  return typeof reference.id === 'string' ? reference.id : '';
 }
 
 /** Features that live in OpenAI's stored state, which no other upstream has. */

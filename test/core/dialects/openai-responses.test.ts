@@ -91,7 +91,7 @@ describe('openai-responses request → canonical request', () => {
   test('leaves previous_response_id out of the canonical request and returns it for the gateway to expand', () => {
     const body = { ...base, previous_response_id: 'resp_123', input: [{ type: 'function_call_output', call_id: 'c1', output: 'ok' }] } as ResponseCreateParams;
     const mapping = toCanonical(body);
-    assert.deepEqual(mapping, { request: { model: base.model, messages: [{ role: 'tool', tool_call_id: 'c1', content: 'ok' }] }, untranslatable: null, previousResponseId: 'resp_123' });
+    assert.deepEqual(mapping, { request: { model: base.model, messages: [{ role: 'tool', tool_call_id: 'c1', content: 'ok' }] }, untranslatable: null, previousResponseId: 'resp_123', firstReference: null });
     assert.equal(openAIResponses.parseRequest(body, 'responses.create').body.previous_response_id, 'resp_123');
     assert.equal(toCanonical({ ...base, input: 'x' }).previousResponseId, null);
   });
@@ -101,6 +101,14 @@ describe('openai-responses request → canonical request', () => {
     assert.equal(parsed.untranslatable?.param, 'previous_response_id');
     assert.match(parsed.untranslatable!.message, /response store \(plugin "response-store"\)/);
     assert.equal(openAIResponses.parseRequest({ ...base, input: 'go on' }, 'responses.create').untranslatable, null);
+  });
+
+  test('an item_reference left in the body is for the caller\'s own credential only: 404 item_not_found for the first one', () => {
+    const parsed = openAIResponses.parseRequest({ ...base, input: [user('x'), { type: 'item_reference', id: 'msg_a' }, { type: 'item_reference', id: 'msg_b' }] }, 'responses.create');
+    assert.deepEqual([parsed.ownCredentialOnly?.status, parsed.ownCredentialOnly?.code, parsed.ownCredentialOnly?.param], [404, 'item_not_found', 'input']);
+    assert.match(parsed.ownCredentialOnly!.message, /^Item with id 'msg_a' not found\./);
+    assert.equal(openAIResponses.parseRequest({ ...base, input: [user('x')] }, 'responses.create').ownCredentialOnly, null);
+    assert.equal(openAIResponses.parseRequest({ ...base, input: 'x' }, 'responses.create').ownCredentialOnly, null);
   });
 });
 
