@@ -9,7 +9,7 @@
  * 20, `--trace-gc-nvp`: 0.84 KiB promoted a request at 1 connection (a bare proxy: 0.07), 1.52 KiB
  * a stream at 50; with pretenuring off 0.07 and 0.36, and shorter scavenges (docs/performance.md).
  * Node 24 promoted for another reason as well: closures made per request, under its Maglev
- * compiler (`plugins/provider-router/upstream-call-for.ts`).
+ * compiler (`plugins/provider-router/routing/upstream-call-for.ts`).
  *
  * Not at process start: start-up's own data (the price table, caches) does live long, and with it
  * pretenured the start-up ends in the full GC after which V8's memory reducer gives the young

@@ -6,7 +6,7 @@
 import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
 import { getModelDisplayName } from '../../core/catalog/model-display-name.ts';
 import { invalidRequest } from '../../core/errors.ts';
-import type { ModelGroup } from './model-groups.ts';
+import type { ModelGroup } from './routing/model-groups.ts';
 
 type Lists = Array<{ provider: string; models: CatalogEntry[] }>;
 

@@ -12,7 +12,7 @@
 import type { Plugin, PluginContext, Reply } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { providerRouterRoutes } from './routes.ts';
-import { upstreamCallFor } from './upstream-call-for.ts';
+import { upstreamCallFor } from './routing/upstream-call-for.ts';
 import { isTokenCountOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
@@ -21,23 +21,23 @@ import type { CatalogEntry, ProviderService, ProviderSettings } from './provider
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
 import { loadPersistedCatalog, persistCatalog } from '../../core/catalog/model-catalog-store.ts';
-import { resolveModel } from './resolve-model.ts';
+import { resolveModel } from './routing/resolve-model.ts';
 import { createCredentialResolver } from './user-credentials.ts';
 import { modelCatalog, openAIModelList, providerView, retrieveModel, type PriceLookup } from './api-views.ts';
 import { per1k } from '../../core/money/money.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
-import { createDeploymentPicker, modelGroupsOf, unknownProviders, type Deployment } from './model-groups.ts';
-import { firstAttempt, type AttemptState } from './fallback-plan.ts';
-import { checkModelAllowed } from './model-allow-list.ts';
+import { createDeploymentPicker, modelGroupsOf, unknownProviders, type Deployment } from './routing/model-groups.ts';
+import { firstAttempt, type AttemptState } from './routing/fallback-plan.ts';
+import { checkModelAllowed } from './routing/model-allow-list.ts';
 import type { Credential } from './providers/base.ts';
 import type { FailedAttempt } from '../../core/upstream/upstream-call.ts';
-import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './upstream-health.ts';
-import type { KeyPool, PoolKey } from './key-pool.ts';
+import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './health/upstream-health.ts';
+import type { KeyPool, PoolKey } from './routing/key-pool.ts';
 import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 
-export { resolveModel, type ResolvedModel } from './resolve-model.ts';
+export { resolveModel, type ResolvedModel } from './routing/resolve-model.ts';
 
 /** Instantiates the manifest's providers by id. */
 export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginContext, 'upstream'>): Map<string, ProviderService> {

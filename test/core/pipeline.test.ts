@@ -13,7 +13,7 @@ import { createLog } from '../../core/runtime/log.ts';
 import { loadTokenEstimator } from '../../core/tokens/token-estimate.ts';
 import { permissionDenied } from '../../core/errors.ts';
 import { reply, type Plugin } from '../../core/plugin.ts';
-import { OpenAIProvider } from '../../plugins/provider-router/providers/openai.ts';
+import { OpenAIProvider } from '../../plugins/provider-router/providers/openai/index.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 
 type Behaviour = 'pass' | 'deny' | 'reply' | 'crash';

@@ -14,7 +14,7 @@ import { createUpstreamClient } from '../../core/upstream/upstream-client.ts';
 import { createLog } from '../../core/runtime/log.ts';
 import { loadTokenEstimator } from '../../core/tokens/token-estimate.ts';
 import type { Plugin } from '../../core/plugin.ts';
-import { OpenAIProvider } from '../../plugins/provider-router/providers/openai.ts';
+import { OpenAIProvider } from '../../plugins/provider-router/providers/openai/index.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
 

@@ -14,7 +14,7 @@ import { createLog } from '../../core/runtime/log.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../core/upstream/upstream-client.ts';
 import { loadPersistedCatalog, persistCatalog } from '../../core/catalog/model-catalog-store.ts';
 import { createCatalog, type Catalog } from '../../plugins/provider-router/catalog.ts';
-import { OpenAIProvider } from '../../plugins/provider-router/providers/openai.ts';
+import { OpenAIProvider } from '../../plugins/provider-router/providers/openai/index.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { tempDir } from '../helpers/tmp.ts';

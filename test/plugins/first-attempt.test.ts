@@ -1,5 +1,5 @@
 /**
- * The router's first attempt (`plugins/provider-router/fallback-plan.ts` `firstAttempt`): the first
+ * The router's first attempt (`plugins/provider-router/routing/fallback-plan.ts` `firstAttempt`): the first
  * deployment that can take the request serves it, with the plan for the next ones attached; it stays
  * synchronous while the builds are (the common case: a `provider/model` target with cached
  * credentials), so the pipeline spends no promise on routing; a build that returns a promise makes
@@ -7,8 +7,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstAttempt, type AttemptDeps, type AttemptState } from '../../plugins/provider-router/fallback-plan.ts';
-import { createDeploymentPicker, type Deployment } from '../../plugins/provider-router/model-groups.ts';
+import { firstAttempt, type AttemptDeps, type AttemptState } from '../../plugins/provider-router/routing/fallback-plan.ts';
+import { createDeploymentPicker, type Deployment } from '../../plugins/provider-router/routing/model-groups.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 import type { MaybePromise } from '../../core/runtime/maybe-promise.ts';

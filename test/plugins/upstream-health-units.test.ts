@@ -6,9 +6,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createKeyPool, keyFingerprint } from '../../plugins/provider-router/key-pool.ts';
-import { createCircuitBreaker } from '../../plugins/provider-router/circuit-breaker.ts';
-import { verdictOf } from '../../plugins/provider-router/upstream-health.ts';
+import { createKeyPool, keyFingerprint } from '../../plugins/provider-router/routing/key-pool.ts';
+import { createCircuitBreaker } from '../../plugins/provider-router/health/circuit-breaker.ts';
+import { verdictOf } from '../../plugins/provider-router/health/upstream-health.ts';
 
 const T0 = 1_800_000_000_000;
 

@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ContentChunkReader, MAX_FAST_EVENT_CHARS } from '../../plugins/provider-router/providers/openai-content-chunk.ts';
+import { ContentChunkReader, MAX_FAST_EVENT_CHARS } from '../../plugins/provider-router/providers/openai/content-chunk.ts';
 
 /** How OpenAI serializes a content event today (reference §1.3 plus `service_tier`). */
 const OPENAI_EVENT = '{"id":"chatcmpl-CZ1a2b3c","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini-2024-07-18",'

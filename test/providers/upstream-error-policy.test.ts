@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GatewayError } from '../../core/errors.ts';
 import type { UpstreamHeaders } from '../../plugins/provider-router/providers/canonical.ts';
-import { mapOpenAIError } from '../../plugins/provider-router/providers/openai.ts';
+import { mapOpenAIError } from '../../plugins/provider-router/providers/openai/index.ts';
 import { mapAnthropicError } from '../../plugins/provider-router/providers/anthropic/errors.ts';
 import { mapGeminiError } from '../../plugins/provider-router/providers/gemini/errors.ts';
 import { mapMistralError } from '../../plugins/provider-router/providers/mistral/errors.ts';

@@ -8,7 +8,7 @@ import type { ChatCompletionRequest } from '../../../core/canonical/chat-types.t
 import type { EmbeddingRequest } from '../../../core/canonical/embedding-types.ts';
 import type { EmbeddingsCall, EmbeddingsCodec, ModelCall, ResponseCodec, StreamFraming, UpstreamCall, UpstreamRequest } from '../../../core/upstream/upstream-call.ts';
 import type { UpstreamClient } from '../../../core/upstream/upstream-client.ts';
-import type { PoolKeyConfig } from '../key-pool.ts';
+import type { PoolKeyConfig } from '../routing/key-pool.ts';
 import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
 
 /** A provider's entry in the router config (after `${ENV}` substitution). */

@@ -8,7 +8,7 @@ import { AnthropicProvider } from './anthropic/index.ts';
 import { GeminiProvider } from './gemini/index.ts';
 import { MistralProvider } from './mistral/index.ts';
 import { OllamaProvider } from './ollama/index.ts';
-import { OpenAIProvider } from './openai.ts';
+import { OpenAIProvider } from './openai/index.ts';
 import { OpenAICompatibleProvider } from './openai-compatible.ts';
 
 export type ProviderConstructor = new (id: string, settings: ProviderSettings, upstream: UpstreamClient) => ProviderService;

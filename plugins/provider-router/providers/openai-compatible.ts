@@ -13,7 +13,7 @@
  */
 import type { ChatCompletionChunk, Usage } from '../../../core/canonical/chat-types.ts';
 import type { DecodedChunk, ResponseCodec, StreamDecoder } from '../../../core/upstream/upstream-call.ts';
-import { OpenAIProvider } from './openai.ts';
+import { OpenAIProvider } from './openai/index.ts';
 
 type VendorUsage = Usage & { prompt_cache_hit_tokens?: number };
 

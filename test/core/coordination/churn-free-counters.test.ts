@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createInFlightCounter } from '../../../core/coordination/in-flight-counter.ts';
 import { RunningExchanges } from '../../../core/http/running-exchanges.ts';
 import { ExchangeAbort } from '../../../core/http/exchange-abort.ts';
-import { createDeploymentPicker, type Deployment, type ModelGroup } from '../../../plugins/provider-router/model-groups.ts';
+import { createDeploymentPicker, type Deployment, type ModelGroup } from '../../../plugins/provider-router/routing/model-groups.ts';
 
 describe('in-flight counter', () => {
   test('counts per caller; a caller back at zero is kept (no delete and re-add per request)', () => {

@@ -17,10 +17,10 @@ import type { Exchange } from '../../../core/exchange.ts';
 import type { ChatCompletionChunk } from '../../../core/canonical/chat-types.ts';
 import type { Plugin } from '../../../core/plugin.ts';
 import type { UpstreamCall } from '../../../core/upstream/upstream-call.ts';
-import { OpenAIProvider } from '../../../plugins/provider-router/providers/openai.ts';
+import { OpenAIProvider } from '../../../plugins/provider-router/providers/openai/index.ts';
 import type { NativeCallOptions } from '../../../plugins/provider-router/providers/base.ts';
 import { splitBaseUrl } from '../../../plugins/provider-router/providers/base.ts';
-import { upstreamCallFor } from '../../../plugins/provider-router/upstream-call-for.ts';
+import { upstreamCallFor } from '../../../plugins/provider-router/routing/upstream-call-for.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../../helpers/openai-simulator.ts';
 
 /** A provider that speaks `openai-chat` natively: its codec only observes the relayed answer. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { dataUrlImageSize } from '../../../core/tokens/image-size.ts';
 import { imageTokens } from '../../../core/tokens/image-tokens.ts';
 import { DEFAULT_PROMPT_TOKEN_RULES } from '../../../core/tokens/prompt-token-rules.ts';
-import { openAIPromptTokenRules } from '../../../plugins/provider-router/providers/openai-token-rules.ts';
+import { openAIPromptTokenRules } from '../../../plugins/provider-router/providers/openai/token-rules.ts';
 import { anthropicPromptTokenRules } from '../../../plugins/provider-router/providers/anthropic/token-rules.ts';
 import { GEMINI_PROMPT_TOKEN_RULES } from '../../../plugins/provider-router/providers/gemini/token-rules.ts';
 import { dataUrl, gif, jpeg, png, webp } from '../../helpers/image-headers.ts';

@@ -43,7 +43,7 @@ import { anthropicMessages } from '../../../core/dialects/anthropic-messages/ind
 import type { ChatCompletionRequest, ChatMessage } from '../../../core/canonical/chat-types.ts';
 import type { Exchange } from '../../../core/exchange.ts';
 import type { PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
-import { openAIPromptTokenRules } from '../../../plugins/provider-router/providers/openai-token-rules.ts';
+import { openAIPromptTokenRules } from '../../../plugins/provider-router/providers/openai/token-rules.ts';
 import { anthropicPromptTokenRules } from '../../../plugins/provider-router/providers/anthropic/token-rules.ts';
 import { GEMINI_PROMPT_TOKEN_RULES } from '../../../plugins/provider-router/providers/gemini/token-rules.ts';
 import { CLAUDE_CODE_TOOLS } from '../../helpers/claude-code-tools.ts';

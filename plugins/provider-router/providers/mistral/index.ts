@@ -19,7 +19,7 @@
 import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
 import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
 import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
-import { openAIEmbeddingsCodec } from '../openai-embeddings-codec.ts';
+import { openAIEmbeddingsCodec } from '../openai/embeddings-codec.ts';
 import { malformedResponse } from '../canonical.ts';
 import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapMistralError } from './errors.ts';

@@ -9,7 +9,7 @@
  * flight on each: `fallback` keeps the manifest order; `balance` repeatedly takes, among the
  * deployments not yet placed that have the fewest requests in flight, one at random by weight.
  */
-import type { ModelGroupConfig } from './schema.ts';
+import type { ModelGroupConfig } from '../schema.ts';
 
 export interface Deployment {
   /** `provider/model`, resolved per request by `resolveModel`. */

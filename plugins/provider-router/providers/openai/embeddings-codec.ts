@@ -9,10 +9,10 @@
  * `src/resources/embeddings.ts` (`CreateEmbeddingResponse`, base64 decoding in `toFloat32Array`);
  * Mistral https://docs.mistral.ai/api/endpoint/embeddings (same shape, `usage.completion_tokens: 0`).
  */
-import { vectorFromBase64, type EmbeddingResult } from '../../../core/canonical/embedding-types.ts';
-import type { GatewayError } from '../../../core/errors.ts';
-import type { EmbeddingsCodec } from '../../../core/upstream/upstream-call.ts';
-import { malformedResponse, parseUpstreamJson, type UpstreamHeaders } from './canonical.ts';
+import { vectorFromBase64, type EmbeddingResult } from '../../../../core/canonical/embedding-types.ts';
+import type { GatewayError } from '../../../../core/errors.ts';
+import type { EmbeddingsCodec } from '../../../../core/upstream/upstream-call.ts';
+import { malformedResponse, parseUpstreamJson, type UpstreamHeaders } from '../canonical.ts';
 
 interface OpenAIEmbeddingList {
   data?: Array<{ index?: unknown; embedding?: unknown }>;

@@ -2,7 +2,7 @@
  * The recent attempts of one deployment or pooled key, for the admin page "Upstream health": a ring
  * of the last `CAPACITY` outcomes, read over the last `WINDOW_MS`. Memory per tracked thing is fixed.
  */
-import type { LastUpstreamError, RecentOutcomes } from '../../core/services.ts';
+import type { LastUpstreamError, RecentOutcomes } from '../../../core/services.ts';
 
 const CAPACITY = 200;
 const WINDOW_MS = 5 * 60_000;

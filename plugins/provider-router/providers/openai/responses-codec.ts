@@ -15,11 +15,11 @@
  * - The whole `response` (the JSON body, or the terminal event's) is handed on as the answer's `final`
  *   object, which the gateway's response store keeps (`DecodedChunk.final`).
  */
-import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../../core/canonical/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder } from '../../../core/upstream/upstream-call.ts';
-import { upstreamError } from '../../../core/errors.ts';
-import { malformedResponse, parseUpstreamJson, truncatedStream, usageOf, type UpstreamHeaders } from './canonical.ts';
-import type { GatewayError } from '../../../core/errors.ts';
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ResponseCodec, StreamDecoder } from '../../../../core/upstream/upstream-call.ts';
+import { upstreamError } from '../../../../core/errors.ts';
+import { malformedResponse, parseUpstreamJson, truncatedStream, usageOf, type UpstreamHeaders } from '../canonical.ts';
+import type { GatewayError } from '../../../../core/errors.ts';
 
 interface ResponsesUsage {
   input_tokens?: number;

@@ -5,7 +5,7 @@
  * it resolved to (so `openai/*` also admits the bare `gpt-4o-mini` that OpenAI serves). `*` matches
  * any run of characters, `/` included; `?` one character; everything else is literal.
  */
-import { gatewayError } from '../../core/errors.ts';
+import { gatewayError } from '../../../core/errors.ts';
 
 /** A glob pattern as an anchored regular expression. */
 export function globRegExp(pattern: string): RegExp {

@@ -8,10 +8,10 @@
  * a bare id no catalog lists goes to the one provider that claims its family (`claimsModel`: Anthropic
  * claims `claude-*`), so Claude Code's bare ids work before the catalog has been fetched.
  */
-import { invalidRequest, modelNotFound, unknownProviderPrefix } from '../../core/errors.ts';
-import type { ProviderService } from './providers/base.ts';
-import type { Catalog } from './catalog.ts';
-import type { MaybePromise } from '../../core/runtime/maybe-promise.ts';
+import { invalidRequest, modelNotFound, unknownProviderPrefix } from '../../../core/errors.ts';
+import type { ProviderService } from '../providers/base.ts';
+import type { Catalog } from '../catalog.ts';
+import type { MaybePromise } from '../../../core/runtime/maybe-promise.ts';
 
 export interface ResolvedModel {
   provider: ProviderService;

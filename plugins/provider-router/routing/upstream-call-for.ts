@@ -12,11 +12,11 @@
  * that speaks `openai-embeddings`, else the provider's own `buildEmbeddingCall`; a provider with
  * neither (Anthropic) is refused with a 400 naming it and the configured providers that embed.
  */
-import type { Exchange } from '../../core/exchange.ts';
-import type { ModelCall, UpstreamCall } from '../../core/upstream/upstream-call.ts';
-import type { ChatCallOptions, ProviderService } from './providers/base.ts';
-import { capOutputTokens } from '../../core/tokens/worst-case.ts';
-import { embeddingsUnsupported } from '../../core/errors.ts';
+import type { Exchange } from '../../../core/exchange.ts';
+import type { ModelCall, UpstreamCall } from '../../../core/upstream/upstream-call.ts';
+import type { ChatCallOptions, ProviderService } from '../providers/base.ts';
+import { capOutputTokens } from '../../../core/tokens/worst-case.ts';
+import { embeddingsUnsupported } from '../../../core/errors.ts';
 
 /** The allow-listed dialect headers the client sent, by lowercase name. */
 function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, string> {

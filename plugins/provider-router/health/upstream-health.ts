@@ -15,13 +15,13 @@
  * `upstreamHealth` service). Nothing is persisted: a restart closes every breaker and enables every key.
  */
 import { Counter, Gauge } from 'prom-client';
-import type { Log } from '../../core/runtime/log.ts';
-import type { MetricsRegistry } from '../../core/runtime/metrics.ts';
-import type { DeploymentHealth, PoolKeyHealth, UpstreamHealthService, UpstreamHealthSnapshot } from '../../core/services.ts';
+import type { Log } from '../../../core/runtime/log.ts';
+import type { MetricsRegistry } from '../../../core/runtime/metrics.ts';
+import type { DeploymentHealth, PoolKeyHealth, UpstreamHealthService, UpstreamHealthSnapshot } from '../../../core/services.ts';
 import { createCircuitBreaker, type Admission, type BreakerSettings, type BreakerState, type CircuitBreaker } from './circuit-breaker.ts';
-import { createKeyPool, type KeyPool, type KeyState, type PoolKey, type PoolKeyConfig } from './key-pool.ts';
+import { createKeyPool, type KeyPool, type KeyState, type PoolKey, type PoolKeyConfig } from '../routing/key-pool.ts';
 import { createOutcomeLog, type OutcomeLog } from './recent-outcomes.ts';
-import { retryAfterMs } from './retry-policy.ts';
+import { retryAfterMs } from '../routing/retry-policy.ts';
 
 /** Deployments tracked beyond those the manifest names: a client may address any `provider/model`. */
 const MAX_EXTRA_DEPLOYMENTS = 200;

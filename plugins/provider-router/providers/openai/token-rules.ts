@@ -10,8 +10,8 @@
  * An image of unknown size (a remote URL) costs the family's maximum: 8 tiles (768×2048), or 1536 patches.
  * Text and tool definitions need no rule: `o200k_base` and the cookbook's counting are OpenAI's own.
  */
-import type { ImageTokenRule } from '../../../core/tokens/image-tokens.ts';
-import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
+import type { ImageTokenRule } from '../../../../core/tokens/image-tokens.ts';
+import { DEFAULT_PROMPT_TOKEN_RULES, type PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 
 const MAX_TILES = 8;
 const MAX_PATCHES = 1536;

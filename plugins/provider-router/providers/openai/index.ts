@@ -8,17 +8,17 @@
  * with a top-level `error` is an error), `src/core/error.ts` (error body); rate-limit and error codes
  * https://platform.openai.com/docs/guides/rate-limits , https://developers.openai.com/api/docs/guides/error-codes .
  */
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../core/canonical/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../core/upstream/upstream-call.ts';
-import { upstreamError, type GatewayError } from '../../../core/errors.ts';
-import { malformedResponse, truncatedStream, type UpstreamHeaders } from './canonical.ts';
-import { upstreamErrorFor, type UpstreamErrorFacts } from './upstream-error-policy.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from './base.ts';
-import { responsesCodec } from './openai-responses-codec.ts';
-import { openAIEmbeddingsCodec } from './openai-embeddings-codec.ts';
-import { openAIPromptTokenRules } from './openai-token-rules.ts';
-import { ContentChunkReader } from './openai-content-chunk.ts';
-import type { PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
+import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import { upstreamError, type GatewayError } from '../../../../core/errors.ts';
+import { malformedResponse, truncatedStream, type UpstreamHeaders } from '../canonical.ts';
+import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
+import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
+import { responsesCodec } from './responses-codec.ts';
+import { openAIEmbeddingsCodec } from './embeddings-codec.ts';
+import { openAIPromptTokenRules } from './token-rules.ts';
+import { ContentChunkReader } from './content-chunk.ts';
+import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 
 /** OpenAI's error body; some compatible servers send a bare string or no wrapper. */
 interface OpenAIErrorBody {

@@ -12,8 +12,8 @@
  *   that long would hold the client), else full jitter: random in [0, min(maxBackoffMs, backoffMs × 2^(r-1))).
  *   Moving on to a deployment not tried yet waits nothing.
  */
-import type { FailedAttempt } from '../../core/upstream/upstream-call.ts';
-import type { RetryConfig } from './schema.ts';
+import type { FailedAttempt } from '../../../core/upstream/upstream-call.ts';
+import type { RetryConfig } from '../schema.ts';
 
 const TRANSPORT_FAILURES = new Set(['upstream_unreachable', 'upstream_timeout']);
 

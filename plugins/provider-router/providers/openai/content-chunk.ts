@@ -26,7 +26,7 @@
  * format, never correctness. `test/providers/openai-content-chunk.test.ts` checks the equality on the
  * reference's events and on mutated ones.
  */
-import type { ChatCompletionChunk, ChatCompletionChunkChoice } from '../../../core/canonical/chat-types.ts';
+import type { ChatCompletionChunk, ChatCompletionChunkChoice } from '../../../../core/canonical/chat-types.ts';
 
 /**
  * Longer events go to `JSON.parse`: content events are a few hundred characters, and on megabytes the

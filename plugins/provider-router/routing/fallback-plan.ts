@@ -13,13 +13,13 @@
  * that was the key's (a pooled key answering 429 or 401/403) is tried again on the same deployment
  * with another key of its pool, when one is left and `maxAttempts` allows, before moving on.
  */
-import type { Exchange, Target } from '../../core/exchange.ts';
-import type { ModelCall } from '../../core/upstream/upstream-call.ts';
-import type { FailedAttempt, FallbackPlan } from '../../core/upstream/upstream-call.ts';
+import type { Exchange, Target } from '../../../core/exchange.ts';
+import type { ModelCall } from '../../../core/upstream/upstream-call.ts';
+import type { FailedAttempt, FallbackPlan } from '../../../core/upstream/upstream-call.ts';
 import type { Deployment, DeploymentPicker } from './model-groups.ts';
 import { backoffMs, isRetryable } from './retry-policy.ts';
-import type { RetryConfig } from './schema.ts';
-import type { MaybePromise } from '../../core/runtime/maybe-promise.ts';
+import type { RetryConfig } from '../schema.ts';
+import type { MaybePromise } from '../../../core/runtime/maybe-promise.ts';
 
 /** The router's state for one exchange: ends the current attempt's in-flight count. */
 export interface AttemptState {
