@@ -66,7 +66,7 @@ export interface Target {
   model: string;
   /**
    * How this provider's prompt tokens differ from the local `o200k_base` count (images, tools'
-   * system prompt, tokenizer scale), from `ProviderService.promptTokenRules`; absent = OpenAI's defaults.
+   * system prompt, tokenizer scale), from `Provider.promptTokenRules`; absent = OpenAI's defaults.
    */
   promptTokenRules?: PromptTokenRules;
 }

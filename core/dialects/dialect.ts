@@ -9,7 +9,7 @@
  * in `core/dialects/index.ts`. See `docs/architecture.md` ("Dialects").
  *
  * Native pass-through: when the target provider declares the request's dialect native
- * (`ProviderService.nativeDialects`), the client's own body is forwarded with only the model and the
+ * (`Provider.nativeDialects`), the client's own body is forwarded with only the model and the
  * credential replaced, plus the dialect's `passthroughHeaders`; the upstream's bytes are relayed
  * unchanged and the provider's decoder only observes them for usage and text. The renderer is then
  * used for nothing but an error that ends a stream cut short.

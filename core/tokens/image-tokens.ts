@@ -1,6 +1,6 @@
 /**
  * Prompt tokens of one image, by the rule its provider documents. The rule shapes live here; each
- * provider declares its constants in its own file (`ProviderService.promptTokenRules`), so this file
+ * provider declares its constants in its own file (`Provider.promptTokenRules`), so this file
  * names no provider. Three shapes cover the documented rules:
  *
  * - `tiles` (OpenAI's GPT-4o family, "Images and vision" guide, "Calculating costs"): scale to fit a

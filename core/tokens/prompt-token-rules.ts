@@ -1,7 +1,7 @@
 /**
  * What differs between providers when a prompt is counted locally: how images cost, what a provider
  * adds when tools are present, and how its tokenizer compares with `o200k_base`. A provider declares
- * its rules (`ProviderService.promptTokenRules(model)` in the provider's own file); the router puts
+ * its rules (`Provider.promptTokenRules(model)` in the provider's own file); the router puts
  * them on `ex.target.promptTokenRules`; the estimator (`token-estimate.ts`) reads them there. Before
  * routing (the rate limit's check) the target is unknown and `DEFAULT_PROMPT_TOKEN_RULES` apply.
  */

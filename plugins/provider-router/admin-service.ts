@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { GatewayError, providerNotFound, resourceNotFound } from '../../core/errors.ts';
 import type { CatalogSyncResult, ProvidersService } from '../../core/services.ts';
-import type { CatalogEntry, ProviderService } from './providers/base.ts';
+import type { CatalogEntry, Provider } from './providers/base.ts';
 import type { CredentialResolver } from './user-credentials.ts';
 
 /** Stores a provider's freshly listed models (the persisted catalog). */
@@ -18,7 +18,7 @@ export type PersistModels = (provider: string, models: CatalogEntry[]) => Promis
 const TEST_TIMEOUT_MS = 15_000;
 
 /** Lists one provider's models with its shared credential and stores them; failures become the result. */
-async function syncOne(provider: ProviderService, persist: PersistModels): Promise<CatalogSyncResult> {
+async function syncOne(provider: Provider, persist: PersistModels): Promise<CatalogSyncResult> {
   const credential = provider.sharedCredential();
   if (!credential) {
     return { provider: provider.id, models: null, error: 'no shared credential (set its API key in the environment or manifest)' };
@@ -33,7 +33,7 @@ async function syncOne(provider: ProviderService, persist: PersistModels): Promi
 }
 
 export function createProvidersService(
-  providers: ReadonlyMap<string, ProviderService>, credentials: CredentialResolver, persist: PersistModels,
+  providers: ReadonlyMap<string, Provider>, credentials: CredentialResolver, persist: PersistModels,
 ): ProvidersService {
   return {
     list: () => [...providers.values()].map((p) => ({ id: p.id, name: p.name })),

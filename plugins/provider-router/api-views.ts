@@ -3,7 +3,7 @@
  * `GET /api/v1/models` (OpenAI's list shape), `GET /api/models` (with display names) and
  * `GET /api/providers/{provider}`. Every model name shown comes from `getModelDisplayName`.
  */
-import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
+import type { CatalogEntry, Credential, Provider } from './providers/base.ts';
 import { getModelDisplayName } from '../../core/catalog/model-display-name.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import type { ModelGroup } from './routing/model-groups.ts';
@@ -81,7 +81,7 @@ export function modelCatalog(lists: Lists, prices: PriceLookup = NO_PRICES) {
  * credential (`user` = their own, `shared` = the gateway's), and its models (empty when listing
  * failed; the server log says why).
  */
-export function providerView(provider: ProviderService, credential: Credential | null, models: CatalogEntry[], prices: PriceLookup = NO_PRICES) {
+export function providerView(provider: Provider, credential: Credential | null, models: CatalogEntry[], prices: PriceLookup = NO_PRICES) {
   return {
     id: provider.id,
     object: 'provider',

@@ -8,7 +8,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Log } from '../../core/runtime/log.ts';
-import type { CatalogEntry, Credential, ProviderService } from './providers/base.ts';
+import type { CatalogEntry, Credential, Provider } from './providers/base.ts';
 import type { PersistedList } from '../../core/catalog/model-catalog-store.ts';
 
 export interface Catalog {
@@ -41,7 +41,7 @@ export interface CatalogOptions {
 /** How soon a replica that found another refreshing a list looks for the result, ms. */
 const SHARED_RECHECK_MS = 5_000;
 
-export function createCatalog(providers: ReadonlyMap<string, ProviderService>, options: CatalogOptions): Catalog {
+export function createCatalog(providers: ReadonlyMap<string, Provider>, options: CatalogOptions): Catalog {
   const { ttlMs, log } = options;
   const cache = new LRUCache<string, CatalogEntry[]>({
     max: Math.max(1, providers.size),
@@ -126,7 +126,7 @@ export function createCatalog(providers: ReadonlyMap<string, ProviderService>, o
  * A failed listing yields nothing and is retried after `ttlMs` at most 30 s.
  */
 export interface UserCatalog {
-  modelsOf(provider: ProviderService, gatewayUserId: number, credential: Credential): Promise<CatalogEntry[]>;
+  modelsOf(provider: Provider, gatewayUserId: number, credential: Credential): Promise<CatalogEntry[]>;
 }
 
 export function createUserCatalog(ttlMs: number, log: Log): UserCatalog {

@@ -17,7 +17,7 @@ import { isTokenCountOperation } from '../../core/dialects/index.ts';
 import { reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { modelNotFound, providerNotConfigured, providerNotFound, routeNotFound, upstreamUnavailable, type GatewayError } from '../../core/errors.ts';
-import type { CatalogEntry, ProviderService, ProviderSettings } from './providers/base.ts';
+import type { CatalogEntry, Provider, ProviderSettings } from './providers/base.ts';
 import { providerTypes } from './providers/index.ts';
 import { createCatalog, createUserCatalog, type Catalog } from './catalog.ts';
 import { loadPersistedCatalog, persistCatalog } from '../../core/catalog/model-catalog-store.ts';
@@ -40,13 +40,13 @@ import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 export { resolveModel, type ResolvedModel } from './routing/resolve-model.ts';
 
 /** Instantiates the manifest's providers by id. */
-export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginContext, 'upstream'>): Map<string, ProviderService> {
-  const providers = new Map<string, ProviderService>();
+export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginContext, 'upstream'>): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
   for (const [id, settings] of Object.entries(config.providers)) {
-    const Provider = providerTypes.get(settings.type)!;
+    const ProviderType = providerTypes.get(settings.type)!;
     // A provider with only a pool lists its models (and counts as configured) with the pool's first key.
     const apiKey = settings.apiKey || firstPoolKey(settings.apiKeys);
-    providers.set(id, new Provider(id, { ...settings, apiKey }, ctx.upstream));
+    providers.set(id, new ProviderType(id, { ...settings, apiKey }, ctx.upstream));
   }
   return providers;
 }
@@ -98,7 +98,7 @@ interface RouterState extends AttemptState {
 
 /** The provider, model and credential of a deployment for one caller, without side effects. */
 interface PreparedDeployment {
-  provider: ProviderService;
+  provider: Provider;
   model: string;
   /** Null when a key of `pool` is to be taken. */
   credential: Credential | null;

@@ -12,11 +12,11 @@ import type { KeyringSource } from '../../core/store/data-dir.ts';
 import type { Log } from '../../core/runtime/log.ts';
 import { createCredentialReader, type OpenedCredential } from '../../core/accounts/provider-credentials.ts';
 import { SecretOpenError } from '../../core/accounts/secret-box.ts';
-import type { Credential, ProviderService } from './providers/base.ts';
+import type { Credential, Provider } from './providers/base.ts';
 
 export interface CredentialResolver {
   /** The credential for `provider` on behalf of `gatewayUserId` (null = anonymous / shared only). */
-  resolve(provider: ProviderService, gatewayUserId: number | null): Credential | null | Promise<Credential | null>;
+  resolve(provider: Provider, gatewayUserId: number | null): Credential | null | Promise<Credential | null>;
   /** Forgets cached credentials (all users, or one). */
   invalidate(gatewayUserId?: number): void;
   close(): void;
@@ -60,7 +60,7 @@ export function createCredentialResolver(store: Store, keyring: KeyringSource, l
     }
   }
 
-  function pick(provider: ProviderService, own: Opened): Credential | null {
+  function pick(provider: Provider, own: Opened): Credential | null {
     const credential = own.get(provider.id);
     if (credential) return { apiKey: credential.apiKey, baseUrl: credential.baseUrl ?? provider.baseUrl, source: 'user' };
     return provider.sharedCredential();

@@ -8,7 +8,7 @@
  *
  * OpenAI and OpenAI-compatible upstreams speak it natively (the body goes with only `model`
  * replaced, the answer comes back byte for byte); other providers translate the canonical call
- * (`ProviderService.buildEmbeddingCall`) and their answer is rendered here (`render.ts`). Errors
+ * (`Provider.buildEmbeddingCall`) and their answer is rendered here (`render.ts`). Errors
  * take OpenAI's body, as in the `openai-chat` dialect.
  *
  * Sources: https://platform.openai.com/docs/api-reference/embeddings ; openai-node

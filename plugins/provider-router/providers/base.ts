@@ -65,7 +65,7 @@ const NO_DIALECTS: ReadonlySet<string> = new Set();
 
 const STREAM_ACCEPT: Record<StreamFraming, string> = { sse: 'text/event-stream', ndjson: 'application/x-ndjson' };
 
-export abstract class ProviderService {
+export abstract class Provider {
   /** Human name, e.g. "OpenAI". */
   abstract readonly name: string;
   /** False for providers that run without a key (local servers). */

@@ -3,7 +3,7 @@
  * model prefix clients use) is the entry's key, so several `openai-compatible` upstreams can coexist.
  */
 import type { UpstreamClient } from '../../../core/upstream/upstream-client.ts';
-import type { ProviderService, ProviderSettings } from './base.ts';
+import type { Provider, ProviderSettings } from './base.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
 import { GeminiProvider } from './gemini/index.ts';
 import { MistralProvider } from './mistral/index.ts';
@@ -11,7 +11,7 @@ import { OllamaProvider } from './ollama/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import { OpenAICompatibleProvider } from './openai-compatible.ts';
 
-export type ProviderConstructor = new (id: string, settings: ProviderSettings, upstream: UpstreamClient) => ProviderService;
+export type ProviderConstructor = new (id: string, settings: ProviderSettings, upstream: UpstreamClient) => Provider;
 
 export const providerTypes: ReadonlyMap<string, ProviderConstructor> = new Map<string, ProviderConstructor>([
   ['openai', OpenAIProvider],

@@ -9,12 +9,12 @@
  * claims `claude-*`), so Claude Code's bare ids work before the catalog has been fetched.
  */
 import { invalidRequest, modelNotFound, unknownProviderPrefix } from '../../../core/errors.ts';
-import type { ProviderService } from '../providers/base.ts';
+import type { Provider } from '../providers/base.ts';
 import type { Catalog } from '../catalog.ts';
 import type { MaybePromise } from '../../../core/runtime/maybe-promise.ts';
 
 export interface ResolvedModel {
-  provider: ProviderService;
+  provider: Provider;
   model: string;
 }
 
@@ -25,7 +25,7 @@ export interface ResolvedModel {
  * request's case once a deployment names its provider.
  */
 export function resolveModel(
-  modelField: string, providers: ReadonlyMap<string, ProviderService>, catalogOf: () => Catalog, providerOrder: readonly string[] = [],
+  modelField: string, providers: ReadonlyMap<string, Provider>, catalogOf: () => Catalog, providerOrder: readonly string[] = [],
 ): MaybePromise<ResolvedModel> {
   const slash = modelField.indexOf('/');
   if (slash > 0) {
@@ -41,7 +41,7 @@ export function resolveModel(
 
 /** Bare ids, and ids whose first segment is not a provider (e.g. "meta-llama/Llama-3-8b"). */
 async function resolveThroughCatalog(
-  modelField: string, slash: number, providers: ReadonlyMap<string, ProviderService>, catalog: Catalog, providerOrder: readonly string[],
+  modelField: string, slash: number, providers: ReadonlyMap<string, Provider>, catalog: Catalog, providerOrder: readonly string[],
 ): Promise<ResolvedModel> {
   const candidates = await catalog.providersOf(modelField);
   if (candidates.length === 1) return { provider: providers.get(candidates[0]!)!, model: modelField };

@@ -14,7 +14,7 @@
  */
 import type { Exchange } from '../../../core/exchange.ts';
 import type { ModelCall, UpstreamCall } from '../../../core/upstream/upstream-call.ts';
-import type { ChatCallOptions, ProviderService } from '../providers/base.ts';
+import type { ChatCallOptions, Provider } from '../providers/base.ts';
 import { capOutputTokens } from '../../../core/tokens/worst-case.ts';
 import { embeddingsUnsupported } from '../../../core/errors.ts';
 
@@ -32,7 +32,7 @@ function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, 
 /** What `upstreamCallFor` was given, kept on the call it built so the call can be built again. */
 interface CallInputs {
   ex: Exchange;
-  provider: ProviderService;
+  provider: Provider;
   options: ChatCallOptions;
   embedders: readonly string[];
 }
@@ -53,7 +53,7 @@ type RebuildableCall = UpstreamCall & { builtFrom: CallInputs };
  * promoted them (2.3 KiB a request at one connection on Node 24, 0.06 without;
  * docs/performance-history.md, seventh round).
  */
-export function upstreamCallFor(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[] = []): ModelCall {
+export function upstreamCallFor(ex: Exchange, provider: Provider, options: ChatCallOptions, embedders: readonly string[] = []): ModelCall {
   const call = buildCall(ex, provider, options, embedders);
   if (call.kind === 'embeddings') return call;
   const rebuildable = call as RebuildableCall;
@@ -76,7 +76,7 @@ function withOutputCap(this: RebuildableCall, tokens: number): ModelCall {
   return upstreamCallFor(ex, provider, options, embedders);
 }
 
-function buildCall(ex: Exchange, provider: ProviderService, options: ChatCallOptions, embedders: readonly string[]): ModelCall {
+function buildCall(ex: Exchange, provider: Provider, options: ChatCallOptions, embedders: readonly string[]): ModelCall {
   const { dialect, clientBody } = ex;
   if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
     // A shared key must not carry what names another account's data upstream (an unknown item id).

@@ -21,7 +21,7 @@
 import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
 import type { ModelCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
 import { malformedResponse, parseUpstreamJson, usageOf } from '../canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
+import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
 import { mapAnthropicError } from './errors.ts';
 import { toAnthropicRequest } from './request.ts';
 import { toCompletion, type AnthropicMessage } from './response.ts';
@@ -58,7 +58,7 @@ function toCatalogEntry(model: { id: string; display_name?: unknown; created_at?
  * Messages API cannot honour; the codec maps answers, streams and errors as documented above;
  * `listModels` follows the `/v1/models` cursor and throws `GatewayError` when the upstream fails.
  */
-export class AnthropicProvider extends ProviderService {
+export class AnthropicProvider extends Provider {
   readonly name = 'Anthropic';
 
   /** Per Claude model: image patches and tiers, the tools' system prompt, the tokenizer's scale (`token-rules.ts`). */

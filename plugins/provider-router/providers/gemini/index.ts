@@ -25,7 +25,7 @@ import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../co
 import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
+import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapGeminiError } from './errors.ts';
 import { toGeminiRequest } from './request.ts';
 import { toCompletion } from './response.ts';
@@ -61,7 +61,7 @@ function isServedMethod(method: unknown): boolean {
  * Gemini Developer API provider. `buildChatCall` throws 400 (`invalid_request`, naming the
  * parameter) for requests it cannot honour; the codec maps answers per the module doc.
  */
-export class GeminiProvider extends ProviderService {
+export class GeminiProvider extends Provider {
   readonly name = 'Google Gemini';
 
   /** Gemini's image crop units (`token-rules.ts`). */

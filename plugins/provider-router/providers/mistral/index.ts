@@ -21,7 +21,7 @@ import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../co
 import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { openAIEmbeddingsCodec } from '../openai/embeddings-codec.ts';
 import { malformedResponse } from '../canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
+import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapMistralError } from './errors.ts';
 import { buildMistralRequest } from './request.ts';
 import { decodeMistralCompletion } from './response.ts';
@@ -36,7 +36,7 @@ interface MistralModelCard {
   capabilities?: { completion_chat?: unknown } | null;
 }
 
-export class MistralProvider extends ProviderService {
+export class MistralProvider extends Provider {
   readonly name = 'Mistral';
 
   /** `POST {base}/chat/completions`; throws 400 for a request Mistral cannot honour (module table). */

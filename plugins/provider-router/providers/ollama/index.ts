@@ -28,7 +28,7 @@ import type { ChatCompletionRequest } from '../../../../core/canonical/chat-type
 import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
 import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { malformedResponse } from '../canonical.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
+import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
 import { mapOllamaError } from './errors.ts';
 import { toOllamaRequest } from './request.ts';
 import { toChatCompletion } from './response.ts';
@@ -41,7 +41,7 @@ import { decodeOllamaEmbed, toOllamaEmbedRequest } from './embeddings.ts';
  * `listModels` reads `GET {base}/api/tags` and throws `GatewayError` (502 `upstream_unreachable` when
  * Ollama is not running).
  */
-export class OllamaProvider extends ProviderService {
+export class OllamaProvider extends Provider {
   readonly name = 'Ollama';
   override readonly requiresApiKey = false;
 

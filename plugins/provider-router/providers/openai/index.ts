@@ -13,7 +13,7 @@ import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder
 import { upstreamError, type GatewayError } from '../../../../core/errors.ts';
 import { malformedResponse, truncatedStream, type UpstreamHeaders } from '../canonical.ts';
 import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
-import { ProviderService, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
+import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
 import { responsesCodec } from './responses-codec.ts';
 import { openAIEmbeddingsCodec } from './embeddings-codec.ts';
 import { openAIPromptTokenRules } from './token-rules.ts';
@@ -116,7 +116,7 @@ const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['openai-responses', 'opena
 /** Upstream paths (under the base URL) of the natively spoken operations. */
 const NATIVE_PATHS: Readonly<Record<string, string>> = { 'responses.create': '/responses', 'embeddings.create': '/embeddings' };
 
-export class OpenAIProvider extends ProviderService {
+export class OpenAIProvider extends Provider {
   readonly name: string = 'OpenAI';
 
   /** Per model family: image tiles or patches as OpenAI documents them (`openai-token-rules.ts`). */
