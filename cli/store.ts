@@ -35,6 +35,7 @@ export function exportSqliteCommand(): Command {
       // Opening migrates the SQLite file to this version first, so both sides have one schema.
       const store = openDataDir(dataDir);
       try {
+        if (store.engine !== 'sqlite') throw new CliError(`the data dir's store is PostgreSQL (${store.location}): export reads the SQLite file`);
         const result = await exportSqliteToPostgres(store.sqlite, options.to, {
           onTable: (table, rows) => {
             if (!options.json) process.stdout.write(`${table}: ${rows} row(s)\n`);

@@ -28,7 +28,7 @@ export { RepriceTooLargeError, type RepriceOptions, type RepriceResult, type Rep
  * Re-prices the rows `options` selects with `book`'s prices (see the module doc). Rejects with
  * `RepriceTooLargeError` when more than `options.maxRows` rows match (nothing is written).
  */
-export async function reprice(store: Pick<Store, 'engine' | 'sqlite' | 'db'>, book: PriceBook, options: RepriceOptions): Promise<RepriceResult> {
+export async function reprice(store: Store, book: PriceBook, options: RepriceOptions): Promise<RepriceResult> {
   const toIso = options.toIso ?? nowIso(options.nowMs);
   return store.engine === 'sqlite' ? repriceSqlite(store.sqlite, book, options, toIso) : repricePostgres(store.db, book, options, toIso);
 }

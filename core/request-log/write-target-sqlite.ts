@@ -6,7 +6,7 @@
  * concurrency or restarts). Prepared statements, one transaction per batch; within a batch a
  * user's consecutive spends of one period are summed into one UPDATE.
  */
-import type { Store } from '../store/store.ts';
+import type { SqliteStore } from '../store/store.ts';
 import { prepareQuery } from '../store/store.ts';
 import type { NewLlmRequest } from '../store/db-types.ts';
 import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from './request-log-row.ts';
@@ -21,7 +21,7 @@ export function isTransientSqliteError(err: unknown): boolean {
 
 type SpendWrite = PendingWrite & { kind: 'spend' };
 
-export function createSqliteWriteTarget(store: Store): WriteTarget {
+export function createSqliteWriteTarget(store: SqliteStore): WriteTarget {
   const { sqlite, db } = store;
   const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
   const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));

@@ -18,7 +18,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../runtime/metrics.ts';
 import type { Database } from './db-types.ts';
-import { readMigrations, type Store } from './store.ts';
+import { readMigrations, type PostgresStore, type Store } from './store.ts';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -205,12 +205,9 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     }
   };
 
-  const store: Store = {
+  const store: PostgresStore = {
     engine: 'postgres',
     location: redactDatabaseUrl(url),
-    get sqlite(): never {
-      throw new Error('store.sqlite is SQLite-only; this store is PostgreSQL (use store.db)');
-    },
     db,
     schemaVersion,
     onExternalChange(listener) {

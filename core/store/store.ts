@@ -20,15 +20,10 @@ export type Sqlite = BetterSqlite3.Database;
 /** Which database a store runs on: the embedded SQLite file (default) or a PostgreSQL server (several replicas). */
 export type StoreEngine = 'sqlite' | 'postgres';
 
-export interface Store {
-  readonly engine: StoreEngine;
+/** What both engines offer (`Store` is one of them, told apart by `engine`). */
+interface StoreBase {
   /** The database file, or the PostgreSQL URL without its password: for logs and the banner. */
   readonly location: string;
-  /**
-   * SQLite only: the raw connection, for prepared statements on hot paths and transactions. On
-   * PostgreSQL, reading it throws: code that runs on both engines uses `db`.
-   */
-  readonly sqlite: Sqlite;
   /** Typed queries, on either engine. */
   readonly db: Kysely<Database>;
   /** `GET /readyz`'s view of the store: `{engine, status: "ready"|"down"}` (PostgreSQL: its last health probe). */
@@ -46,6 +41,27 @@ export interface Store {
    */
   notifyChange(): void;
   close(): Promise<void>;
+}
+
+/** The embedded store: one better-sqlite3 connection, also reachable raw for prepared statements on hot paths. */
+export interface SqliteStore extends StoreBase {
+  readonly engine: 'sqlite';
+  /** The raw connection, for prepared statements on hot paths and transactions. */
+  readonly sqlite: Sqlite;
+}
+
+/** The shared store of several replicas: a PostgreSQL pool behind the same Kysely types (`store-postgres.ts`). */
+export interface PostgresStore extends StoreBase {
+  readonly engine: 'postgres';
+}
+
+/** The store, on either engine: code that runs on both uses `db`; SQLite-only code narrows on `engine` first. */
+export type Store = SqliteStore | PostgresStore;
+
+/** `store` as the SQLite store it must be for `what` (an export, a test of the file); throws on PostgreSQL. */
+export function sqliteStoreOf(store: Store, what: string): SqliteStore {
+  if (store.engine !== 'sqlite') throw new Error(`${what} needs the SQLite store; this one is PostgreSQL (${store.location})`);
+  return store;
 }
 
 const SCHEMA_PATH = join(packageRoot(import.meta.url), 'schema.sql');
@@ -126,7 +142,7 @@ export interface OpenStoreOptions {
 }
 
 /** Opens (creating if needed) the database file and brings its schema up to date. */
-export function openStore(file: string, options: OpenStoreOptions = {}): Store {
+export function openStore(file: string, options: OpenStoreOptions = {}): SqliteStore {
   mkdirSync(dirname(file), { recursive: true });
   const sqlite = openSqlite(file);
   sqlite.pragma('journal_mode = WAL');

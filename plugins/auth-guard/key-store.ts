@@ -5,7 +5,7 @@
  * the request path. PostgreSQL: the same queries through Kysely, asynchronous (a network round trip
  * either way).
  */
-import type { Store } from '../../core/store/store.ts';
+import type { SqliteStore, Store } from '../../core/store/store.ts';
 import { nowIso, prepareQuery } from '../../core/store/store.ts';
 
 /** A key's row joined with its user's, as `lookup` returns it. */
@@ -47,7 +47,7 @@ async function hashOf(store: Store, apiKeyId: number): Promise<string | undefine
   return row?.key_hash;
 }
 
-function createSqliteKeyStore(store: Store): KeyStore {
+function createSqliteKeyStore(store: SqliteStore): KeyStore {
   const lookup = prepareQuery(store.sqlite, keyQuery(store).where('k.key_hash', '=', ''));
   const touch = prepareQuery(store.sqlite, store.db.updateTable('api_keys').set({ last_used_at: '' }).where('id', '=', 0));
   const touchAll = store.sqlite.transaction((entries: ReadonlyArray<readonly [number, number]>) => {

@@ -13,7 +13,7 @@ import { loginAdmin, type AdminClient, assertError } from '../../helpers/admin-c
 import { createGatewayUser, deleteGatewayUser } from '../../../core/accounts/gateway-users.ts';
 import { createApiKey } from '../../../core/accounts/api-keys.ts';
 import { compileLogPageQuery, LOG_ROW_FIELDS } from '../../../core/admin/logs-query.ts';
-import type { Store } from '../../../core/store/store.ts';
+import { sqliteStoreOf, type Store } from '../../../core/store/store.ts';
 import { TEST_STORE_ENGINE } from '../../helpers/test-store.ts';
 import type { NewLlmRequest } from '../../../core/store/db-types.ts';
 
@@ -343,7 +343,7 @@ describe('usage logs at scale (200k rows)', () => {
     for (const [filters, index] of cases) {
       for (const c of [undefined, cursor]) {
         const compiled = compileLogPageQuery(store, filters, c, 51);
-        const plan = (store.sqlite.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...compiled.parameters) as Array<{ detail: string }>)
+        const plan = (sqliteStoreOf(store, 'EXPLAIN QUERY PLAN').sqlite.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...compiled.parameters) as Array<{ detail: string }>)
           .map((r) => r.detail);
         const label = `${JSON.stringify(filters)} ${c ? 'with' : 'without'} cursor:\n${plan.join('\n')}`;
         assert.match(plan[0]!, new RegExp(`^(SCAN|SEARCH) r USING INDEX ${index}\\b`), label);
@@ -354,7 +354,7 @@ describe('usage logs at scale (200k rows)', () => {
 
   test('the model filter walks the requested and served model indexes, sorting only the page-sized merge', sqliteOnly, () => {
     const compiled = compileLogPageQuery(store, { model: 'model-3' }, undefined, 51);
-    const plan = (store.sqlite.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...compiled.parameters) as Array<{ detail: string }>).map((r) => r.detail);
+    const plan = (sqliteStoreOf(store, 'EXPLAIN QUERY PLAN').sqlite.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...compiled.parameters) as Array<{ detail: string }>).map((r) => r.detail);
     assert.ok(plan.some((d) => d.includes('INDEX llm_requests_by_model_requested_time (model_requested=?)')), plan.join('\n'));
     assert.ok(plan.some((d) => d.includes('INDEX llm_requests_by_model_served_time (model_served=?)')), plan.join('\n'));
   });

@@ -9,7 +9,7 @@ import { openStore } from '../../../core/store/store.ts';
 import { createLog } from '../../../core/runtime/log.ts';
 import { createGatewayUser, deleteGatewayUser } from '../../../core/accounts/gateway-users.ts';
 import { createApiKey } from '../../../core/accounts/api-keys.ts';
-import type { Store } from '../../../core/store/store.ts';
+import type { SqliteStore } from '../../../core/store/store.ts';
 import type { Log } from '../../../core/runtime/log.ts';
 import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from '../../../core/request-log/request-log-row.ts';
 import { createWriteBehind, type PendingWrite, type WriteBehindSettings } from '../../../core/request-log/write-behind.ts';
@@ -18,7 +18,7 @@ import { createBudgetLedger, isReservation, type Reservation } from '../../../pl
 import { tempDir } from '../../helpers/tmp.ts';
 
 /** The queue as the logger makes it; `enqueue` takes log rows (`PendingWrite`s through `write`). */
-function createRequestLogWriter(store: Store, settings: WriteBehindSettings, log: Log) {
+function createRequestLogWriter(store: SqliteStore, settings: WriteBehindSettings, log: Log) {
   const queue = createWriteBehind(createSqliteWriteTarget(store), settings, log);
   return { ...queue, enqueue: (r: RequestLogRow) => queue.enqueue({ kind: 'request', group: r.request_id, row: r }), write: (w: PendingWrite) => queue.enqueue(w) };
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDataDir, databasePath } from '../../../core/store/data-dir.ts';
-import { openStore } from '../../../core/store/store.ts';
+import { openStore, sqliteStoreOf } from '../../../core/store/store.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { TEST_STORE_ENGINE } from '../../helpers/test-store.ts';
 
@@ -27,7 +27,7 @@ after(() => process.umask(umaskBefore));
 
 test('a fresh data dir is 0700 and tollgate.db, its -wal and -shm are 0600', { skip }, async () => {
   const dataDir = join(tempDir(), 'data');
-  const store = openDataDir(dataDir);
+  const store = sqliteStoreOf(openDataDir(dataDir), 'this test');
   try {
     store.sqlite.exec("INSERT INTO gateway_users (name, created_at, updated_at) VALUES ('perm-test', '2026-01-01', '2026-01-01')");
     const file = databasePath(dataDir);

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { openSqlite, type SqliteDatabase } from '../../../core/store/driver-sqlite.ts';
 import { databasePath, openDataDir } from '../../../core/store/data-dir.ts';
+import { sqliteStoreOf } from '../../../core/store/store.ts';
 import { createGatewayUser } from '../../../core/accounts/gateway-users.ts';
 import { createKeyring, type Keyring } from '../../../core/accounts/secret-box.ts';
 import { listProviderCredentials, resealAll, setProviderCredential } from '../../../core/accounts/provider-credentials.ts';
@@ -20,7 +21,7 @@ import { tempDir } from '../../helpers/tmp.ts';
 
 test('a rotation is not failed by another connection writing while it runs', async () => {
   const dataDir = tempDir();
-  const store = openDataDir(dataDir);
+  const store = sqliteStoreOf(openDataDir(dataDir), 'this test');
   const gateway = openSqlite(databasePath(dataDir));
   try {
     const oldKeyring = createKeyring(randomBytes(32));
@@ -52,7 +53,7 @@ test('a rotation is not failed by another connection writing while it runs', asy
 
 test('a price import is not failed by another connection writing while it runs', async () => {
   const dataDir = tempDir();
-  const store = openDataDir(dataDir);
+  const store = sqliteStoreOf(openDataDir(dataDir), 'this test');
   const gateway = openSqlite(databasePath(dataDir));
   try {
     const user = await createGatewayUser(store.db, { name: 'importing' });
