@@ -37,10 +37,12 @@ export interface ServerSettings {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection is kept open. */
   keepAliveTimeoutMs: number;
-  /** Open client connections at most; more are closed at once. */
+  /** Open client connections at most; a new one beyond closes the oldest idle one, or is closed when none is idle. */
   maxConnections: number;
-  /** Open client connections per remote address at most; more are closed at once. */
+  /** Open client connections per remote address at most (then as for `maxConnections`). */
   maxConnectionsPerAddress: number;
+  /** Idle client connections (serving no request) per remote address at most; a new one closes the oldest. */
+  maxIdleConnectionsPerAddress: number;
   logLevel: LogLevel;
   /** CORS for browser apps on other origins (`cors.ts`); no origins = off. */
   cors: CorsSettings;
@@ -117,8 +119,9 @@ const manifestSchema: JsonSchema = {
         headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
         requestTimeoutMs: { type: 'integer', minimum: 100, default: 300_000, description: 'Time a client has to send its whole request, body included (408 after). Does not limit the answer. At least headersTimeoutMs.' },
         keepAliveTimeoutMs: { type: 'integer', minimum: 100, default: 65_000, description: 'How long an idle keep-alive client connection is kept open (above the 60 s of common load balancers).' },
-        maxConnections: { type: 'integer', minimum: 1, default: 4096, description: 'Open client connections at most; further ones are closed at once. Keep it below the process\'s file-descriptor limit (logged at start).' },
-        maxConnectionsPerAddress: { type: 'integer', minimum: 1, default: 256, description: 'Open client connections per remote address at most (loopback included); further ones are closed at once.' },
+        maxConnections: { type: 'integer', minimum: 1, default: 4096, description: 'Open client connections at most. At the cap a new connection closes the oldest idle one (serving no request), or is closed at once when none is idle. Keep it below the process\'s file-descriptor limit (logged at start).' },
+        maxConnectionsPerAddress: { type: 'integer', minimum: 1, default: 256, description: 'Open client connections per remote address at most (loopback included). At the cap a new connection closes the address\'s oldest idle one, or is closed at once when none is idle.' },
+        maxIdleConnectionsPerAddress: { type: 'integer', minimum: 1, default: 64, description: 'Idle client connections per remote address at most: connections serving no request (headers not yet complete, or kept alive between requests). A new connection beyond it closes the address\'s oldest idle one, so stalled clients cannot lock an address or the gateway out.' },
         logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
         cors: {
           type: 'object',
