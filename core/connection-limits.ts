@@ -9,11 +9,12 @@
  * A connection is idle while it serves no request: from its accept until its first request's head is
  * complete (a slow or stalled client), and between two requests of a kept-alive connection. Idle
  * connections cost a client nothing, no key needed, so a cap that refused newcomers would let a few
- * addresses lock everyone out. A cap reached by idle connections therefore closes the oldest idle one
- * to admit the newcomer, and refuses only when every connection it counts is serving a request: a
- * well-formed request (`/healthz`, a known key) arriving on a new connection is always read. A
- * newcomer needs one round trip to send its head, so idle connections opened after it would have to
- * fill the whole cap within that time to push it out.
+ * addresses lock everyone out. A cap reached with idle connections therefore closes the oldest idle
+ * one to admit the newcomer, whose well-formed request (`/healthz`, a known key) is then read. Spared
+ * is a connection from which nothing was read yet, for `SILENT_GRACE_MS` after its accept: a burst
+ * of new connections from one client (a pool starting up) can be accepted before any of their heads
+ * is read, and they must not push each other out. The newcomer is refused only when no connection
+ * under the cap may be closed (all serve a request, or are spared).
  */
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -29,12 +30,19 @@ export interface ConnectionCaps {
   maxIdleConnectionsPerAddress: number;
 }
 
+/** How long a connection that has sent nothing yet cannot be closed to make room, in ms. */
+export const SILENT_GRACE_MS = 1_000;
+/** Idle connections looked at, oldest first, for one that may be closed. */
+const EVICTION_SCAN = 64;
+
 /** One accepted connection while it is open. */
 interface Tracked {
   readonly socket: Socket;
   readonly address: string;
   /** Requests under way on it (pipelined requests overlap); idle at 0. */
   active: number;
+  /** `performance.now()` when it last became idle (accepted, or its last answer ended). */
+  idleSinceMs: number;
   /** Counted out: closed, or closed by a cap (its 'close' event comes a tick later). */
   gone: boolean;
 }
@@ -46,13 +54,26 @@ interface AddressConnections {
   readonly idle: Set<Tracked>;
 }
 
-/** The oldest member of `set`, or undefined. */
-const oldest = (set: Set<Tracked>): Tracked | undefined => set.values().next().value;
+/**
+ * The longest idle member of `idle` that may be closed, or undefined: one that has sent bytes (a
+ * partial head, or a finished request), or that has been idle for `SILENT_GRACE_MS`. `idle` is in
+ * idle-since order, so past a young first member only the bytes tell; the scan is bounded so a flood
+ * of silent connections costs O(1) per accept.
+ */
+function oldestEvictable(idle: Set<Tracked>, nowMs: number): Tracked | undefined {
+  let looked = 0;
+  for (const conn of idle) {
+    if (conn.socket.bytesRead > 0 || nowMs - conn.idleSinceMs >= SILENT_GRACE_MS) return conn;
+    if (++looked === EVICTION_SCAN) return undefined;
+  }
+  return undefined;
+}
 
 /**
  * Enforces `caps` on `server`'s client connections, as soon as each is accepted (before a byte is
- * read): over a cap, the oldest idle connection under it (of the address, or of the whole server for
- * `maxConnections`) is closed to make room; with none idle, the new connection is closed. Replaces
+ * read): over a cap, the oldest idle connection under it that may be closed (`oldestEvictable`; of
+ * the address, or of the whole server for `maxConnections`) is closed to make room; with none, the
+ * new connection is closed (over the idle cap alone, it is let in). Replaces
  * `server.maxConnections`, which can only refuse. Returns the counts of connections refused and of
  * idle ones closed so far.
  */
@@ -82,17 +103,20 @@ export function limitConnections(server: Server, caps: ConnectionCaps): { refuse
     conn.socket.destroy();
     return true;
   };
-  const toIdle = (conn: Tracked) => {
+  const toIdle = (conn: Tracked, nowMs: number) => {
+    conn.idleSinceMs = nowMs;
     idle.add(conn);
     byAddress.get(conn.address)!.idle.add(conn);
   };
 
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
+    const nowMs = performance.now();
     const mine = byAddress.get(address);
-    const roomMade = (!mine || mine.idle.size < caps.maxIdleConnectionsPerAddress || evict(oldest(mine.idle)))
-      && (!mine || mine.open < caps.maxConnectionsPerAddress || evict(oldest(mine.idle)))
-      && (open < caps.maxConnections || evict(oldest(idle)));
+    // The idle cap is kept where it can be: over it with only spared connections, the newcomer is let in.
+    if (mine && mine.idle.size >= caps.maxIdleConnectionsPerAddress) evict(oldestEvictable(mine.idle, nowMs));
+    const roomMade = (!mine || mine.open < caps.maxConnectionsPerAddress || evict(oldestEvictable(mine.idle, nowMs)))
+      && (open < caps.maxConnections || evict(oldestEvictable(idle, nowMs)));
     if (!roomMade) {
       refused++;
       socket.destroy();
@@ -102,9 +126,9 @@ export function limitConnections(server: Server, caps: ConnectionCaps): { refuse
     if (!of) byAddress.set(address, (of = { open: 0, idle: new Set() }));
     of.open++;
     open++;
-    const conn: Tracked = { socket, address, active: 0, gone: false };
+    const conn: Tracked = { socket, address, active: 0, idleSinceMs: nowMs, gone: false };
     bySocket.set(socket, conn);
-    toIdle(conn);
+    toIdle(conn, nowMs);
     socket.once('close', () => forget(conn));
   });
 
@@ -116,7 +140,7 @@ export function limitConnections(server: Server, caps: ConnectionCaps): { refuse
       byAddress.get(conn.address)!.idle.delete(conn);
     }
     res.once('close', () => {
-      if (!conn.gone && --conn.active === 0 && !conn.socket.destroyed) toIdle(conn);
+      if (!conn.gone && --conn.active === 0 && !conn.socket.destroyed) toIdle(conn, performance.now());
     });
   });
 

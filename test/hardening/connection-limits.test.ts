@@ -12,7 +12,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { fileLimitWarning, openFilesLimit } from '../../core/connection-limits.ts';
+import { SILENT_GRACE_MS, fileLimitWarning, openFilesLimit } from '../../core/connection-limits.ts';
 import { sleep } from '../helpers/sim-http.ts';
 
 interface SlowClient {
@@ -37,6 +37,14 @@ function slowClient(port: number, localAddress: string): SlowClient {
     client.closed = true;
     clearInterval(timer);
   });
+  return client;
+}
+
+/** Opens a connection from `localAddress` that sends nothing. */
+function silentClient(port: number, localAddress: string): SlowClient {
+  const client: SlowClient = { socket: connect({ port, host: '127.0.0.1', localAddress }), closed: false, received: '' };
+  client.socket.on('error', () => {});
+  client.socket.on('close', () => (client.closed = true));
   return client;
 }
 
@@ -176,8 +184,8 @@ describe('connections that never close (issue 39, item 4)', () => {
 
 describe('idle connections at the caps (issue 39, item 4)', () => {
   let tg: TestGateway;
-  /** Connections the server accepted (before any cap closes them). */
-  let accepted = 0;
+  /** The server's side of each connection it accepted (before any cap closes it), in order. */
+  const accepted: Socket[] = [];
   const clients: SlowClient[] = [];
   before(async () => {
     tg = await startTestGateway({
@@ -185,22 +193,25 @@ describe('idle connections at the caps (issue 39, item 4)', () => {
       // Timeouts far beyond the test: only the caps close a socket here.
       server: { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, maxConnections: 10, maxConnectionsPerAddress: 6, maxIdleConnectionsPerAddress: 4 },
     });
-    tg.gateway.server.server.on('connection', () => accepted++);
+    tg.gateway.server.server.on('connection', (socket: Socket) => accepted.push(socket));
   });
   after(async () => {
     for (const client of clients) client.socket.destroy();
     await tg?.close();
   });
 
-  /** Opens `count` slow-header connections from `address`, one after another, each seen by the server before the next. */
+  /**
+   * Opens `count` slow-header connections from `address`, one after another, each accepted and its
+   * first bytes read by the server before the next (a connection that sent nothing yet is spared).
+   */
   async function openSlow(address: string, count: number): Promise<SlowClient[]> {
     const opened: SlowClient[] = [];
     for (let i = 0; i < count; i++) {
-      const seen = accepted + 1;
+      const seen = accepted.length;
       const client = slowClient(tg.gateway.address.port, address);
       opened.push(client);
       clients.push(client);
-      assert.ok(await until(() => accepted >= seen, 2_000), 'the server accepts the connection');
+      assert.ok(await until(() => accepted.length > seen && (accepted[seen]!.bytesRead > 0 || accepted[seen]!.destroyed), 2_000), 'the server reads the connection');
     }
     return opened;
   }
@@ -233,6 +244,21 @@ describe('idle connections at the caps (issue 39, item 4)', () => {
     await sleep(100);
     assert.deepEqual(idle.map((c) => c.closed), [true, true, false, false, false]);
     await closeAll(idle);
+  });
+
+  test('a burst of connections that sent nothing yet is not cut by the idle cap; after SILENT_GRACE_MS the oldest of them makes room', async () => {
+    const seen = accepted.length;
+    const silent = Array.from({ length: 5 }, () => silentClient(tg.gateway.address.port, '127.0.0.13'));
+    clients.push(...silent);
+    assert.ok(await until(() => accepted.length >= seen + 5, 2_000));
+    await sleep(50);
+    assert.equal(await openConnections(tg), 5, 'over the idle cap of 4: none of them is closed');
+    assert.ok(silent.every((c) => !c.closed));
+    await sleep(SILENT_GRACE_MS);
+    const late = await openSlow('127.0.0.13', 1);
+    assert.ok(await until(() => silent.some((c) => c.closed), 2_000), 'one of the silent connections made room');
+    assert.equal(await openConnections(tg), 5);
+    await closeAll([...silent, ...late]);
   });
 
   test('with all maxConnections idle, a client from another address gets /healthz and a request with a known key served; each closes the oldest idle connection', async () => {
