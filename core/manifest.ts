@@ -134,7 +134,7 @@ const manifestSchema: JsonSchema = {
               items: { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$' },
               description: 'Origins allowed to call the API, exactly as browsers send them ("https://app.example", "http://localhost:5173"), or "*" for any.',
             },
-            allowCredentials: { type: 'boolean', default: false, description: 'Answer Access-Control-Allow-Credentials: true (only for apps that send cookies; API keys need no credentials mode).' },
+            allowCredentials: { type: 'boolean', default: false, description: 'Answer Access-Control-Allow-Credentials: true to the listed origins (only for apps that send cookies; API keys need no credentials mode). Not with "*".' },
             maxAgeSeconds: { type: 'integer', minimum: 0, maximum: 86_400, default: 600, description: 'How long browsers may cache a preflight answer.' },
           },
         },
@@ -308,6 +308,14 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
   const server = (substituted as { server?: Partial<ServerSettings> }).server;
   if (server && typeof server.requestTimeoutMs === 'number' && typeof server.headersTimeoutMs === 'number' && server.requestTimeoutMs < server.headersTimeoutMs) {
     issues.push({ pointer: '/server/requestTimeoutMs', message: `must be >= headersTimeoutMs (${server.headersTimeoutMs}): the whole request includes its headers` });
+  }
+
+  const cors = server?.cors;
+  if (cors?.allowCredentials === true && Array.isArray(cors.allowedOrigins) && cors.allowedOrigins.includes('*')) {
+    issues.push({
+      pointer: '/server/cors/allowCredentials',
+      message: 'cannot be true while allowedOrigins has "*": any site could then read the answers to its visitors\' credentialed calls; list the origins that may send credentials instead of "*"',
+    });
   }
 
   const plugins = (substituted as { plugins?: unknown }).plugins;
