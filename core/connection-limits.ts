@@ -10,7 +10,8 @@
  * complete (a slow or stalled client), and between two requests of a kept-alive connection. Idle
  * connections cost a client nothing, no key needed, so a cap that refused newcomers would let a few
  * addresses lock everyone out. A cap reached with idle connections therefore closes the oldest idle
- * one to admit the newcomer, whose well-formed request (`/healthz`, a known key) is then read. Spared
+ * one to admit the newcomer, whose well-formed request (`/healthz`, a known key) is then read (nginx
+ * likewise closes idle keep-alive connections when it runs out of connections). Spared
  * is a connection from which nothing was read yet, for `SILENT_GRACE_MS` after its accept: a burst
  * of new connections from one client (a pool starting up) can be accepted before any of their heads
  * is read, and they must not push each other out. The newcomer is refused only when no connection

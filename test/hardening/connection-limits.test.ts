@@ -254,7 +254,7 @@ describe('idle connections at the caps (issue 39, item 4)', () => {
     await sleep(50);
     assert.equal(await openConnections(tg), 5, 'over the idle cap of 4: none of them is closed');
     assert.ok(silent.every((c) => !c.closed));
-    await sleep(SILENT_GRACE_MS);
+    await sleep(SILENT_GRACE_MS + 50);
     const late = await openSlow('127.0.0.13', 1);
     assert.ok(await until(() => silent.some((c) => c.closed), 2_000), 'one of the silent connections made room');
     assert.equal(await openConnections(tg), 5);
