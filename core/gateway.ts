@@ -27,7 +27,8 @@ import { createCoordination, type Coordination } from './coordination/index.ts';
 
 /**
  * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
- * `provider/model` (those of the manifest, or that served once), and each pooled key's state (`ok`, `cooling`, `disabled`) by `provider/…last4`.
+ * `provider/model` (those of the manifest, or that served once), and per provider the count of
+ * pooled keys in each state (`ok`, `cooling`, `disabled`): /readyz is public, so no key is named.
  * Empty without a router that reports them.
  */
 function upstreamReadiness(health: UpstreamHealthService | undefined): Record<string, unknown> {

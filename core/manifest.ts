@@ -38,10 +38,12 @@ export interface ServerSettings {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection is kept open. */
   keepAliveTimeoutMs: number;
-  /** Open client connections at most; more are closed at once. */
+  /** Open client connections at most; a new one beyond closes the oldest idle one, or is closed when none is idle. */
   maxConnections: number;
-  /** Open client connections per remote address at most; more are closed at once. */
+  /** Open client connections per remote address at most (then as for `maxConnections`). */
   maxConnectionsPerAddress: number;
+  /** Idle client connections (serving no request) per remote address at most; a new one closes the oldest. */
+  maxIdleConnectionsPerAddress: number;
   logLevel: LogLevel;
   /** CORS for browser apps on other origins (`cors.ts`); no origins = off. */
   cors: CorsSettings;
@@ -118,8 +120,9 @@ const manifestSchema: JsonSchema = {
         headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
         requestTimeoutMs: { type: 'integer', minimum: 100, default: 300_000, description: 'Time a client has to send its whole request, body included (408 after). Does not limit the answer. At least headersTimeoutMs.' },
         keepAliveTimeoutMs: { type: 'integer', minimum: 100, default: 65_000, description: 'How long an idle keep-alive client connection is kept open (above the 60 s of common load balancers).' },
-        maxConnections: { type: 'integer', minimum: 1, default: 4096, description: 'Open client connections at most; further ones are closed at once. Keep it below the process\'s file-descriptor limit (logged at start).' },
-        maxConnectionsPerAddress: { type: 'integer', minimum: 1, default: 256, description: 'Open client connections per remote address at most (loopback included); further ones are closed at once.' },
+        maxConnections: { type: 'integer', minimum: 1, default: 4096, description: 'Open client connections at most. At the cap a new connection closes the oldest idle one (serving no request), or is closed at once when none is idle. Keep it below the process\'s file-descriptor limit (logged at start).' },
+        maxConnectionsPerAddress: { type: 'integer', minimum: 1, default: 256, description: 'Open client connections per remote address at most (loopback included). At the cap a new connection closes the address\'s oldest idle one, or is closed at once when none is idle.' },
+        maxIdleConnectionsPerAddress: { type: 'integer', minimum: 1, default: 64, description: 'Idle client connections per remote address at most: connections serving no request (headers not yet complete, or kept alive between requests). A new connection beyond it closes the address\'s oldest idle one, so stalled clients cannot lock an address or the gateway out.' },
         logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
         cors: {
           type: 'object',
@@ -132,7 +135,7 @@ const manifestSchema: JsonSchema = {
               items: { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$' },
               description: 'Origins allowed to call the API, exactly as browsers send them ("https://app.example", "http://localhost:5173"), or "*" for any.',
             },
-            allowCredentials: { type: 'boolean', default: false, description: 'Answer Access-Control-Allow-Credentials: true (only for apps that send cookies; API keys need no credentials mode).' },
+            allowCredentials: { type: 'boolean', default: false, description: 'Answer Access-Control-Allow-Credentials: true to the listed origins (only for apps that send cookies; API keys need no credentials mode). Not with "*".' },
             maxAgeSeconds: { type: 'integer', minimum: 0, maximum: 86_400, default: 600, description: 'How long browsers may cache a preflight answer.' },
           },
         },
@@ -306,6 +309,14 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
   const server = (substituted as { server?: Partial<ServerSettings> }).server;
   if (server && typeof server.requestTimeoutMs === 'number' && typeof server.headersTimeoutMs === 'number' && server.requestTimeoutMs < server.headersTimeoutMs) {
     issues.push({ pointer: '/server/requestTimeoutMs', message: `must be >= headersTimeoutMs (${server.headersTimeoutMs}): the whole request includes its headers` });
+  }
+
+  const cors = server?.cors;
+  if (cors?.allowCredentials === true && Array.isArray(cors.allowedOrigins) && cors.allowedOrigins.includes('*')) {
+    issues.push({
+      pointer: '/server/cors/allowCredentials',
+      message: 'cannot be true while allowedOrigins has "*": any site could then read the answers to its visitors\' credentialed calls; list the origins that may send credentials instead of "*"',
+    });
   }
 
   const plugins = (substituted as { plugins?: unknown }).plugins;

@@ -20,7 +20,7 @@ import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './rou
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './http/cors.ts';
-import { capConnectionsPerAddress } from './http/connection-limits.ts';
+import { limitConnections } from './http/connection-limits.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { stopPretenuring } from './runtime/v8-pretenuring.ts';
 import { releaseStartUpMemoryWhenIdle } from './runtime/start-up-memory.ts';
@@ -39,7 +39,7 @@ export interface GatewayServerOptions {
   /** Body limits per dialect id, over `maxBodyBytes`. */
   maxBodyBytesByDialect?: Readonly<Record<string, number>>;
   drainTimeoutMs: number;
-  /** Client-side limits (manifest `server`); Node's defaults where absent, except the per-address cap (none). */
+  /** Client-side limits (manifest `server`); `CONNECTION_DEFAULTS` where absent. */
   connections?: Partial<ConnectionSettings>;
   /** Wall clock for `Exchange.startedAtMs` (log timestamps, key expiry); default `Date.now`. */
   clock?: Clock;
@@ -64,10 +64,13 @@ export interface ConnectionSettings {
   keepAliveTimeoutMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
+  /** Connections per address serving no request (see `connection-limits.ts`). */
+  maxIdleConnectionsPerAddress: number;
 }
 
 const CONNECTION_DEFAULTS: ConnectionSettings = {
   headersTimeoutMs: 20_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096, maxConnectionsPerAddress: 256,
+  maxIdleConnectionsPerAddress: 64,
 };
 
 export interface GatewayServer {
@@ -252,8 +255,8 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   });
   // From the first request on, request-scoped literals are not pretenured (`v8-pretenuring.ts`).
   server.once('request', stopPretenuring);
-  server.maxConnections = limits.maxConnections;
-  capConnectionsPerAddress(server, limits.maxConnectionsPerAddress);
+  // Not `server.maxConnections`: at the cap an idle connection makes room (`connection-limits.ts`).
+  limitConnections(server, limits);
   answerClientErrors(server, newRequestId, (code, err) => log.debug('client error', { code, cause: err.message }));
 
   let shutdownPromise: Promise<void> | null = null;

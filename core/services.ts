@@ -273,9 +273,11 @@ export interface UpstreamHealthService {
   snapshot(): UpstreamHealthSnapshot;
   /**
    * `GET /readyz`'s view: breaker state by `provider/model` (deployments of the manifest, or that
-   * served once: never a model name a client made up), key state by `provider/fingerprint`.
+   * served once: never a model name a client made up), and per provider the count of pooled keys in
+   * each state. Counts, not fingerprints: /readyz is public, and a fingerprint tells a stranger which
+   * key is out of use (the admin API shows them).
    */
-  readiness(): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, PoolKeyHealth['state']> };
+  readiness(): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, Record<PoolKeyHealth['state'], number>> };
   /**
    * Puts a disabled or cooling pooled key back into use. False when `provider` has no pooled key
    * with fingerprint `key`.

@@ -24,7 +24,8 @@ export interface AuthRoutesDeps {
   version: string;
 }
 
-function clientAddress(req: IncomingMessage): string {
+/** The client's address as the login throttle counts it (the socket's peer; a proxy's own address behind one). */
+export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';
 }
 

@@ -38,7 +38,7 @@ export function createAdminMount(ctx: AdminContext, settings: AdminSettings, ver
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
   const throttle = loginThrottle ?? createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
-  const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version }), ...createAccountRoutes(ctx, { sessions })];
+  const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version }), ...createAccountRoutes(ctx, { sessions, throttle })];
   for (const factory of ROUTE_MODULES) routes.push(...factory(ctx));
   const api = createAdminRouter(
     routes,

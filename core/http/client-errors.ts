@@ -6,12 +6,22 @@
  * a JSON error body and `x-request-id` on every response. The path is not parsed yet, so the body's
  * shape comes from the raw bytes Node kept: the dialect whose route the request line names (a 431 on
  * /api/v1/messages speaks Anthropic), else OpenAI's. The connection is closed after the answer, as
- * Node does: the parser cannot resynchronize with the stream.
+ * Node does: the parser cannot resynchronize with the stream. Closed for good, not only our side of
+ * it: node:http's sockets are half-open capable, so ending ours waits for the client's end, which a
+ * client that never reads nor closes never sends; its socket then stayed counted against the
+ * connection caps for ever (issue 39, item 4). It is destroyed `CLOSE_GRACE_MS` after the answer.
  */
 import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { gatewayError, type ErrorCode } from '../errors.ts';
 import { dialects, openAIErrorBody } from '../dialects/index.ts';
+
+/**
+ * How long the client has to read the answer and close, in ms, before its socket is destroyed.
+ * Destroying at once could reset the connection before the answer's bytes reach the client (a close
+ * with unread input sends RST, and the client may drop what it had not read yet).
+ */
+export const CLOSE_GRACE_MS = 1_000;
 
 /** The catalog code for a `clientError`'s Node error code. */
 function codeFor(nodeCode: string | undefined): ErrorCode {
@@ -48,5 +58,7 @@ export function answerClientErrors(server: Server, newRequestId: () => string, o
     const headers = Object.entries({ ...error.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': newRequestId(), connection: 'close' })
       .map(([name, value]) => `${name}: ${value}\r\n`).join('');
     socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${headers}\r\n${body}`);
+    const grace = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+    socket.once('close', () => clearTimeout(grace));
   });
 }

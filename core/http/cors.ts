@@ -10,6 +10,9 @@
  * A disallowed origin gets no CORS header at all, its preflight a bare 204, so the browser refuses
  * the call (the `cors` middleware's behaviour; a CORS failure is the browser's to report). The admin
  * UI (`/admin`) is same-origin only and never answers CORS.
+ * `"*"` is answered as `*`, never by reflecting the request's origin, and never with credentials:
+ * reflecting any origin with `Access-Control-Allow-Credentials: true` would let every site read the
+ * answers to its visitors' cookie- or HTTP-auth-carrying calls (the manifest refuses the pair).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -17,7 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export interface CorsSettings {
   /** Exact origins (`https://app.example`), or `"*"` for any; empty = CORS off. */
   allowedOrigins: string[];
-  /** Send `Access-Control-Allow-Credentials: true` (cookies, HTTP auth); the origin is then always echoed. */
+  /** Send `Access-Control-Allow-Credentials: true` (cookies, HTTP auth) to the listed origins; never with `"*"`. */
   allowCredentials: boolean;
   /** How long a browser may cache a preflight answer, in seconds. */
   maxAgeSeconds: number;
@@ -46,10 +49,11 @@ export function createCors(settings: CorsSettings): Cors | null {
   if (settings.allowedOrigins.length === 0) return null;
   const any = settings.allowedOrigins.includes('*');
   const allowed = new Set(settings.allowedOrigins.map((o) => o.toLowerCase()));
+  const withCredentials = settings.allowCredentials && !any;
 
   /** The `Access-Control-Allow-Origin` value for `origin`, or null when it is not allowed. */
   function allowOrigin(origin: string): string | null {
-    if (any) return settings.allowCredentials ? origin : '*';
+    if (any) return '*';
     return allowed.has(origin.toLowerCase()) ? origin : null;
   }
 
@@ -58,11 +62,11 @@ export function createCors(settings: CorsSettings): Cors | null {
       const origin = req.headers.origin;
       const isPreflight = req.method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method'] !== undefined;
       // The answer depends on Origin unless every origin gets "*": caches must key on it.
-      if (!(any && !settings.allowCredentials)) res.setHeader('vary', isPreflight ? 'origin, access-control-request-headers' : 'origin');
+      if (!any) res.setHeader('vary', isPreflight ? 'origin, access-control-request-headers' : 'origin');
       const allowedOrigin = origin === undefined ? null : allowOrigin(origin);
       if (allowedOrigin !== null) {
         res.setHeader('access-control-allow-origin', allowedOrigin);
-        if (settings.allowCredentials) res.setHeader('access-control-allow-credentials', 'true');
+        if (withCredentials) res.setHeader('access-control-allow-credentials', 'true');
       }
       if (!isPreflight) {
         if (allowedOrigin !== null) res.setHeader('access-control-expose-headers', EXPOSED_HEADERS);

@@ -8,11 +8,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { fileLimitWarning, openFilesLimit } from '../../core/http/connection-limits.ts';
+import { SILENT_GRACE_MS, fileLimitWarning, openFilesLimit } from '../../core/http/connection-limits.ts';
 import { sleep } from '../helpers/sim-http.ts';
 
 interface SlowClient {
@@ -38,6 +38,67 @@ function slowClient(port: number, localAddress: string): SlowClient {
     clearInterval(timer);
   });
   return client;
+}
+
+/** Opens a connection from `localAddress` that sends nothing. */
+function silentClient(port: number, localAddress: string): SlowClient {
+  const client: SlowClient = { socket: connect({ port, host: '127.0.0.1', localAddress }), closed: false, received: '' };
+  client.socket.on('error', () => {});
+  client.socket.on('close', () => (client.closed = true));
+  return client;
+}
+
+/**
+ * Opens a connection from `localAddress` that sends part of a request head, then one more byte every
+ * 100 ms (never finishing it), never reads what it is sent and never closes its side: only the server
+ * can close it. Its writes after the server has closed are what surface that close here.
+ */
+function stubbornClient(port: number, localAddress: string): SlowClient {
+  const client: SlowClient = { socket: connect({ port, host: '127.0.0.1', localAddress, allowHalfOpen: true }), closed: false, received: '' };
+  client.socket.pause();
+  client.socket.write('POST /api/v1/chat/completions HTTP/1.1\r\nHost: tollgate\r\nX-Slow: ');
+  const timer = setInterval(() => {
+    if (client.socket.writable) client.socket.write('a');
+  }, 100);
+  client.socket.on('error', () => {});
+  client.socket.on('close', () => {
+    client.closed = true;
+    clearInterval(timer);
+  });
+  return client;
+}
+
+/** The gateway's open client connections, as node:http counts them. */
+function openConnections(tg: TestGateway): Promise<number> {
+  return new Promise((resolve, reject) => tg.gateway.server.server.getConnections((err, count) => (err ? reject(err) : resolve(count))));
+}
+
+/** `GET path` (with `headers`) from `localAddress` on a connection of its own; the status, or the error's code. */
+function getFrom(tg: TestGateway, localAddress: string, path: string, headers: Record<string, string> = {}): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(`${tg.gateway.origin}${path}`, { localAddress, agent: false, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    req.end();
+  });
+}
+
+/** A chat completion with `key` from `localAddress` on a connection of its own; the status, or the error's code. */
+function chatFrom(tg: TestGateway, localAddress: string, key: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const req = request(`${tg.gateway.origin}/api/v1/chat/completions`, {
+      method: 'POST', localAddress, agent: false,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    req.end(body);
+  });
 }
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -72,7 +133,7 @@ describe('slow clients', () => {
     const port = tg.gateway.address.port;
     const attack = Array.from({ length: 300 }, () => slowClient(port, '127.0.0.2'));
     clients.push(...attack);
-    // Over the per-address cap, connections are closed as soon as they are accepted.
+    // Over the per-address cap (all of them idle), each new connection closes the oldest at once.
     assert.ok(await until(() => attack.filter((c) => c.closed).length >= 260, 3_000), `${attack.filter((c) => c.closed).length} closed`);
     const held = attack.filter((c) => !c.closed);
     assert.equal(held.length, 40);
@@ -95,6 +156,124 @@ describe('slow clients', () => {
     // 160 under a cap of 150: at least 10 are closed at once (others may already be in the count).
     assert.ok(await until(() => idle.filter((c) => c.closed).length >= 10, 3_000), `${idle.filter((c) => c.closed).length} closed`);
     for (const client of idle) client.socket.destroy();
+  });
+});
+
+describe('connections that never close (issue 39, item 4)', () => {
+  let tg: TestGateway;
+  const clients: SlowClient[] = [];
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
+      server: { headersTimeoutMs: 300, requestTimeoutMs: 300 },
+    });
+  });
+  after(async () => {
+    for (const client of clients) client.socket.destroy();
+    await tg?.close();
+  });
+
+  test('a client that sends part of its headers, then never reads nor closes, has its socket closed by the server after the 408', async () => {
+    const port = tg.gateway.address.port;
+    const stubborn = Array.from({ length: 5 }, () => stubbornClient(port, '127.0.0.7'));
+    clients.push(...stubborn);
+    assert.ok(await until(() => stubborn.every((c) => c.closed), 10_000), `${stubborn.filter((c) => !c.closed).length} of 5 still open`);
+    assert.equal(await openConnections(tg), 0);
+  });
+});
+
+describe('idle connections at the caps (issue 39, item 4)', () => {
+  let tg: TestGateway;
+  /** The server's side of each connection it accepted (before any cap closes it), in order. */
+  const accepted: Socket[] = [];
+  const clients: SlowClient[] = [];
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
+      // Timeouts far beyond the test: only the caps close a socket here.
+      server: { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, maxConnections: 10, maxConnectionsPerAddress: 6, maxIdleConnectionsPerAddress: 4 },
+    });
+    tg.gateway.server.server.on('connection', (socket: Socket) => accepted.push(socket));
+  });
+  after(async () => {
+    for (const client of clients) client.socket.destroy();
+    await tg?.close();
+  });
+
+  /**
+   * Opens `count` slow-header connections from `address`, one after another, each accepted and its
+   * first bytes read by the server before the next (a connection that sent nothing yet is spared).
+   */
+  async function openSlow(address: string, count: number): Promise<SlowClient[]> {
+    const opened: SlowClient[] = [];
+    for (let i = 0; i < count; i++) {
+      const seen = accepted.length;
+      const client = slowClient(tg.gateway.address.port, address);
+      opened.push(client);
+      clients.push(client);
+      assert.ok(await until(() => accepted.length > seen && (accepted[seen]!.bytesRead > 0 || accepted[seen]!.destroyed), 2_000), 'the server reads the connection');
+    }
+    return opened;
+  }
+
+  /** Closes `list` from the client side and waits until the server has no connection left. */
+  async function closeAll(list: SlowClient[]): Promise<void> {
+    for (const client of list) client.socket.destroy();
+    for (let tries = 0; tries < 80 && (await openConnections(tg)) > 0; tries++) await sleep(25);
+    assert.equal(await openConnections(tg), 0);
+  }
+
+  test('an address keeps at most maxIdleConnectionsPerAddress connections that serve no request: a new one closes the oldest', async () => {
+    const idle = await openSlow('127.0.0.8', 6);
+    assert.ok(await until(() => idle[0]!.closed && idle[1]!.closed, 2_000), 'the two oldest are closed by the server');
+    await sleep(100);
+    assert.deepEqual(idle.map((c) => c.closed), [true, true, false, false, false, false]);
+    assert.equal(await openConnections(tg), 4);
+    await closeAll(idle);
+  });
+
+  test('an address at its cap of idle connections still gets /healthz and a request with a known key served; each closes its oldest idle connection', async () => {
+    const idle = await openSlow('127.0.0.9', 4);
+    assert.equal(await getFrom(tg, '127.0.0.9', '/healthz'), 200);
+    assert.ok(await until(() => idle[0]!.closed, 2_000), 'the oldest idle connection made room');
+    for (let tries = 0; tries < 80 && (await openConnections(tg)) > 3; tries++) await sleep(25);
+    idle.push(...(await openSlow('127.0.0.9', 1)));
+    assert.equal(await openConnections(tg), 4, 'at the cap again');
+    assert.equal(await chatFrom(tg, '127.0.0.9', tg.apiKey), 200);
+    assert.ok(await until(() => idle[1]!.closed, 2_000), 'the next oldest made room');
+    await sleep(100);
+    assert.deepEqual(idle.map((c) => c.closed), [true, true, false, false, false]);
+    await closeAll(idle);
+  });
+
+  test('a burst of connections that sent nothing yet is not cut by the idle cap; after SILENT_GRACE_MS the oldest of them makes room', async () => {
+    const seen = accepted.length;
+    const silent = Array.from({ length: 5 }, () => silentClient(tg.gateway.address.port, '127.0.0.13'));
+    clients.push(...silent);
+    assert.ok(await until(() => accepted.length >= seen + 5, 2_000));
+    await sleep(50);
+    assert.equal(await openConnections(tg), 5, 'over the idle cap of 4: none of them is closed');
+    assert.ok(silent.every((c) => !c.closed));
+    await sleep(SILENT_GRACE_MS + 50);
+    const late = await openSlow('127.0.0.13', 1);
+    assert.ok(await until(() => silent.some((c) => c.closed), 2_000), 'one of the silent connections made room');
+    assert.equal(await openConnections(tg), 5);
+    await closeAll([...silent, ...late]);
+  });
+
+  test('with all maxConnections idle, a client from another address gets /healthz and a request with a known key served; each closes the oldest idle connection', async () => {
+    const idle = [...(await openSlow('127.0.0.10', 4)), ...(await openSlow('127.0.0.11', 4)), ...(await openSlow('127.0.0.12', 2))];
+    assert.equal(await openConnections(tg), 10);
+    assert.equal(await getFrom(tg, '127.0.0.1', '/healthz'), 200);
+    assert.ok(await until(() => idle[0]!.closed, 2_000), 'the oldest idle connection made room');
+    for (let tries = 0; tries < 80 && (await openConnections(tg)) > 9; tries++) await sleep(25);
+    idle.push(...(await openSlow('127.0.0.12', 1)));
+    assert.equal(await openConnections(tg), 10, 'at the cap again');
+    assert.equal(await chatFrom(tg, '127.0.0.1', tg.apiKey), 200);
+    assert.ok(await until(() => idle[1]!.closed, 2_000), 'the next oldest made room');
+    await sleep(100);
+    assert.equal(idle.filter((c) => c.closed).length, 2);
+    await closeAll(idle);
   });
 });
 
@@ -160,8 +339,8 @@ describe('the manifest', () => {
     );
     const manifest = validateManifest({ plugins }, pluginRegistry, { env: {} });
     assert.deepEqual(
-      [manifest.server.headersTimeoutMs, manifest.server.requestTimeoutMs, manifest.server.keepAliveTimeoutMs, manifest.server.maxConnections, manifest.server.maxConnectionsPerAddress, manifest.upstream.requestDeadlineMs],
-      [20_000, 300_000, 65_000, 4096, 256, 300_000],
+      [manifest.server.headersTimeoutMs, manifest.server.requestTimeoutMs, manifest.server.keepAliveTimeoutMs, manifest.server.maxConnections, manifest.server.maxConnectionsPerAddress, manifest.server.maxIdleConnectionsPerAddress, manifest.upstream.requestDeadlineMs],
+      [20_000, 300_000, 65_000, 4096, 256, 64, 300_000],
     );
   });
 });

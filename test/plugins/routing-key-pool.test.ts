@@ -106,8 +106,11 @@ describe('key pools', () => {
     const states = Object.fromEntries(health.body.keys.filter((k: { provider: string }) => k.provider === 'bad').map((k: { key: string; state: string }) => [k.key, k.state]));
     assert.deepEqual(states, { '…5555': 'disabled', '…6666': 'ok' });
     assert.ok(!health.text.includes('sk-bad-key'), 'the admin API shows fingerprints only');
-    const ready = (await (await fetch(`${tg.gateway.origin}/readyz`)).json()) as { upstreams: { keys: Record<string, string> } };
-    assert.equal(ready.upstreams.keys['bad/…5555'], 'disabled');
+    // /readyz is public: it counts the pooled keys by state and names none (issue 39, item 8).
+    const readyText = await (await fetch(`${tg.gateway.origin}/readyz`)).text();
+    const ready = JSON.parse(readyText) as { upstreams: { keys: Record<string, Record<string, number>> } };
+    assert.deepEqual(ready.upstreams.keys.bad, { ok: 1, cooling: 0, disabled: 1 });
+    assert.ok(!readyText.includes('…5555') && !readyText.includes('…6666'), 'no key fingerprint on /readyz');
 
     const alerts = tg.serverLog.filter((line) => line.includes('refused a pooled API key'));
     assert.equal(alerts.length, 1, 'logged once');

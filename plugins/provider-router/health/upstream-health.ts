@@ -181,6 +181,15 @@ export function createUpstreamHealth(
     },
   });
 
+  /** `/readyz`'s keys: per provider with a pool, how many of its keys are in each state. */
+  function keyCounts(now: number): Record<string, Record<PoolKeyHealth['state'], number>> {
+    const counts: Record<string, Record<PoolKeyHealth['state'], number>> = {};
+    for (const pool of pools.values()) {
+      for (const key of pool.keys) (counts[key.provider] ??= { ok: 0, cooling: 0, disabled: 0 })[pool.stateOf(key, now)]++;
+    }
+    return counts;
+  }
+
   function failDeployment(ticket: AttemptTicket, entry: DeploymentEntry, now: number): void {
     entry.failures++;
     if (!entry.breaker.failed(ticket.admission, now)) return;
@@ -237,7 +246,7 @@ export function createUpstreamHealth(
       const now = clock();
       return {
         deployments: Object.fromEntries(known().map(([deployment, entry]) => [deployment, entry.breaker.state(now)])),
-        keys: Object.fromEntries([...pools.values()].flatMap((pool) => pool.keys.map((key) => [`${key.provider}/${key.id}`, pool.stateOf(key, now)]))),
+        keys: keyCounts(now),
       };
     },
     enableKey(provider, id) {

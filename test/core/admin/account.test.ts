@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../helpers/test-gateway.ts';
 import { adminFetch, loginAdmin } from '../../helpers/admin-client.ts';
 import { createAdmin } from '../../../core/accounts/admin-users.ts';
+import { verifyPassword } from '../../../core/accounts/passwords.ts';
 
 let tg: TestGateway;
 let origin: string;
@@ -66,5 +67,31 @@ describe('changing the password', () => {
     assert.equal((await otherAdmin.get('/admin/api/me')).status, 200);
     await assert.rejects(loginAdmin(origin, ADA), /401/);
     await loginAdmin(origin, { username: 'ada', password: NEW_PASSWORD });
+  });
+});
+
+describe('guessing the current password (issue 39, item 8)', () => {
+  const BOB = { username: 'bob', password: 'bob first password' };
+  before(async () => {
+    await createAdmin(tg.gateway.store.db, BOB.username, BOB.password);
+  });
+
+  test('is throttled like a login: 20 concurrent wrong guesses, 5 are checked and the rest get 429; then the right one is refused too, and so is a login', async () => {
+    const bob = await loginAdmin(origin, BOB);
+    const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => bob.post(PATH, { current_password: `guess number ${i}`, new_password: NEW_PASSWORD })));
+    const checked = guesses.filter((g) => g.status === 400);
+    const refused = guesses.filter((g) => g.status === 429);
+    assert.equal(checked.length, 5, 'only the attempts within loginMaxFailures reach the password check');
+    assert.ok(checked.every((g) => g.body.error.param === 'current_password'));
+    assert.equal(refused.length, 15);
+    assert.ok(refused.every((g) => g.body.error.code === 'too_many_login_attempts' && Number(g.headers.get('retry-after')) >= 1));
+
+    const right = await bob.post(PATH, { current_password: BOB.password, new_password: NEW_PASSWORD });
+    assert.equal(right.status, 429, 'the address that guessed stays locked out of bob');
+    assert.equal(right.body.error.code, 'too_many_login_attempts');
+    assert.equal((await adminFetch(origin, 'POST', '/admin/api/login', BOB)).status, 429, 'the login throttle counted the guesses');
+    // Nothing changed: the old password is still bob's.
+    const row = await tg.gateway.store.db.selectFrom('admin_users').select('password_hash').where('username', '=', 'bob').executeTakeFirstOrThrow();
+    assert.ok(await verifyPassword(BOB.password, row.password_hash));
   });
 });

@@ -1,12 +1,15 @@
 /**
  * CORS for browser apps (`server.cors`): preflights and real requests from an allowed and a
- * disallowed origin, a streamed request and an error, the admin API left out; and `GET /` sends a
- * browser to the admin UI.
+ * disallowed origin, a streamed request and an error, the admin API left out, `"*"` never reflecting
+ * an origin with credentials; and `GET /` sends a browser to the admin UI.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startOpenAISimulator, type OpenAISimulator } from '../../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../../helpers/test-gateway.ts';
+import { createCors } from '../../../core/http/cors.ts';
 
 const APP = 'https://app.example';
 const EVIL = 'https://evil.example';
@@ -114,6 +117,39 @@ describe('real requests', () => {
 describe('manifest', () => {
   test('refuses an origin with a path', async () => {
     await assert.rejects(startTestGateway({ providers: {}, server: { cors: { allowedOrigins: ['https://app.example/'] } } }), /\/server\/cors\/allowedOrigins\/0/);
+  });
+
+  test('refuses allowCredentials with "*" among the origins, naming the fix (issue 39, item 8)', async () => {
+    await assert.rejects(
+      startTestGateway({ providers: {}, server: { cors: { allowedOrigins: ['*'], allowCredentials: true } } }),
+      /\/server\/cors\/allowCredentials: cannot be true while allowedOrigins has "\*".*list the origins/,
+    );
+  });
+});
+
+describe('"*" with credentials asked for (issue 39, item 8)', () => {
+  let server: Server;
+  let origin: string;
+  before(async () => {
+    // The policy built directly, as the manifest never lets it through: "*" must hold on its own.
+    const cors = createCors({ allowedOrigins: ['*'], allowCredentials: true, maxAgeSeconds: 60 })!;
+    server = createServer((req, res) => {
+      if (!cors.apply(req, res, 'req_test')) res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  test('never reflects the origin nor allows credentials: a real request and a preflight get "*"', async () => {
+    const real = await fetch(`${origin}/api/v1/models`, { headers: { origin: EVIL } });
+    const preflight = await fetch(`${origin}/api/v1/models`, { method: 'OPTIONS', headers: { origin: EVIL, 'access-control-request-method': 'GET' } });
+    for (const res of [real, preflight]) {
+      assert.equal(res.headers.get('access-control-allow-origin'), '*');
+      assert.equal(res.headers.get('access-control-allow-credentials'), null);
+    }
   });
 });
 
