@@ -220,11 +220,11 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
       key = pool.take(ctx.clock(), state.triedKeys);
       if (!key) {
         health.abandon({ deployment: deployment.target, admission, key: null });
-        throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it, or was tried for this request already.');
+        throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it on two models, or was tried for this request already.');
       }
       state.triedKeys.add(key);
     }
-    const ticket: AttemptTicket = { deployment: deployment.target, admission, key };
+    const ticket: AttemptTicket = { deployment: deployment.target, admission, key, usersOwn: credential?.source === 'user' };
     try {
       ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
       const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, embedders);
