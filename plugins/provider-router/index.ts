@@ -36,6 +36,7 @@ import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type Ups
 import type { KeyPool, PoolKey } from './key-pool.ts';
 import { then, type MaybePromise } from '../../core/maybe-promise.ts';
 import type { ModelCall } from '../../core/upstream-call.ts';
+import { MODELS_RETRIEVE } from '../../core/routes.ts';
 
 export { resolveModel, type ResolvedModel } from './resolve-model.ts';
 
@@ -276,7 +277,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   /** The catalog endpoints: `GET /models`, `GET /models/{model}`, the priced catalog. */
   async function listing(ex: Exchange): Promise<Reply> {
     if (ex.operation === 'models.list') return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
-    if (ex.operation === 'models.retrieve') {
+    if (ex.operation === MODELS_RETRIEVE) {
       const requested = ex.params.model ?? '';
       const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), groups), requested);
       if (!model) throw modelNotFound(requested);
@@ -325,7 +326,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     route(ex: Exchange, state: RouterState) {
       switch (ex.operation) {
         case 'models.list':
-        case 'models.retrieve':
+        case MODELS_RETRIEVE:
         case 'models.catalog':
           return listing(ex);
         case 'providers.get':

@@ -3,7 +3,7 @@
  * `GET /api/v1/models` (OpenAI's list shape), `GET /api/models` (display names and prices) and
  * `GET /api/providers/{provider}`.
  */
-import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
+import { MODELS_RETRIEVE, type RouteDeclaration, type RouteDoc } from '../../core/routes.ts';
 import { jsonOk } from '../../core/openapi-errors.ts';
 import { providerRouterSchemas } from './openapi-schemas.ts';
 
@@ -61,7 +61,7 @@ const getProviderDoc: RouteDoc = {
 
 export const providerRouterRoutes: readonly RouteDeclaration[] = [
   { method: 'GET', path: '/api/v1/models', operation: 'models.list', doc: listModelsDoc },
-  { method: 'GET', path: '/api/v1/models/{model+}', operation: 'models.retrieve', doc: retrieveModelDoc },
+  { method: 'GET', path: '/api/v1/models/{model+}', operation: MODELS_RETRIEVE, doc: retrieveModelDoc },
   { method: 'GET', path: '/api/models', operation: 'models.catalog', doc: listModelCatalogDoc },
   { method: 'GET', path: '/api/providers/{provider}', operation: 'providers.get', doc: getProviderDoc },
 ];
