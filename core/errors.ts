@@ -263,9 +263,9 @@ export function upstreamTimeout(provider: string, phase: 'connect' | 'headers' |
 }
 
 /**
- * 503: the router has nowhere to send the request: every shared key of `provider`'s pool was refused
- * by the upstream (401/403) and is disabled, or the deployment's half-open breaker is taken by
- * another request's probe. `why` ends the message.
+ * 503: the router has nowhere to send the request: every shared key of `provider`'s pool is disabled
+ * (the upstream refused each as a key, on two models) or was tried for this request already, or the
+ * deployment's half-open breaker is taken by another request's probe. `why` ends the message.
  */
 export function upstreamUnavailable(provider: string, why: string): GatewayError {
   return gatewayError('upstream_unavailable', { message: `No upstream of provider "${provider}" can take this request now: ${why}` });

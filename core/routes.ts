@@ -56,6 +56,13 @@ export interface RouteDeclaration {
  */
 export const UNKNOWN_ENDPOINT = 'endpoint.unknown';
 
+/**
+ * The operation of `GET /api/v1/models/{id}` (docs/contract.md), declared by the provider router. Named
+ * in core because it is metered (`isMeteredOperation` in `dialects/index.ts`): it may ask an upstream
+ * for a user's model list, so rate limits and the request log must see it like a model call.
+ */
+export const MODELS_RETRIEVE = 'models.retrieve';
+
 /** A route as the server matches it, with the owner's id attached. */
 export interface MatchedRoute<T> {
   route: T;

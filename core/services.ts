@@ -216,7 +216,7 @@ export interface AuthGuardService {
 export interface RecentOutcomes {
   /** Attempts counted. */
   attempts: number;
-  /** Failed attempts / attempts (0 when none): no answer, a 5xx, a 429, a 401/403; not an error the request caused. */
+  /** Failed attempts / attempts (0 when none): no answer, a 5xx, a 429, a refusal of the key itself; not an error the request caused (a 403 for a model the account may not use included). */
   error_rate: number;
   /** Median latency to the first byte (or to the error) of those attempts, whole ms; null when none. */
   p50_latency_ms: number | null;

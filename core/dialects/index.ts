@@ -3,6 +3,7 @@
  * folder beside `openai-chat/` and one entry here; nothing else in the core changes.
  */
 import type { Dialect } from './dialect.ts';
+import { MODELS_RETRIEVE } from '../routes.ts';
 import { openAIChat } from './openai-chat/index.ts';
 import { anthropicMessages } from './anthropic-messages/index.ts';
 import { openAIResponses } from './openai-responses/index.ts';
@@ -30,4 +31,15 @@ export function isModelOperation(operation: string): boolean {
 /** True when `operation` counts a request's prompt tokens (Anthropic's `count_tokens`). */
 export function isTokenCountOperation(operation: string): boolean {
   return tokenCountOperations.has(operation);
+}
+
+/**
+ * True when `operation` is not a model call but is limited and logged like one, at no cost (issue 39
+ * item 6): every token count (an upstream call on a native route, else a local count of a body of up
+ * to 32 MiB) and `models.retrieve` (a catalog read that may ask an upstream). The rate-limit plugin
+ * applies its request limits (rpm) and concurrency to them, not its token limits; the budget charges
+ * nothing (an over-budget user may still count tokens); the logger writes their row with cost 0.
+ */
+export function isMeteredOperation(operation: string): boolean {
+  return tokenCountOperations.has(operation) || operation === MODELS_RETRIEVE;
 }

@@ -19,7 +19,11 @@
  *    it are counted (from `sampleBudgetUnits`) and scaled by a cheap prior (ASCII chars / 4 + other
  *    chars) to the whole rest. Once both budgets are spent, the prior alone is used, calibrated by
  *    the ratio of exact tokens to prior seen so far in the request. The prior reads at most
- *    `PRIOR_SCAN_CHARS` characters of a text (strided), so even that work is bounded per string.
+ *    `PRIOR_SCAN_CHARS` characters of a text (strided), and a request's priors read
+ *    `PRIOR_BUDGET_READS` in all, then `MIN_PRIOR_READS` a text; a text that could not be counted
+ *    exactly is not looked up in the cache (a lookup hashes it). So past the budgets a text costs a
+ *    few hundred reads whatever its length: a 32 MiB `count_tokens` body of thousands of long texts
+ *    reads ~1.5 M characters, not 32 M (issue 39 item 6).
  *
  * Measured error (`node --import tsx bench/token-estimate.ts`, estimate vs exact o200k count, texts of
  * 200,000 characters whose exact count is far over the budget; the files of 2026-11-26): Chinese prose
@@ -51,6 +55,10 @@ export const SAMPLE_BUDGET_UNITS = 18_000;
 export const SAMPLE_CHUNKS = 12;
 /** Characters the prior reads of one text at most (strided beyond). */
 export const PRIOR_SCAN_CHARS = 65_536;
+/** Characters the priors of one request read in all, before each text gets `MIN_PRIOR_READS` (~1 ms). */
+export const PRIOR_BUDGET_READS = 4 * PRIOR_SCAN_CHARS;
+/** Characters the prior reads of a text once the request's `PRIOR_BUDGET_READS` are spent: enough to tell its script. */
+export const MIN_PRIOR_READS = 64;
 
 type CountFn = (text: string) => number;
 
@@ -129,6 +137,7 @@ export function createTokenMeter(countExact: CountFn, budget: MeterBudget = DEFA
 class BoundedMeter implements TokenMeter {
   private exactLeft: number;
   private sampleLeft: number;
+  private priorReadsLeft = PRIOR_BUDGET_READS;
   estimated = false;
   // Calibration of the prior by what was counted exactly in this request.
   private countedTokens = 0;
@@ -141,7 +150,8 @@ class BoundedMeter implements TokenMeter {
 
   count(text: string): number {
     if (!text) return 0;
-    const cached = this.cache?.get(text);
+    // A text takes at least its length plus a call in units: one that cannot fit is not looked up (hashed).
+    const cached = text.length + CALL_UNITS <= this.exactLeft ? this.cache?.get(text) : undefined;
     if (cached && cached.units <= this.exactLeft) {
       this.exactLeft -= cached.units;
       this.countedTokens += cached.tokens;
@@ -157,7 +167,7 @@ class BoundedMeter implements TokenMeter {
       if (chunkUnits > this.exactLeft) return tokens + this.sampleRest(text, start);
       this.exactLeft -= chunkUnits;
       const chunkTokens = this.countExact(text.slice(start, end));
-      const chunkPrior = priorTokens(text, start, end);
+      const chunkPrior = this.prior(text, start, end);
       tokens += chunkTokens;
       units += chunkUnits;
       prior += chunkPrior;
@@ -173,19 +183,26 @@ class BoundedMeter implements TokenMeter {
     return this.countedPrior > 0 ? prior * (this.countedTokens / this.countedPrior) : prior;
   }
 
+  /** `priorTokens` of `text` from `start` to `end`, its reads taken from the request's prior budget. */
+  private prior(text: string, start: number, end: number): number {
+    const reads = Math.min(end - start, PRIOR_SCAN_CHARS, Math.max(MIN_PRIOR_READS, this.priorReadsLeft));
+    this.priorReadsLeft -= reads;
+    return priorTokens(text, start, end, reads);
+  }
+
   private sampleRest(text: string, from: number): number {
     this.estimated = true;
-    const restPrior = priorTokens(text, from, text.length);
+    const restPrior = this.prior(text, from, text.length);
     const stepChars = Math.max(CHUNK_CHARS, Math.floor((text.length - from) / SAMPLE_CHUNKS));
     let sampledTokens = 0;
     let sampledPrior = 0;
-    for (let start = from; start < text.length && this.sampleLeft > 0; start += stepChars) {
+    for (let start = from; start < text.length && this.sampleLeft > CALL_UNITS; start += stepChars) {
       const end = chunkEnd(text, start);
       const units = costUnits(text, start, end);
       if (units > this.sampleLeft) break;
       this.sampleLeft -= units;
       sampledTokens += this.countExact(text.slice(start, end));
-      sampledPrior += priorTokens(text, start, end);
+      sampledPrior += this.prior(text, start, end);
     }
     if (sampledPrior === 0) return Math.ceil(this.calibrated(restPrior));
     this.countedTokens += sampledTokens;
@@ -213,10 +230,10 @@ function costUnits(text: string, start: number, end: number): number {
   return units;
 }
 
-/** A cheap guess: ASCII characters / 4 + one token per other character, from at most `PRIOR_SCAN_CHARS` reads. */
-function priorTokens(text: string, start: number, end: number): number {
+/** A cheap guess: ASCII characters / 4 + one token per other character, from about `reads` strided reads. */
+function priorTokens(text: string, start: number, end: number, reads: number): number {
   const length = end - start;
-  const step = Math.max(1, Math.ceil(length / PRIOR_SCAN_CHARS));
+  const step = Math.max(1, Math.ceil(length / Math.max(1, reads)));
   let ascii = 0;
   let other = 0;
   for (let i = start; i < end; i += step) {

@@ -12,6 +12,8 @@
  *   budget can pay (the call rebuilt in the client's dialect and the provider's field), that capped
  *   cost is reserved, and the response carries `x-tollgate-max-tokens-capped`. Otherwise (or with
  *   `overflow: "refuse"`) 402 `budget_exceeded` with `x-should-retry: false`, and nothing is forwarded.
+ *   Only a model call reserves: a token count sent to the provider's own endpoint (Anthropic's
+ *   `count_tokens`, natively) bills nothing, so an over-budget user may still count tokens.
  * - `onResponseEnd` (settlement, after pricing set `ex.cost`): the reservation becomes the actual
  *   cost, or is released when nothing was billed. Every user's spend is recorded, limited or not, so
  *   `GET /api/account` can show it.
@@ -224,7 +226,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   }
 
   function beforeUpstream(ex: Exchange, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
-    if (!ex.principal || !ex.target || !ex.request) return;
+    if (!isModelOperation(ex.operation) || !ex.principal || !ex.target || !ex.request) return;
     const { principal, target } = ex;
     const nowMs = ctx.clock();
     // A limited user's reservation counts a prompt too long for its byte bound: the tokenizer loads on

@@ -1,14 +1,15 @@
 /**
  * logger: records one `llm_requests` row per model call that got past authentication, denials and
  * errors included, a body the gateway refused too (it is the outermost plugin after auth-guard, so it
- * sees the final outcome).
+ * sees the final outcome); and one per metered operation (`isMeteredOperation`: token counts,
+ * `models.retrieve`), at cost 0, since they are limited like model calls and may call an upstream.
  * Writing happens in the background, never on the response path: the plugin owns the write-behind
  * queue (`core/request-log/write-behind.ts`) and offers it as the `writeBehind` service, so the budget's spend
  * of a request commits in the same transaction as its log row. Durability window: `flushIntervalMs`
  * (50 ms by default) of acknowledged requests on a crash; nothing on a graceful stop.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
-import { isModelOperation } from '../../core/dialects/index.ts';
+import { isMeteredOperation, isModelOperation } from '../../core/dialects/index.ts';
 import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
 
 import { definePlugin } from '../../core/plugin.ts';
@@ -40,14 +41,17 @@ function billedPriceJson(price: object): string {
   return json;
 }
 
-/** The log row for a finished exchange. Latencies are whole ms from arrival. */
+/**
+ * The log row for a finished exchange. Latencies are whole ms from arrival. A metered operation costs
+ * 0 (never null: it was not left unpriced, it is free); `models.retrieve` names its model by the path.
+ */
 export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
   return {
     request_id: ex.id,
     gateway_user_id: ex.principal?.gatewayUserId ?? null,
     api_key_id: ex.principal?.apiKeyId ?? null,
     provider: ex.target?.provider ?? null,
-    model_requested: ex.request?.model ?? null,
+    model_requested: ex.request?.model ?? ex.params.model ?? null,
     model_served: ex.modelServed,
     status: ex.status,
     error_code: ex.errorCode,
@@ -55,7 +59,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     completion_tokens: ex.usage?.completionTokens ?? null,
     cached_tokens: ex.usage?.cachedTokens ?? null,
     cache_write_tokens: ex.usage?.cacheWriteTokens ?? null,
-    cost_nanos: ex.cost?.totalNanos ?? null,
+    cost_nanos: ex.cost?.totalNanos ?? (isMeteredOperation(ex.operation) ? 0 : null),
     usage_estimated: ex.usageEstimated ? 1 : 0,
     unpriced: ex.cost?.unpriced ? 1 : 0,
     latency_ms: Math.round(nowPerfMs - ex.startedAtPerfMs),
@@ -87,9 +91,11 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
     // JSON, a wrong type, too large) is logged too, with its 400 or 413.
     headersOnly: true,
     onResponseEnd(ex) {
-      // Model calls, and a user's requests to endpoints that do not exist (a wrong base URL shows in
-      // their log); anonymous probes of unknown paths write nothing, so strangers cannot fill the table.
-      if (!isModelOperation(ex.operation) && !(ex.operation === UNKNOWN_ENDPOINT && ex.principal)) return;
+      // Model calls, metered operations, and a user's requests to endpoints that do not exist (a wrong
+      // base URL shows in their log); anonymous probes of unknown paths write nothing, so strangers
+      // cannot fill the table.
+      const logged = isModelOperation(ex.operation) || isMeteredOperation(ex.operation) || (ex.operation === UNKNOWN_ENDPOINT && ex.principal);
+      if (!logged) return;
       writer.enqueue({ kind: 'request', group: ex.id, row: rowFor(ex, performance.now()) });
     },
     // On PostgreSQL the final flush is asynchronous: the gateway awaits it before closing the store.
@@ -101,7 +107,7 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
 
 export const logger = definePlugin<LoggerConfig>({
   name: 'logger',
-  description: 'Writes one llm_requests row per model call (every dialect\'s), in background batches.',
+  description: 'Writes one llm_requests row per model call (every dialect\'s) and per metered operation (token counts, models.retrieve), in background batches.',
   configSchema: loggerSchema,
   order: [
     { relation: 'before', plugin: 'rate-limit', why: 'it records rate-limit refusals, which only plugins listed before the refusing one see' },

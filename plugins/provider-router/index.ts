@@ -36,6 +36,7 @@ import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type Ups
 import type { KeyPool, PoolKey } from './routing/key-pool.ts';
 import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import type { ModelCall } from '../../core/upstream/upstream-call.ts';
+import { MODELS_RETRIEVE } from '../../core/routes.ts';
 
 export { resolveModel, type ResolvedModel } from './routing/resolve-model.ts';
 
@@ -220,11 +221,11 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
       key = pool.take(ctx.clock(), state.triedKeys);
       if (!key) {
         health.abandon({ deployment: deployment.target, admission, key: null });
-        throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it, or was tried for this request already.');
+        throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it on two models, or was tried for this request already.');
       }
       state.triedKeys.add(key);
     }
-    const ticket: AttemptTicket = { deployment: deployment.target, admission, key };
+    const ticket: AttemptTicket = { deployment: deployment.target, admission, key, usersOwn: credential?.source === 'user' };
     try {
       ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
       const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, embedders);
@@ -276,7 +277,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   /** The catalog endpoints: `GET /models`, `GET /models/{model}`, the priced catalog. */
   async function listing(ex: Exchange): Promise<Reply> {
     if (ex.operation === 'models.list') return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
-    if (ex.operation === 'models.retrieve') {
+    if (ex.operation === MODELS_RETRIEVE) {
       const requested = ex.params.model ?? '';
       const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), groups), requested);
       if (!model) throw modelNotFound(requested);
@@ -325,7 +326,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     route(ex: Exchange, state: RouterState) {
       switch (ex.operation) {
         case 'models.list':
-        case 'models.retrieve':
+        case MODELS_RETRIEVE:
         case 'models.catalog':
           return listing(ex);
         case 'providers.get':

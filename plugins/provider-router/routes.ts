@@ -3,7 +3,7 @@
  * `GET /api/v1/models` (OpenAI's list shape), `GET /api/models` (display names and prices) and
  * `GET /api/providers/{provider}`.
  */
-import type { RouteDeclaration, RouteDoc } from '../../core/routes.ts';
+import { MODELS_RETRIEVE, type RouteDeclaration, type RouteDoc } from '../../core/routes.ts';
 import { jsonOk } from '../../core/openapi/openapi-errors.ts';
 import { providerRouterSchemas } from './openapi-schemas.ts';
 
@@ -21,7 +21,7 @@ const listModelsDoc: RouteDoc = {
 const retrieveModelDoc: RouteDoc = {
   operationId: 'retrieveModel', tag: MODELS_TAG,
   summary: 'Retrieve a model (OpenAI format)',
-  description: 'One entry of `GET /v1/models` (OpenAI\'s `models.retrieve`). The id is `provider/model` (its slash sent raw or as `%2F`), a model name from the manifest, or a bare model id that exactly one provider lists.',
+  description: 'One entry of `GET /v1/models` (OpenAI\'s `models.retrieve`). The id is `provider/model` (its slash sent raw or as `%2F`), a model name from the manifest, or a bare model id that exactly one provider lists. Takes one request of the caller\'s requests-per-minute limit and a concurrency slot, and is logged (operation `models.retrieve`, cost 0).',
   parameters: [{ name: 'model', in: 'path', required: true, description: 'Model id, e.g. `openai/gpt-4o-mini`.', schema: { type: 'string' } }],
   success: jsonOk('The model, in OpenAI\'s shape (with Anthropic\'s `type`, `display_name`, `created_at`).', 'OpenAIModel'),
   errors: {
@@ -33,6 +33,7 @@ const retrieveModelDoc: RouteDoc = {
       when: 'No provider lists this model (`model_not_found`).',
       example: { code: 'model_not_found', message: 'The model "gpt-5-turbo" does not exist or is not available. GET /api/v1/models lists the models you can use.', param: 'model' },
     },
+    429: 'The caller\'s requests-per-minute limit is spent (`rate_limit_exceeded`), or it has too many requests in flight (`concurrency_limit_exceeded`); retry after `Retry-After` seconds.',
   },
   schemas: providerRouterSchemas,
 };
@@ -61,7 +62,7 @@ const getProviderDoc: RouteDoc = {
 
 export const providerRouterRoutes: readonly RouteDeclaration[] = [
   { method: 'GET', path: '/api/v1/models', operation: 'models.list', doc: listModelsDoc },
-  { method: 'GET', path: '/api/v1/models/{model+}', operation: 'models.retrieve', doc: retrieveModelDoc },
+  { method: 'GET', path: '/api/v1/models/{model+}', operation: MODELS_RETRIEVE, doc: retrieveModelDoc },
   { method: 'GET', path: '/api/models', operation: 'models.catalog', doc: listModelCatalogDoc },
   { method: 'GET', path: '/api/providers/{provider}', operation: 'providers.get', doc: getProviderDoc },
 ];

@@ -114,7 +114,7 @@ export const providerRouterSchema: JsonSchema = {
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
           apiKeys: {
             type: 'array',
-            description: 'A pool of shared API keys (e.g. several accounts), with apiKey as its first key when both are set. Requests go round-robin over the keys that have room under their own rpm/tpm; a key answering 429 rests (its retry-after, else keyCooldownMs) and the attempt is retried on another key; a key answering 401/403 is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts. Keys are shown only by their last 4 characters. Use "${NAME}" to read each from the environment; an empty one is left out. A user\'s own credential and a deployment\'s apiKey still win.',
+            description: 'A pool of shared API keys (e.g. several accounts), with apiKey as its first key when both are set. Requests go round-robin over the keys that have room under their own rpm/tpm; a key answering 429 rests (its retry-after, else keyCooldownMs) and the attempt is retried on another key; a key the upstream refuses as a key (a 401 such as invalid_api_key, or a 403/400 the provider says is about a disabled key or account) rests for keyCooldownMs, the attempt is retried on another key, and once refused on a second model before it serves again it is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts; a 403 the request caused (a model the account may not use) counts against no key. Keys are shown only by their last 4 characters. Use "${NAME}" to read each from the environment; an empty one is left out. A user\'s own credential and a deployment\'s apiKey still win.',
             items: {
               oneOf: [
                 { type: 'string', description: 'The key.' },
@@ -182,7 +182,7 @@ export const providerRouterSchema: JsonSchema = {
     },
     keyCooldownMs: {
       type: 'integer', minimum: 0, default: 60_000,
-      description: 'How long a key of a pool (a provider\'s apiKeys) rests after a 429 that named no retry-after, ms.',
+      description: 'How long a key of a pool (a provider\'s apiKeys) rests after a 429 that named no retry-after, or after the upstream refused the key itself, ms.',
     },
     catalogTtlMs: {
       type: 'integer', minimum: 1_000, default: 300_000,

@@ -1,7 +1,9 @@
 /**
  * rate-limit: requests and tokens per minute, per gateway user (`rpm` / `tpm`, else the manifest's
  * defaults) and per API key (its own `rpm` / `tpm`, on top: every applicable limit must allow).
- * Only chat completions are limited.
+ * Model calls (every dialect's) are limited; so are the metered operations that call no model
+ * (`isMeteredOperation`: token counts, `models.retrieve`), by their request limits and concurrency
+ * only: they generate no tokens, and each may still cost an upstream call or a local count.
  *
  * Each limit is an exact GCRA bucket (`gcra.ts`) of one minute with a burst of the whole minute.
  * A request takes 1 request unit and reserves `prompt tokens + max output tokens` (× `n`) token
@@ -24,7 +26,7 @@
  * full bucket at the new limit.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
-import { isModelOperation } from '../../core/dialects/index.ts';
+import { isMeteredOperation, isModelOperation } from '../../core/dialects/index.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
 import { gatewayError, rateLimitExceeded } from '../../core/errors.ts';
@@ -61,6 +63,12 @@ interface LimitPlan {
   slots: readonly ConcurrencySlot[];
 }
 
+/** A principal's plans: for a model call, and for a metered operation (its request limits and slots, no token limit). */
+interface PrincipalPlans {
+  model: LimitPlan;
+  metered: LimitPlan;
+}
+
 interface ExchangeState {
   /** Token units taken in onRequest, to settle when the response ends. */
   reserved: Array<{ bucket: RateBucket; units: number }>;
@@ -75,16 +83,21 @@ interface ConcurrencySlot extends SlotLimit {
 
 function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<ExchangeState> {
   const counters = ctx.rateCounters;
-  const plans = new WeakMap<Principal, LimitPlan>();
+  const plans = new WeakMap<Principal, PrincipalPlans>();
 
-  function planOf(principal: Principal): LimitPlan {
-    let plan = plans.get(principal);
-    if (!plan) {
+  function plansOf(principal: Principal): PrincipalPlans {
+    let planned = plans.get(principal);
+    if (!planned) {
       const applied = limitsOf(principal);
-      plan = { applied, buckets: applied.map((a) => a.bucket), countsTokens: applied.some((a) => a.dimension === 'tokens'), slots: slotsOf(principal) };
-      plans.set(principal, plan);
+      const slots = slotsOf(principal);
+      const requests = applied.filter((a) => a.dimension === 'requests');
+      planned = {
+        model: { applied, buckets: applied.map((a) => a.bucket), countsTokens: applied.some((a) => a.dimension === 'tokens'), slots },
+        metered: { applied: requests, buckets: requests.map((a) => a.bucket), countsTokens: false, slots },
+      };
+      plans.set(principal, planned);
     }
-    return plan;
+    return planned;
   }
 
   function slotsOf(principal: Principal): ConcurrencySlot[] {
@@ -180,7 +193,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
 
   const service: RateLimitService = {
     async statusOf(principal) {
-      const { applied, buckets } = planOf(principal);
+      const { applied, buckets } = plansOf(principal).model;
       const peeked = applied.length === 0 ? [] : await counters.peek(buckets);
       const states = (dimension: Dimension) =>
         (peeked ?? []).map((decision, i) => ({ limit: applied[i]!, decision }))
@@ -196,8 +209,9 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     createState: () => ({ reserved: [], lease: null }),
     // Synchronous with the in-process counters once the tokenizer is loaded: no promise per request.
     onRequest(ex, state) {
-      if (!isModelOperation(ex.operation) || !ex.principal) return;
-      const plan = planOf(ex.principal);
+      if (!ex.principal) return;
+      if (!isModelOperation(ex.operation)) return isMeteredOperation(ex.operation) ? admit(ex, plansOf(ex.principal).metered, state) : undefined;
+      const plan = plansOf(ex.principal).model;
       // A token limit counts a prompt too long for its byte bound: the tokenizer loads on the first such
       // request (once per process).
       const loading = plan.countsTokens ? ctx.tokens.readyFor(ex) : null;

@@ -1,8 +1,9 @@
 /**
  * The admin UI's "Upstream health" page in real headless Chromium (as admin-ui.test.ts: Debian's
  * chromium driven by playwright-core): after a deployment failed enough to open its breaker and a
- * pooled key was refused (401), the page shows the deployment as open and the key as disabled, by
- * its fingerprint only, and its Enable button puts the key back into use. No console errors.
+ * pooled key was refused (401) on two models, the page shows the deployment as open and the key as
+ * disabled, by its fingerprint only, and its Enable button puts the key back into use. No console
+ * errors. The gateway clock is moved by hand past the key's rest.
  * Without Chromium the test is skipped (admin-ui.test.ts says how to install it).
  */
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +12,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { manualClock, startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { TEST_ADMIN } from '../helpers/admin-client.ts';
 
 const CHROMIUM = process.env.TOLLGATE_CHROMIUM || ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path)) || '/usr/bin/chromium';
@@ -30,14 +31,17 @@ describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false :
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     sim = await startOpenAISimulator();
+    const clock = manualClock(Date.parse('2026-03-02T10:00:00Z'));
     tg = await startTestGateway({
+      clock,
       providers: {
         flaky: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-flaky' },
         pooled: { type: 'openai', baseUrl: sim.baseUrl, apiKeys: [BAD_KEY, 'sk-good-key-0000'] },
       },
       router: {
         models: { guarded: { deployments: [{ provider: 'flaky', model: 'sim-500' }, { provider: 'pooled', model: 'gpt-4o-mini' }] } },
-        circuitBreaker: { failureThreshold: 2 },
+        circuitBreaker: { failureThreshold: 2, cooldownMs: 600_000 },
+        keyCooldownMs: 60_000,
       },
     });
     sim.fault({ key: BAD_KEY }, 401);
@@ -45,6 +49,10 @@ describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false :
       const res = await tg.post('/chat/completions', { model: 'guarded', messages: [{ role: 'user', content: 'Hi' }] });
       assert.equal(res.status, 200, res.text);
     }
+    // Refused on one model the key only rests; once rested, refused on a second model it is disabled.
+    clock.advance(60_001);
+    const other = await tg.post('/chat/completions', { model: 'pooled/gpt-4o', messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(other.status, 200, other.text);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await (await browser.newContext({ viewport: { width: 1366, height: 768 } })).newPage();
     page.setDefaultTimeout(15_000);

@@ -3,12 +3,15 @@
  * `@anthropic-ai/sdk` as the client (`baseURL: <gateway>/api`, a gateway key as the API key):
  * natively passed through to an Anthropic-format simulator (body bytes unchanged but the model,
  * events relayed unchanged, usage billed from `message_start` / `message_delta`), and translated to an
- * OpenAI-format simulator. Errors come back in Anthropic's shape.
+ * OpenAI-format simulator. Errors come back in Anthropic's shape. A token count is one request among
+ * others: a pooled key's 403 through it disables nothing, an over-budget user may count, each is logged.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import {
   SIM_COUNT_TOKENS, SIM_PIECES, SIM_REPLY, SIM_TOOL_ANSWER, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator,
@@ -311,5 +314,62 @@ describe('errors in Anthropic\'s shape', () => {
       assert.equal((err.error as { error: { type: string } }).error.type, 'rate_limit_error');
       return true;
     });
+  });
+});
+
+describe('count_tokens as one request among others (issue 39)', () => {
+  const POOL = ['sk-ant-pool-key-1111', 'sk-ant-pool-key-2222'];
+  let pooled: TestGateway;
+  /** An SDK client with a key of a new gateway user of `pooled` (with `user`'s budget). */
+  async function clientOf(user: { budgetUsd?: number } = {}): Promise<Anthropic> {
+    const created = await createGatewayUser(pooled.gateway.store.db, { name: `count-tokens-${process.pid}-${Math.random()}`, ...user });
+    const key = await createApiKey(pooled.gateway.store.db, { gatewayUserId: created.id, name: 'sdk' });
+    return new Anthropic({ apiKey: key.key, baseURL: `${pooled.gateway.origin}/api`, maxRetries: 0 });
+  }
+
+  before(async () => {
+    pooled = await startTestGateway({
+      dataDir: await dataDirWithPrices([{ model: MODEL, provider: 'pooled', input: 3, output: 15 }]),
+      providers: { pooled: { type: 'anthropic', baseUrl: sim.baseUrl, apiKeys: POOL } },
+    });
+  });
+  after(() => pooled?.close());
+
+  test('a 403 for a model the account may not use, through count_tokens, disables no pooled key; each count is logged at cost 0', async () => {
+    const caller = await clientOf();
+    const denied: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(caller.messages.countTokens({ model: 'pooled/sim-403', messages: [{ role: 'user', content: 'Hi' }] }), (err: unknown) => {
+        assert.ok(err instanceof Anthropic.PermissionDeniedError, String(err));
+        assert.equal((err.error as { error: { type: string } }).error.type, 'permission_error');
+        denied.push(err.headers?.get('x-request-id') ?? '');
+        return true;
+      });
+    }
+    const ready = (await (await fetch(`${pooled.gateway.origin}/readyz`)).json()) as { upstreams: { keys: Record<string, string> } };
+    assert.deepEqual(Object.values(ready.upstreams.keys), ['ok', 'ok'], 'a request\'s 403 is not the key\'s');
+
+    const someoneElse = await clientOf();
+    const counted = await someoneElse.messages.countTokens({ model: `pooled/${MODEL}`, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(counted.input_tokens, SIM_COUNT_TOKENS);
+    const message = await someoneElse.messages.create({ model: `pooled/${MODEL}`, max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(message.type, 'message', 'everyone is still served');
+
+    for (const requestId of denied) {
+      const row = await pooled.logRow(requestId);
+      assert.deepEqual([row.endpoint, row.status, row.cost_nanos, row.model_requested], ['messages.count_tokens', 403, 0, 'pooled/sim-403']);
+    }
+  });
+
+  test('an over-budget user may still count tokens: nothing is billed, and the count is logged', async () => {
+    const broke = await clientOf({ budgetUsd: 0 });
+    await assert.rejects(broke.messages.create({ model: `pooled/${MODEL}`, max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] }), (err: unknown) => {
+      assert.equal((err as { status?: number }).status, 402);
+      return true;
+    });
+    const { data: counted, response } = await broke.messages.countTokens({ model: `pooled/${MODEL}`, messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    assert.equal(counted.input_tokens, SIM_COUNT_TOKENS);
+    const row = await pooled.logRow(response.headers.get('x-request-id')!);
+    assert.deepEqual([row.endpoint, row.status, row.cost_nanos], ['messages.count_tokens', 200, 0]);
   });
 });

@@ -21,8 +21,9 @@
  * - `sim-truncated`: the stream ends after a delta, with no `message_delta`
  * - `sim-no-stop`: the stream ends after `message_delta`, without `message_stop`
  * `POST /v1/messages/count_tokens` answers `{"input_tokens": SIM_COUNT_TOKENS}` after the same
- * validation (without `max_tokens`); `thinking` blocks replayed in assistant turns need their
- * `signature`.
+ * validation (without `max_tokens`) and the same chosen errors (`sim-403`, `sim-401`, ...: the real
+ * endpoint refuses a model or a key as `/v1/messages` does); `thinking` blocks replayed in assistant
+ * turns need their `signature`.
  * Set `failModels` to make `GET /v1/models` answer 500.
  *
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
@@ -390,6 +391,7 @@ function countTokens(req: IncomingMessage, res: ServerResponse, body: Json | nul
   if (!body) return sendError(res, 400, 'invalid_request_error', 'There was an issue with your request body: it is not valid JSON.');
   const problem = validateParams({ ...body, max_tokens: 1 }) ?? validateMessages(body.messages);
   if (problem) return sendError(res, 400, 'invalid_request_error', problem);
+  if (sendChosenError(res, String(body.model))) return;
   res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId() });
   res.end(JSON.stringify({ input_tokens: SIM_COUNT_TOKENS }));
 }

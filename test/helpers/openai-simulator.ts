@@ -22,8 +22,9 @@
  * Every other model answers normally. Bench and tests share this file.
  *
  * Faults can also be set while it runs (`fault`): every chat request carrying a given key, or asking
- * for a given model, answers a given status (429 with the headers given, 401 as for `sim-401`, 200
- * normally, any other as a server error), after `delayMs`, until the fault is cleared.
+ * for a given model, answers a given status (429 with the headers given, 401 as for `sim-401`, 403 as
+ * OpenAI's "Project … does not have access to model …" (code `model_not_found`), 200 normally, any
+ * other as a server error), after `delayMs`, until the fault is cleared.
  *
  * `POST /v1/embeddings` answers OpenAI's `CreateEmbeddingResponse` with the deterministic vectors of
  * `sim-embeddings.ts` (base64 little-endian float32s when `encoding_format` is `base64`, `dimensions`
@@ -255,6 +256,7 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
     if (fault && fault.status !== 200) {
       if (fault.status === 429) return sendError(res, 429, { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' }, fault.headers);
       if (fault.status === 401) return sendError(res, 401, { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' }, fault.headers);
+      if (fault.status === 403) return sendError(res, 403, { message: `Project \`proj_sim\` does not have access to model \`${model}\``, type: 'invalid_request_error', code: 'model_not_found' }, fault.headers);
       return sendError(res, fault.status, { message: 'The server had an error while processing your request.', type: 'server_error' }, fault.headers);
     }
     const flaky = /^sim-flaky-(\d+)$/.exec(model);

@@ -1,8 +1,10 @@
 /**
  * The rate-limit plugin in the whole in-process gateway, with a hand-moved clock: rpm and tpm per
  * user and per key, the 429 and its headers, recovery, token reservations settled to the usage the
- * OpenAI simulator reports (prompt 19 + completion 24 = 43 tokens), the manifest defaults, and the
- * endpoints that are not limited. Also the header format and the service other plugins read.
+ * OpenAI simulator reports (prompt 19 + completion 24 = 43 tokens), the manifest defaults, the
+ * metered operations that call no model (`count_tokens`, `models.retrieve`: rpm and concurrency, not
+ * tokens; logged at cost 0) and the endpoints that are not limited. Also the header format and the
+ * service other plugins read.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,7 +51,7 @@ after(async () => {
 });
 
 /** A new gateway user with these limits and one key (with its own limits); returns the key. */
-async function newCaller(gateway: TestGateway, user: { rpm?: number; tpm?: number }, key: { rpm?: number; tpm?: number } = {}) {
+async function newCaller(gateway: TestGateway, user: { rpm?: number; tpm?: number; maxConcurrent?: number }, key: { rpm?: number; tpm?: number } = {}) {
   const created = await createGatewayUser(gateway.gateway.store.db, { name: `rl-caller-${++callers}`, ...user });
   const apiKey = await createApiKey(gateway.gateway.store.db, { gatewayUserId: created.id, ...key });
   return { userId: created.id, key: apiKey.key };
@@ -292,6 +294,77 @@ describe('tokens per minute', () => {
     assert.equal(refused.headers.get('retry-after-ms'), '2520');
     const { error } = (await refused.json()) as { error: { message: string } };
     assert.match(error.message, /500 tokens per minute for this API key/);
+  });
+});
+
+describe('metered operations: count_tokens and models.retrieve', () => {
+  /** `POST /api/v1/messages/count_tokens` (counted locally: the OpenAI provider has no counting endpoint). */
+  function countTokens(key: string, text = 'hi') {
+    return fetch(`${tg.gateway.origin}/api/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: text }] }),
+    });
+  }
+  const retrieve = (key: string) => fetch(`${tg.gateway.origin}/api/v1/models/openai%2Fgpt-4o-mini`, { headers: { authorization: `Bearer ${key}` } });
+
+  test('take from the user\'s rpm with model calls: past it each gets 429 in its dialect\'s shape, and every call is logged at cost 0', async () => {
+    const caller = await newCaller(tg, { rpm: 3 });
+    const served = [await countTokens(caller.key), await retrieve(caller.key), await countTokens(caller.key)];
+    for (const res of served) assert.equal(res.status, 200, await res.clone().text());
+    assert.deepEqual(rateHeaders(served[2]!.headers), { 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1m0s' });
+
+    const counting = await countTokens(caller.key);
+    assert.equal(counting.status, 429);
+    assert.equal(counting.headers.get('retry-after'), '20');
+    const anthropicShape = (await counting.json()) as { type: string; error: { type: string; message: string } };
+    assert.deepEqual([anthropicShape.type, anthropicShape.error.type], ['error', 'rate_limit_error']);
+    assert.match(anthropicShape.error.message, /3 requests per minute/);
+    const retrieving = await retrieve(caller.key);
+    assert.equal(retrieving.status, 429);
+    assert.equal(((await retrieving.json()) as { error: { code: string } }).error.code, 'rate_limit_exceeded');
+    const chatting = await chat(caller.key);
+    assert.equal(chatting.status, 429, 'they spent the same rpm as model calls');
+    await chatting.arrayBuffer();
+
+    const rows = await Promise.all([...served, counting, retrieving].map((res) => tg.logRow(res.headers.get('x-request-id')!)));
+    assert.deepEqual(
+      rows.map((row) => [row.endpoint, row.status, row.cost_nanos, row.model_requested]),
+      [
+        ['messages.count_tokens', 200, 0, 'openai/gpt-4o-mini'], ['models.retrieve', 200, 0, 'openai/gpt-4o-mini'],
+        ['messages.count_tokens', 200, 0, 'openai/gpt-4o-mini'], ['messages.count_tokens', 429, 0, 'openai/gpt-4o-mini'],
+        ['models.retrieve', 429, 0, 'openai/gpt-4o-mini'],
+      ],
+    );
+  });
+
+  test('a token limit does not apply to a token count: it generates nothing', async () => {
+    const caller = await newCaller(tg, { tpm: 10 });
+    const res = await countTokens(caller.key, 'a longer prompt than ten tokens could ever hold, counted anyway '.repeat(4));
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.ok(((await res.json()) as { input_tokens: number }).input_tokens > 10);
+    assert.equal(res.headers.get('x-ratelimit-limit-tokens'), null);
+  });
+
+  test('take a concurrency slot: with a model call in flight, a user limited to one gets 429 concurrency_limit_exceeded', async () => {
+    const caller = await newCaller(tg, { maxConcurrent: 1 });
+    sim.fault({ model: 'gpt-4o-held' }, 200, {}, 400);
+    try {
+      const before = sim.requests.length;
+      const held = chat(caller.key, { model: 'openai/gpt-4o-held' });
+      while (sim.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 5));
+      const counting = await countTokens(caller.key);
+      assert.equal(counting.status, 429);
+      const body = (await counting.json()) as { error: { type: string; message: string } };
+      assert.deepEqual([body.error.type, counting.headers.get('x-ratelimit-limit-concurrency')], ['rate_limit_error', '1']);
+      assert.match(body.error.message, /in flight/);
+      const first = await held;
+      assert.equal(first.status, 200);
+      await settled(first);
+      assert.equal((await countTokens(caller.key)).status, 200, 'the slot is free again');
+    } finally {
+      sim.fault({ model: 'gpt-4o-held' }, null);
+    }
   });
 });
 

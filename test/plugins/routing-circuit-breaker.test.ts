@@ -4,13 +4,19 @@
  * the cooldown (it receives nothing while another deployment serves), then half-open lets exactly
  * one probe through: a failed probe opens it again, a successful one closes it. A request whose
  * every deployment is open still tries the one whose cooldown ends first. The state shows on
- * /metrics, /readyz and the admin API. The gateway clock is moved by hand past the cooldowns.
+ * /metrics, /readyz and the admin API. What one user causes (errors of the request, failures of
+ * the user's own credential) never opens it for everyone. The gateway clock is moved by hand past
+ * the cooldowns.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { manualClock, startTestGateway, type ManualClock, type TestGateway } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { loginAdmin, type AdminClient } from '../helpers/admin-client.ts';
+import { deleteProviderCredential, setProviderCredential } from '../../core/accounts/provider-credentials.ts';
+import { loadKeyring } from '../../core/store/data-dir.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 
 const COOLDOWN_MS = 30_000;
 
@@ -34,6 +40,7 @@ before(async () => {
       models: {
         guarded: { strategy: 'fallback', deployments: [{ provider: 'a', model: 'gpt-4o-mini' }, { provider: 'b', model: 'gpt-4o-mini' }] },
         lonely: { deployments: [{ provider: 'a', model: 'sim-lonely' }] },
+        shared: { strategy: 'fallback', deployments: [{ provider: 'a', model: 'gpt-4o' }, { provider: 'b', model: 'gpt-4o' }] },
       },
       circuitBreaker: { failureThreshold: 3, windowMs: 10_000, cooldownMs: COOLDOWN_MS },
     },
@@ -170,6 +177,32 @@ describe('circuit breaker', () => {
       assert.equal(await readyState('a/sim-lonely'), 'closed');
     } finally {
       simA.fault({ model: 'sim-lonely' }, null);
+    }
+  });
+
+  test('one user\'s failing own credential does not open the deployment\'s breaker for everyone', async () => {
+    const own = 'sk-users-own-failing-key';
+    await setProviderCredential(tg.gateway.store.db, loadKeyring(tg.dataDir, {}), { gatewayUserId: tg.userId, provider: 'a', apiKey: own });
+    tg.gateway.store.notifyChange();
+    simA.fault({ key: own }, 500);
+    try {
+      for (let i = 0; i < 4; i++) assert.equal((await chat('shared')).status, 200, 'b serves this user after a fails with its own key');
+      assert.equal(simA.requests.filter((r) => r.body?.model === 'gpt-4o' && r.headers.authorization === `Bearer ${own}`).length, 4);
+      assert.equal(await readyState('a/gpt-4o'), 'closed');
+
+      const other = await createGatewayUser(tg.gateway.store.db, { name: `breaker-other-${process.pid}` });
+      const otherKey = await createApiKey(tg.gateway.store.db, { gatewayUserId: other.id, name: 'other' });
+      const res = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${otherKey.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'shared', messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      assert.equal(res.status, 200);
+      const row = await tg.logRow(res.headers.get('x-request-id')!);
+      assert.deepEqual(JSON.parse(row.attempts ?? '[]').map((a: { provider: string }) => a.provider), ['a'], 'everyone else still goes to a first');
+    } finally {
+      simA.fault({ key: own }, null);
+      await deleteProviderCredential(tg.gateway.store.db, tg.userId, 'a');
+      tg.gateway.store.notifyChange();
     }
   });
 });

@@ -45,6 +45,23 @@ describe('key pool', () => {
     assert.equal(pool.stateOf(a!, T0 + 10_000), 'ok');
   });
 
+  test('a key refused on one model rests and stays enabled; refused on a second model it is disabled', () => {
+    const pool = createKeyPool('p', '', ['sk-refused-key-0001', 'sk-refused-key-0002'])!;
+    const [a, b] = pool.keys;
+    assert.equal(pool.refuse(a!, 'gpt-4o', T0 + 60_000), false);
+    assert.equal(pool.stateOf(a!, T0), 'cooling');
+    assert.equal(pool.refuse(a!, 'gpt-4o', T0 + 60_000), false, 'the same model again is not a second model');
+    assert.equal(pool.stateOf(a!, T0 + 60_000), 'ok', 'rested, not disabled');
+    assert.equal(pool.refuse(a!, 'gpt-4o-mini', T0 + 120_000), true, 'a second model disables it');
+    assert.equal(pool.stateOf(a!, T0 + 200_000), 'disabled');
+    assert.equal(pool.refuse(a!, 'o3', T0 + 120_000), false, 'reported once');
+
+    assert.equal(pool.refuse(b!, 'gpt-4o', T0), false);
+    pool.served(b!);
+    assert.equal(pool.refuse(b!, 'gpt-4o-mini', T0), false, 'serving in between forgets the first refusal');
+    assert.equal(pool.stateOf(b!, T0), 'ok');
+  });
+
   test('a disabled key is never taken until enabled; with every key disabled there is none', () => {
     const pool = createKeyPool('p', '', ['sk-disabled-key-001', 'sk-disabled-key-002'])!;
     const [a, b] = pool.keys;
@@ -99,9 +116,12 @@ describe('verdicts', () => {
     const table: Array<[number | null, string | null, string]> = [
       [200, null, 'ok'], [null, 'upstream_unreachable', 'failure'], [null, 'upstream_timeout', 'failure'],
       [500, 'upstream_error', 'failure'], [529, 'overloaded', 'failure'], [429, 'rate_limit_exceeded', 'rate-limited'],
-      [401, 'invalid_api_key', 'refused'], [403, 'permission_denied', 'refused'], [404, 'model_not_found', 'neutral'],
+      [401, 'upstream_authentication_error', 'refused'], [400, 'upstream_authentication_error', 'refused'],
+      [403, 'upstream_authentication_error', 'refused'], [404, 'model_not_found', 'neutral'],
       [400, 'invalid_request', 'neutral'], [null, 'client_disconnected', 'neutral'], [200, 'client_disconnected', 'ok'],
-      [null, 'upstream_busy', 'neutral'],
+      [null, 'upstream_busy', 'neutral'], [429, 'overloaded', 'failure'],
+      // What the request caused never counts: not against the key, nor the deployment.
+      [403, 'upstream_permission_error', 'neutral'], [401, 'upstream_permission_error', 'neutral'], [403, 'permission_error', 'neutral'],
     ];
     for (const [status, code, verdict] of table) assert.equal(verdictOf(status, code), verdict, `${status} ${code}`);
   });

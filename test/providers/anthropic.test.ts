@@ -399,12 +399,13 @@ describe('anthropic: upstream errors', () => {
   });
 
   test('auth failures keep their status and never echo the upstream message or the key', async () => {
-    for (const [model, status] of [['sim-401', 401], ['sim-403', 403]] as const) {
+    // A 401 is the key's; a 403 ("does not have permission to use the specified resource") is this request's.
+    for (const [model, status, words] of [['sim-401', 401, /rejected the gateway's credential/], ['sim-403', 403, /refused this request \(403\)/]] as const) {
       const err = await apiError(ask(model));
       assert.equal(err.status, status);
       assert.equal(err.headers?.get('x-should-retry'), 'false');
       assert.ok(!err.message.includes(API_KEY) && !err.message.includes('x-api-key') && !err.message.includes('permission to use'), err.message);
-      assert.match(err.message, /rejected the gateway's credential/);
+      assert.match(err.message, words);
     }
   });
 

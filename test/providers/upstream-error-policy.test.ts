@@ -68,6 +68,20 @@ const cases: Case[] = [
     body: body[provider]!(`The key ${KEY} may not use this model`, provider === 'gemini' ? 'PERMISSION_DENIED' : 'permission_error'),
     expect: PERMISSION,
   })),
+  // What the request caused (a model the account may not use, an endpoint a restricted key may not
+  // call) against what is about the key itself (deactivated, disabled, blocked), whatever the status.
+  { title: 'a 403 "Project … does not have access to model …" is the request\'s', provider: 'openai', status: 403, body: body.openai!('Project `proj_abc` does not have access to model `gpt-4o`', 'invalid_request_error', 'model_not_found'), expect: PERMISSION },
+  { title: 'a 401 for missing scopes is the request\'s', provider: 'openai', status: 401, body: body.openai!('You have insufficient permissions for this operation. Missing scopes: api.responses.write.', 'invalid_request_error'), expect: { ...PERMISSION, status: 401 } },
+  { title: 'a 403 account_deactivated is the key\'s', provider: 'openai', status: 403, body: body.openai!('This key is associated with a deactivated account.', 'invalid_request_error', 'account_deactivated'), expect: { ...AUTH, status: 403 } },
+  { title: 'a 400 "This organization has been disabled." is the key\'s', provider: 'anthropic', status: 400, body: body.anthropic!('This organization has been disabled.'), expect: { ...AUTH, status: 400 } },
+  { title: 'a 403 naming a disabled organization is the key\'s', provider: 'anthropic', status: 403, body: body.anthropic!('This organization has been disabled.', 'permission_error'), expect: { ...AUTH, status: 403 } },
+  { title: 'a 403 quoting those words later is still the request\'s', provider: 'anthropic', status: 403, body: body.anthropic!('model: This organization has been disabled', 'permission_error'), expect: PERMISSION },
+  ...['API_KEY_SERVICE_BLOCKED', 'SERVICE_DISABLED', 'CONSUMER_SUSPENDED'].map((reason): Case => ({
+    title: `a 403 with reason ${reason} is the key's`, provider: 'gemini', status: 403,
+    body: JSON.stringify({ error: { code: 403, message: 'Permission denied.', status: 'PERMISSION_DENIED', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason }] } }),
+    expect: { ...AUTH, status: 403 },
+  })),
+  { title: 'a 403 for a leaked key is the key\'s', provider: 'gemini', status: 403, body: body.gemini!('Your API key was reported as leaked. Please use another API key.', 'PERMISSION_DENIED'), expect: { ...AUTH, status: 403 } },
   {
     title: "Gemini's 400 API_KEY_INVALID keeps 400 but is an authentication error", provider: 'gemini', status: 400,
     body: JSON.stringify({ error: { code: 400, message: `API key not valid: ${KEY}`, status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }] } }),
@@ -146,9 +160,20 @@ describe('upstream-error policy, through each provider\'s body reader', () => {
       for (const status of [401, 403]) {
         const err = mappers[provider]!(provider, 'm', status, body[provider]!(`Incorrect API key provided: ${KEY}`), {});
         assert.doesNotMatch(err.message, /sk-/, `${provider} ${status}`);
-        assert.equal(err.message, `Provider "${provider}" rejected the gateway's credential (${status}). An operator must fix the provider key.`);
       }
+      const refused = mappers[provider]!(provider, 'm', 401, body[provider]!(`Incorrect API key provided: ${KEY}`), {});
+      assert.equal(refused.message, `Provider "${provider}" rejected the gateway's credential (401). An operator must fix the provider key.`);
     }
+  });
+
+  test('a 403 the request caused says so, naming the model, and does not blame the gateway\'s key', () => {
+    const err = mapOpenAIError('openai', 'gpt-4o', 403, body.openai!('Project `proj_abc` does not have access to model `gpt-4o`', 'invalid_request_error', 'model_not_found'), {});
+    assert.equal(
+      err.message,
+      'Provider "openai" refused this request (403): the gateway\'s account there may not do what it asks (e.g. use the model "gpt-4o"). '
+        + 'This is about the request, not a bad gateway key; other requests are served as usual.',
+    );
+    assert.doesNotMatch(err.message, /credential|operator must fix/);
   });
 
   test('other errors quote the upstream text, ending with a period only when the gateway ends the sentence', () => {

@@ -64,16 +64,27 @@ const MESSAGE_EXAMPLE = {
 
 const ERROR_SHAPE = 'The body has Anthropic\'s shape, `{"type":"error","error":{"type","message"}}`, with `error.type` following the status (e.g. `invalid_request_error`, `billing_error`, `rate_limit_error`).';
 
-/** Errors of both operations (the gateway's own checks, then the upstream's). */
-const ERRORS: RouteDoc['errors'] = {
+/** Errors common to both operations (the gateway's own checks, then the upstream's). */
+const COMMON_ERRORS: RouteDoc['errors'] = {
   400: `The body is malformed JSON or breaks the request schema (the message names the field); a block or tool cannot be translated for a provider that does not speak the Messages API (e.g. a "document" block, a server tool); the \`model\` prefix names no provider; the provider has no credential for the caller. An upstream's own 4xx is passed on with its status. ${ERROR_SHAPE}`,
-  402: `The caller's budget cannot cover the request's worst-case cost (\`billing_error\`); the message says when the budget resets. ${ERROR_SHAPE}`,
   404: `The model does not exist or is not available (\`not_found_error\`). ${ERROR_SHAPE}`,
   413: `The body is larger than the gateway's \`server.maxBodyBytes\` (\`request_too_large\`). ${ERROR_SHAPE}`,
   429: `The caller's requests-per-minute or tokens-per-minute limit is spent (\`rate_limit_error\`); retry after \`Retry-After\` seconds. ${ERROR_SHAPE}`,
   502: `The upstream answered with a 5xx, could not be reached, or sent something unreadable (\`api_error\`). ${ERROR_SHAPE}`,
-  503: `The gateway is shutting down, or no upstream can take the request now: every key of the provider's pool is disabled after a 401/403, or a recovering deployment's one probe is already out (\`overloaded_error\`); retry after \`Retry-After\`. ${ERROR_SHAPE}`,
+  503: `The gateway is shutting down, or no upstream can take the request now: every key of the provider's pool is disabled after the upstream refused it on two models, or a recovering deployment's one probe is already out (\`overloaded_error\`); retry after \`Retry-After\`. ${ERROR_SHAPE}`,
   504: `The upstream did not connect, answer or keep streaming within its timeout (\`timeout_error\`). ${ERROR_SHAPE}`,
+};
+
+/** A message's errors: the budget too. */
+const ERRORS: RouteDoc['errors'] = {
+  ...COMMON_ERRORS,
+  402: `The caller's budget cannot cover the request's worst-case cost (\`billing_error\`); the message says when the budget resets. ${ERROR_SHAPE}`,
+};
+
+/** A token count's errors: no budget (it bills nothing), and only the request and concurrency limits apply. */
+const COUNT_TOKENS_ERRORS: RouteDoc['errors'] = {
+  ...COMMON_ERRORS,
+  429: `The caller's requests-per-minute limit is spent, or it has too many requests in flight (\`rate_limit_error\`): a count takes one request of the rpm and a concurrency slot, never tokens per minute; retry after \`Retry-After\` seconds. ${ERROR_SHAPE}`,
 };
 
 const requestExample = { model: 'anthropic/claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Say hello' }] };
@@ -118,15 +129,15 @@ export const messagesCountTokensDoc: RouteDoc = {
   operationId: 'countMessageTokens',
   tag: TAG,
   summary: 'Count the tokens of a message request (Anthropic Messages API)',
-  description: 'Anthropic-compatible token counting: the prompt tokens a `POST /v1/messages` request with the same body would use. Forwarded to a native upstream unchanged; otherwise counted by the gateway.',
+  description: 'Anthropic-compatible token counting: the prompt tokens a `POST /v1/messages` request with the same body would use. Forwarded to a native upstream unchanged; otherwise counted by the gateway (with bounded work: estimated beyond a few ms of counting). Takes one request of the caller\'s requests-per-minute limit and a concurrency slot; bills nothing, so an over-budget caller may still count; logged with operation `messages.count_tokens` and cost 0.',
   requestBody: {
     required: true,
     description: 'A Messages API request without `max_tokens`.',
     content: { 'application/json': { schema: schemaRef(COUNT_TOKENS_REQUEST), example: { model: requestExample.model, messages: requestExample.messages } } },
   },
   success: {
-    description: 'The prompt\'s token count.',
-    headers: responseHeaders(false),
+    description: 'The prompt\'s token count. Carries the `x-ratelimit-*-requests` headers of the limits that apply to the caller.',
+    headers: responseHeaders(true),
     content: {
       'application/json': {
         schema: { type: 'object', required: ['input_tokens'], properties: { input_tokens: { type: 'integer', description: 'Tokens the prompt (system, messages, tools) uses.' } } },
@@ -134,7 +145,7 @@ export const messagesCountTokensDoc: RouteDoc = {
       },
     },
   },
-  errors: ERRORS,
+  errors: COUNT_TOKENS_ERRORS,
   schemas: {
     [COUNT_TOKENS_REQUEST]: toJsonSchema2020(countTokensRequestSchema, { basePointer: `#/components/schemas/${COUNT_TOKENS_REQUEST}` }),
   },

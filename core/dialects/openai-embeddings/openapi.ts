@@ -86,7 +86,7 @@ export const embeddingsCreateDoc: RouteDoc = {
     413: 'The body is larger than the gateway\'s `server.maxBodyBytes`.',
     429: 'The caller\'s requests-per-minute or tokens-per-minute limit is spent; retry after `Retry-After` seconds (`retry-after-ms` milliseconds).',
     502: 'The upstream answered with a 5xx, could not be reached, or sent something unreadable (type `upstream_error`).',
-    503: 'The gateway is shutting down (`shutting_down`), or no upstream can take the request now (`upstream_unavailable`, type `upstream_error`: every key of the provider\'s pool is disabled after a 401/403, or a recovering deployment\'s one probe is already out); retry after `Retry-After`.',
+    503: 'The gateway is shutting down (`shutting_down`), or no upstream can take the request now (`upstream_unavailable`, type `upstream_error`: every key of the provider\'s pool is disabled after the upstream refused it on two models, or a recovering deployment\'s one probe is already out); retry after `Retry-After`.',
     504: 'The upstream did not connect or answer within its timeout (`upstream_timeout`).',
   },
   schemas: {

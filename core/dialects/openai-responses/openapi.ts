@@ -105,7 +105,7 @@ export const responsesCreateDoc: RouteDoc = {
     413: 'The body is larger than the gateway\'s `server.maxBodyBytes`; or the stored items it names (its `item_reference`s, counted each time, and its `previous_response_id` chain) exceed response-store `maxExpandedBytes` (4 MiB; both `request_too_large`); or the caller\'s stored responses fill their quota and the store refuses more (`response_store_full`, `overQuota: "refuse"`; `store: false` still works).',
     429: 'The caller\'s requests-per-minute or tokens-per-minute limit is spent; retry after `Retry-After` seconds (`retry-after-ms` milliseconds).',
     502: 'The upstream answered with a 5xx, could not be reached, or sent something unreadable (type `upstream_error`).',
-    503: 'The gateway is shutting down (`shutting_down`), or no upstream can take the request now (`upstream_unavailable`, type `upstream_error`: every key of the provider\'s pool is disabled after a 401/403, or a recovering deployment\'s one probe is already out); retry after `Retry-After`.',
+    503: 'The gateway is shutting down (`shutting_down`), or no upstream can take the request now (`upstream_unavailable`, type `upstream_error`: every key of the provider\'s pool is disabled after the upstream refused it on two models, or a recovering deployment\'s one probe is already out); retry after `Retry-After`.',
     504: 'The upstream did not connect, answer or keep streaming within its timeout (`upstream_timeout`).',
   },
   schemas: {

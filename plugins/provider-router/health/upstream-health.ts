@@ -4,12 +4,19 @@
  * `apiKeys` (`key-pool.ts`), and the recent outcomes of each (`recent-outcomes.ts`). The router
  * reports every attempt's outcome here (`settle`); this module decides what it means:
  *
- * - no answer (connect refused, timeout), a 5xx, or a broken answer → a failure of the deployment
- *   (its breaker counts it);
+ * - no answer (connect refused, timeout), a 5xx (an overloaded 429 included), or a broken answer →
+ *   a failure of the deployment (its breaker counts it);
  * - 429 on a pooled key → that key rests for the upstream's retry-after, else `keyCooldownMs`;
- * - 401/403 on a pooled key → that key is disabled until an admin enables it (logged once, as an
- *   error naming its fingerprint);
- * - any other 4xx → the request's fault: neither the deployment's nor the key's.
+ * - the key itself refused (the upstream-error policy's `CREDENTIAL_REFUSED`: a 401, or a body the
+ *   provider says is about the key) on a pooled key → that key rests for `keyCooldownMs`, and once
+ *   refused on a second model since it last served it is disabled until an admin enables it (logged
+ *   once, as an error naming its fingerprint);
+ * - any other 4xx, a 403 the request caused included (`REQUEST_FORBIDDEN`: OpenAI's "Project … does
+ *   not have access to model …") → the request's doing: neither the deployment's nor the key's.
+ *
+ * An attempt with a user's own credential (its key, maybe its own base URL) tells nothing about the
+ * shared deployment: it never moves the breaker (it still honours it), so one user's failing key
+ * cannot send everyone else's requests elsewhere.
  *
  * It serves the state to `/metrics` (gauges read at scrape time), `/readyz` and the admin API (the
  * `upstreamHealth` service). Nothing is persisted: a restart closes every breaker and enables every key.
@@ -22,6 +29,7 @@ import { createCircuitBreaker, type Admission, type BreakerSettings, type Breake
 import { createKeyPool, type KeyPool, type KeyState, type PoolKey, type PoolKeyConfig } from '../routing/key-pool.ts';
 import { createOutcomeLog, type OutcomeLog } from './recent-outcomes.ts';
 import { retryAfterMs } from '../routing/retry-policy.ts';
+import { CREDENTIAL_REFUSED } from '../providers/upstream-error-policy.ts';
 
 /** Deployments tracked beyond those the manifest names: a client may address any `provider/model`. */
 const MAX_EXTRA_DEPLOYMENTS = 200;
@@ -47,6 +55,8 @@ export interface AttemptTicket {
   readonly admission: Admission;
   /** The pooled key it carries; null for a user's own, a deployment's own or a provider's single key. */
   readonly key: PoolKey | null;
+  /** True when it carries the calling user's own credential: its outcome never moves the breaker. */
+  readonly usersOwn?: boolean;
 }
 
 /** How one attempt ended, as the core recorded it (`UpstreamAttempt`) plus the error's headers. */
@@ -62,12 +72,15 @@ export interface AttemptOutcome {
 /** `ok`, the deployment's `failure`, a key's `rate-limited` / `refused`, or `neutral` (the request's or the client's doing). */
 type Verdict = 'ok' | 'failure' | 'rate-limited' | 'refused' | 'neutral';
 
+/** What an attempt's upstream status and error code mean here (see the module doc). */
 export function verdictOf(status: number | null, errorCode: string | null): Verdict {
   const answered = status !== null && status >= 200 && status < 300;
   if (errorCode === null) return 'ok';
   if (ENDED_BY_US.has(errorCode)) return answered ? 'ok' : 'neutral';
+  // Read from the code, not the status: only the provider can tell a key's refusal from a request's.
+  if (errorCode === CREDENTIAL_REFUSED) return 'refused';
+  if (errorCode === 'overloaded') return 'failure';
   if (status === 429) return 'rate-limited';
-  if (status === 401 || status === 403) return 'refused';
   if (BROKEN.has(errorCode) || (status !== null && status >= 500)) return 'failure';
   return 'neutral';
 }
@@ -171,7 +184,7 @@ export function createUpstreamHealth(
   });
   new Gauge({
     name: 'tollgate_upstream_key_state',
-    help: 'Each pooled provider key, by provider and fingerprint (…last 4 characters): 0 ok, 1 cooling after a 429, 2 disabled after a 401/403 (until an admin enables it).',
+    help: 'Each pooled provider key, by provider and fingerprint (…last 4 characters): 0 ok, 1 cooling after a 429 or a refusal of the key, 2 disabled after refusals on two models (until an admin enables it).',
     labelNames: ['provider', 'key'] as const,
     registers: [deps.metrics],
     collect() {
@@ -203,10 +216,20 @@ export function createUpstreamHealth(
     const key = ticket.key;
     if (!key) return;
     const pool = pools.get(key.provider)!;
-    if (verdict === 'rate-limited') pool.cool(key, now + (retryAfterMs(outcome.headers) ?? settings.keyCooldownMs));
-    if (verdict === 'refused' && pool.disable(key)) {
-      log.error('the upstream refused a pooled API key; it is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts', {
-        provider: key.provider, key: key.id, status: outcome.status,
+    if (verdict === 'ok') pool.served(key);
+    else if (verdict === 'rate-limited') pool.cool(key, now + (retryAfterMs(outcome.headers) ?? settings.keyCooldownMs));
+    else if (verdict === 'refused') refuseKey(pool, key, labelsOf(ticket.deployment).model, outcome, now);
+  }
+
+  function refuseKey(pool: KeyPool, key: PoolKey, model: string, outcome: AttemptOutcome, now: number): void {
+    const restUntilMs = now + settings.keyCooldownMs;
+    if (pool.refuse(key, model, restUntilMs)) {
+      log.error('the upstream refused a pooled API key on two models; it is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts', {
+        provider: key.provider, key: key.id, status: outcome.status, model,
+      });
+    } else if (pool.stateOf(key, now) !== 'disabled') {
+      log.warn('the upstream rejected a pooled API key; it rests for keyCooldownMs and is disabled if rejected on another model before it serves again', {
+        provider: key.provider, key: key.id, status: outcome.status, model, until: new Date(restUntilMs).toISOString(),
       });
     }
   }
@@ -227,11 +250,15 @@ export function createUpstreamHealth(
       const entry = entryOf(ticket.deployment);
       const verdict = verdictOf(outcome.status, outcome.errorCode);
       const error = verdict === 'ok' || verdict === 'neutral' ? null : { status: outcome.status, code: outcome.errorCode ?? 'upstream_error' };
-      entry.outcomes.add(now, outcome.latencyMs, error);
       if (ticket.key) keyOutcomes.get(ticket.key)!.add(now, outcome.latencyMs, error);
+      if (verdict === 'ok') entry.known = true;
+      if (ticket.usersOwn) {
+        entry.breaker.abandoned(ticket.admission);
+        return verdict;
+      }
+      entry.outcomes.add(now, outcome.latencyMs, error);
       if (verdict === 'failure') failDeployment(ticket, entry, now);
       else if (verdict === 'ok') {
-        entry.known = true;
         if (entry.breaker.succeeded(ticket.admission, now)) log.info('circuit breaker closed after a successful probe', { deployment: ticket.deployment });
       } else entry.breaker.abandoned(ticket.admission);
       settleKey(ticket, verdict, outcome, now);

@@ -10,8 +10,8 @@
  * `balance` strategy sees busy deployments; it moves with each attempt and ends with the response.
  *
  * Every failed attempt is reported first (`settle`: breakers and key pools learn of it). A failure
- * that was the key's (a pooled key answering 429 or 401/403) is tried again on the same deployment
- * with another key of its pool, when one is left and `maxAttempts` allows, before moving on.
+ * that was the key's (a pooled key answering 429, or refused as a key) is tried again on the same
+ * deployment with another key of its pool, when one is left and `maxAttempts` allows, before moving on.
  */
 import type { Exchange, Target } from '../../../core/exchange.ts';
 import type { ModelCall } from '../../../core/upstream/upstream-call.ts';

@@ -3,9 +3,12 @@
  * memory. Each request takes one key: round-robin over the keys that are usable now (not cooling,
  * not disabled, under their own `rpm` / `tpm` over the last minute); when none has room, the one
  * over its limit with the most room relative to it, else the cooling key whose cooldown ends first
- * (the upstream decides then; a pool must not refuse everything on a guess). A disabled key (the
- * upstream refused it: 401/403) is never taken until `enable`; a restart enables every key again
- * (nothing is persisted: the key in the manifest may have been fixed meanwhile).
+ * (the upstream decides then; a pool must not refuse everything on a guess). A key the upstream
+ * refused as a key (`refuse`: invalid, revoked, its account disabled) rests like a 429'd one, and is
+ * disabled only once refused on a second model since it last served: one model's refusal could still
+ * be about that model (a misread answer), and no one request may take a shared key out for every
+ * user. A disabled key is never taken until `enable`; a restart enables every key again (nothing is
+ * persisted: the key in the manifest may have been fixed meanwhile).
  *
  * Keys are named by a fingerprint (`…` + last four characters, or a hash prefix for a short key),
  * never by the key itself: fingerprints are what logs, metrics and the admin API show.
@@ -15,7 +18,7 @@ import { createHash } from 'node:crypto';
 /** One pool entry of the manifest: the key, or the key with its own per-minute limits. */
 export type PoolKeyConfig = string | { key: string; rpm?: number; tpm?: number };
 
-/** `ok`: usable; `cooling`: rested after a 429 until `coolingUntilMs`; `disabled`: refused by the upstream, until an admin enables it. */
+/** `ok`: usable; `cooling`: rested after a 429 or a refusal until `coolingUntilMs`; `disabled`: refused by the upstream on two models, until an admin enables it. */
 export type KeyState = 'ok' | 'cooling' | 'disabled';
 
 export interface PoolKey {
@@ -44,7 +47,15 @@ export interface KeyPool {
   addTokens(key: PoolKey, tokens: number, nowMs: number): void;
   /** Rests `key` until `untilMs` (a 429); an earlier end than a rest already set is ignored. */
   cool(key: PoolKey, untilMs: number): void;
-  /** Takes `key` out until `enable` (the upstream refused it). True when it was not disabled before. */
+  /**
+   * The upstream refused `key` itself on a request for `model`: it rests until `restUntilMs` (ms since
+   * the epoch), and is disabled (until `enable`) when it was refused on another model since it last
+   * served. True when this disabled it.
+   */
+  refuse(key: PoolKey, model: string, restUntilMs: number): boolean;
+  /** `key` served an answer: the refusals before it no longer count towards disabling it. */
+  served(key: PoolKey): void;
+  /** Takes `key` out until `enable`. True when it was not disabled before. */
   disable(key: PoolKey): boolean;
   /** Puts `key` back (admin action): not disabled, not cooling. True when it was disabled or cooling. */
   enable(key: PoolKey): boolean;
@@ -71,6 +82,8 @@ interface KeyTally {
   tokenSum: number;
   coolingUntilMs: number;
   disabled: boolean;
+  /** The model of the upstream's refusal of this key since it last served; null when none. */
+  refusedOn: string | null;
 }
 
 /**
@@ -90,7 +103,7 @@ export function createKeyPool(provider: string, apiKey: string, apiKeys: readonl
     keys.push({ provider, id, apiKey: entry.key, rpm: entry.rpm ?? null, tpm: entry.tpm ?? null });
   }
   if (keys.length === 0) return null;
-  const tallies = new Map<PoolKey, KeyTally>(keys.map((k) => [k, { requests: [], tokens: [], tokenSum: 0, coolingUntilMs: 0, disabled: false }]));
+  const tallies = new Map<PoolKey, KeyTally>(keys.map((k) => [k, { requests: [], tokens: [], tokenSum: 0, coolingUntilMs: 0, disabled: false, refusedOn: null }]));
   let cursor = 0;
 
   function tallyOf(key: PoolKey, nowMs: number): KeyTally {
@@ -133,7 +146,7 @@ export function createKeyPool(provider: string, apiKey: string, apiKeys: readonl
     return fullest?.key ?? soonest?.key ?? null;
   }
 
-  return {
+  const pool: KeyPool = {
     provider,
     keys,
     take(nowMs, exclude) {
@@ -151,6 +164,18 @@ export function createKeyPool(provider: string, apiKey: string, apiKeys: readonl
       const tally = tallies.get(key)!;
       tally.coolingUntilMs = Math.max(tally.coolingUntilMs, untilMs);
     },
+    refuse(key, model, restUntilMs) {
+      const tally = tallies.get(key)!;
+      tally.coolingUntilMs = Math.max(tally.coolingUntilMs, restUntilMs);
+      if (tally.refusedOn === null || tally.refusedOn === model) {
+        tally.refusedOn = model;
+        return false;
+      }
+      return pool.disable(key);
+    },
+    served(key) {
+      tallies.get(key)!.refusedOn = null;
+    },
     disable(key) {
       const tally = tallies.get(key)!;
       const was = tally.disabled;
@@ -162,6 +187,7 @@ export function createKeyPool(provider: string, apiKey: string, apiKeys: readonl
       const changed = tally.disabled || tally.coolingUntilMs > 0;
       tally.disabled = false;
       tally.coolingUntilMs = 0;
+      tally.refusedOn = null;
       return changed;
     },
     stateOf(key, nowMs) {
@@ -178,4 +204,5 @@ export function createKeyPool(provider: string, apiKey: string, apiKeys: readonl
       return { requests: tally.requests.length, tokens: tally.tokenSum };
     },
   };
+  return pool;
 }

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CALL_UNITS, CHUNK_CHARS, EXACT_BUDGET_UNITS, NON_ASCII_UNITS, SAMPLE_BUDGET_UNITS, TextCountCache, chunkEnd, createTokenMeter,
+  CALL_UNITS, CHUNK_CHARS, EXACT_BUDGET_UNITS, NON_ASCII_UNITS, PRIOR_BUDGET_READS, SAMPLE_BUDGET_UNITS, TextCountCache, chunkEnd, createTokenMeter,
 } from '../../../core/tokens/bounded-token-count.ts';
 
 const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
@@ -130,4 +130,32 @@ test('a request of thousands of tiny texts makes a bounded number of tokenizer c
   assert.equal(meter.estimated, true, 'the rest was estimated');
   // Exactly, each text is 1-3 tokens: the estimate stays in that range.
   assert.ok(tokens >= 12_000 && tokens <= 36_000, `estimated ${tokens}`);
+});
+
+/**
+ * A text that counts the characters the meter reads of it (`charCodeAt`): the work of a count that
+ * no tokenizer call shows (scanning for chunk costs, the prior's guess), measured without a clock.
+ */
+class ReadCountingText extends String {
+  static reads = 0;
+  override charCodeAt(index: number): number {
+    ReadCountingText.reads++;
+    return super.charCodeAt(index);
+  }
+}
+
+test('reads a bounded share of a huge request of many texts (a 32 MiB count_tokens body), and stays within 5%', () => {
+  const words = prose.split(' ');
+  const text = Array.from({ length: 3_000 }, () => words[Math.floor(random() * words.length)]).join(' ').slice(0, 16_000);
+  const texts = 2_000;
+  const meter = createTokenMeter(countTokens);
+  ReadCountingText.reads = 0;
+  let tokens = 0;
+  for (let i = 0; i < texts; i++) tokens += meter.count(new ReadCountingText(text) as unknown as string);
+  const chars = texts * text.length;
+  // The budgets' own reads, the prior's per-request reads, and a few hundred per text: not its length.
+  const bound = EXACT_BUDGET_UNITS + SAMPLE_BUDGET_UNITS + PRIOR_BUDGET_READS + texts * 600;
+  assert.ok(ReadCountingText.reads <= bound, `read ${ReadCountingText.reads} of ${chars} characters, bound ${bound}`);
+  const exact = texts * countTokens(text);
+  assert.ok(Math.abs(tokens - exact) / exact < 0.05, `estimate ${tokens} vs exact ${exact}`);
 });

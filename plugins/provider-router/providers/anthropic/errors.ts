@@ -27,15 +27,26 @@ function statusOfErrorType(type: string | undefined): number {
 }
 
 /**
+ * Anthropic's words for a key whose organization, workspace or key is switched off ("This organization
+ * has been disabled.", sent as a 400 `invalid_request_error` or a 403): about the key, whatever the
+ * request. Anchored at the start of the message, which is Anthropic's own, never the client's text.
+ */
+const ACCOUNT_DISABLED = /^(This|Your) (organization|workspace|API key|account) (has been|is) (disabled|deactivated|archived|suspended)\b/i;
+
+/**
  * The policy's facts from an Anthropic error body: its `error.type` is the code kept (Anthropic's
- * bodies have no other); `overloaded_error` is an overload; the monthly spend cap (a 429 whose
- * `error.details.error_code` is `enforced_spend_limit_reached`) is a spent quota; a 404 on the
+ * bodies have no other); a disabled organization, workspace or key is the credential's refusal (a
+ * 401 `authentication_error` is that by the policy's rule, while a 403 `permission_error`, "Your API
+ * key does not have permission to use the specified resource", is this request's: a model or a
+ * feature the account may not use); `overloaded_error` is an overload; the monthly spend cap (a 429
+ * whose `error.details.error_code` is `enforced_spend_limit_reached`) is a spent quota; a 404 on the
  * Messages API can only be the model (the path is fixed).
  */
 export function anthropicErrorFacts(status: number, body: AnthropicErrorBody, requestId: string | null): UpstreamErrorFacts {
   const type = typeof body.error?.type === 'string' ? body.error.type : null;
   const facts: UpstreamErrorFacts = { message: typeof body.error?.message === 'string' ? body.error.message : null, type, code: type, requestId };
-  if (type === 'overloaded_error') facts.kind = 'overloaded';
+  if (ACCOUNT_DISABLED.test(facts.message ?? '')) facts.kind = 'credential';
+  else if (type === 'overloaded_error') facts.kind = 'overloaded';
   else if (body.error?.details?.error_code === 'enforced_spend_limit_reached') facts.kind = 'quota';
   else if (status === 404) facts.kind = 'unknown_model';
   return facts;

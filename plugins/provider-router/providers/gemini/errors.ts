@@ -35,17 +35,36 @@ function retryDelayMs(error: GeminiErrorStatus): number | null {
   return match ? Math.ceil(Number(match[1]) * 1000) : null;
 }
 
-/** Key problems come back as 400 INVALID_ARGUMENT with an `ErrorInfo` reason `API_KEY_…`. */
+/**
+ * `ErrorInfo` reasons about the key or its project rather than the request: the project's API is
+ * switched off or the consumer suspended (403). Reasons `API_KEY_…` (invalid, expired, blocked for
+ * the service, a referrer or an address) are too, on 400 and 403 alike.
+ */
+const PROJECT_REASONS: ReadonlySet<string> = new Set(['SERVICE_DISABLED', 'CONSUMER_SUSPENDED']);
+
+/**
+ * Google's words for a key it has blocked as leaked (403 `PERMISSION_DENIED` without a reason):
+ * anchored at the start of the message, which is Google's, never the client's.
+ */
+const KEY_REPORTED = /^Your API key (was|has been) reported as leaked\b/i;
+
+/**
+ * A key problem: a 401, an `ErrorInfo` reason about the key or its project (a 400 `INVALID_ARGUMENT`
+ * with `API_KEY_INVALID` for a wrong key), or a key reported as leaked. Any other 403 (a tuned model or
+ * resource this project may not use) is the request's, not the key's.
+ */
 function isCredentialError(status: number, error: GeminiErrorStatus): boolean {
-  if (status === 401 || status === 403) return true;
-  return (error.details ?? []).some((d) => typeof d?.reason === 'string' && d.reason.startsWith('API_KEY_'));
+  if (status === 401) return true;
+  const aboutKey = (error.details ?? []).some((d) => typeof d?.reason === 'string' && (d.reason.startsWith('API_KEY_') || PROJECT_REASONS.has(d.reason)));
+  return aboutKey || KEY_REPORTED.test(error.message ?? '');
 }
 
 /**
  * The policy's facts from a Gemini error status: the code kept is Gemini's `status`, lowercased
- * (`invalid_argument`, `internal`); key errors are credential errors whatever their status; a 404
- * on `generateContent` is the model; a per-day quota (`QuotaFailure` with a `…PerDay…` quota id) is
- * spent for the day; `RetryInfo.retryDelay` is the retry hint (Gemini sends no rate-limit headers).
+ * (`invalid_argument`, `internal`); key errors are credential errors whatever their status (a 403
+ * that is not one is this request's, by the policy's rule); a 404 on `generateContent` is the
+ * model; a per-day quota (`QuotaFailure` with a `…PerDay…` quota id) is spent for the day;
+ * `RetryInfo.retryDelay` is the retry hint (Gemini sends no rate-limit headers).
  */
 export function geminiErrorFacts(status: number, error: GeminiErrorStatus): UpstreamErrorFacts {
   const name = typeof error.status === 'string' && error.status ? error.status : null;

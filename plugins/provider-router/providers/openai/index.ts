@@ -51,12 +51,30 @@ function parseErrorBody(bodyText: string): { message: string | null; type: strin
 }
 
 /**
- * The policy's facts from an OpenAI(-shaped) error answer: a 404 naming the model is about the
- * model; a 429 with a quota code (or `type: "insufficient_quota"`) is a spent quota.
+ * Codes OpenAI gives when the key itself is refused (`invalid_api_key`, on 401) or its account is
+ * deactivated (`account_deactivated`, seen on 401 and 403): about the key whatever the request.
+ */
+const KEY_REFUSED_CODES = new Set(['invalid_api_key', 'account_deactivated']);
+
+/**
+ * A restricted key's 401 for an endpoint its scopes leave out ("You have insufficient permissions for
+ * this operation. Missing scopes: …"): the key is valid, this request's endpoint is not allowed. The
+ * text is anchored at its start, which is OpenAI's and never the client's.
+ */
+const MISSING_SCOPES = /^You have insufficient permissions for this operation\b/;
+
+/**
+ * The policy's facts from an OpenAI(-shaped) error answer: a key-refusal code is about the key (on
+ * any status); a 401 for missing scopes is a valid key's refusal of this request (a 403, such as
+ * "Project … does not have access to model …" with code `model_not_found`, is that by the policy's
+ * rule); a 404 naming the model is about the model; a 429 with a quota code (or
+ * `type: "insufficient_quota"`) is a spent quota.
  */
 export function openAIErrorFacts(status: number, bodyText: string): UpstreamErrorFacts {
   const facts: UpstreamErrorFacts = parseErrorBody(bodyText);
-  if (status === 404 && (facts.code === 'model_not_found' || /model/i.test(facts.message ?? ''))) facts.kind = 'unknown_model';
+  if (KEY_REFUSED_CODES.has(facts.code ?? '')) facts.kind = 'credential';
+  else if (status === 401 && MISSING_SCOPES.test(facts.message ?? '')) facts.kind = 'forbidden';
+  else if (status === 404 && (facts.code === 'model_not_found' || /model/i.test(facts.message ?? ''))) facts.kind = 'unknown_model';
   else if (status === 429 && (NOT_RETRYABLE_429.has(facts.code ?? '') || facts.type === 'insufficient_quota')) facts.kind = 'quota';
   return facts;
 }
