@@ -106,14 +106,29 @@ interface PreparedDeployment {
   pool: KeyPool | null;
 }
 
+/** What one router instance is wired with: built once in `createProviderRouter`, read by every request. */
+interface Router {
+  config: ProviderRouterConfig;
+  ctx: PluginContext;
+  providers: Map<string, Provider>;
+  groups: ReturnType<typeof modelGroupsOf>;
+  picker: ReturnType<typeof createDeploymentPicker>;
+  retryOnStatus: Set<number>;
+  health: UpstreamHealth;
+  /** Providers that answer embeddings, named in the 400 for one that does not. */
+  embedders: string[];
+  catalog: Catalog;
+  credentials: ReturnType<typeof createCredentialResolver>;
+  userCatalog: ReturnType<typeof createUserCatalog>;
+  prices: PriceLookup;
+}
+
 async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginContext): Promise<Plugin<RouterState>> {
   warnAboutGatewayKeys(config, ctx.log);
   const providers = createProviders(config, ctx);
   const groups = modelGroupsOf(config.models);
   const unknown = unknownProviders(groups, new Set(providers.keys()));
   if (unknown.length > 0) ctx.log.warn('model groups name providers that are not configured; those deployments are skipped', { deployments: unknown });
-  const picker = createDeploymentPicker();
-  const retryOnStatus = new Set(config.retry.retryOnStatus);
   const health: UpstreamHealth = createUpstreamHealth(
     { circuitBreaker: config.circuitBreaker, keyCooldownMs: config.keyCooldownMs },
     config.providers,
@@ -121,8 +136,6 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics },
   );
   ctx.services.provide('upstreamHealth', { snapshot: health.snapshot, readiness: health.readiness, enableKey: health.enableKey });
-  /** Providers that answer embeddings, named in the 400 for one that does not. */
-  const embedders = [...providers.values()].filter((p) => p.embeds).map((p) => p.id);
   const persist = (provider: string, models: CatalogEntry[]) => persistCatalog(ctx.store.db, provider, models);
   const catalog = createCatalog(providers, {
     ttlMs: config.catalogTtlMs,
@@ -136,187 +149,14 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
   ctx.services.provide('providers', createProvidersService(providers, credentials, persist));
-  const userCatalog = createUserCatalog(config.catalogTtlMs, ctx.log);
-  const prices: PriceLookup = (provider, model) => {
-    const price = ctx.services.get('pricing')?.priceFor(provider, model);
-    if (!price) return null;
-    return {
-      input_price_per_1k: per1k(price.input_price_per_million)!,
-      output_price_per_1k: per1k(price.output_price_per_million)!,
-      cached_input_price_per_1k: per1k(price.cached_input_price_per_million),
-    };
+  const router: Router = {
+    config, ctx, providers, groups, health, catalog, credentials,
+    picker: createDeploymentPicker(),
+    retryOnStatus: new Set(config.retry.retryOnStatus),
+    embedders: [...providers.values()].filter((p) => p.embeds).map((p) => p.id),
+    userCatalog: createUserCatalog(config.catalogTtlMs, ctx.log),
+    prices: (provider, model) => priceLookup(ctx, provider, model),
   };
-
-  /**
-   * The catalog as one caller sees it: the shared lists, plus, for providers without a shared key,
-   * the lists their own key gives them. Bare model ids resolve through this view too.
-   */
-  function catalogFor(ex: Exchange): Catalog {
-    const userId = ex.principal?.gatewayUserId ?? null;
-    const own = async (id: string): Promise<CatalogEntry[] | null> => {
-      const provider = providers.get(id)!;
-      if (userId === null || provider.sharedCredential()) return null;
-      const credential = await credentials.resolve(provider, userId);
-      return credential?.source === 'user' ? userCatalog.modelsOf(provider, userId, credential) : null;
-    };
-    const view: Catalog = {
-      async all() {
-        const lists = await catalog.all();
-        return Promise.all(lists.map(async (l) => ({ provider: l.provider, models: (await own(l.provider)) ?? l.models })));
-      },
-      async modelsOf(id) {
-        return (providers.has(id) ? await own(id) : null) ?? catalog.modelsOf(id);
-      },
-      async providersOf(modelId) {
-        return (await view.all()).filter((l) => l.models.some((m) => m.id === modelId)).map((l) => l.provider);
-      },
-    };
-    return view;
-  }
-
-  async function describeProvider(ex: Exchange) {
-    const id = ex.params.provider ?? '';
-    const provider = providers.get(id);
-    if (!provider) throw providerNotFound(id, [...providers.keys()]);
-    const credential = await credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
-    const models = await catalogFor(ex).modelsOf(id);
-    // Discovered lists name dated models: price them with the dataset's matcher (loaded on first need).
-    await ctx.services.get('pricing')?.ready();
-    return reply(200, providerView(provider, credential, models, prices));
-  }
-
-  /**
-   * Where `deployment` sends a request of `userId`: the user's own credential, else the deployment's
-   * key, else the provider's pool (a key is taken per attempt), else the provider's shared key.
-   * Throws 400 `provider_not_configured` when there is none.
-   */
-  function prepare(ex: Exchange, deployment: Deployment, userId: number | null): MaybePromise<PreparedDeployment> {
-    // Synchronous for a `provider/model` target with cached credentials: no promise per request.
-    return then(resolveModel(deployment.target, providers, () => catalogFor(ex), config.providerOrder), ({ provider, model }) =>
-      then(credentials.resolve(provider, userId), (resolved): PreparedDeployment => {
-        if (resolved?.source === 'user') return { provider, model, credential: resolved, pool: null };
-        if (deployment.apiKey) return { provider, model, credential: { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' }, pool: null };
-        const pool = health.pool(provider.id);
-        if (pool) return { provider, model, credential: null, pool };
-        if (!resolved) throw providerNotConfigured(provider.id);
-        return { provider, model, credential: resolved, pool: null };
-      }));
-  }
-
-  /**
-   * The call of one attempt on `deployment`: past its breaker (claiming the half-open probe), with a
-   * key of the pool when it has one; sets `ex.target` and the state's ticket. Throws when the
-   * deployment cannot take the request (the plan then skips it).
-   */
-  function attempt(ex: Exchange, deployment: Deployment, state: RouterState): MaybePromise<ModelCall> {
-    return then(prepare(ex, deployment, ex.principal?.gatewayUserId ?? null), (prepared) => callOn(ex, deployment, state, prepared));
-  }
-
-  /** `attempt` once its deployment is prepared: the breaker's admission, a pooled key, the call. */
-  function callOn(ex: Exchange, deployment: Deployment, state: RouterState, { provider, model, credential, pool }: PreparedDeployment): ModelCall {
-    const admission = health.admit(deployment.target, deployment === state.forced);
-    if (!admission) throw upstreamUnavailable(provider.id, `the deployment "${deployment.target}" is half-open and its one probe request is already out.`);
-    let key: PoolKey | null = null;
-    if (pool) {
-      key = pool.take(ctx.clock(), state.triedKeys);
-      if (!key) {
-        health.abandon({ deployment: deployment.target, admission, key: null });
-        throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it on two models, or was tried for this request already.');
-      }
-      state.triedKeys.add(key);
-    }
-    const ticket: AttemptTicket = { deployment: deployment.target, admission, key, usersOwn: credential?.source === 'user' };
-    try {
-      ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
-      const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, embedders);
-      state.ticket = ticket;
-      return call;
-    } catch (err) {
-      health.abandon(ticket);
-      throw err;
-    }
-  }
-
-  /** Reports a failed attempt; true when a pooled key was at fault and another key may be tried (see `AttemptDeps.settle`). */
-  function settleFailed(ex: Exchange, failed: FailedAttempt, state: RouterState): boolean {
-    const ticket = state.ticket;
-    state.ticket = null;
-    if (!ticket) return false;
-    const outcome: AttemptOutcome = { status: failed.upstreamStatus, errorCode: failed.error.code, latencyMs: ex.attempts?.at(-1)?.latencyMs ?? 0, headers: failed.error.headers };
-    const verdict = health.settle(ticket, outcome);
-    if (ticket.key === null) return false;
-    // A 429 is retried on another key only when the retry policy retries 429s at all.
-    return verdict === 'refused' || (verdict === 'rate-limited' && retryOnStatus.has(429));
-  }
-
-  /** At the end of the response: the outcome of the attempt not reported yet (the one that answered), and its tokens. */
-  function settleLast(ex: Exchange, state: RouterState): void {
-    const ticket = state.ticket;
-    state.ticket = null;
-    if (!ticket) return;
-    const last = ex.attempts?.at(-1);
-    if (!last) return health.abandon(ticket);
-    health.settle(ticket, { status: last.status, errorCode: last.errorCode, latencyMs: last.latencyMs, headers: state.error?.headers ?? {} });
-    if (ex.usage) health.addTokens(ticket, ex.usage.promptTokens + ex.usage.completionTokens);
-  }
-
-  /** The deployments a model call may use, in the order to try them; checks the key's allow-list. */
-  function deploymentsFor(ex: Exchange, requested: string): MaybePromise<Deployment[]> {
-    const patterns = ex.principal?.models;
-    const group = groups.get(requested);
-    if (group) {
-      checkModelAllowed(patterns, requested);
-      return picker.order(group);
-    }
-    return then(resolveModel(requested, providers, () => catalogFor(ex), config.providerOrder), ({ provider, model }) => {
-      checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
-      return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
-    });
-  }
-
-  /** The catalog endpoints: `GET /models`, `GET /models/{model}`, the priced catalog. */
-  async function listing(ex: Exchange): Promise<Reply> {
-    if (ex.operation === 'models.list') return reply(200, openAIModelList(await catalogFor(ex).all(), groups));
-    if (ex.operation === MODELS_RETRIEVE) {
-      const requested = ex.params.model ?? '';
-      const model = retrieveModel(openAIModelList(await catalogFor(ex).all(), groups), requested);
-      if (!model) throw modelNotFound(requested);
-      return reply(200, model);
-    }
-    const lists = await catalogFor(ex).all();
-    await ctx.services.get('pricing')?.ready();
-    return reply(200, modelCatalog(lists, prices));
-  }
-
-  /** A model call once its deployments are known: a local token count, or the first attempt. */
-  function routeModelCall(ex: Exchange, state: RouterState, found: Deployment[]): MaybePromise<ModelCall | Reply> {
-    const { usable: deployments, forced } = health.arrange(found);
-    state.forced = forced;
-    // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
-    // local tokenizer answers it (for a group: as its first deployment would).
-    if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody) return countOrCall(ex, state, deployments);
-    return firstCall(ex, state, deployments);
-  }
-
-  /** A token-count request: the local tokenizer answers unless the provider counts in the client's dialect. */
-  async function countOrCall(ex: Exchange, state: RouterState, deployments: Deployment[]): Promise<ModelCall | Reply> {
-    const { provider } = await prepare(ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
-    if (!provider.nativeDialects.has(ex.dialect!.id)) {
-      if (ex.untranslatable) throw ex.untranslatable;
-      await ctx.tokens.ready();
-      return reply(200, ex.dialect!.tokenCountBody!(ctx.tokens.promptTokens(ex)));
-    }
-    return firstCall(ex, state, deployments);
-  }
-
-  /** The first attempt over `deployments`, with this request's build and settle steps. */
-  function firstCall(ex: Exchange, state: RouterState, deployments: Deployment[]): MaybePromise<ModelCall> {
-    return firstAttempt(ex, deployments, state, {
-      picker, retry: config.retry, retryOnStatus, sleep,
-      build: (deployment) => attempt(ex, deployment, state),
-      settle: (failedEx, failed) => settleFailed(failedEx, failed, state),
-    });
-  }
 
   return {
     name: 'provider-router',
@@ -328,15 +168,15 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
         case 'models.list':
         case MODELS_RETRIEVE:
         case 'models.catalog':
-          return listing(ex);
+          return listing(router, ex);
         case 'providers.get':
-          return describeProvider(ex);
+          return describeProvider(router, ex);
         default:
           // Every other operation reaching the router is a model call (a dialect's); endpoints of
           // other plugins are answered by them earlier in the chain.
           if (!ex.request) throw routeNotFound(ex.method, ex.path);
       }
-      return then(deploymentsFor(ex, ex.request.model), (found) => routeModelCall(ex, state, found));
+      return then(deploymentsFor(router, ex, ex.request.model), (found) => routeModelCall(router, ex, state, found));
     },
     onError(_ex, state, error) {
       state.error = error;
@@ -344,12 +184,194 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     onResponseEnd(ex, state) {
       state.release?.();
       state.release = null;
-      settleLast(ex, state);
+      settleLast(router, ex, state);
     },
     close() {
       credentials.close();
     },
   };
+}
+
+/** The pricing plugin's price of a model, per 1k tokens as the API views show it; null when unpriced. */
+function priceLookup(ctx: PluginContext, provider: string, model: string): ReturnType<PriceLookup> {
+  const price = ctx.services.get('pricing')?.priceFor(provider, model);
+  if (!price) return null;
+  return {
+    input_price_per_1k: per1k(price.input_price_per_million)!,
+    output_price_per_1k: per1k(price.output_price_per_million)!,
+    cached_input_price_per_1k: per1k(price.cached_input_price_per_million),
+  };
+}
+
+/**
+ * The catalog as one caller sees it: the shared lists, plus, for providers without a shared key,
+ * the lists their own key gives them. Bare model ids resolve through this view too.
+ */
+function catalogFor(r: Router, ex: Exchange): Catalog {
+  const userId = ex.principal?.gatewayUserId ?? null;
+  const own = async (id: string): Promise<CatalogEntry[] | null> => {
+    const provider = r.providers.get(id)!;
+    if (userId === null || provider.sharedCredential()) return null;
+    const credential = await r.credentials.resolve(provider, userId);
+    return credential?.source === 'user' ? r.userCatalog.modelsOf(provider, userId, credential) : null;
+  };
+  const view: Catalog = {
+    async all() {
+      const lists = await r.catalog.all();
+      return Promise.all(lists.map(async (l) => ({ provider: l.provider, models: (await own(l.provider)) ?? l.models })));
+    },
+    async modelsOf(id) {
+      return (r.providers.has(id) ? await own(id) : null) ?? r.catalog.modelsOf(id);
+    },
+    async providersOf(modelId) {
+      return (await view.all()).filter((l) => l.models.some((m) => m.id === modelId)).map((l) => l.provider);
+    },
+  };
+  return view;
+}
+
+async function describeProvider(r: Router, ex: Exchange): Promise<Reply> {
+  const id = ex.params.provider ?? '';
+  const provider = r.providers.get(id);
+  if (!provider) throw providerNotFound(id, [...r.providers.keys()]);
+  const credential = await r.credentials.resolve(provider, ex.principal?.gatewayUserId ?? null);
+  const models = await catalogFor(r, ex).modelsOf(id);
+  // Discovered lists name dated models: price them with the dataset's matcher (loaded on first need).
+  await r.ctx.services.get('pricing')?.ready();
+  return reply(200, providerView(provider, credential, models, r.prices));
+}
+
+/**
+ * Where `deployment` sends a request of `userId`: the user's own credential, else the deployment's
+ * key, else the provider's pool (a key is taken per attempt), else the provider's shared key.
+ * Throws 400 `provider_not_configured` when there is none.
+ */
+function prepare(r: Router, ex: Exchange, deployment: Deployment, userId: number | null): MaybePromise<PreparedDeployment> {
+  // Synchronous for a `provider/model` target with cached credentials: no promise per request.
+  return then(resolveModel(deployment.target, r.providers, () => catalogFor(r, ex), r.config.providerOrder), ({ provider, model }) =>
+    then(r.credentials.resolve(provider, userId), (resolved): PreparedDeployment => {
+      if (resolved?.source === 'user') return { provider, model, credential: resolved, pool: null };
+      if (deployment.apiKey) return { provider, model, credential: { apiKey: deployment.apiKey, baseUrl: provider.baseUrl, source: 'shared' }, pool: null };
+      const pool = r.health.pool(provider.id);
+      if (pool) return { provider, model, credential: null, pool };
+      if (!resolved) throw providerNotConfigured(provider.id);
+      return { provider, model, credential: resolved, pool: null };
+    }));
+}
+
+/**
+ * The call of one attempt on `deployment`: past its breaker (claiming the half-open probe), with a
+ * key of the pool when it has one; sets `ex.target` and the state's ticket. Throws when the
+ * deployment cannot take the request (the plan then skips it).
+ */
+function attempt(r: Router, ex: Exchange, deployment: Deployment, state: RouterState): MaybePromise<ModelCall> {
+  return then(prepare(r, ex, deployment, ex.principal?.gatewayUserId ?? null), (prepared) => callOn(r, ex, deployment, state, prepared));
+}
+
+/** `attempt` once its deployment is prepared: the breaker's admission, a pooled key, the call. */
+function callOn(r: Router, ex: Exchange, deployment: Deployment, state: RouterState, { provider, model, credential, pool }: PreparedDeployment): ModelCall {
+  const admission = r.health.admit(deployment.target, deployment === state.forced);
+  if (!admission) throw upstreamUnavailable(provider.id, `the deployment "${deployment.target}" is half-open and its one probe request is already out.`);
+  let key: PoolKey | null = null;
+  if (pool) {
+    key = pool.take(r.ctx.clock(), state.triedKeys);
+    if (!key) {
+      r.health.abandon({ deployment: deployment.target, admission, key: null });
+      throw upstreamUnavailable(provider.id, 'every key of its pool is disabled after the upstream refused it on two models, or was tried for this request already.');
+    }
+    state.triedKeys.add(key);
+  }
+  const ticket: AttemptTicket = { deployment: deployment.target, admission, key, usersOwn: credential?.source === 'user' };
+  try {
+    ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
+    const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, r.embedders);
+    state.ticket = ticket;
+    return call;
+  } catch (err) {
+    r.health.abandon(ticket);
+    throw err;
+  }
+}
+
+/** Reports a failed attempt; true when a pooled key was at fault and another key may be tried (see `AttemptDeps.settle`). */
+function settleFailed(r: Router, ex: Exchange, failed: FailedAttempt, state: RouterState): boolean {
+  const ticket = state.ticket;
+  state.ticket = null;
+  if (!ticket) return false;
+  const outcome: AttemptOutcome = { status: failed.upstreamStatus, errorCode: failed.error.code, latencyMs: ex.attempts?.at(-1)?.latencyMs ?? 0, headers: failed.error.headers };
+  const verdict = r.health.settle(ticket, outcome);
+  if (ticket.key === null) return false;
+  // A 429 is retried on another key only when the retry policy retries 429s at all.
+  return verdict === 'refused' || (verdict === 'rate-limited' && r.retryOnStatus.has(429));
+}
+
+/** At the end of the response: the outcome of the attempt not reported yet (the one that answered), and its tokens. */
+function settleLast(r: Router, ex: Exchange, state: RouterState): void {
+  const ticket = state.ticket;
+  state.ticket = null;
+  if (!ticket) return;
+  const last = ex.attempts?.at(-1);
+  if (!last) return r.health.abandon(ticket);
+  r.health.settle(ticket, { status: last.status, errorCode: last.errorCode, latencyMs: last.latencyMs, headers: state.error?.headers ?? {} });
+  if (ex.usage) r.health.addTokens(ticket, ex.usage.promptTokens + ex.usage.completionTokens);
+}
+
+/** The deployments a model call may use, in the order to try them; checks the key's allow-list. */
+function deploymentsFor(r: Router, ex: Exchange, requested: string): MaybePromise<Deployment[]> {
+  const patterns = ex.principal?.models;
+  const group = r.groups.get(requested);
+  if (group) {
+    checkModelAllowed(patterns, requested);
+    return r.picker.order(group);
+  }
+  return then(resolveModel(requested, r.providers, () => catalogFor(r, ex), r.config.providerOrder), ({ provider, model }) => {
+    checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
+    return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
+  });
+}
+
+/** The catalog endpoints: `GET /models`, `GET /models/{model}`, the priced catalog. */
+async function listing(r: Router, ex: Exchange): Promise<Reply> {
+  if (ex.operation === 'models.list') return reply(200, openAIModelList(await catalogFor(r, ex).all(), r.groups));
+  if (ex.operation === MODELS_RETRIEVE) {
+    const requested = ex.params.model ?? '';
+    const model = retrieveModel(openAIModelList(await catalogFor(r, ex).all(), r.groups), requested);
+    if (!model) throw modelNotFound(requested);
+    return reply(200, model);
+  }
+  const lists = await catalogFor(r, ex).all();
+  await r.ctx.services.get('pricing')?.ready();
+  return reply(200, modelCatalog(lists, r.prices));
+}
+
+/** A model call once its deployments are known: a local token count, or the first attempt. */
+function routeModelCall(r: Router, ex: Exchange, state: RouterState, found: Deployment[]): MaybePromise<ModelCall | Reply> {
+  const { usable: deployments, forced } = r.health.arrange(found);
+  state.forced = forced;
+  // A token count goes to the provider's own counting endpoint when it speaks the dialect, else the
+  // local tokenizer answers it (for a group: as its first deployment would).
+  if (isTokenCountOperation(ex.operation) && ex.dialect?.tokenCountBody) return countOrCall(r, ex, state, deployments);
+  return firstCall(r, ex, state, deployments);
+}
+
+/** A token-count request: the local tokenizer answers unless the provider counts in the client's dialect. */
+async function countOrCall(r: Router, ex: Exchange, state: RouterState, deployments: Deployment[]): Promise<ModelCall | Reply> {
+  const { provider } = await prepare(r, ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
+  if (!provider.nativeDialects.has(ex.dialect!.id)) {
+    if (ex.untranslatable) throw ex.untranslatable;
+    await r.ctx.tokens.ready();
+    return reply(200, ex.dialect!.tokenCountBody!(r.ctx.tokens.promptTokens(ex)));
+  }
+  return firstCall(r, ex, state, deployments);
+}
+
+/** The first attempt over `deployments`, with this request's build and settle steps. */
+function firstCall(r: Router, ex: Exchange, state: RouterState, deployments: Deployment[]): MaybePromise<ModelCall> {
+  return firstAttempt(ex, deployments, state, {
+    picker: r.picker, retry: r.config.retry, retryOnStatus: r.retryOnStatus, sleep,
+    build: (deployment) => attempt(r, ex, deployment, state),
+    settle: (failedEx, failed) => settleFailed(r, failedEx, failed, state),
+  });
 }
 
 export const providerRouter = definePlugin<ProviderRouterConfig>({

@@ -346,8 +346,8 @@ describe('count_tokens as one request among others (issue 39)', () => {
         return true;
       });
     }
-    const ready = (await (await fetch(`${pooled.gateway.origin}/readyz`)).json()) as { upstreams: { keys: Record<string, string> } };
-    assert.deepEqual(Object.values(ready.upstreams.keys), ['ok', 'ok'], 'a request\'s 403 is not the key\'s');
+    const ready = (await (await fetch(`${pooled.gateway.origin}/readyz`)).json()) as { upstreams: { keys: Record<string, { ok: number; cooling: number; disabled: number }> } };
+    assert.deepEqual(Object.values(ready.upstreams.keys), [{ ok: 2, cooling: 0, disabled: 0 }], 'a request\'s 403 is not the key\'s');
 
     const someoneElse = await clientOf();
     const counted = await someoneElse.messages.countTokens({ model: `pooled/${MODEL}`, messages: [{ role: 'user', content: 'Hi' }] });
