@@ -86,6 +86,16 @@ function exhausted(status: BudgetStatus): boolean {
   return status.limitNanos !== null && status.spentNanos >= status.limitNanos;
 }
 
+/** What one budget plugin is wired with: built once in `createBudget`, read by every request. */
+interface Budget {
+  config: BudgetConfig;
+  ctx: PluginContext;
+  /** The ledger reservations go through: `local`, or the Redis-shared one on top of it. */
+  ledger: LedgerSeam;
+  /** This process's own ledger (in one process, the only one). */
+  local: ReturnType<typeof createBudgetLedger>;
+}
+
 function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetState> {
   // Spends go through the logger's write-behind queue, to commit with their log rows; without the
   // logger in the manifest the budget keeps its own queue (same defaults).
@@ -114,132 +124,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   const webhook = webhookUrl !== undefined && secret !== undefined ? { ...config.alerts, webhookUrl, secret } : null;
   const alerts = createAlertFiring(config.alerts.thresholds, writes, webhook !== null);
   const delivery: AlertDelivery | null = webhook && createAlertDelivery(ctx.store, webhook, ctx.clock, ctx.log, () => ledger.flush());
-
-  /**
-   * What to reserve for `ex`: its worst case when that fits `remainingNanos`; else, with overflow
-   * "cap", the most output tokens per choice the remainder pays for (`capTokens`), if at least
-   * `minOutputTokens`; else the worst case (which the ledger then refuses). Zero for an unpriced model.
-   * Null when the worst case with a short prompt's byte bound does not fit: the exact count (`exact`)
-   * is lower and may fit or cap less, so the caller plans again with it.
-   */
-  function plan(ex: Exchange, call: ModelCall, remainingNanos: number, exact = false): ReservationPlan | null {
-    const pricing = ctx.services.get('pricing');
-    if (!pricing) return UNPRICED;
-    const worst = worstCaseTokens(ex, ctx.tokens, config.maxOutputTokensEstimate, exact);
-    // A model group's fallbacks may serve and bill at their own price: reserve for the dearest.
-    const price = dearest(pricing, [ex.target!, ...(call.fallback?.targets ?? [])], worst.promptTokens, worst.outputTokens);
-    if (!price) return UNPRICED;
-    let amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
-    let capTokens: number | null = null;
-    if (amountNanos > remainingNanos) {
-      if (worst.promptBound) return null;
-      if (config.overflow === 'cap') {
-        const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
-        capTokens = affordableTokens(costOf, remainingNanos, config.minOutputTokens, worst.outputTokensPerChoice);
-        if (capTokens !== null) amountNanos = costOf(capTokens);
-      }
-    }
-    return { amountNanos, capTokens, unpriced: false, promptBound: worst.promptBound };
-  }
-
-  /**
-   * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets). In one
-   * process all synchronous: no other request can reserve in between. Shared by replicas, the read
-   * and the reservation are two Redis calls, and the reservation is checked again atomically there:
-   * one that no longer fits is refused (402) like any other, except that one planned on a short
-   * prompt's byte bound is planned again with the count first (`recount`). Loads the tokenizer when
-   * the prompt needs counting.
-   */
-  function reserve(ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall, exact = false): MaybePromise<ModelCall | undefined> {
-    const nowMs = ctx.clock();
-    return then(ledger.status(userId, nowMs), (status) => reserveFor(ex, target, state, call, userId, nowMs, status, exact));
-  }
-
-  /**
-   * `reserve`, given the in-process status just read at `nowMs`: in one process that is the status
-   * `reserve` would read again (nothing ran in between), so it is passed through; shared by replicas
-   * the shared counts are read.
-   */
-  function reserveNow(ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, own: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
-    if (ledger !== local) return reserve(ex, principal.gatewayUserId, target, state, call);
-    return reserveFor(ex, target, state, call, principal.gatewayUserId, nowMs, own);
-  }
-
-  function reserveFor(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined, exact = false): MaybePromise<ModelCall | undefined> {
-    let amountNanos = 0;
-    let capped: ModelCall | undefined;
-    let promptBound = false;
-    // Unlimited users reserve nothing, which also spares them the local token count.
-    if (status && status.limitNanos !== null) {
-      const reservation = plan(ex, call, status.remainingNanos ?? 0, exact);
-      // The prompt's byte bound does not fit: count it.
-      if (reservation === null) return recount(ex, target, state, call, userId, nowMs, status);
-      promptBound = reservation.promptBound;
-      if (reservation.unpriced && config.unpricedModels === 'deny') {
-        throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
-      }
-      amountNanos = reservation.amountNanos;
-      if (reservation.capTokens !== null && call.withOutputCap) {
-        capped = call.withOutputCap(reservation.capTokens);
-        ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
-      }
-    }
-    // In process, synchronous from the status read to here: no other request can reserve in between.
-    return then(ledger.reserve(userId, amountNanos, nowMs), (result) => {
-      if (!isReservation(result)) {
-        // Shared by replicas, another one may have reserved between the status read and this atomic
-        // check. A reservation of a short prompt's byte bound is then planned again with the count on
-        // the counts the check saw: it may still fit, or be capped rather than refused.
-        if (promptBound) return recount(ex, target, state, call, userId, nowMs, result);
-        throw budgetExceeded(budgetMessage(result, exhausted(result)));
-      }
-      state.reservation = result;
-      return capped;
-    });
-  }
-
-  /**
-   * `reserveFor` with the prompt counted, on `status`; when the tokenizer must load first, on the
-   * status read again once it has (another request may have reserved meanwhile).
-   */
-  function recount(ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus): MaybePromise<ModelCall | undefined> {
-    const loading = ctx.tokens.ready();
-    if (loading) return loading.then(() => reserve(ex, userId, target, state, call, true));
-    return reserveFor(ex, target, state, call, userId, nowMs, status, true);
-  }
-
-  /**
-   * What must load before a limited user's reservation: the tokenizer when the prompt is too long for
-   * its byte bound, and the targets' prices, which for a dated name may need the dataset's matcher
-   * (loaded on first need too). Null when nothing must.
-   */
-  function loadsFor(ex: Exchange, target: Target, call: ModelCall): Promise<unknown> | null {
-    const pricing = ctx.services.get('pricing');
-    let loads: Array<Promise<unknown>> | null = null;
-    const add = (loading: Promise<unknown> | null | undefined) => {
-      if (loading) (loads ??= []).push(loading);
-    };
-    add(ctx.tokens.readyFor(ex));
-    add(pricing?.ready(target.provider, target.model));
-    for (const fallback of call.fallback?.targets ?? []) add(pricing?.ready(fallback.provider, fallback.model));
-    return loads && Promise.all(loads);
-  }
-
-  function beforeUpstream(ex: Exchange, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
-    if (!isModelOperation(ex.operation) || !ex.principal || !ex.target || !ex.request) return;
-    const { principal, target } = ex;
-    const nowMs = ctx.clock();
-    // A limited user's reservation counts a prompt too long for its byte bound: the tokenizer loads on
-    // the first such request (once per process), before the synchronous read-plan-reserve, which then
-    // reads the status again.
-    const afterLoads = (own: BudgetStatus | undefined) => {
-      const loading = own?.limitNanos == null ? null : loadsFor(ex, target, call);
-      return loading ? loading.then(() => reserve(ex, principal.gatewayUserId, target, state, call)) : null;
-    };
-    const read = local.status(principal.gatewayUserId, nowMs);
-    if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(ex, principal.gatewayUserId, target, state, call));
-    return afterLoads(read) ?? reserveNow(ex, principal, target, state, call, nowMs, read);
-  }
+  const b: Budget = { config, ctx, ledger, local };
 
   return {
     name: 'budget',
@@ -250,7 +135,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
         if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
       });
     },
-    beforeUpstream,
+    beforeUpstream: (ex, state, call) => beforeUpstream(b, ex, state, call),
     onResponseEnd(ex, state) {
       if (!state.reservation) return;
       const nowMs = ctx.clock();
@@ -267,6 +152,132 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
       if (!shared) await writes.close();
     },
   };
+}
+
+/**
+ * What to reserve for `ex`: its worst case when that fits `remainingNanos`; else, with overflow
+ * "cap", the most output tokens per choice the remainder pays for (`capTokens`), if at least
+ * `minOutputTokens`; else the worst case (which the ledger then refuses). Zero for an unpriced model.
+ * Null when the worst case with a short prompt's byte bound does not fit: the exact count (`exact`)
+ * is lower and may fit or cap less, so the caller plans again with it.
+ */
+function plan(b: Budget, ex: Exchange, call: ModelCall, remainingNanos: number, exact = false): ReservationPlan | null {
+  const pricing = b.ctx.services.get('pricing');
+  if (!pricing) return UNPRICED;
+  const worst = worstCaseTokens(ex, b.ctx.tokens, b.config.maxOutputTokensEstimate, exact);
+  // A model group's fallbacks may serve and bill at their own price: reserve for the dearest.
+  const price = dearest(pricing, [ex.target!, ...(call.fallback?.targets ?? [])], worst.promptTokens, worst.outputTokens);
+  if (!price) return UNPRICED;
+  let amountNanos = pricing.maxCostNanos(price, worst.promptTokens, worst.outputTokens);
+  let capTokens: number | null = null;
+  if (amountNanos > remainingNanos) {
+    if (worst.promptBound) return null;
+    if (b.config.overflow === 'cap') {
+      const costOf = (perChoice: number) => pricing.maxCostNanos(price, worst.promptTokens, perChoice * worst.choices);
+      capTokens = affordableTokens(costOf, remainingNanos, b.config.minOutputTokens, worst.outputTokensPerChoice);
+      if (capTokens !== null) amountNanos = costOf(capTokens);
+    }
+  }
+  return { amountNanos, capTokens, unpriced: false, promptBound: worst.promptBound };
+}
+
+/**
+ * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets). In one
+ * process all synchronous: no other request can reserve in between. Shared by replicas, the read
+ * and the reservation are two Redis calls, and the reservation is checked again atomically there:
+ * one that no longer fits is refused (402) like any other, except that one planned on a short
+ * prompt's byte bound is planned again with the count first (`recount`). Loads the tokenizer when
+ * the prompt needs counting.
+ */
+function reserve(b: Budget, ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall, exact = false): MaybePromise<ModelCall | undefined> {
+  const nowMs = b.ctx.clock();
+  return then(b.ledger.status(userId, nowMs), (status) => reserveFor(b, ex, target, state, call, userId, nowMs, status, exact));
+}
+
+/**
+ * `reserve`, given the in-process status just read at `nowMs`: in one process that is the status
+ * `reserve` would read again (nothing ran in between), so it is passed through; shared by replicas
+ * the shared counts are read.
+ */
+function reserveNow(b: Budget, ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, own: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
+  if (b.ledger !== b.local) return reserve(b, ex, principal.gatewayUserId, target, state, call);
+  return reserveFor(b, ex, target, state, call, principal.gatewayUserId, nowMs, own);
+}
+
+function reserveFor(b: Budget, ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined, exact = false): MaybePromise<ModelCall | undefined> {
+  let amountNanos = 0;
+  let capped: ModelCall | undefined;
+  let promptBound = false;
+  // Unlimited users reserve nothing, which also spares them the local token count.
+  if (status && status.limitNanos !== null) {
+    const reservation = plan(b, ex, call, status.remainingNanos ?? 0, exact);
+    // The prompt's byte bound does not fit: count it.
+    if (reservation === null) return recount(b, ex, target, state, call, userId, nowMs, status);
+    promptBound = reservation.promptBound;
+    if (reservation.unpriced && b.config.unpricedModels === 'deny') {
+      throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
+    }
+    amountNanos = reservation.amountNanos;
+    if (reservation.capTokens !== null && call.withOutputCap) {
+      capped = call.withOutputCap(reservation.capTokens);
+      ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
+    }
+  }
+  // In process, synchronous from the status read to here: no other request can reserve in between.
+  return then(b.ledger.reserve(userId, amountNanos, nowMs), (result) => {
+    if (!isReservation(result)) {
+      // Shared by replicas, another one may have reserved between the status read and this atomic
+      // check. A reservation of a short prompt's byte bound is then planned again with the count on
+      // the counts the check saw: it may still fit, or be capped rather than refused.
+      if (promptBound) return recount(b, ex, target, state, call, userId, nowMs, result);
+      throw budgetExceeded(budgetMessage(result, exhausted(result)));
+    }
+    state.reservation = result;
+    return capped;
+  });
+}
+
+/**
+ * `reserveFor` with the prompt counted, on `status`; when the tokenizer must load first, on the
+ * status read again once it has (another request may have reserved meanwhile).
+ */
+function recount(b: Budget, ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus): MaybePromise<ModelCall | undefined> {
+  const loading = b.ctx.tokens.ready();
+  if (loading) return loading.then(() => reserve(b, ex, userId, target, state, call, true));
+  return reserveFor(b, ex, target, state, call, userId, nowMs, status, true);
+}
+
+/**
+ * What must load before a limited user's reservation: the tokenizer when the prompt is too long for
+ * its byte bound, and the targets' prices, which for a dated name may need the dataset's matcher
+ * (loaded on first need too). Null when nothing must.
+ */
+function loadsFor(b: Budget, ex: Exchange, target: Target, call: ModelCall): Promise<unknown> | null {
+  const pricing = b.ctx.services.get('pricing');
+  let loads: Array<Promise<unknown>> | null = null;
+  const add = (loading: Promise<unknown> | null | undefined) => {
+    if (loading) (loads ??= []).push(loading);
+  };
+  add(b.ctx.tokens.readyFor(ex));
+  add(pricing?.ready(target.provider, target.model));
+  for (const fallback of call.fallback?.targets ?? []) add(pricing?.ready(fallback.provider, fallback.model));
+  return loads && Promise.all(loads);
+}
+
+function beforeUpstream(b: Budget, ex: Exchange, state: BudgetState, call: ModelCall): MaybePromise<ModelCall | undefined> {
+  if (!isModelOperation(ex.operation) || !ex.principal || !ex.target || !ex.request) return;
+  const { principal, target } = ex;
+  const nowMs = b.ctx.clock();
+  // A limited user's reservation counts a prompt too long for its byte bound: the tokenizer loads on
+  // the first such request (once per process), before the synchronous read-plan-reserve, which then
+  // reads the status again.
+  const afterLoads = (own: BudgetStatus | undefined) => {
+    const loading = own?.limitNanos == null ? null : loadsFor(b, ex, target, call);
+    return loading ? loading.then(() => reserve(b, ex, principal.gatewayUserId, target, state, call)) : null;
+  };
+  const read = b.local.status(principal.gatewayUserId, nowMs);
+  if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(b, ex, principal.gatewayUserId, target, state, call));
+  return afterLoads(read) ?? reserveNow(b, ex, principal, target, state, call, nowMs, read);
 }
 
 /**
