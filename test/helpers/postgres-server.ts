@@ -45,6 +45,8 @@ export interface PostgresServer {
   /** Stops the server (fast shutdown); its data stays for `start()`. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Stops the server (fast shutdown: every connection is terminated) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   /**
    * Lets the test process exit while the server runs (it is killed on exit anyway): for a server
    * shared by a whole file, which no `after()` stops.
@@ -142,6 +144,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       if (proc) return;
       proc = await launch(bin, dataDir, port);
       if (detached) unrefProcess(proc);
+    },
+    async restart() {
+      await this.stop();
+      await this.start();
     },
     unref() {
       detached = true;
