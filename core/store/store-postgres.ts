@@ -122,7 +122,12 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
 /** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types: storeTypeParsers, Client: TollgateClient });
-  // An idle client's error (the server restarted) must not crash the process: the pool drops the client.
+  // A client's error (the server restarted, an administrator terminated the connection) must not
+  // crash the process. The pool listens on its idle clients only ('error' below) and removes that
+  // listener while a client is checked out, and Kysely adds none when it acquires one: so every client
+  // gets its own listener when it connects. The query under way fails with the error (a transient one:
+  // `isTransientPostgresError`), and the pool discards the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)));
   pool.on('error', (err) => options.onError?.(err));
   let schemaVersion: number;
   try {
