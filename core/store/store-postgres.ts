@@ -19,6 +19,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../runtime/metrics.ts';
 import type { Database } from './db-types.ts';
 import { readMigrations, type PostgresStore, type Store } from './store.ts';
+import { isStoreUnavailableError } from '../errors.ts';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -144,17 +145,20 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   const failures = options.metrics && new Counter({
     name: 'tollgate_store_query_errors_total', help: 'PostgreSQL queries (and health probes) of this replica that failed: unreachable, refused, or bad.', registers: [options.metrics],
   });
+  // `GET /readyz` reports the server as last seen by a probe or a query that could not reach it,
+  // never waiting on it; the next successful probe says it is back.
+  let healthy = true;
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
-    ...(seconds && failures ? {
-      log: (event) => {
-        if (event.level === 'error') failures.inc();
-        else seconds.observe(event.queryDurationMillis / 1000);
-      },
-    } : {}),
+    log: (event) => {
+      if (event.level === 'error') {
+        failures?.inc();
+        if (isStoreUnavailableError(event.error)) healthy = false;
+      } else {
+        seconds?.observe(event.queryDurationMillis / 1000);
+      }
+    },
   });
-  // `GET /readyz` reports the server as last seen by a probe, never waiting on it.
-  let healthy = true;
   const probe = () => {
     pool.query('SELECT 1').then(() => (healthy = true), () => {
       healthy = false;

@@ -132,26 +132,28 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       }
       return `postgres://tollgate@127.0.0.1:${port}/${name}`;
     },
-    async stop() {
-      const running = proc;
-      proc = null;
-      if (!running || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill('SIGINT');
-      await exited;
-    },
-    async start() {
-      if (proc) return;
-      proc = await launch(bin, dataDir, port);
-      if (detached) unrefProcess(proc);
-    },
+    stop,
+    start,
     async restart() {
-      await this.stop();
-      await this.start();
+      await stop();
+      await start();
     },
     unref() {
       detached = true;
       if (proc) unrefProcess(proc);
     },
   };
+  async function stop(): Promise<void> {
+    const running = proc;
+    proc = null;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGINT');
+    await exited;
+  }
+  async function start(): Promise<void> {
+    if (proc) return;
+    proc = await launch(bin!, dataDir, port);
+    if (detached) unrefProcess(proc);
+  }
 }

@@ -99,7 +99,7 @@ describe('PostgreSQL write target', { skip: skipWithoutPostgres() }, () => {
     queue.enqueue(request(row('dup', null, null)));
     await queue.flush();
     queue.enqueue(request(row('before', null, null)));
-    queue.enqueue(request(row('dup', null, null))); // violates UNIQUE (request_id): never writable
+    queue.enqueue(request(row('bad', null, null, { prompt_tokens: 1.5 }))); // not a bigint: never writable
     queue.enqueue(request(row('orphan', user.id, key.id)));
     await deleteGatewayUser(store.db, user.id);
     queue.enqueue(request(row('after', null, null)));
@@ -114,6 +114,32 @@ describe('PostgreSQL write target', { skip: skipWithoutPostgres() }, () => {
     assert.equal(lines.filter((l) => l.includes('write dropped')).length, 1);
     const rollup = await store.db.selectFrom('usage_rollups').select((eb) => eb.fn.sum<number>('requests').as('n')).executeTakeFirstOrThrow();
     assert.equal(rollup.n, 4, 'the dropped row is not in the rollups');
+    await queue.close();
+    await store.close();
+  });
+
+  test('a batch retried after its commit went through (the acknowledgement lost) counts nothing twice', async () => {
+    const store = await freshStore();
+    const lines: string[] = [];
+    const queue = createWriteBehind(createPostgresWriteTarget(store), settings, createLog('debug', (l) => lines.push(l)));
+    const user = await createGatewayUser(store.db, { name: 'twice' });
+    const period = '2026-03-01T00:00:00.000Z';
+    const unit = (id: string): PendingWrite[] => [
+      request(row(id, user.id, null)),
+      { kind: 'spend', group: id, userId: user.id, deltaNanos: 150, spentNanos: 150, periodStartIso: period },
+    ];
+    for (const w of unit('once')) queue.enqueue(w);
+    await queue.flush();
+    // The same request again, as a retry of a batch whose COMMIT the server had applied, beside a new one.
+    for (const w of [...unit('once'), ...unit('new')]) queue.enqueue(w);
+    assert.equal(await queue.flush(), 4);
+    const spent = await store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', user.id).executeTakeFirstOrThrow();
+    const logged = await store.db.selectFrom('llm_requests').select((eb) => eb.fn.sum<number>('cost_nanos').as('nanos')).executeTakeFirstOrThrow();
+    assert.equal(logged.nanos, 300);
+    assert.equal(spent.budget_spent_nanos, 300, 'stored spend = logged costs');
+    const rollup = await store.db.selectFrom('usage_rollups').select((eb) => eb.fn.sum<number>('requests').as('n')).executeTakeFirstOrThrow();
+    assert.equal(rollup.n, 2);
+    assert.equal(lines.filter((l) => l.includes('write dropped')).length, 0);
     await queue.close();
     await store.close();
   });
