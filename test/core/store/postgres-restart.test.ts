@@ -72,8 +72,25 @@ describe('a gateway on PostgreSQL while the database restarts', { skip }, () => 
         await admin.end();
       }
       await load.more(10);
-      await server.restart();
+      await server.stop();
+      // A key not cached yet must be looked up: the database cannot answer, so 503, not 500.
+      const unknown = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: 'Bearer tg-not-a-cached-key-0123456789', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(unknown.status, 503);
+      assert.equal(unknown.headers.get('retry-after'), '1');
+      assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'store_unavailable');
+      await eventually(async () => {
+        const ready = (await (await fetch(`${tg.gateway.origin}/readyz`)).json()) as { store: { status: string; queuedWrites: number } };
+        assert.equal(ready.store.status, 'down');
+      });
+      await server.start();
       await load.more(10);
+      await eventually(async () => {
+        const ready = (await (await fetch(`${tg.gateway.origin}/readyz`)).json()) as { store: { status: string; queuedWrites: number } };
+        assert.equal(ready.store.status, 'ready');
+      }, { timeoutMs: 15_000 });
       await load.stop();
       assert.ok(load.refused.every((status) => status === 503), `only 503 while the database was away: ${load.refused.join(',')}`);
 
