@@ -156,14 +156,46 @@ describe('PostgreSQL write target', { skip: skipWithoutPostgres() }, () => {
       assert.equal(await queue.flush(), 0);
       assert.equal(queue.depth(), 2);
       assert.ok(lines.some((l) => l.includes('writes kept for retry')), lines.join('\n'));
+      assert.deepEqual(queue.status(), { queued: 2, dropped: 0, failing: true });
     } finally {
       await server.start();
     }
     assert.equal(await queue.flush(), 2);
     assert.equal(queue.depth(), 0);
+    assert.deepEqual(queue.status(), { queued: 0, dropped: 0, failing: false });
     const stored = await store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', user.id).executeTakeFirstOrThrow();
     assert.equal(stored.budget_spent_nanos, 150);
     assert.equal((await store.db.selectFrom('llm_requests').select('request_id').execute()).length, 1);
+    await queue.close();
+    await store.close();
+  });
+});
+
+describe('PostgreSQL write target: a request\'s spend and row as one item', { skip: skipWithoutPostgres() }, () => {
+  let server: PostgresServer;
+  before(async () => {
+    server = await startPostgresServer();
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('a spend queued before a flush waits for its row: stored spend = logged costs at every moment', async () => {
+    const store = await openPostgresStore(await server.createDatabase());
+    const queue = createWriteBehind(createPostgresWriteTarget(store), settings, createLog('error', () => {}), { joinRequests: true });
+    const user = await createGatewayUser(store.db, { name: 'joined' });
+    const figures = async () => {
+      const spent = await store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', user.id).executeTakeFirstOrThrow();
+      const logged = await store.db.selectFrom('llm_requests').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('cost_nanos'), eb.lit(0)).as('nanos')).executeTakeFirstOrThrow();
+      return [spent.budget_spent_nanos, Number(logged.nanos)];
+    };
+    // The budget settled (a Redis round trip later the logger queues the row); a flush runs between.
+    queue.enqueue({ kind: 'spend', group: 'r1', userId: user.id, deltaNanos: 150, spentNanos: 150, periodStartIso: '2026-03-01T00:00:00.000Z' });
+    await queue.flush();
+    assert.deepEqual(await figures(), [0, 0]);
+    queue.enqueue(request(row('r1', user.id, null)));
+    assert.equal(await queue.flush(), 2);
+    assert.deepEqual(await figures(), [150, 150]);
     await queue.close();
     await store.close();
   });
