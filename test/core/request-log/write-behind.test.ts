@@ -63,6 +63,7 @@ describe('write-behind queue', () => {
     const writer = createRequestLogWriter(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueueSize: 3 }, createLog('debug', (l) => lines.push(l)));
     for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) writer.enqueue(row(id, null, null));
     assert.equal(writer.depth(), 3);
+    assert.equal(writer.status().dropped, 2);
     writer.close();
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY request_id').pluck().all();
     assert.deepEqual(ids, ['r3', 'r4', 'r5']);
@@ -144,8 +145,10 @@ describe('write-behind queue', () => {
     assert.equal(writer.flush(), 0);
     assert.equal(writer.depth(), 1);
     assert.ok(lines.some((l) => l.includes('writes kept for retry')));
+    assert.deepEqual(writer.status(), { queued: 1, dropped: 0, failing: true });
     other.sqlite.exec('COMMIT');
     assert.equal(writer.flush(), 1);
+    assert.deepEqual(writer.status(), { queued: 0, dropped: 0, failing: false });
     writer.close();
     await other.close();
     await store.close();

@@ -85,6 +85,11 @@ describe('a gateway on PostgreSQL while the database restarts', { skip }, () => 
         const ready = (await (await fetch(`${tg.gateway.origin}/readyz`)).json()) as { store: { status: string; queuedWrites: number } };
         assert.equal(ready.store.status, 'down');
       });
+      // Requests served from the caches meanwhile: their rows wait in memory, and /metrics says the writes fail.
+      await eventually(async () => {
+        const text = await (await fetch(`${tg.gateway.origin}/metrics`)).text();
+        assert.match(text, /tollgate_log_writes_failing 1/);
+      }, { timeoutMs: 10_000 });
       await server.start();
       await load.more(10);
       await eventually(async () => {
