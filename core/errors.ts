@@ -391,7 +391,7 @@ export function storeUnavailable(cause?: unknown): GatewayError {
 /** Socket errors that mean the PostgreSQL server is unreachable now. */
 const UNREACHABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /** pg's own errors, without a code, for a connection lost or not made in time. */
-const PG_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i;
+const PG_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable/i;
 /** SQLite result codes for a database that cannot be written now (locked, full, I/O, read-only disk). */
 const SQLITE_UNAVAILABLE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/;
 

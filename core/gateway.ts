@@ -37,14 +37,14 @@ function upstreamReadiness(health: UpstreamHealthService | undefined): Record<st
 
 /**
  * `GET /readyz`'s view of the database: the store's own (`{engine, status}`; PostgreSQL: its last
- * probe or failed query), `down` too while the request log's writes fail, with the writes kept in
- * memory for it (`queuedWrites`) and those dropped since start (`droppedWrites`).
+ * probe or failed query), `down` too while the request log's writes fail (`writesFailing`), with the
+ * writes kept in memory for it (`queuedWrites`) and those dropped since start (`droppedWrites`).
  */
 function storeReadiness(store: Store, requestLog: RequestLogService | undefined): Record<string, unknown> {
   const own = store.readiness();
   const log = requestLog?.status?.();
   if (!log) return own;
-  return { ...own, status: log.failing ? 'down' : own.status, queuedWrites: log.queued, droppedWrites: log.dropped };
+  return { ...own, status: log.failing ? 'down' : own.status, writesFailing: log.failing, queuedWrites: log.queued, droppedWrites: log.dropped };
 }
 
 /** `GET /readyz`'s view of the shared store (`coordination: {redis, fail_mode}`); nothing in one process. */

@@ -114,7 +114,7 @@ export interface WriteBehindStatus {
   queued: number;
   /** Writes dropped because the queue was full (the store unavailable too long), since start. */
   dropped: number;
-  /** True from a flush that met an unavailable store until a flush empties the queue again. */
+  /** True from a flush that met an unavailable store until a batch commits again. */
   failing: boolean;
 }
 
@@ -187,6 +187,7 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
     for (const item of batch) {
       try {
         yield () => target.writeBatch(item.writes);
+        failing = false;
         consume(1);
         continue;
       } catch (err) {
@@ -247,6 +248,8 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
         try {
           const writes = batch.flatMap((item) => item.writes);
           yield () => target.writeBatch(writes);
+          // The store answers again (under steady load the queue may never be empty at the end of a flush).
+          failing = false;
           consume(batch.length);
         } catch (err) {
           if (target.isTransient(err)) throw err;
@@ -260,7 +263,6 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
       }
     }
     inFlight = 0;
-    if (queue.length === 0) failing = false;
     return consumed - before;
   }
 

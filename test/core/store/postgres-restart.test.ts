@@ -94,7 +94,7 @@ describe('a gateway on PostgreSQL while the database restarts', { skip }, () => 
       await load.more(10);
       await eventually(async () => {
         const ready = (await (await fetch(`${tg.gateway.origin}/readyz`)).json()) as { store: { status: string; queuedWrites: number } };
-        assert.equal(ready.store.status, 'ready');
+        assert.equal(ready.store.status, 'ready', JSON.stringify(ready.store) + tg.serverLog.filter((l) => /write/.test(l)).slice(-4).join('\n'));
       }, { timeoutMs: 15_000 });
       await load.stop();
       assert.ok(load.refused.every((status) => status === 503), `only 503 while the database was away: ${load.refused.join(',')}`);
