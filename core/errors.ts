@@ -113,6 +113,7 @@ export const ERROR_CATALOG = {
   // The gateway itself.
   coordination_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach the shared store its replicas count rate limits and budgets in (Redis), so it refuses requests until it is back (coordination.failMode "closed"). Retry shortly.', headers: { 'retry-after': '1' } },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
+  store_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach its database right now (restarting, locked, full or read-only). Retry shortly.', headers: { 'retry-after': '1' } },
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
   /** Log only: the client left before the answer was complete (status 499, never sent). */
   client_disconnected: { status: 499, type: 'client_error', message: 'The client closed the connection before the answer was complete.' },
@@ -382,7 +383,46 @@ export function conflict(message: string, param: string | null = null): GatewayE
   return gatewayError('conflict', { message, param });
 }
 
-/** Anything thrown, as a GatewayError: known ones pass through, the rest become `internal_error`. */
+/** 503: the database failed in a way that passes (`isStoreUnavailableError`); the cause is logged, never shown. */
+export function storeUnavailable(cause?: unknown): GatewayError {
+  return gatewayError('store_unavailable', { cause });
+}
+
+/** Socket errors that mean the PostgreSQL server is unreachable now. */
+const UNREACHABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** pg's own errors, without a code, for a connection lost or not made in time. */
+const PG_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable/i;
+/** SQLite result codes for a database that cannot be written now (locked, full, I/O, read-only disk). */
+const SQLITE_UNAVAILABLE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/;
+
+/**
+ * True when `err`, thrown by either store engine, says the database is unavailable now (retrying
+ * later may succeed), not that the query or the data is wrong. One definition for the request path
+ * (`store_unavailable`, 503) and the write-behind queue (keep the writes, retry).
+ * - PostgreSQL: a socket error (ECONNREFUSED, ECONNRESET, …), SQLSTATE class 08 (connection
+ *   exception), 57P01..57P03 (the server shutting down, crashed, or not yet accepting connections),
+ *   53300 (too many connections), 40001/40P01 (serialization failure, deadlock: the same transaction
+ *   may succeed when retried); pg's own "Connection terminated" errors; an AggregateError of such
+ *   (Node's connect to a name with several addresses).
+ * - SQLite (better-sqlite3's `code`): SQLITE_BUSY, LOCKED, FULL, IOERR, CANTOPEN, READONLY, PROTOCOL
+ *   and their extended codes.
+ */
+export function isStoreUnavailableError(err: unknown): boolean {
+  const { code, message, errors } = (err ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string') {
+    if (SQLITE_UNAVAILABLE_CODE.test(code)) return true;
+    if (UNREACHABLE_SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code)) return true;
+    if (code === '53300' || code === '40001' || code === '40P01') return true;
+  }
+  if (typeof message === 'string' && PG_UNREACHABLE_MESSAGE.test(message)) return true;
+  return Array.isArray(errors) && errors.length > 0 && errors.every(isStoreUnavailableError);
+}
+
+/**
+ * Anything thrown, as a GatewayError: known ones pass through, a database that is unavailable now
+ * becomes `store_unavailable` (503), the rest `internal_error` (500).
+ */
 export function toGatewayError(err: unknown): GatewayError {
-  return err instanceof GatewayError ? err : internalError(err);
+  if (err instanceof GatewayError) return err;
+  return isStoreUnavailableError(err) ? storeUnavailable(err) : internalError(err);
 }

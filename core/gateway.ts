@@ -14,7 +14,7 @@ import { countAdmins, createAdmin } from './accounts/admin-users.ts';
 import { generatePassword } from './accounts/passwords.ts';
 import { isUniqueViolation, type Store } from './store/store.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
-import { createServiceRegistry, type UpstreamHealthService } from './services.ts';
+import { createServiceRegistry, type RequestLogService, type UpstreamHealthService } from './services.ts';
 import { createTokenEstimator } from './tokens/token-estimate.ts';
 import { compileBodyValidators } from './http/request-body.ts';
 import { createMetricsRegistry, metricsRoute } from './runtime/metrics.ts';
@@ -33,6 +33,18 @@ import { createCoordination, type Coordination } from './coordination/index.ts';
  */
 function upstreamReadiness(health: UpstreamHealthService | undefined): Record<string, unknown> {
   return health ? { upstreams: health.readiness() } : {};
+}
+
+/**
+ * `GET /readyz`'s view of the database: the store's own (`{engine, status}`; PostgreSQL: its last
+ * probe or failed query), `down` too while the request log's writes fail (`writesFailing`), with the
+ * writes kept in memory for it (`queuedWrites`) and those dropped since start (`droppedWrites`).
+ */
+function storeReadiness(store: Store, requestLog: RequestLogService | undefined): Record<string, unknown> {
+  const own = store.readiness();
+  const log = requestLog?.status?.();
+  if (!log) return own;
+  return { ...own, status: log.failing ? 'down' : own.status, writesFailing: log.failing, queuedWrites: log.queued, droppedWrites: log.dropped };
 }
 
 /** `GET /readyz`'s view of the shared store (`coordination: {redis, fail_mode}`); nothing in one process. */
@@ -129,7 +141,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
       cors: createCors(manifest.server.cors),
-      readinessDetail: () => ({ store: store.readiness(), ...upstreamReadiness(ctx.services.get('upstreamHealth')), ...coordinationReadiness(coordination) }),
+      readinessDetail: () => ({ store: storeReadiness(store, ctx.services.get('requestLog')), ...upstreamReadiness(ctx.services.get('upstreamHealth')), ...coordinationReadiness(coordination) }),
     });
     const host = options.host ?? manifest.server.host;
     const address = await server.listen(options.port ?? manifest.server.port, host);

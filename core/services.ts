@@ -147,6 +147,8 @@ export interface RequestLogService {
   flush(): number | Promise<number>;
   /** Writes waiting in memory. */
   depth(): number;
+  /** The queue's health (`GET /readyz`): writes waiting, dropped since start, and whether the database refuses them now. */
+  status?(): { queued: number; dropped: number; failing: boolean };
 }
 
 /** The outcome of a credential test, as `POST /admin/api/users/:id/credentials/:provider/test` shows it. */

@@ -7,8 +7,14 @@
  *
  * Why one queue for every kind: the writes of one request (its spend and its log row, with the
  * rollups the log row updates) commit in the same transaction, so after any crash the persisted
- * spend equals the sum of the logged costs of the period. Writes of one `group` (the request id)
- * are never split across batches, and batches commit in queue order.
+ * spend equals the sum of the logged costs of the period. They are queued as ONE item: with
+ * `joinRequests` (the logger's queue) a spend or alert waits beside the queue until the log row of
+ * its `group` (the request id) arrives, or `release(group)` says none will; the budget settles before
+ * the logger queues the row, sometimes across an await (a Redis round trip), and a flush in between
+ * used to commit the spend in one batch and its row in the next (issue 39 item 10). An item is never
+ * split across batches, and batches commit in queue order. A batch whose commit was acknowledged
+ * too late (the connection dropped after COMMIT) is retried; the targets then skip a request whose
+ * row is already stored, with its spend and alerts, so nothing is counted twice.
  *
  * Durability window: a write is persisted at most `flushIntervalMs` (plus the time of one batch)
  * after it was queued. A `kill -9` or a crash loses at most the writes of that window (50 ms by
@@ -17,10 +23,12 @@
  * batch survives a process crash; a power cut can also lose the commits since the last checkpoint.)
  *
  * Failure policy (a background job never throws out of a timer, and never kills the process):
- * - the store is unavailable (locked, disk full, I/O): the batch stays queued, is retried on the next
- *   flush, and the failure is logged; past `maxQueueSize` the oldest writes are dropped and counted;
- * - the store refuses a write for good (a constraint, a bad value): the batch is retried group by
- *   group, each in its own transaction, and a refused group write by write; each write still refused
+ * - the store is unavailable (locked, disk full, read-only, I/O; PostgreSQL down or restarting): the
+ *   batch stays queued, is retried on the next flush, and the failure is logged; `status()` says so
+ *   (`GET /readyz`, `/metrics`) until a flush succeeds; past `maxQueueSize` writes the oldest items
+ *   (whole: a row with its spend) are dropped and counted;
+ * - the store refuses a write for good (a constraint, a bad value): the batch is retried item by
+ *   item, each in its own transaction, and a refused group write by write; each write still refused
  *   is dropped with a log line naming it, and every other write of the batch is persisted.
  *
  * The queue is store-agnostic: a `WriteTarget` persists the writes (`write-target-sqlite.ts` for
@@ -87,11 +95,47 @@ export interface WriteBehind {
    * persisted or dropped. Never runs two flushes at once: a call during a flush waits for it first.
    */
   flush(): number | Promise<number>;
-  /** Writes waiting in memory (those being written included). */
+  /** Writes waiting in memory (those being written, and spends waiting for their log row, included). */
   depth(): number;
+  /**
+   * With `joinRequests`: the writes of `group` waiting for its log row are queued without one (the
+   * logger logs no row for this request). Harmless when none wait.
+   */
+  release(group: string): void;
+  /** The queue's health, for `GET /readyz` and `/metrics`. */
+  status(): WriteBehindStatus;
   /** Flushes and stops the interval; later writes are still accepted and flushed by `flush()`. */
   close(): void | Promise<void>;
 }
+
+/** What `WriteBehind.status()` reports. */
+export interface WriteBehindStatus {
+  /** Writes waiting in memory (`depth()`). */
+  queued: number;
+  /** Writes dropped because the queue was full (the store unavailable too long), since start. */
+  dropped: number;
+  /** True from a flush that met an unavailable store until a batch commits again. */
+  failing: boolean;
+}
+
+/** How a queue groups writes (`createWriteBehind`'s last argument). */
+export interface WriteBehindOptions {
+  /**
+   * A spend or alert waits for the log row of its group and is queued with it, as one item (the
+   * logger's queue, where every settled request gets a row). Without it (the budget's own queue when
+   * no logger is configured) each write is queued at once, joined to the last item if of its group.
+   */
+  joinRequests?: boolean;
+}
+
+/** Writes committed together, never split: a request's log row first, then its spend and alerts. */
+interface Item {
+  readonly group: string;
+  readonly writes: PendingWrite[];
+}
+
+/** Groups waiting for their log row, at most: past it the oldest is queued without one. */
+const MAX_WAITING_GROUPS = 10_000;
 
 /** One call to the target, made by the driver (`runSync`/`runAsync`) for the flush logic. */
 type Step = () => void | Promise<void>;
@@ -99,47 +143,57 @@ type Step = () => void | Promise<void>;
 type Flushing = Generator<Step, number, undefined>;
 
 /** The queue over `target`. */
-export function createWriteBehind(target: WriteTarget, settings: WriteBehindSettings, log: Log): WriteBehind {
-  let queue: PendingWrite[] = [];
+export function createWriteBehind(target: WriteTarget, settings: WriteBehindSettings, log: Log, options: WriteBehindOptions = {}): WriteBehind {
+  let queue: Item[] = [];
+  /** Writes in `queue`. */
+  let queuedWrites = 0;
+  /** Spends and alerts waiting for their group's log row (`joinRequests`), in arrival order. */
+  const waiting = new Map<string, PendingWrite[]>();
+  let waitingWrites = 0;
   let dropped = 0;
+  let failing = false;
   let scheduled = false;
-  /** Writes at the head of the queue handed to the target and not yet consumed (an async write in flight). */
+  /** Items at the head of the queue handed to the target and not yet consumed (an async write in flight). */
   let inFlight = 0;
   /** The asynchronous flush running now, if any. */
   let running: Promise<number> | null = null;
   /** Writes consumed (persisted or refused for good) since the queue was created. */
   let consumed = 0;
 
-  /** The first `batchSize` writes, extended to the end of the last one's group. */
-  function nextBatch(): PendingWrite[] {
-    let end = Math.min(settings.batchSize, queue.length);
-    const lastGroup = queue[end - 1]?.group;
-    while (end < queue.length && queue[end]!.group === lastGroup) end++;
+  /** The first items holding `batchSize` writes or more (an item is never split). */
+  function nextBatch(): Item[] {
+    let end = 0;
+    let writes = 0;
+    while (end < queue.length && writes < settings.batchSize) writes += queue[end++]!.writes.length;
     return queue.slice(0, end);
   }
 
-  /** Drops the first `count` writes of the queue (persisted, or refused for good). */
+  /** Drops the first `count` items of the queue (persisted, or refused for good). */
   function consume(count: number): void {
+    let writes = 0;
+    for (let i = 0; i < count; i++) writes += queue[i]!.writes.length;
     queue = queue.slice(count);
-    consumed += count;
+    queuedWrites -= writes;
+    consumed += writes;
     inFlight = Math.max(0, inFlight - count);
   }
 
   /**
-   * Writes `batch` one group at a time, then a refused group one write at a time, dropping what the
-   * store refuses for good. Each group is consumed once written, so a store that becomes unavailable
-   * midway (a transient error, thrown) leaves only the unwritten groups queued.
+   * Writes `batch` one item at a time, then a refused item one write at a time, dropping what the
+   * store refuses for good. Each item is consumed once written, so a store that becomes unavailable
+   * midway (a transient error, thrown) leaves only the unwritten items queued.
    */
-  function* salvage(batch: PendingWrite[]): Generator<Step, void, undefined> {
-    for (const group of groupsOf(batch)) {
+  function* salvage(batch: Item[]): Generator<Step, void, undefined> {
+    for (const item of batch) {
       try {
-        yield () => target.writeBatch(group);
-        consume(group.length);
+        yield () => target.writeBatch(item.writes);
+        failing = false;
+        consume(1);
         continue;
       } catch (err) {
         if (target.isTransient(err)) throw err;
       }
-      for (const write of group) {
+      for (const write of item.writes) {
         try {
           yield () => target.writeOne(write);
         } catch (err) {
@@ -147,8 +201,42 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
           log.error('write dropped: the database refuses it', { kind: write.kind, group: write.group, err });
         }
       }
-      consume(group.length);
+      consume(1);
     }
+  }
+
+  /** Queues `writes` as one item. */
+  function push(group: string, writes: PendingWrite[]): void {
+    queue.push({ group, writes });
+    queuedWrites += writes.length;
+    bound();
+  }
+
+  /** Drops the oldest items not in flight past `maxQueueSize` writes; schedules a flush at `batchSize`. */
+  function bound(): void {
+    while (queuedWrites > settings.maxQueueSize && queue.length > inFlight + 1) {
+      // The oldest item not being written now: one in flight is consumed by position when it commits.
+      const [lost] = queue.splice(inFlight, 1);
+      queuedWrites -= lost!.writes.length;
+      if (dropped % 1000 === 0) log.error('write-behind queue full: dropping oldest writes', { dropped: dropped + lost!.writes.length, maxQueueSize: settings.maxQueueSize });
+      dropped += lost!.writes.length;
+    }
+    if (queuedWrites >= settings.batchSize && !scheduled) {
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        safeFlush();
+      });
+    }
+  }
+
+  /** Queues the writes of `group` that wait for a row, without one. */
+  function release(group: string): void {
+    const writes = waiting.get(group);
+    if (!writes) return;
+    waiting.delete(group);
+    waitingWrites -= writes.length;
+    push(group, writes);
   }
 
   function* flushing(): Flushing {
@@ -158,7 +246,10 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
       inFlight = batch.length;
       try {
         try {
-          yield () => target.writeBatch(batch);
+          const writes = batch.flatMap((item) => item.writes);
+          yield () => target.writeBatch(writes);
+          // The store answers again (under steady load the queue may never be empty at the end of a flush).
+          failing = false;
           consume(batch.length);
         } catch (err) {
           if (target.isTransient(err)) throw err;
@@ -166,7 +257,8 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
         }
       } catch (err) {
         inFlight = 0;
-        log.error('background write failed; writes kept for retry', { queued: queue.length, err });
+        failing = true;
+        log.error('background write failed; writes kept for retry', { queued: queuedWrites, err });
         break;
       }
     }
@@ -199,7 +291,7 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
   }
 
   function reportLost(): void {
-    if (queue.length > 0) log.error('write-behind: writes could not be persisted at shutdown', { lost: queue.length });
+    if (queuedWrites > 0) log.error('write-behind: writes could not be persisted at shutdown', { lost: queuedWrites });
   }
 
   const timer = setInterval(safeFlush, settings.flushIntervalMs);
@@ -207,24 +299,37 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
 
   return {
     enqueue(write) {
-      queue.push(write);
-      if (queue.length > settings.maxQueueSize && queue.length > inFlight) {
-        // The oldest write not being written now: one in flight is consumed by position when it commits.
-        queue.splice(inFlight, 1);
-        if (dropped++ % 1000 === 0) log.error('write-behind queue full: dropping oldest writes', { dropped, maxQueueSize: settings.maxQueueSize });
+      if (options.joinRequests && write.kind !== 'request') {
+        const writes = waiting.get(write.group);
+        if (writes) writes.push(write);
+        else waiting.set(write.group, [write]);
+        waitingWrites++;
+        // A row that never comes (a plugin failed between the settlement and the logger) must not
+        // hold writes forever: past the bound the oldest group is queued without its row.
+        if (waiting.size > MAX_WAITING_GROUPS) release(waiting.keys().next().value!);
+        return;
       }
-      if (queue.length >= settings.batchSize && !scheduled) {
-        scheduled = true;
-        setImmediate(() => {
-          scheduled = false;
-          safeFlush();
-        });
+      const joined = options.joinRequests ? waiting.get(write.group) : undefined;
+      if (joined) {
+        waiting.delete(write.group);
+        waitingWrites -= joined.length;
+        return push(write.group, [write, ...joined]);
       }
+      const last = queue[queue.length - 1];
+      if (last && last.group === write.group && queue.length > inFlight) {
+        last.writes.push(write);
+        queuedWrites++;
+        return bound();
+      }
+      push(write.group, [write]);
     },
+    release,
+    status: () => ({ queued: queuedWrites + waitingWrites, dropped, failing }),
     flush,
-    depth: () => queue.length,
+    depth: () => queuedWrites + waitingWrites,
     close() {
       clearInterval(timer);
+      for (const group of [...waiting.keys()]) release(group);
       let result: number | Promise<number>;
       try {
         result = flush();
@@ -282,13 +387,3 @@ async function driveAsync(flushing: Flushing, pending: Promise<void>): Promise<n
   return next.value;
 }
 
-/** `writes` cut into runs of the same group, in order. */
-function groupsOf(writes: PendingWrite[]): PendingWrite[][] {
-  const groups: PendingWrite[][] = [];
-  for (const write of writes) {
-    const last = groups[groups.length - 1];
-    if (last && last[0]!.group === write.group) last.push(write);
-    else groups.push([write]);
-  }
-  return groups;
-}

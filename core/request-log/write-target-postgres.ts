@@ -16,6 +16,7 @@ import type { Database } from '../store/db-types.ts';
 import type { RequestLogRow } from './request-log-row.ts';
 import type { PendingWrite, WriteTarget } from './write-behind.ts';
 import { addToRollupsPostgres } from './usage-rollup-writer.ts';
+import { isStoreUnavailableError } from '../errors.ts';
 
 type SpendWrite = PendingWrite & { kind: 'spend' };
 type AlertWrite = PendingWrite & { kind: 'alert' };
@@ -23,27 +24,12 @@ type AlertWrite = PendingWrite & { kind: 'alert' };
 /** Rows per INSERT: 23 columns each stays far below PostgreSQL's 65,535 parameters per statement. */
 const ROWS_PER_INSERT = 1_000;
 
-/** Socket errors that mean the server is unreachable now. */
-const TRANSIENT_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-/** pg's own errors, without a code, for a connection lost or not made in time. */
-const TRANSIENT_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i;
-
 /**
- * True when `err` says the PostgreSQL server is unavailable now (retry later), not that a write is bad:
- * a socket error (ECONNREFUSED, ECONNRESET, …), SQLSTATE class 08 (connection exception), 57P01..57P03
- * (the server shutting down, crashed, or not yet accepting connections), 53300 (too many connections),
- * 40001/40P01 (a serialization failure or deadlock: the same transaction may succeed when retried).
+ * True when `err` says the PostgreSQL server is unavailable now (retry later), not that a write is
+ * bad: the catalog's `isStoreUnavailableError` (socket errors, SQLSTATE 08, 57P01..57P03, 53300,
+ * 40001/40P01), shared with the request path's `store_unavailable`.
  */
-export function isTransientPostgresError(err: unknown): boolean {
-  const { code, message, errors } = (err ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
-  if (typeof code === 'string') {
-    if (TRANSIENT_SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code)) return true;
-    if (code === '53300' || code === '40001' || code === '40P01') return true;
-  }
-  if (typeof message === 'string' && TRANSIENT_MESSAGE.test(message)) return true;
-  // Node's connect on a name with several addresses fails with an AggregateError of each attempt.
-  return Array.isArray(errors) && errors.length > 0 && errors.every(isTransientPostgresError);
-}
+export const isTransientPostgresError: (err: unknown) => boolean = isStoreUnavailableError;
 
 /** `items` in chunks of at most `size`. */
 function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -76,8 +62,20 @@ export function spendRounds(spends: readonly SpendWrite[]): SpendWrite[][] {
   return rounds;
 }
 
-async function insertRows(trx: Kysely<Database>, rows: readonly RequestLogRow[]): Promise<void> {
-  for (const part of chunks(rows, ROWS_PER_INSERT)) await trx.insertInto('llm_requests').values(part).execute();
+/**
+ * Inserts the rows; returns the request ids already stored (skipped): a batch whose COMMIT reached the
+ * server but whose acknowledgement was lost with the connection is retried, and must not count twice.
+ */
+async function insertRows(trx: Kysely<Database>, rows: readonly RequestLogRow[]): Promise<Set<string>> {
+  const stored = new Set<string>();
+  for (const part of chunks(rows, ROWS_PER_INSERT)) {
+    const inserted = await trx.insertInto('llm_requests').values(part).onConflict((oc) => oc.column('request_id').doNothing())
+      .returning('request_id').execute();
+    if (inserted.length === part.length) continue;
+    const fresh = new Set(inserted.map((r) => r.request_id));
+    for (const row of part) if (!fresh.has(row.request_id)) stored.add(row.request_id);
+  }
+  return stored;
 }
 
 /** One UPDATE for spends of distinct users: the delta when the stored period matches, else the period's spend. */
@@ -130,12 +128,17 @@ export function createPostgresWriteTarget(store: Store): WriteTarget {
       else alerts.push(write);
     }
     // The order of the SQLite target: rows, their rollups, spends, then the alerts the spends crossed.
+    // A request already stored is skipped whole: its row, rollups, spend and alerts were committed with it.
+    let stored = new Set<string>();
     if (rows.length > 0) {
-      await insertRows(trx, rows);
-      await addToRollupsPostgres(trx, rows);
+      stored = await insertRows(trx, rows);
+      const fresh = stored.size === 0 ? rows : rows.filter((r) => !stored.has(r.request_id));
+      if (fresh.length > 0) await addToRollupsPostgres(trx, fresh);
     }
-    for (const round of spendRounds(spends)) await writeSpends(trx, round);
-    if (alerts.length > 0) await writeAlerts(trx, alerts);
+    const freshSpends = stored.size === 0 ? spends : spends.filter((w) => !stored.has(w.group));
+    const freshAlerts = stored.size === 0 ? alerts : alerts.filter((w) => !stored.has(w.group));
+    for (const round of spendRounds(freshSpends)) await writeSpends(trx, round);
+    if (freshAlerts.length > 0) await writeAlerts(trx, freshAlerts);
   }
 
   // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.

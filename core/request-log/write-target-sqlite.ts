@@ -12,19 +12,22 @@ import type { NewLlmRequest } from '../store/db-types.ts';
 import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from './request-log-row.ts';
 import type { PendingWrite, WriteTarget } from './write-behind.ts';
 import { createRollupWriter } from './usage-rollup-writer.ts';
+import { isStoreUnavailableError } from '../errors.ts';
 
-/** SQLite result codes that say the database is unavailable right now (locked, full, I/O), not that a write is bad. */
-export function isTransientSqliteError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/.test(code);
-}
+/**
+ * SQLite result codes that say the database is unavailable right now (locked, full, I/O, read-only),
+ * not that a write is bad: the catalog's `isStoreUnavailableError`, shared with the request path.
+ */
+export const isTransientSqliteError: (err: unknown) => boolean = isStoreUnavailableError;
 
 type SpendWrite = PendingWrite & { kind: 'spend' };
 
 export function createSqliteWriteTarget(store: SqliteStore): WriteTarget {
   const { sqlite, db } = store;
   const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
-  const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));
+  // A request already stored (its batch committed, the acknowledgement lost, the batch retried) is
+  // skipped with its spend and alerts: `changes` 0 says so.
+  const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample).onConflict((oc) => oc.column('request_id').doNothing()));
   const spendStatement = sqlite.prepare<[string, number, number, string, number]>(`UPDATE gateway_users
     SET budget_spent_nanos = CASE WHEN budget_period_start IS ? THEN budget_spent_nanos + ? ELSE ? END, budget_period_start = ?
     WHERE id = ?`);
@@ -51,12 +54,15 @@ export function createSqliteWriteTarget(store: SqliteStore): WriteTarget {
     const pendingSpend = new Map<number, SpendWrite>();
     const rows: RequestLogRow[] = [];
     const alerts: Array<PendingWrite & { kind: 'alert' }> = [];
+    /** Groups whose request row was stored before: their spend and alerts were too. */
+    const stored = new Set<string>();
     for (const write of writes) {
       if (write.kind === 'request') {
-        insert.run(requestLogValues(write.row));
-        rows.push(write.row);
+        if (insert.run(requestLogValues(write.row)).changes === 0) stored.add(write.group);
+        else rows.push(write.row);
         continue;
       }
+      if (stored.has(write.group)) continue;
       if (write.kind === 'alert') {
         alerts.push(write);
         continue;

@@ -19,6 +19,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../runtime/metrics.ts';
 import type { Database } from './db-types.ts';
 import { readMigrations, type PostgresStore, type Store } from './store.ts';
+import { isStoreUnavailableError } from '../errors.ts';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -122,7 +123,12 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
 /** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types: storeTypeParsers, Client: TollgateClient });
-  // An idle client's error (the server restarted) must not crash the process: the pool drops the client.
+  // A client's error (the server restarted, an administrator terminated the connection) must not
+  // crash the process. The pool listens on its idle clients only ('error' below) and removes that
+  // listener while a client is checked out, and Kysely adds none when it acquires one: so every client
+  // gets its own listener when it connects. The query under way fails with the error (a transient one:
+  // `isTransientPostgresError`), and the pool discards the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)));
   pool.on('error', (err) => options.onError?.(err));
   let schemaVersion: number;
   try {
@@ -139,17 +145,20 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   const failures = options.metrics && new Counter({
     name: 'tollgate_store_query_errors_total', help: 'PostgreSQL queries (and health probes) of this replica that failed: unreachable, refused, or bad.', registers: [options.metrics],
   });
+  // `GET /readyz` reports the server as last seen by a probe or a query that could not reach it,
+  // never waiting on it; the next successful probe says it is back.
+  let healthy = true;
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
-    ...(seconds && failures ? {
-      log: (event) => {
-        if (event.level === 'error') failures.inc();
-        else seconds.observe(event.queryDurationMillis / 1000);
-      },
-    } : {}),
+    log: (event) => {
+      if (event.level === 'error') {
+        failures?.inc();
+        if (isStoreUnavailableError(event.error)) healthy = false;
+      } else {
+        seconds?.observe(event.queryDurationMillis / 1000);
+      }
+    },
   });
-  // `GET /readyz` reports the server as last seen by a probe, never waiting on it.
-  let healthy = true;
   const probe = () => {
     pool.query('SELECT 1').then(() => (healthy = true), () => {
       healthy = false;

@@ -19,7 +19,7 @@ import { loggerSchema, type LoggerConfig } from './schema.ts';
 import type { RequestLogRow } from '../../core/request-log/request-log-row.ts';
 import { createWriteBehind } from '../../core/request-log/write-behind.ts';
 import { createWriteTarget } from '../../core/request-log/write-target.ts';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 /** A usage report longer than this (an upstream padding it with junk) is not kept: its counts are. */
 const MAX_USAGE_REPORT_CHARS = 4_096;
@@ -74,15 +74,33 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
 }
 
 function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
-  const writer = createWriteBehind(createWriteTarget(ctx.store), config, ctx.log);
+  // Every request the budget settles is a model call, which gets a row here: its spend waits for it.
+  const writer = createWriteBehind(createWriteTarget(ctx.store), config, ctx.log, { joinRequests: true });
   ctx.services.provide('writeBehind', writer);
-  ctx.services.provide('requestLog', { flush: () => writer.flush(), depth: () => writer.depth() });
+  ctx.services.provide('requestLog', { flush: () => writer.flush(), depth: () => writer.depth(), status: () => writer.status() });
   new Gauge({
     name: 'tollgate_log_queue_depth',
     help: 'Request-log rows waiting in memory to be written to the database.',
     registers: [ctx.metrics],
     collect() {
       this.set(writer.depth());
+    },
+  });
+  new Gauge({
+    name: 'tollgate_log_writes_failing',
+    help: '1 while the database refuses the request log\'s writes for now (down, restarting, locked, full, read-only): they are kept in memory, up to maxQueueSize, and retried.',
+    registers: [ctx.metrics],
+    collect() {
+      this.set(writer.status().failing ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'tollgate_log_writes_dropped_total',
+    help: 'Request-log rows and spends dropped because the queue was full while the database was unavailable.',
+    registers: [ctx.metrics],
+    collect() {
+      this.reset();
+      this.inc(writer.status().dropped);
     },
   });
   return {
@@ -95,7 +113,8 @@ function createLogger(config: LoggerConfig, ctx: PluginContext): Plugin {
       // base URL shows in their log); anonymous probes of unknown paths write nothing, so strangers
       // cannot fill the table.
       const logged = isModelOperation(ex.operation) || isMeteredOperation(ex.operation) || (ex.operation === UNKNOWN_ENDPOINT && ex.principal);
-      if (!logged) return;
+      // A spend settled for a request that gets no row is queued on its own.
+      if (!logged) return writer.release(ex.id);
       writer.enqueue({ kind: 'request', group: ex.id, row: rowFor(ex, performance.now()) });
     },
     // On PostgreSQL the final flush is asynchronous: the gateway awaits it before closing the store.

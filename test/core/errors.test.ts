@@ -49,4 +49,26 @@ describe('error catalog', () => {
     assert.equal(err.cause, cause);
     assert.doesNotMatch(JSON.stringify(err.toBody()), /secret detail/);
   });
+
+  test('a database that is unavailable now becomes store_unavailable (503, retry-after); a bad query stays internal_error', () => {
+    const unavailable = [
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new Error('Connection terminated unexpectedly'),
+      Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
+      Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),
+      Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' }),
+    ];
+    for (const cause of unavailable) {
+      const err = errors.toGatewayError(cause);
+      assert.equal(err.code, 'store_unavailable', cause.message);
+      assert.equal(err.status, 503);
+      assert.equal(err.headers['retry-after'], '1');
+      assert.equal(err.cause, cause);
+      assert.doesNotMatch(JSON.stringify(err.toBody()), /5432|readonly|administrator/);
+    }
+    for (const cause of [Object.assign(new Error('duplicate key'), { code: '23505' }), Object.assign(new Error('constraint'), { code: 'SQLITE_CONSTRAINT_UNIQUE' })]) {
+      assert.equal(errors.toGatewayError(cause).code, 'internal_error', cause.message);
+    }
+  });
 });

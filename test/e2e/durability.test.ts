@@ -56,4 +56,7 @@ test('after kill -9 under load the persisted spend equals the logged costs of th
   await store.close();
   assert.ok(logged.n > 0 && logged.cost > 0, `requests were logged and priced (${logged.n} rows)`);
   assert.equal(user.budget_spent_nanos, logged.cost, `spend ${user.budget_spent_nanos} vs logged ${logged.cost} over ${logged.n} rows of ${completed} completed`);
+  // The operator's check says the same.
+  const verified = await cliJson<{ consistent: boolean }>(['ledger', 'verify'], { dataDir });
+  assert.equal(verified.consistent, true);
 });

@@ -45,6 +45,8 @@ export interface PostgresServer {
   /** Stops the server (fast shutdown); its data stays for `start()`. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Stops the server (fast shutdown: every connection is terminated) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   /**
    * Lets the test process exit while the server runs (it is killed on exit anyway): for a server
    * shared by a whole file, which no `after()` stops.
@@ -130,22 +132,28 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       }
       return `postgres://tollgate@127.0.0.1:${port}/${name}`;
     },
-    async stop() {
-      const running = proc;
-      proc = null;
-      if (!running || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill('SIGINT');
-      await exited;
-    },
-    async start() {
-      if (proc) return;
-      proc = await launch(bin, dataDir, port);
-      if (detached) unrefProcess(proc);
+    stop,
+    start,
+    async restart() {
+      await stop();
+      await start();
     },
     unref() {
       detached = true;
       if (proc) unrefProcess(proc);
     },
   };
+  async function stop(): Promise<void> {
+    const running = proc;
+    proc = null;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGINT');
+    await exited;
+  }
+  async function start(): Promise<void> {
+    if (proc) return;
+    proc = await launch(bin!, dataDir, port);
+    if (detached) unrefProcess(proc);
+  }
 }

@@ -40,6 +40,8 @@ export interface TestGatewayOptions {
   user?: Omit<UserFields, 'name'>;
   /** Manifest `coordination` (a Redis shared by replicas); default none. */
   coordination?: Record<string, unknown>;
+  /** A PostgreSQL database of the test's own (`TOLLGATE_DATABASE_URL`); default the run's store (`test-store.ts`). */
+  databaseUrl?: string;
 }
 
 /** The plugins of the default chain, in order, before the router. */
@@ -105,7 +107,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const serverLog: string[] = [];
   const gateway = await startGateway({
     manifest, registry: pluginRegistry, dataDir, port: 0, host: '127.0.0.1',
-    env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password', ...(await testStoreEnv(dataDir)) },
+    env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password', ...(options.databaseUrl ? { TOLLGATE_DATABASE_URL: options.databaseUrl } : await testStoreEnv(dataDir)) },
     log: createLog('debug', (line) => serverLog.push(line)),
     ...(options.clock ? { clock: options.clock } : {}),
   });

@@ -63,6 +63,7 @@ describe('write-behind queue', () => {
     const writer = createRequestLogWriter(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueueSize: 3 }, createLog('debug', (l) => lines.push(l)));
     for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) writer.enqueue(row(id, null, null));
     assert.equal(writer.depth(), 3);
+    assert.equal(writer.status().dropped, 2);
     writer.close();
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY request_id').pluck().all();
     assert.deepEqual(ids, ['r3', 'r4', 'r5']);
@@ -74,16 +75,61 @@ describe('write-behind queue', () => {
     const store = openStore(join(tempDir(), 'log.db'));
     const lines: string[] = [];
     const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
-    writer.enqueue(row('dup', null, null));
+    writer.enqueue(row('before', null, null));
     writer.flush();
-    writer.enqueue(row('dup', null, null)); // violates UNIQUE(request_id): can never be written
+    writer.enqueue({ ...row('bad', null, null), prompt_tokens: 1.5 }); // the STRICT INTEGER column refuses it: can never be written
     writer.enqueue(row('after', null, null));
     writer.flush();
     assert.equal(writer.depth(), 0);
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all();
-    assert.deepEqual(ids, ['dup', 'after']);
-    assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"dup"')));
+    assert.deepEqual(ids, ['before', 'after']);
+    assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"bad"')));
     writer.close();
+    await store.close();
+  });
+
+  test('a request queued again after it was stored (a retried batch) is skipped with its spend: nothing counts twice', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('error', () => {}));
+    const user = await createGatewayUser(store.db, { name: 'twice' });
+    const period = '2026-11-01T00:00:00.000Z';
+    const unit = (id: string) => {
+      writer.write({ kind: 'request', group: id, row: row(id, user.id, null) });
+      writer.write({ kind: 'spend', group: id, userId: user.id, deltaNanos: 150, spentNanos: 150, periodStartIso: period });
+    };
+    unit('once');
+    writer.flush();
+    unit('once');
+    unit('new');
+    assert.equal(writer.flush(), 4);
+    assert.equal(store.sqlite.prepare('SELECT sum(cost_nanos) FROM llm_requests').pluck().get(), 300);
+    assert.equal(store.sqlite.prepare('SELECT budget_spent_nanos FROM gateway_users WHERE id = ?').pluck().get(user.id), 300);
+    assert.equal(store.sqlite.prepare('SELECT sum(requests) FROM usage_rollups').pluck().get(), 2);
+    writer.close();
+    await store.close();
+  });
+
+  test('a spend waits for its request\'s log row: a flush between them writes neither, so a crash then loses both', async () => {
+    const store = openStore(join(tempDir(), 'log.db'));
+    const queue = createWriteBehind(createSqliteWriteTarget(store), { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('error', () => {}), { joinRequests: true });
+    const user = await createGatewayUser(store.db, { name: 'joined' });
+    const period = '2026-11-01T00:00:00.000Z';
+    const spent = () => store.sqlite.prepare('SELECT budget_spent_nanos FROM gateway_users WHERE id = ?').pluck().get(user.id);
+    const logged = () => store.sqlite.prepare('SELECT coalesce(sum(cost_nanos), 0) FROM llm_requests').pluck().get();
+    // The budget settles (its spend queued), a flush runs before the logger queues the row.
+    queue.enqueue({ kind: 'spend', group: 'r1', userId: user.id, deltaNanos: 150, spentNanos: 150, periodStartIso: period });
+    queue.flush();
+    assert.equal(spent(), logged(), 'after a crash here, stored spend = logged costs');
+    assert.equal(queue.depth(), 1);
+    queue.enqueue({ kind: 'request', group: 'r1', row: row('r1', user.id, null) });
+    assert.equal(queue.flush(), 2);
+    assert.deepEqual([spent(), logged()], [150, 150]);
+    // A request that gets no row (the logger logs none): its spend is queued alone when released.
+    queue.enqueue({ kind: 'spend', group: 'r2', userId: user.id, deltaNanos: 50, spentNanos: 200, periodStartIso: period });
+    queue.release('r2');
+    assert.equal(queue.flush(), 1);
+    assert.equal(spent(), 200);
+    queue.close();
     await store.close();
   });
 
@@ -99,8 +145,10 @@ describe('write-behind queue', () => {
     assert.equal(writer.flush(), 0);
     assert.equal(writer.depth(), 1);
     assert.ok(lines.some((l) => l.includes('writes kept for retry')));
+    assert.deepEqual(writer.status(), { queued: 1, dropped: 0, failing: true });
     other.sqlite.exec('COMMIT');
     assert.equal(writer.flush(), 1);
+    assert.deepEqual(writer.status(), { queued: 0, dropped: 0, failing: false });
     writer.close();
     await other.close();
     await store.close();
