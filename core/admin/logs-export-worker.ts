@@ -48,7 +48,7 @@ async function nextMessage(): Promise<ExportWorkerMessage> {
   const text = stringify(batch.rows, csvOptions(first));
   first = false;
   const bytes = Buffer.from(text, 'utf8');
-  const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   return { type: 'chunk', data };
 }
 

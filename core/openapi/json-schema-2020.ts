@@ -62,7 +62,7 @@ function convert(schema: JsonSchema, base: string): JsonSchema {
     else out[keyword] = structuredClone(value);
   }
   if (schema.nullable === true) addNullType(out);
-  return out as JsonSchema;
+  return out;
 }
 
 /** A subschema position: boolean schemas (`true` / `false`) stay as they are. */

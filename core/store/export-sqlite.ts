@@ -61,7 +61,7 @@ export async function exportSqliteToPostgres(
         // The rollup detach trigger only matters for deletes; the copy inserts only.
         for (const table of EXPORT_TABLES) {
           tables[table] = await copyTable(sqlite, client, table, options.batchRows ?? 1_000);
-          options.onTable?.(table, tables[table]!);
+          options.onTable?.(table, tables[table]);
         }
         for (const table of IDENTITY_TABLES) {
           await client.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), coalesce((SELECT max(id) FROM ${table}), 0) + 1, false)`);

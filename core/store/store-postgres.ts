@@ -32,7 +32,7 @@ export const storeTypeParsers = {
     if (oid === INT8_OID || oid === NUMERIC_OID) return (text: string) => Number(text);
     return pg.types.getTypeParser(oid, format);
   },
-} as pg.CustomTypesConfig;
+};
 
 /** Strings PostgreSQL's text type cannot hold: NUL, which SQLite stores as is. */
 const NUL = /\u0000/g;

@@ -23,7 +23,7 @@ const DEFAULT_JSON_URL = import.meta.url.endsWith('.ts') ? null : O200K_JSON_URL
 
 /** The library's rank table, as its module exports it. */
 export async function libraryO200kRanks(): Promise<O200kRanks> {
-  return (await import('gpt-tokenizer/bpeRanks/o200k_base')).default as O200kRanks;
+  return (await import('gpt-tokenizer/bpeRanks/o200k_base')).default;
 }
 
 async function ranksFrom(jsonUrl: URL | null): Promise<O200kRanks> {

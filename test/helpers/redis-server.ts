@@ -47,8 +47,8 @@ function launch(bin: string, port: number, dir: string): Promise<ChildProcess> {
       clearTimeout(timer);
       resolve(proc);
     };
-    proc.stdout!.on('data', read);
-    proc.stderr!.on('data', read);
+    proc.stdout.on('data', read);
+    proc.stderr.on('data', read);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`redis-server exited (${code}):\n${out}`));

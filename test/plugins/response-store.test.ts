@@ -270,7 +270,7 @@ describe('billing a continuation', () => {
     const [continuing, explicit, alone] = await Promise.all([budgetedClient('continuing'), budgetedClient('explicit'), budgetedClient('alone')]);
     const [first] = await Promise.all([firstTurn(continuing), firstTurn(explicit), firstTurn(alone)]);
 
-    const viaId = await cappedTokens(continuing, { model: MODEL, previous_response_id: first!.id, input: 'Retell it.' });
+    const viaId = await cappedTokens(continuing, { model: MODEL, previous_response_id: first.id, input: 'Retell it.' });
     const allSent = await cappedTokens(explicit, {
       model: MODEL,
       input: [

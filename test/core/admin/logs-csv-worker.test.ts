@@ -98,7 +98,7 @@ describe('CSV export in a worker thread', () => {
       const url = new URL(req.url!, 'http://x');
       if (url.pathname === '/ping') return void res.end('pong');
       const job: CsvExport = { store: url.pathname === '/export-sqlite' ? sqliteStore! : store, log, filters: filtersOf(url.search), requestId: 'req_csv', date: '2026-11-23' };
-      void sendLogsCsv(res as ServerResponse, job);
+      void sendLogsCsv(res, job);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -33,7 +33,7 @@ let watched: number;
 let rowSeq = 0;
 
 async function insertRow(fields: Partial<NewLlmRequest>): Promise<void> {
-  await writeLogRows(store, [{ request_id: `req_stats_${++rowSeq}`, stream: 1, created_at: NOW_ISO, ...fields } as Partial<RequestLogRow>]);
+  await writeLogRows(store, [{ request_id: `req_stats_${++rowSeq}`, stream: 1, created_at: NOW_ISO, ...fields }]);
 }
 
 before(async () => {

@@ -73,7 +73,7 @@ describe('openai-responses completion rendering', () => {
   }
 
   test('renders a refusal as output text', () => {
-    assert.equal(render(completion({ content: null, refusal: 'I cannot help.' } as Partial<ChatMessage>, 'stop')).output_text, 'I cannot help.');
+    assert.equal(render(completion({ content: null, refusal: 'I cannot help.' }, 'stop')).output_text, 'I cannot help.');
   });
 
   const outcomes: Array<[string | null, string, unknown]> = [

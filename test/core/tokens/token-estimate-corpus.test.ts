@@ -61,7 +61,7 @@ function estimate(request: ChatCompletionRequest, rules: PromptTokenRules): numb
 function fromAnthropic(body: Record<string, unknown>): ChatCompletionRequest {
   const parsed = anthropicMessages.parseRequest({ max_tokens: 1024, ...body }, 'messages.create');
   assert.equal(parsed.untranslatable, null);
-  return parsed.canonical!;
+  return parsed.canonical;
 }
 
 // ---- The cookbook's method, exactly (the truth for OpenAI requests without a published count). ----
