@@ -62,7 +62,7 @@ function failStream(
 function startStream(ex: Exchange, res: ServerResponse, hooks: ObservingHooks): void {
   ex.status = 200;
   hooks.start(ex);
-  res.writeHead(200, Object.assign({}, ex.responseHeaders, streamHeaders(ex))); // not a spread: see core/http/live-exchange.ts
+  res.writeHead(200, Object.assign({}, ex.responseHeaders, streamHeaders(ex)));
   setImmediate(flushHeadersIfUnsent, res);
 }
 

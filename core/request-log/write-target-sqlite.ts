@@ -40,8 +40,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
   };
 
   // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
-  const detach = (row: RequestLogRow): RequestLogRow => ({
-    ...row,
+  const detach = (row: RequestLogRow): RequestLogRow => Object.assign({}, row, {
     gateway_user_id: row.gateway_user_id != null && userExists.get(row.gateway_user_id) !== undefined ? row.gateway_user_id : null,
     api_key_id: row.api_key_id != null && keyExists.get(row.api_key_id) !== undefined ? row.api_key_id : null,
   });
@@ -63,7 +62,7 @@ export function createSqliteWriteTarget(store: Store): WriteTarget {
       }
       const pending = pendingSpend.get(write.userId);
       if (pending && pending.periodStartIso === write.periodStartIso) {
-        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos })); // not a spread: see core/http/live-exchange.ts
+        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos }));
         continue;
       }
       if (pending) writeSpend(pending);

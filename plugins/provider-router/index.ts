@@ -46,7 +46,7 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
     const Provider = providerTypes.get(settings.type)!;
     // A provider with only a pool lists its models (and counts as configured) with the pool's first key.
     const apiKey = settings.apiKey || firstPoolKey(settings.apiKeys);
-    providers.set(id, new Provider(id, { ...settings, apiKey }, ctx.upstream));
+    providers.set(id, new Provider(id, Object.assign({}, settings, { apiKey }), ctx.upstream));
   }
   return providers;
 }
