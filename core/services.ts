@@ -270,15 +270,15 @@ export interface UpstreamHealthSnapshot {
 /** `upstreamHealth`: breaker and key-pool state, for `GET /admin/api/upstream-health` and `/readyz`. */
 export interface UpstreamHealthService {
   /** Every deployment the manifest's groups name or a request used, then every pooled key. */
-  snapshot(): UpstreamHealthSnapshot;
+  snapshot(this: void): UpstreamHealthSnapshot;
   /**
    * `GET /readyz`'s view: breaker state by `provider/model` (deployments of the manifest, or that
    * served once: never a model name a client made up), key state by `provider/fingerprint`.
    */
-  readiness(): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, PoolKeyHealth['state']> };
+  readiness(this: void): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, PoolKeyHealth['state']> };
   /**
    * Puts a disabled or cooling pooled key back into use. False when `provider` has no pooled key
    * with fingerprint `key`.
    */
-  enableKey(provider: string, key: string): boolean;
+  enableKey(this: void, provider: string, key: string): boolean;
 }

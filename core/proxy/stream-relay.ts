@@ -133,7 +133,7 @@ export async function relayStream(
  * Node's HTTP layer instead of one per event. `take()` hands over (and `flush()` writes) what waits,
  * for the stream's last write or error event.
  */
-function batchedWriter(res: ServerResponse, sendFirstToken: () => boolean): { write(out: string): void; take(): string; flush(): void } {
+function batchedWriter(res: ServerResponse, sendFirstToken: () => boolean): { write(this: void, out: string): void; take(): string; flush(): void } {
   let pending = '';
   let firstTokenSent = false;
   const take = (): string => {
