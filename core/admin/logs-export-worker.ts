@@ -60,8 +60,8 @@ async function close(): Promise<void> {
   }
 }
 
-// The parent waits for each answer before it asks again, so calls never overlap.
-parentPort!.on('message', async () => {
+/** Answers one `next`. Never rejects: a failure becomes an error message, and `close` swallows its own. */
+async function answerNext(): Promise<void> {
   let message: ExportWorkerMessage;
   try {
     message = await nextMessage();
@@ -73,4 +73,7 @@ parentPort!.on('message', async () => {
     parentPort!.postMessage(message);
     await close();
   }
-});
+}
+
+// The parent waits for each answer before it asks again, so calls never overlap.
+parentPort!.on('message', () => void answerNext());

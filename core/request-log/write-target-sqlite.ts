@@ -21,7 +21,13 @@ export function isTransientSqliteError(err: unknown): boolean {
 
 type SpendWrite = PendingWrite & { kind: 'spend' };
 
-export function createSqliteWriteTarget(store: Store): WriteTarget {
+/** The SQLite target: it writes synchronously (`WriteTarget` says why), and its type says so. */
+export interface SqliteWriteTarget extends WriteTarget {
+  writeBatch(writes: readonly PendingWrite[]): void;
+  writeOne(write: PendingWrite): void;
+}
+
+export function createSqliteWriteTarget(store: Store): SqliteWriteTarget {
   const { sqlite, db } = store;
   const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
   const insert = prepareQuery(sqlite, db.insertInto('llm_requests').values(sample));

@@ -53,7 +53,7 @@ describe('write-behind queue', () => {
       { request_id: 'req_b', gateway_user_id: null, api_key_id: null },
       { request_id: 'req_c', gateway_user_id: null, api_key_id: null },
     ]);
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -63,7 +63,7 @@ describe('write-behind queue', () => {
     const writer = createRequestLogWriter(store, { batchSize: 1_000, flushIntervalMs: 60_000, maxQueueSize: 3 }, createLog('debug', (l) => lines.push(l)));
     for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) writer.enqueue(row(id, null, null));
     assert.equal(writer.depth(), 3);
-    writer.close();
+    await writer.close();
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY request_id').pluck().all();
     assert.deepEqual(ids, ['r3', 'r4', 'r5']);
     assert.ok(lines.some((l) => l.includes('write-behind queue full')));
@@ -75,15 +75,15 @@ describe('write-behind queue', () => {
     const lines: string[] = [];
     const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
     writer.enqueue(row('dup', null, null));
-    writer.flush();
+    await writer.flush();
     writer.enqueue(row('dup', null, null)); // violates UNIQUE(request_id): can never be written
     writer.enqueue(row('after', null, null));
-    writer.flush();
+    await writer.flush();
     assert.equal(writer.depth(), 0);
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all();
     assert.deepEqual(ids, ['dup', 'after']);
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"dup"')));
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -101,7 +101,7 @@ describe('write-behind queue', () => {
     assert.ok(lines.some((l) => l.includes('writes kept for retry')));
     other.sqlite.exec('COMMIT');
     assert.equal(writer.flush(), 1);
-    writer.close();
+    await writer.close();
     await other.close();
     await store.close();
   });
@@ -124,7 +124,7 @@ describe('write-behind queue', () => {
     const spends = store.sqlite.prepare('SELECT name, budget_spent_nanos FROM gateway_users ORDER BY id').all();
     assert.deepEqual(spends, [{ name: 'bad-spend', budget_spent_nanos: 0 }, { name: 'good-spend', budget_spent_nanos: 150 }]);
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"') && l.includes('"group":"req_bad"')));
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -140,7 +140,7 @@ describe('write-behind queue', () => {
     while (writer.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.deepEqual(store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all(), ['before', 'after']);
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"poisoned"') && l.includes('poison row')));
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -158,8 +158,8 @@ describe('write-behind queue', () => {
     while (queue.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"')));
     ledger.settle((await ledger.reserve(user.id, 0, nowMs)) as Reservation, 0, nowMs, 'req_release');
-    ledger.close();
-    queue.close();
+    await ledger.close();
+    await queue.close();
     await store.close();
   });
 });
