@@ -15,7 +15,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Exchange, Target, UpstreamAttempt } from '../exchange.ts';
 import type { FallbackPlan, ModelCall } from '../upstream/upstream-call.ts';
-import { toGatewayError, type GatewayError } from '../errors.ts';
+import { toGatewayError } from '../errors.ts';
 import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
 
 /**

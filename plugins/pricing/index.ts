@@ -48,7 +48,7 @@ async function seedIfEmpty(config: PricingConfig, ctx: PluginContext): Promise<v
   try {
     const { rows, unknownProviders } = await datasetPricesApart(config.datasetProviders, ctx.clock());
     const result = await importPrices(ctx.store.db, rows, ctx.clock());
-    ctx.log.info('pricing: seeded model_pricing from the price dataset', Object.assign({}, result, { unknownProviders }));
+    ctx.log.info('pricing: seeded model_pricing from the price dataset', Object.assign({} as Record<string, unknown>, result, { unknownProviders }));
   } catch (err) {
     ctx.log.warn('pricing: could not seed prices from the dataset; set them with `tollgate pricing set`', { err });
   }

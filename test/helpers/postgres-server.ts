@@ -72,7 +72,7 @@ function launch(bin: string, dataDir: string, port: number): Promise<ChildProces
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`postgres did not start:\n${out}`)), 30_000);
     const read = (d: Buffer) => {
-      out += d;
+      out += d.toString();
       if (!out.includes('ready to accept connections')) return;
       clearTimeout(timer);
       proc.stdout.off('data', read);

@@ -14,7 +14,7 @@ import { createApiKey } from '../../core/accounts/api-keys.ts';
 import { createServiceRegistry } from '../../core/services.ts';
 import { createLocalRateCounters } from '../../core/coordination/rate-counters.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
-import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import type { PluginContext } from '../../core/plugin.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { rateLimit } from '../../plugins/rate-limit/index.ts';
 import { pluginRegistry } from '../../plugins/index.ts';

@@ -4,7 +4,6 @@
  * boundary, top users with a deleted one, budget alerts, unpriced models, and the period's defaults.
  */
 import { writeLogRows } from '../../helpers/log-rows.ts';
-import type { RequestLogRow } from '../../../core/request-log/request-log-row.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';

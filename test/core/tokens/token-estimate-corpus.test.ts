@@ -91,7 +91,7 @@ function cookbookTools(tools: unknown): number {
     for (const [name, property] of Object.entries(properties)) {
       tokens += 3;
       if (Array.isArray(property.enum)) tokens += -3 + property.enum.reduce((sum: number, item) => sum + 3 + countTokens(String(item)), 0);
-      tokens += countTokens(`${name}:${property.type ?? ''}:${withoutFinalPeriod((property.description as string | undefined) ?? '')}`);
+      tokens += countTokens(`${name}:${String(property.type ?? '')}:${withoutFinalPeriod((property.description as string | undefined) ?? '')}`);
     }
   }
   return tokens;
