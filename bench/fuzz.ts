@@ -23,7 +23,7 @@ const only = process.env.FUZZ_ONLY ? process.env.FUZZ_ONLY.split(',').map(Number
 const out = (line: string) => process.stdout.write(line + '\n');
 
 const world = await startFuzzWorld();
-let exitCode = 1;
+let exitCode: number;
 try {
   out(`Tollgate fuzz: ${only ? `cases ${only.join(', ')}` : `${requests} requests`}, seed ${seed}, concurrency ${concurrency}, gateway ${world.origin}`);
   const report = await runFuzz(world, {

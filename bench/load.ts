@@ -57,7 +57,7 @@ export async function sequentialMedianMs(url: string, headers: Record<string, st
     const start = performance.now();
     const res = await undiciRequest(url, { method: 'POST', headers, body, dispatcher: agent });
     let first = 0;
-    for await (const part of res.body) {
+    for await (const part of res.body as AsyncIterable<Buffer>) {
       if (!first && until === 'first-token' && part.toString().includes('"content":"')) first = performance.now();
     }
     if (i >= 20) times.push((until === 'end' ? performance.now() : first) - start);

@@ -18,7 +18,7 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegE
   const proc = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
-    proc.stdout!.on('data', (d) => {
+    proc.stdout.on('data', (d) => {
       out += d;
       const match = ready.exec(out);
       if (match) resolve({ proc, match });

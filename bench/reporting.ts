@@ -13,7 +13,6 @@
  * - `GET /admin/api/logs.csv` (every row): duration and bytes;
  * - small chat requests fired every 20 ms during that export: count, p50, p99, max.
  */
-import type { ChildProcess } from 'node:child_process';
 import { CLK_TCK, cpuTicks, startProcess } from './processes.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

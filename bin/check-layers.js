@@ -156,7 +156,7 @@ function typeOnlySpecifiers(path, text) {
   const keys = new Set();
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false);
   for (const statement of source.statements) {
-    let typeOnly = false;
+    let typeOnly;
     if (ts.isImportDeclaration(statement)) {
       const clause = statement.importClause;
       const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : null;

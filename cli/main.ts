@@ -57,7 +57,7 @@ export async function runCli(registry: PluginRegistry, argv: readonly string[] =
       process.stderr.write(`error: ${err.message}\n`);
       process.exit(1);
     }
-    process.stderr.write(`${(err as Error).stack ?? err}\n`);
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
   }
 }

@@ -64,7 +64,7 @@ async function readImportFile(file: string): Promise<unknown[]> {
     throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`);
   }
   if (!Array.isArray(rows)) throw new CliError(`${file} must hold a JSON array of {model, provider?, input_price_per_million, output_price_per_million, cached_input_price_per_million?, cache_write_price_per_million?}`);
-  return rows;
+  return rows as unknown[];
 }
 
 /** The part of the pricing plugin's config an import reads (its schema filled in the default). */

@@ -74,7 +74,7 @@ export function serveCommand(registry: PluginRegistry): Command {
             process.exit(0);
           },
           (err: unknown) => {
-            process.stderr.write(`shutdown failed: ${(err as Error).stack ?? err}\n`);
+            process.stderr.write(`shutdown failed: ${(err as Error).stack ?? String(err)}\n`);
             process.exit(1);
           },
         );

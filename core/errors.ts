@@ -152,7 +152,7 @@ export function gatewayError(code: ErrorCode, details: ErrorDetails = {}): Gatew
     code,
     message: details.message ?? spec.message,
     param: details.param === undefined ? (spec.param ?? null) : details.param,
-    headers: spec.headers || details.headers ? Object.assign({}, spec.headers, details.headers) : {}, // not a spread: see core/http/live-exchange.ts
+    headers: spec.headers || details.headers ? Object.assign({}, spec.headers, details.headers) : {},
     cause: details.cause,
   });
 }
@@ -175,7 +175,7 @@ export function budgetExceeded(message: string): GatewayError {
 /** 429: a gateway rate limit is spent. `retryAfterMs` feeds `Retry-After` (whole seconds, rounded up) and `retry-after-ms`. */
 export function rateLimitExceeded(message: string, retryAfterMs: number, headers: Record<string, string> = {}): GatewayError {
   const ms = Math.max(0, Math.ceil(retryAfterMs));
-  return gatewayError('rate_limit_exceeded', { message, headers: Object.assign({}, headers, { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) }) }); // not a spread: see core/http/live-exchange.ts
+  return gatewayError('rate_limit_exceeded', { message, headers: Object.assign({}, headers, { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) }) });
 }
 
 /** 404: `GET /api/providers/{provider}` names no known provider. */

@@ -111,7 +111,7 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
    * gateway read what it refused to.
    */
   function closingIf(bodyUnread: boolean, headers: Record<string, string>): Record<string, string> {
-    return bodyUnread ? Object.assign({}, headers, { connection: 'close' }) : headers; // not a spread: see core/http/live-exchange.ts
+    return bodyUnread ? Object.assign({}, headers, { connection: 'close' }) : headers;
   }
 
   /** The hooks of an exchange that entered every plugin (the proxied ones): built once. */

@@ -88,8 +88,8 @@ export interface GatewayServer {
  */
 export function pipelineRoutes(plugins: readonly PluginFactory[]): PipelineRoute[] {
   return [
-    ...dialects.flatMap((dialect) => dialect.routes.map((route) => ({ ...route, dialect }))),
-    ...plugins.flatMap((plugin) => (plugin.routes ?? []).map((route) => ({ ...route, dialect: null }))),
+    ...dialects.flatMap((dialect) => dialect.routes.map((route) => Object.assign({}, route, { dialect }))),
+    ...plugins.flatMap((plugin) => (plugin.routes ?? []).map((route) => Object.assign({}, route, { dialect: null }))),
   ];
 }
 
@@ -137,7 +137,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     ...options.localRoutes,
   };
   // `prefix/` precomputed: the admin subtree is checked on every request.
-  const prefixes = (options.prefixRoutes ?? []).map((subtree) => ({ ...subtree, under: `${subtree.prefix}/` }));
+  const prefixes = (options.prefixRoutes ?? []).map((subtree) => Object.assign({}, subtree, { under: `${subtree.prefix}/` }));
   const localPaths = new Set(Object.keys(localRoutes).map((key) => key.slice(key.indexOf(' ') + 1)));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -243,7 +243,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     }
   }
 
-  const limits = { ...CONNECTION_DEFAULTS, ...options.connections };
+  const limits = Object.assign({}, CONNECTION_DEFAULTS, options.connections);
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
     // Node checks both timeouts on this interval (30 s by default, far coarser than a short headers timeout).

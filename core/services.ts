@@ -272,17 +272,17 @@ export interface UpstreamHealthSnapshot {
 /** `upstreamHealth`: breaker and key-pool state, for `GET /admin/api/upstream-health` and `/readyz`. */
 export interface UpstreamHealthService {
   /** Every deployment the manifest's groups name or a request used, then every pooled key. */
-  snapshot(): UpstreamHealthSnapshot;
+  snapshot(this: void): UpstreamHealthSnapshot;
   /**
    * `GET /readyz`'s view: breaker state by `provider/model` (deployments of the manifest, or that
    * served once: never a model name a client made up), and per provider the count of pooled keys in
    * each state. Counts, not fingerprints: /readyz is public, and a fingerprint tells a stranger which
    * key is out of use (the admin API shows them).
    */
-  readiness(): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, Record<PoolKeyHealth['state'], number>> };
+  readiness(this: void): { deployments: Record<string, DeploymentHealth['state']>; keys: Record<string, Record<PoolKeyHealth['state'], number>> };
   /**
    * Puts a disabled or cooling pooled key back into use. False when `provider` has no pooled key
    * with fingerprint `key`.
    */
-  enableKey(provider: string, key: string): boolean;
+  enableKey(this: void, provider: string, key: string): boolean;
 }

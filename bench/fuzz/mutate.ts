@@ -84,7 +84,7 @@ export function mutateField(rng: Rng, valid: Json): MutatedBody {
   if (action === 'unknown') {
     const target = Array.isArray(parent) ? body : parent;
     const [label, value, raw] = hostileValue(rng);
-    (target as Json)[rng.pick(['x_fuzz', '__proto__', 'constructor', 'toString', 'hasOwnProperty', ''])] = value;
+    target[rng.pick(['x_fuzz', '__proto__', 'constructor', 'toString', 'hasOwnProperty', ''])] = value;
     return { bytes: serialize(body, raw), mutation: `unknown field beside ${where} = ${label}` };
   }
   const [label, value, raw] = hostileValue(rng);

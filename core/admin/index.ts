@@ -21,8 +21,8 @@ import { createAlertsRoutes } from './alerts-routes.ts';
 import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
 
 export interface AdminMount {
-  /** Handles a request whose path is `/admin` or starts with `/admin/`. */
-  handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;
+  /** Handles a request whose path is `/admin` or starts with `/admin/`. Callable detached: the server mounts it as a function. */
+  handle(this: void, req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;
   close(): void;
 }
 

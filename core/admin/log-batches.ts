@@ -7,7 +7,6 @@
  * `batchRows` rows per fetch: one snapshot, and the server keeps what was not fetched yet, so the
  * worker never holds more than one batch. Rows come out identical on both (`toLogRow`).
  */
-import pg from 'pg';
 import Cursor from 'pg-cursor';
 import {
   DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteDialect,

@@ -16,7 +16,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 export function csvOptions(header: boolean): Options {
   return {
     header,
-    columns: LOG_ROW_FIELDS as string[],
+    columns: LOG_ROW_FIELDS,
     record_delimiter: 'windows',
     // csv-stringify quotes the record delimiter (CRLF) but not a lone LF or CR, which RFC 4180 readers split on.
     quoted_match: /[\r\n]/,

@@ -48,7 +48,7 @@ async function nextMessage(): Promise<ExportWorkerMessage> {
   const text = stringify(batch.rows, csvOptions(first));
   first = false;
   const bytes = Buffer.from(text, 'utf8');
-  const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   return { type: 'chunk', data };
 }
 
@@ -60,8 +60,8 @@ async function close(): Promise<void> {
   }
 }
 
-// The parent waits for each answer before it asks again, so calls never overlap.
-parentPort!.on('message', async () => {
+/** Answers one `next`. Never rejects: a failure becomes an error message, and `close` swallows its own. */
+async function answerNext(): Promise<void> {
   let message: ExportWorkerMessage;
   try {
     message = await nextMessage();
@@ -73,4 +73,7 @@ parentPort!.on('message', async () => {
     parentPort!.postMessage(message);
     await close();
   }
-});
+}
+
+// The parent waits for each answer before it asks again, so calls never overlap.
+parentPort!.on('message', () => void answerNext());

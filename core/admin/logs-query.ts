@@ -338,8 +338,7 @@ export async function getLogRow(store: LogReader, id: number): Promise<LogDetail
     .select(['u.name as user_name', 'k.key_prefix as api_key_prefix', 'k.name as api_key_name'])
     .where('r.id', '=', id)
     .compile();
-  const raw = (await store.db.executeQuery(compiled)).rows[0] as
-    (RawLogRow & { attempts: string | null; usage_reported: string | null; billed_price: string | null }) | undefined;
+  const raw = (await store.db.executeQuery(compiled)).rows[0];
   return raw
     ? { ...toLogRow(raw), attempts: parseAttempts(raw.attempts), usage_reported: parseObject(raw.usage_reported), billed_price: parseObject(raw.billed_price) }
     : undefined;

@@ -73,7 +73,7 @@ function budgetOf(user: GatewayUserView, status: BudgetStatus | undefined): Admi
 export async function toAdminUsers(ctx: AdminContext, users: readonly GatewayUserView[]): Promise<AdminUser[]> {
   const stats = await keyStatsByUser(ctx.store.db, users.map((u) => u.id));
   const budgets = ctx.services.get('budget');
-  const statuses = await Promise.all(users.map((user) => budgets?.status(user.id)));
+  const statuses = await Promise.all(users.map(async (user) => budgets?.status(user.id)));
   return users.map((user, i) => ({
     ...user,
     budget: budgetOf(user, statuses[i]),
@@ -158,7 +158,7 @@ const nameCollator = (): Intl.Collator => (collator ??= new Intl.Collator('en', 
 /** Each user's spend of the current period, nano-USD (0 without the budget plugin). */
 async function spendByUser(ctx: AdminContext, users: readonly GatewayUserView[]): Promise<Map<number, number>> {
   const budgets = ctx.services.get('budget');
-  const statuses = await Promise.all(users.map((u) => budgets?.status(u.id)));
+  const statuses = await Promise.all(users.map(async (u) => budgets?.status(u.id)));
   return new Map(users.map((u, i) => [u.id, statuses[i]?.spentNanos ?? 0]));
 }
 

@@ -193,7 +193,7 @@ export function messageTexts(message: ChatMessage): string[] {
  * field reasoning models need), and `max_tokens` when it used that or neither.
  */
 export function withChatOutputCap<T extends Readonly<Record<string, unknown>>>(request: T, tokens: number): T {
-  const capped: Record<string, unknown> = Object.assign({}, request); // not a spread: see core/http/live-exchange.ts
+  const capped: Record<string, unknown> = Object.assign({}, request);
   if (request.max_completion_tokens != null) capped.max_completion_tokens = tokens;
   if (request.max_tokens != null || request.max_completion_tokens == null) capped.max_tokens = tokens;
   return capped as T;

@@ -44,7 +44,7 @@ export function isTokenInput(input: EmbeddingRequest['input']): input is number[
  */
 export function textInputs(request: EmbeddingRequest, providerName: string): string[] {
   if (isTokenInput(request.input)) throw tokenInputRefused(providerName);
-  return request.input as string[];
+  return request.input;
 }
 
 function tokenInputRefused(providerName: string): GatewayError {

@@ -93,7 +93,7 @@ export function createLocalRateCounters(clock: Clock): RateCounters {
   const limiters = new Map<number, Map<number, GcraLimiter>>();
   const limiterOf = (bucket: RateBucket): GcraLimiter => {
     let byLimit = limiters.get(bucket.periodMs);
-    if (!byLimit) limiters.set(bucket.periodMs, (byLimit = new Map()));
+    if (!byLimit) limiters.set(bucket.periodMs, (byLimit = new Map<number, GcraLimiter>()));
     let limiter = byLimit.get(bucket.limit);
     if (!limiter) byLimit.set(bucket.limit, (limiter = createGcraLimiter({ limit: bucket.limit, periodMs: bucket.periodMs })));
     return limiter;

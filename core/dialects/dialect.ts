@@ -87,8 +87,11 @@ export interface Dialect {
    * `headers` (lowercase names) carry the client's wishes about the translation, where a dialect has any.
    */
   parseRequest(json: unknown, operation: string, headers?: IncomingHttpHeaders): ParsedRequest;
-  /** The JSON body of an error response in this dialect's shape (the status and headers are the error's). */
-  errorBody(err: GatewayError): unknown;
+  /**
+   * The JSON body of an error response in this dialect's shape (the status and headers are the error's).
+   * Callable detached (`this: void`): the server and the pipeline pass it on as a function.
+   */
+  errorBody(this: void, err: GatewayError): unknown;
   /** A renderer for one exchange's answer. */
   createRenderer(ex: Exchange): ResponseRenderer;
   /** The client's body with its output limit set to `tokens` per choice (for native pass-through). */

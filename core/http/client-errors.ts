@@ -55,7 +55,7 @@ export function answerClientErrors(server: Server, newRequestId: () => string, o
     const path = requestPath(err.rawPacket);
     const dialect = path ? dialects.find((d) => d.routes.some((r) => r.path === path)) : undefined;
     const body = JSON.stringify((dialect?.errorBody ?? openAIErrorBody)(error));
-    const headers = Object.entries({ ...error.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': newRequestId(), connection: 'close' })
+    const headers = Object.entries(Object.assign({}, error.headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': newRequestId(), connection: 'close' }))
       .map(([name, value]) => `${name}: ${value}\r\n`).join('');
     socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${headers}\r\n${body}`);
     const grace = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();

@@ -69,7 +69,7 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 export async function sendStaticAsset(req: IncomingMessage, res: ServerResponse, asset: StaticAsset, requestId: string): Promise<void> {
   const variant = acceptsGzip(req.headers['accept-encoding']) ? await asset.gzipped() : null;
   const etag = variant?.etag ?? asset.etag;
-  const headers: OutgoingHttpHeaders = { ...asset.headers, etag, 'x-request-id': requestId };
+  const headers: OutgoingHttpHeaders = Object.assign({}, asset.headers, { etag, 'x-request-id': requestId });
   if (asset.hasGzip) headers.vary = asset.headers.vary ? `${asset.headers.vary}, accept-encoding` : 'accept-encoding';
   // Either variant's tag proves the client holds the current content.
   if (ifNoneMatchHits(req.headers['if-none-match'], [asset.etag, `"${asset.etag.slice(1, -1)}-gzip"`])) {
@@ -78,6 +78,6 @@ export async function sendStaticAsset(req: IncomingMessage, res: ServerResponse,
     return;
   }
   const body = variant?.body ?? asset.body;
-  res.writeHead(200, { ...headers, 'content-length': body.length, ...(variant ? { 'content-encoding': 'gzip' } : {}) });
+  res.writeHead(200, Object.assign({}, headers, { 'content-length': body.length }, variant ? { 'content-encoding': 'gzip' } : {}));
   res.end(body);
 }

@@ -8,7 +8,8 @@ import { datasetPrices, type DatasetChildAnswer, type DatasetChildRequest } from
 
 process.once('message', (message) => {
   const { providers, nowMs } = message as DatasetChildRequest;
-  datasetPrices(providers, nowMs).then(
+  // Fire and forget: a failure becomes the answer; the parent is told by the answer or by this process's exit.
+  void datasetPrices(providers, nowMs).then(
     (answer): DatasetChildAnswer => answer,
     (err: unknown): DatasetChildAnswer => ({ error: err instanceof Error ? err.message : String(err) }),
   ).then((answer) => {

@@ -60,7 +60,7 @@ function usdPerMillion(value: number | TieredPrices | undefined): number | null 
 /** The price record of `model` in effect at `nowMs` (see the module doc). */
 export function priceInEffect(prices: ModelInfo['prices'], nowMs: number): ModelPrice | null {
   if (!Array.isArray(prices)) return prices;
-  const conditional = prices as ConditionalPrice[];
+  const conditional = prices;
   let best: ConditionalPrice | null = null;
   let bestStartMs = -Infinity;
   for (const candidate of conditional) {

@@ -112,7 +112,7 @@ export function validatePrice(input: unknown): Required<PriceInput> {
 
 /** Every stored price, sorted by model (rows without a model never appear). */
 export async function listPrices(db: Kysely<Database>): Promise<StoredPrice[]> {
-  return (await db.selectFrom('model_pricing').selectAll().where('model', 'is not', null).orderBy('model').execute()) as StoredPrice[];
+  return await db.selectFrom('model_pricing').selectAll().where('model', 'is not', null).orderBy('model').execute();
 }
 
 /**
@@ -129,7 +129,7 @@ export async function searchPrices(db: Kysely<Database>, text: string): Promise<
       sql<boolean>`lower(${eb.ref('model')}) LIKE lower(${pattern}) ESCAPE '\\'`,
       sql<boolean>`lower(${eb.ref('provider')}) LIKE lower(${pattern}) ESCAPE '\\'`,
     ]))
-    .orderBy('model').execute()) as StoredPrice[];
+    .orderBy('model').execute());
 }
 
 /**
@@ -138,15 +138,15 @@ export async function searchPrices(db: Kysely<Database>, text: string): Promise<
  */
 export function createPriceReader(store: Store): () => StoredPrice[] | Promise<StoredPrice[]> {
   const query = store.db.selectFrom('model_pricing').selectAll().where('model', 'is not', null).orderBy('model');
-  if (store.engine === 'postgres') return async () => (await query.execute()) as StoredPrice[];
+  if (store.engine === 'postgres') return async () => await query.execute();
   const statement = prepareQuery(store.sqlite, query);
-  return () => statement.all() as StoredPrice[];
+  return () => statement.all();
 }
 
 /** One stored price by exact model id, or null. */
 export async function getPrice(db: Kysely<Database>, model: string): Promise<StoredPrice | null> {
   const row = await db.selectFrom('model_pricing').selectAll().where('model', '=', model).executeTakeFirst();
-  return (row as StoredPrice | undefined) ?? null;
+  return row ?? null;
 }
 
 /**

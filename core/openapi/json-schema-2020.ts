@@ -62,7 +62,7 @@ function convert(schema: JsonSchema, base: string): JsonSchema {
     else out[keyword] = structuredClone(value);
   }
   if (schema.nullable === true) addNullType(out);
-  return out as JsonSchema;
+  return out;
 }
 
 /** A subschema position: boolean schemas (`true` / `false`) stay as they are. */
@@ -77,7 +77,7 @@ function mapValues(map: Record<string, unknown>, fn: (value: unknown) => unknown
 /** draft-07 `dependencies` mixes property lists and schemas; 2020-12 splits them. */
 function convertDependencies(dependencies: Record<string, unknown>, sub: (value: unknown) => unknown, out: Record<string, unknown>): void {
   for (const [name, dependency] of Object.entries(dependencies)) {
-    if (Array.isArray(dependency)) out.dependentRequired = { ...(out.dependentRequired as object | undefined), [name]: [...dependency] };
+    if (Array.isArray(dependency)) out.dependentRequired = { ...(out.dependentRequired as object | undefined), [name]: [...(dependency as unknown[])] };
     else out.dependentSchemas = { ...(out.dependentSchemas as object | undefined), [name]: sub(dependency) };
   }
 }
@@ -95,6 +95,6 @@ function rebaseRef(ref: string, base: string): string {
 
 function addNullType(out: Record<string, unknown>): void {
   if (typeof out.type === 'string') out.type = [out.type, 'null'];
-  else if (Array.isArray(out.type)) out.type = out.type.includes('null') ? out.type : [...out.type, 'null'];
-  else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  else if (Array.isArray(out.type)) out.type = out.type.includes('null') ? out.type : [...(out.type as unknown[]), 'null'];
+  else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
 }

@@ -112,7 +112,9 @@ export function createObserver(ex: Exchange, call: UpstreamCall, hooks: Observin
     end() {
       if (state !== 'observing') return undefined;
       final = undefined;
-      let truncated: unknown = null;
+      // A flag beside the error: TypeScript does not see the callback assign it.
+      let truncated = false;
+      let truncation: unknown;
       observe(() => {
         framer.feed(utf8.end(), events);
         framer.end(events);
@@ -120,10 +122,11 @@ export function createObserver(ex: Exchange, call: UpstreamCall, hooks: Observin
         try {
           decoder.finish(chunks);
         } catch (err) {
-          truncated = err;
+          truncated = true;
+          truncation = err;
         }
       });
-      if (truncated) throw truncated;
+      if (truncated) throw truncation;
       return final;
     },
     unreadable: () => unreadable,

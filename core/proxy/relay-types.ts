@@ -9,12 +9,12 @@ import type { UpstreamClient } from '../upstream/upstream-client.ts';
 import type { Log } from '../runtime/log.ts';
 import type { TokenEstimator } from '../tokens/token-estimate.ts';
 
-/** Response-phase callbacks, already bound to the plugins entered for this exchange. */
+/** Response-phase callbacks, already bound to the plugins entered for this exchange (so `this: void`: callable detached). */
 export interface ResponseHooks {
-  start(ex: Exchange): void;
-  chunk(ex: Exchange, chunk: ChatCompletionChunk): void;
+  start(this: void, ex: Exchange): void;
+  chunk(this: void, ex: Exchange, chunk: ChatCompletionChunk): void;
   /** The `onResponseComplete` hooks with the final answer object; never rejects (failures are logged). */
-  complete(ex: Exchange, final: unknown): Promise<void>;
+  complete(this: void, ex: Exchange, final: unknown): Promise<void>;
 }
 
 export interface ProxyDeps {

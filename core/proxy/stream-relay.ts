@@ -62,7 +62,7 @@ function failStream(
 function startStream(ex: Exchange, res: ServerResponse, hooks: ObservingHooks): void {
   ex.status = 200;
   hooks.start(ex);
-  res.writeHead(200, Object.assign({}, ex.responseHeaders, streamHeaders(ex))); // not a spread: see core/http/live-exchange.ts
+  res.writeHead(200, Object.assign({}, ex.responseHeaders, streamHeaders(ex)));
   setImmediate(flushHeadersIfUnsent, res);
 }
 
@@ -133,7 +133,7 @@ export async function relayStream(
  * Node's HTTP layer instead of one per event. `take()` hands over (and `flush()` writes) what waits,
  * for the stream's last write or error event.
  */
-function batchedWriter(res: ServerResponse, sendFirstToken: () => boolean): { write(out: string): void; take(): string; flush(): void } {
+function batchedWriter(res: ServerResponse, sendFirstToken: () => boolean): { write(this: void, out: string): void; take(): string; flush(): void } {
   let pending = '';
   let firstTokenSent = false;
   const take = (): string => {

@@ -15,7 +15,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Exchange, Target, UpstreamAttempt } from '../exchange.ts';
 import type { FallbackPlan, ModelCall } from '../upstream/upstream-call.ts';
-import { toGatewayError, type GatewayError } from '../errors.ts';
+import { toGatewayError } from '../errors.ts';
 import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
 
 /**
@@ -51,8 +51,7 @@ export async function proxyWithFallback(
 
 /**
  * One attempt's record. Its fields are named, not spread from the target: a target also carries its
- * prompt-token rules, which do not belong in the logged attempts, and on Node 20 an object literal
- * that starts with a spread gets a new hidden class every time (see `core/http/live-exchange.ts`).
+ * prompt-token rules, which do not belong in the logged attempts.
  */
 function attemptOf(target: Target, status: number | null, errorCode: string | null, latencyMs: number): UpstreamAttempt {
   return { provider: target.provider, model: target.model, status, errorCode, latencyMs };

@@ -48,7 +48,7 @@ export function spendRounds(spends: readonly SpendWrite[]): SpendWrite[][] {
     const list = perUser.get(spend.userId);
     const last = list?.[list.length - 1];
     if (last && last.periodStartIso === spend.periodStartIso) {
-      list![list!.length - 1] = Object.assign({}, spend, { deltaNanos: last.deltaNanos + spend.deltaNanos }); // not a spread: see core/http/live-exchange.ts
+      list[list.length - 1] = Object.assign({}, spend, { deltaNanos: last.deltaNanos + spend.deltaNanos });
     } else if (list) {
       list.push(spend);
     } else {
@@ -147,13 +147,13 @@ export function createPostgresWriteTarget(store: Store): WriteTarget {
       : await trx.selectFrom('gateway_users').select('id').where('id', '=', row.gateway_user_id).executeTakeFirst();
     const key = row.api_key_id == null ? undefined
       : await trx.selectFrom('api_keys').select('id').where('id', '=', row.api_key_id).executeTakeFirst();
-    return { ...row, gateway_user_id: user ? row.gateway_user_id : null, api_key_id: key ? row.api_key_id : null };
+    return Object.assign({}, row, { gateway_user_id: user ? row.gateway_user_id : null, api_key_id: key ? row.api_key_id : null });
   }
 
   return {
     writeBatch: (writes) => guarded(() => db.transaction().execute((trx) => writeBatch(trx, writes))),
     writeOne: (write) => guarded(() => db.transaction().execute(async (trx) => {
-      if (write.kind === 'request') await writeBatch(trx, [{ ...write, row: await detach(trx, write.row) }]);
+      if (write.kind === 'request') await writeBatch(trx, [Object.assign({}, write, { row: await detach(trx, write.row) })]);
       else await writeBatch(trx, [write]);
     })),
     isTransient: isTransientPostgresError,

@@ -22,7 +22,13 @@ export const isTransientSqliteError: (err: unknown) => boolean = isStoreUnavaila
 
 type SpendWrite = PendingWrite & { kind: 'spend' };
 
-export function createSqliteWriteTarget(store: SqliteStore): WriteTarget {
+/** The SQLite target: it writes synchronously (`WriteTarget` says why), and its type says so. */
+export interface SqliteWriteTarget extends WriteTarget {
+  writeBatch(writes: readonly PendingWrite[]): void;
+  writeOne(write: PendingWrite): void;
+}
+
+export function createSqliteWriteTarget(store: SqliteStore): SqliteWriteTarget {
   const { sqlite, db } = store;
   const sample = Object.fromEntries(REQUEST_LOG_COLUMNS.map((c) => [c, null])) as unknown as NewLlmRequest;
   // A request already stored (its batch committed, the acknowledgement lost, the batch retried) is
@@ -43,8 +49,7 @@ export function createSqliteWriteTarget(store: SqliteStore): WriteTarget {
   };
 
   // A user or key deleted while its request sat in the queue: keep the row, drop the dangling reference.
-  const detach = (row: RequestLogRow): RequestLogRow => ({
-    ...row,
+  const detach = (row: RequestLogRow): RequestLogRow => Object.assign({}, row, {
     gateway_user_id: row.gateway_user_id != null && userExists.get(row.gateway_user_id) !== undefined ? row.gateway_user_id : null,
     api_key_id: row.api_key_id != null && keyExists.get(row.api_key_id) !== undefined ? row.api_key_id : null,
   });
@@ -69,7 +74,7 @@ export function createSqliteWriteTarget(store: SqliteStore): WriteTarget {
       }
       const pending = pendingSpend.get(write.userId);
       if (pending && pending.periodStartIso === write.periodStartIso) {
-        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos })); // not a spread: see core/http/live-exchange.ts
+        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos }));
         continue;
       }
       if (pending) writeSpend(pending);

@@ -52,8 +52,8 @@ export async function exportSqliteToPostgres(
     const client = await pool.connect();
     try {
       for (const table of EXPORT_TABLES) {
-        const { rows } = await client.query(`SELECT EXISTS (SELECT 1 FROM ${table}) AS taken`);
-        if (rows[0].taken) throw new ExportRefused(`the PostgreSQL database is not empty (table ${table} has rows): export into a new database`);
+        const { rows } = await client.query<{ taken: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${table}) AS taken`);
+        if (rows[0]!.taken) throw new ExportRefused(`the PostgreSQL database is not empty (table ${table} has rows): export into a new database`);
       }
       await client.query('BEGIN');
       const tables: Record<string, number> = {};
@@ -61,15 +61,15 @@ export async function exportSqliteToPostgres(
         // The rollup detach trigger only matters for deletes; the copy inserts only.
         for (const table of EXPORT_TABLES) {
           tables[table] = await copyTable(sqlite, client, table, options.batchRows ?? 1_000);
-          options.onTable?.(table, tables[table]!);
+          options.onTable?.(table, tables[table]);
         }
         for (const table of IDENTITY_TABLES) {
           await client.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), coalesce((SELECT max(id) FROM ${table}), 0) + 1, false)`);
         }
         for (const table of EXPORT_TABLES) {
-          const { rows } = await client.query(`SELECT count(*)::int AS n FROM ${table}`);
+          const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
           const expected = (sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-          if (rows[0].n !== expected) throw new ExportRefused(`table ${table}: ${rows[0].n} rows in PostgreSQL, ${expected} in SQLite`);
+          if (rows[0]!.n !== expected) throw new ExportRefused(`table ${table}: ${rows[0]!.n} rows in PostgreSQL, ${expected} in SQLite`);
         }
         await client.query('COMMIT');
       } catch (err) {

@@ -29,13 +29,14 @@ const MIGRATION_LOCK = 7_320_114_216;
 
 /** Type parsers of every store connection (int8 and numeric as JS numbers); also for connections opened elsewhere. */
 export const storeTypeParsers = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): unknown {
     if (oid === INT8_OID || oid === NUMERIC_OID) return (text: string) => Number(text);
     return pg.types.getTypeParser(oid, format);
   },
-} as pg.CustomTypesConfig;
+};
 
 /** Strings PostgreSQL's text type cannot hold: NUL, which SQLite stores as is. */
+// eslint-disable-next-line no-control-regex -- NUL is the character sought
 const NUL = /\u0000/g;
 
 function withoutNul(value: unknown): unknown {

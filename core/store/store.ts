@@ -245,6 +245,6 @@ export function isUniqueViolation(err: unknown): boolean {
  * between: `busy_timeout` does not retry that. A write that changes nothing takes the lock, waiting for
  * it like any write. On PostgreSQL it is a no-op.
  */
-export async function lockForWrite(trx: Kysely<Database>, table: keyof Database & string): Promise<void> {
+export async function lockForWrite(trx: Kysely<Database>, table: keyof Database): Promise<void> {
   await sql`DELETE FROM ${sql.table(table)} WHERE 1 = 0`.execute(trx);
 }

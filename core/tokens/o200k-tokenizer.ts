@@ -23,7 +23,7 @@ const DEFAULT_JSON_URL = import.meta.url.endsWith('.ts') ? null : O200K_JSON_URL
 
 /** The library's rank table, as its module exports it. */
 export async function libraryO200kRanks(): Promise<O200kRanks> {
-  return (await import('gpt-tokenizer/bpeRanks/o200k_base')).default as O200kRanks;
+  return (await import('gpt-tokenizer/bpeRanks/o200k_base')).default;
 }
 
 async function ranksFrom(jsonUrl: URL | null): Promise<O200kRanks> {
@@ -50,7 +50,7 @@ const ORDINARY_TEXT = { disallowedSpecial: new Set<string>() };
 /** The loaded counter. */
 export interface O200kCounter {
   /** Tokens of `text` in o200k_base; special-token text counts as ordinary text. Never throws on a string. */
-  count(text: string): number;
+  count(this: void, text: string): number;
   /**
    * Drops what the tokenizer remembers of the texts counted so far. Call once a request's counting is
    * done. Why: gpt-tokenizer keeps a merge cache of up to 100,000 pre-tokens it had to merge, and a
@@ -61,7 +61,7 @@ export interface O200kCounter {
    * chunks as the meter cuts them: ~80-90 ns a character against ~140 with the cache kept, ~110 with
    * no cache): repeats within one prompt still hit.
    */
-  forget(): void;
+  forget(this: void): void;
 }
 
 /**

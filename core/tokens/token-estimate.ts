@@ -208,7 +208,7 @@ export async function loadTokenEstimator(log?: Log): Promise<TokenEstimator> {
 function embeddingTokens(request: EmbeddingRequest, count: (text: string) => number): number {
   let tokens = 0;
   if (isTokenInput(request.input)) for (const ids of request.input) tokens += ids.length;
-  else for (const text of request.input as string[]) tokens += count(text);
+  else for (const text of request.input) tokens += count(text);
   return tokens;
 }
 

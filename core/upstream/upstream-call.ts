@@ -109,14 +109,18 @@ export interface DecodedResponse {
   final?: unknown;
 }
 
+/**
+ * A provider's reading of its answers. `decodeError` and `createStreamDecoder` are callable detached
+ * (`this: void`): a codec built from another (a token count's, an OpenAI-compatible server's) reuses them.
+ */
 export interface ResponseCodec {
   readonly framing: StreamFraming;
   /** A non-2xx answer as the contract's error. `bodyText` may be empty or not JSON. */
-  decodeError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError;
+  decodeError(this: void, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError;
   /** A 2xx non-streamed body. Throws `GatewayError` (502) when it is not a valid answer. */
   decodeResponse(bodyText: string): DecodedResponse;
   /** A decoder for one stream (decoders keep per-stream state). */
-  createStreamDecoder(): StreamDecoder;
+  createStreamDecoder(this: void): StreamDecoder;
 }
 
 export interface StreamDecoder {

@@ -215,6 +215,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler, Upstream
       if (this.#queuedBytes < HIGH_WATER_BYTES && this.#controller?.paused) this.#controller.resume();
       return Promise.resolve({ value, done: false });
     }
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the body's failure passed on as undici or the abort gave it
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => (this.#waiter = { resolve, reject }));

@@ -121,7 +121,7 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   };
   ctx.services.provide('budget', service);
   const { webhookUrl, secret } = config.alerts;
-  const webhook = webhookUrl !== undefined && secret !== undefined ? { ...config.alerts, webhookUrl, secret } : null;
+  const webhook = webhookUrl !== undefined && secret !== undefined ? Object.assign({}, config.alerts, { webhookUrl, secret }) : null;
   const alerts = createAlertFiring(config.alerts.thresholds, writes, webhook !== null);
   const delivery: AlertDelivery | null = webhook && createAlertDelivery(ctx.store, webhook, ctx.clock, ctx.log, () => ledger.flush());
   const b: Budget = { config, ctx, ledger, local };

@@ -39,7 +39,7 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
   function withCounts(status: BudgetStatus, counts: BudgetCounts): BudgetStatus {
     const limitNanos = status.limitNanos;
     const remainingNanos = limitNanos === null ? null : Math.max(0, limitNanos - counts.spentNanos - counts.reservedNanos);
-    return Object.assign({}, status, { spentNanos: counts.spentNanos, reservedNanos: counts.reservedNanos, remainingNanos }); // not a spread: see core/http/live-exchange.ts
+    return Object.assign({}, status, { spentNanos: counts.spentNanos, reservedNanos: counts.reservedNanos, remainingNanos });
   }
 
   return {
@@ -73,7 +73,7 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
       const change = local.settle({ userId: reservation.userId, amountNanos: 0 }, actualNanos, nowMs, requestId);
       if (!change || afterNanos === null) return change;
       // The alerts look at the spend of all replicas: only the settlement that crosses a threshold fires it.
-      const shared: SpendChange = Object.assign({}, change, { beforeNanos: Math.max(0, afterNanos - actualNanos), afterNanos }); // not a spread: see core/http/live-exchange.ts
+      const shared: SpendChange = Object.assign({}, change, { beforeNanos: Math.max(0, afterNanos - actualNanos), afterNanos });
       return shared;
     },
     invalidate: (userId) => local.invalidate(userId),

@@ -33,7 +33,7 @@ function upstreamErrorCode(ex: Exchange, error: GatewayError | null): string | n
 
 function count(tally: TargetTally, ex: Exchange): void {
   let byStatus = tally.requests.get(ex.operation);
-  if (!byStatus) tally.requests.set(ex.operation, (byStatus = new Map()));
+  if (!byStatus) tally.requests.set(ex.operation, (byStatus = new Map<number, number>()));
   byStatus.set(ex.status, (byStatus.get(ex.status) ?? 0) + 1);
 }
 

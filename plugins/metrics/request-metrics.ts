@@ -56,8 +56,6 @@ class PendingObservations {
 const MAX_ERROR_CODES = 50;
 
 type DurationLabel = 'provider' | 'model' | 'stream';
-type DurationChild = Histogram.Internal<DurationLabel>;
-type TtftChild = Histogram.Internal<'provider' | 'model'>;
 
 /** What one (provider, model) pair has accumulated since start. Mutated by the plugin's hooks. */
 export interface TargetTally {
@@ -184,7 +182,7 @@ export function createRequestMetrics(registry: MetricsRegistry, config: MetricsC
 
   function upstreamError(provider: string, code: string): void {
     let codes = errorsByProvider.get(provider);
-    if (!codes) errorsByProvider.set(provider, (codes = new Map()));
+    if (!codes) errorsByProvider.set(provider, (codes = new Map<string, number>()));
     const key = codes.has(code) || codes.size < MAX_ERROR_CODES ? code : 'other';
     codes.set(key, (codes.get(key) ?? 0) + 1);
   }

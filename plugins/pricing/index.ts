@@ -48,7 +48,7 @@ async function seedIfEmpty(config: PricingConfig, ctx: PluginContext): Promise<v
   try {
     const { rows, unknownProviders } = await datasetPricesApart(config.datasetProviders, ctx.clock());
     const result = await importPrices(ctx.store.db, rows, ctx.clock());
-    ctx.log.info('pricing: seeded model_pricing from the price dataset', { ...result, unknownProviders });
+    ctx.log.info('pricing: seeded model_pricing from the price dataset', Object.assign({} as Record<string, unknown>, result, { unknownProviders }));
   } catch (err) {
     ctx.log.warn('pricing: could not seed prices from the dataset; set them with `tollgate pricing set`', { err });
   }
@@ -59,7 +59,7 @@ async function createPricing(config: PricingConfig, ctx: PluginContext): Promise
   if (config.seedOnFirstStart) await seedIfEmpty(config, ctx);
   // The dataset's matcher loads on the first lookup that needs it (price-book.ts); none without dataset providers.
   const loadResolver = Object.keys(config.datasetProviders).length > 0 ? createModelIdResolver : undefined;
-  const book: ClosablePriceBook = createPriceBook(ctx.store, { ...config, ...(loadResolver ? { loadResolver } : {}) }, ctx.log);
+  const book: ClosablePriceBook = createPriceBook(ctx.store, Object.assign({}, config, loadResolver ? { loadResolver } : {}), ctx.log);
   ctx.services.provide('pricing', book);
 
   return {

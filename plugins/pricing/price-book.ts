@@ -59,7 +59,7 @@ class LookupCache {
   set(provider: string, model: string, price: ModelPrice | false): void {
     if (this.size >= LOOKUP_CACHE_SIZE) this.clear();
     let models = this.byProvider.get(provider);
-    if (!models) this.byProvider.set(provider, (models = new Map()));
+    if (!models) this.byProvider.set(provider, (models = new Map<string, false | ModelPrice>()));
     if (!models.has(model)) this.size++;
     models.set(model, price);
   }
@@ -140,8 +140,9 @@ export function createPriceBook(store: Store, config: PriceBookConfig, log: Log)
 
   /** The loaded table; empty while PostgreSQL reads it. */
   function table(): Map<string, ModelPrice> {
-    loadTable();
-    return rows ?? new Map();
+    // Fire and forget: a failed read is logged in loadTable, and the next call reads again.
+    void loadTable();
+    return rows ?? new Map<string, ModelPrice>();
   }
 
   function row(id: string, provider: string): ModelPrice | null {

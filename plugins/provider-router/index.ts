@@ -47,7 +47,7 @@ export function createProviders(config: ProviderRouterConfig, ctx: Pick<PluginCo
     const ProviderType = providerTypes.get(settings.type)!;
     // A provider with only a pool lists its models (and counts as configured) with the pool's first key.
     const apiKey = settings.apiKey || firstPoolKey(settings.apiKeys);
-    providers.set(id, new ProviderType(id, { ...settings, apiKey }, ctx.upstream));
+    providers.set(id, new ProviderType(id, Object.assign({}, settings, { apiKey }), ctx.upstream));
   }
   return providers;
 }

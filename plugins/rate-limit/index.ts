@@ -222,7 +222,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
         if (state.reserved.length === 0) return;
         const actual = ex.usage ? ex.usage.promptTokens + ex.usage.completionTokens : 0;
         const settling = state.reserved.splice(0).map(({ bucket, units }) => counters.settle(bucket, actual - units));
-        if (settling.some((settled) => settled instanceof Promise)) return Promise.all(settling).then(() => undefined);
+        if (settling.some((settled) => settled instanceof Promise)) return Promise.all(settling.filter((settled) => settled instanceof Promise)).then(() => undefined);
       });
     },
   };

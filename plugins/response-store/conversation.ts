@@ -37,7 +37,7 @@ function normalizeItem(item: Item): Item {
   const content = typeof item.content === 'string'
     ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }]
     : item.content;
-  return Object.assign({}, item, { type: 'message', content }); // not a spread: see core/http/live-exchange.ts
+  return Object.assign({}, item, { type: 'message', content });
 }
 
 /** One stored response as the chain expansion reads it. */

@@ -140,7 +140,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     }
     const turns = chain.map((turn) => ({ inputItems: turn.inputItems, output: outputOf(turn), servedNatively: turn.servedNatively }));
     const { previous_response_id: _continued, ...rest } = body;
-    // `rest` is a fresh object already: the continued input is set on it, not spread into another (see core/http/live-exchange.ts).
+    // `rest` is a fresh object already: the continued input is set on it.
     const continued: Record<string, unknown> = rest;
     continued.input = conversationInput(turns, state.ownInput);
     const parsed = ex.dialect!.parseRequest(continued, ex.operation, ex.headers);

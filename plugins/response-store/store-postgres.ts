@@ -116,8 +116,8 @@ export function createPostgresResponseTable(db: Kysely<Database>): ResponseTable
       // Batches keep each delete (and the locks it holds) short whatever the backlog; the primary key
       // pair stands in for SQLite's rowid (ctid IN (subquery) would not use a TID scan).
       const result = await db.deleteFrom('responses')
-        .where(({ eb, refTuple, selectFrom }) => eb(refTuple('gateway_user_id', 'id'), 'in',
-          selectFrom('responses').select(['gateway_user_id', 'id']).where('expires_at', '<=', nowIso(nowMs)).limit(limit)
+        .where((eb) => eb(eb.refTuple('gateway_user_id', 'id'), 'in',
+          eb.selectFrom('responses').select(['gateway_user_id', 'id']).where('expires_at', '<=', nowIso(nowMs)).limit(limit)
             .$asTuple('gateway_user_id', 'id'),
         ))
         .executeTakeFirst();

@@ -96,9 +96,9 @@ describe('tollgate pricing', () => {
       runCli(['pricing', 'import', join(dataDir, 'missing.json')], { dataDir }),
     ]);
     assert.deepEqual(results.map((r) => r.code), [1, 1, 1]);
-    assert.match(results[0]!.stderr, /must hold a JSON array of \{model, provider\?, input_price_per_million/);
-    assert.match(results[1]!.stderr, /bad\.json is not valid JSON/);
-    assert.match(results[2]!.stderr, /cannot read .*missing\.json/);
+    assert.match(results[0].stderr, /must hold a JSON array of \{model, provider\?, input_price_per_million/);
+    assert.match(results[1].stderr, /bad\.json is not valid JSON/);
+    assert.match(results[2].stderr, /cannot read .*missing\.json/);
   });
 
   test('imports the bundled dataset without FILE, keeping a manual price', async () => {

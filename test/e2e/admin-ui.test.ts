@@ -169,7 +169,7 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
   test('the CSV export holds the same rows, header first', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
     const path = await download.path();
-    const rows = parse(readFileSync(path), { columns: true }) as Array<Record<string, string>>;
+    const rows = parse<Record<string, string>>(readFileSync(path), { columns: true });
     const mine = rows.filter((r) => r.request_id === requestId);
     assert.equal(mine.length, 1);
     assert.equal(mine[0]!.user_name, 'e2e-alice');

@@ -24,11 +24,11 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
   const env = { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...(await testStoreEnv(options.dataDir)), ...options.env };
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const origin = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
-    proc.stdout!.on('data', (d) => {
+    proc.stdout.on('data', (d) => {
       out += d;
       const match = /listening on (http:\/\/\S+)/.exec(out);
       if (match) {

@@ -124,7 +124,7 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
       res.end(JSON.stringify({ error: { message: `Unknown path ${request.path}`, type: 'invalid_request_error', code: null, param: null } }));
       return;
     }
-    answer(res, req, api, request.body as Json);
+    answer(res, req, api, request.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

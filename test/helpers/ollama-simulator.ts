@@ -208,7 +208,7 @@ function embed(req: IncomingMessage, res: ServerResponse, body: Record<string, u
   const inputs = typeof body.input === 'string' ? [body.input] : (body.input as unknown[]);
   if (!Array.isArray(inputs) || !inputs.every((input) => typeof input === 'string')) return sendError(res, 400, 'invalid input type');
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : SIM_EMBEDDING_DIMENSIONS;
-  const texts = inputs as string[];
+  const texts = inputs;
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify({
     model: String(body.model),

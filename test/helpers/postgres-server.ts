@@ -74,17 +74,17 @@ function launch(bin: string, dataDir: string, port: number): Promise<ChildProces
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`postgres did not start:\n${out}`)), 30_000);
     const read = (d: Buffer) => {
-      out += d;
+      out += d.toString();
       if (!out.includes('ready to accept connections')) return;
       clearTimeout(timer);
-      proc.stdout!.off('data', read);
-      proc.stderr!.off('data', read);
-      proc.stdout!.resume();
-      proc.stderr!.resume();
+      proc.stdout.off('data', read);
+      proc.stderr.off('data', read);
+      proc.stdout.resume();
+      proc.stderr.resume();
       resolve(proc);
     };
-    proc.stdout!.on('data', read);
-    proc.stderr!.on('data', read);
+    proc.stdout.on('data', read);
+    proc.stderr.on('data', read);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`postgres exited (${code}):\n${out}`));

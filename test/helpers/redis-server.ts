@@ -42,13 +42,13 @@ function launch(bin: string, port: number, dir: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
     const read = (d: Buffer) => {
-      out += d;
+      out += d.toString();
       if (!out.includes('Ready to accept connections')) return;
       clearTimeout(timer);
       resolve(proc);
     };
-    proc.stdout!.on('data', read);
-    proc.stderr!.on('data', read);
+    proc.stdout.on('data', read);
+    proc.stderr.on('data', read);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`redis-server exited (${code}):\n${out}`));

@@ -68,7 +68,7 @@ const listCalls = () => sim.requests.filter((r) => r.method === 'GET' && r.path 
 describe('catalog refresh shared by replicas', { skip }, () => {
   test('an expired list is fetched once for three replicas; a later replica reads it from the store', async () => {
     // A list two TTLs old: every replica loads it, expired.
-    persistCatalog(store.db, 'openai', [{ id: 'old-model', created: 0, owned_by: 'x' }], Date.now() - 2 * TTL_MS);
+    await persistCatalog(store.db, 'openai', [{ id: 'old-model', created: 0, owned_by: 'x' }], Date.now() - 2 * TTL_MS);
     const replicas = await Promise.all([replica(), replica(), replica()]);
     const before = listCalls();
     const lists = await Promise.all(replicas.map((c) => c.modelsOf('openai')));

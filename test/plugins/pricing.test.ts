@@ -312,8 +312,8 @@ describe('the pricing plugin', () => {
     await plugin.onResponseEnd!(ex, undefined);
     const expected = book.costOf(price, usage(2600, 300, 2000, 500));
     assert.deepEqual(ex.cost, expected);
-    assert.equal(ex.cost!.cachedInputNanos, 2000 * Math.round(price!.cached_input_price_per_million! * 1e9) / 1e6);
-    assert.equal(ex.cost!.cacheWriteNanos, 500 * Math.round(price!.cache_write_price_per_million! * 1e9) / 1e6);
+    assert.equal(ex.cost.cachedInputNanos, 2000 * Math.round(price.cached_input_price_per_million! * 1e9) / 1e6);
+    assert.equal(ex.cost.cacheWriteNanos, 500 * Math.round(price.cache_write_price_per_million! * 1e9) / 1e6);
   });
 
   test('falls back to the model the upstream says it served', async () => {

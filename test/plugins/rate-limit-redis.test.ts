@@ -125,7 +125,7 @@ describe('three replicas on one Redis', { skip }, () => {
     const { id, key } = await cliJson<{ id: number; key: string }>(['keys', 'create', '--user', 'plain', '--name', 'soon-revoked'], { dataDir });
     keys.revoked = key;
     // Every replica has seen the key (and cached it as valid).
-    await untilServed(keys.revoked!);
+    await untilServed(keys.revoked);
     const admin = await loginAdmin(replicas[0]!.origin);
     const revokedAtMs = Date.now();
     const res = await admin.post(`/admin/api/keys/${id}/revoke`);
@@ -133,7 +133,7 @@ describe('three replicas on one Redis', { skip }, () => {
     for (const replica of replicas.slice(1)) {
       let status = 0;
       while (status !== 401 && Date.now() - revokedAtMs < 3_000) {
-        status = (await chat(replica, keys.revoked!)).status;
+        status = (await chat(replica, keys.revoked)).status;
         if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
       }
       const tookMs = Date.now() - revokedAtMs;

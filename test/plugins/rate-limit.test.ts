@@ -16,7 +16,7 @@ import { createApiKey } from '../../core/accounts/api-keys.ts';
 import { createServiceRegistry } from '../../core/services.ts';
 import { createLocalRateCounters } from '../../core/coordination/rate-counters.ts';
 import type { Exchange, Principal } from '../../core/exchange.ts';
-import type { Plugin, PluginContext } from '../../core/plugin.ts';
+import type { PluginContext } from '../../core/plugin.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { rateLimit } from '../../plugins/rate-limit/index.ts';
 import { pluginRegistry } from '../../plugins/index.ts';
@@ -455,7 +455,7 @@ describe('the rateLimit service', () => {
       rateCounters: createLocalRateCounters(() => nowMs),
       budgetCounters: null,
     } as unknown as PluginContext;
-    const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx)) as Plugin<unknown>;
+    const plugin = (await rateLimit.create({ defaultRpm: null, defaultTpm: null, maxOutputTokensEstimate: 4096, ...config }, ctx));
     const request = async (p: Principal) => {
       const ex = { operation: 'chat.completions', principal: p, request: { model: 'm', messages: [], max_tokens: 90 }, responseHeaders: {}, usage: null } as unknown as Exchange;
       await plugin.onRequest!(ex, plugin.createState!(ex));
@@ -471,7 +471,7 @@ describe('the rateLimit service', () => {
     const state = plugin.createState!(ex);
     const admitted = plugin.onRequest!(ex, state);
     assert.equal(admitted instanceof Promise, false);
-    assert.equal((ex.responseHeaders as Record<string, string>)['x-ratelimit-remaining-requests'], '0');
+    assert.equal((ex.responseHeaders)['x-ratelimit-remaining-requests'], '0');
     const second = exchange();
     assert.throws(() => plugin.onRequest!(second, plugin.createState!(second)), (err: unknown) => err instanceof GatewayError && err.code === 'concurrency_limit_exceeded');
     assert.equal(plugin.onResponseEnd!(ex, state) instanceof Promise, false);

@@ -16,7 +16,7 @@ import type { Store } from '../../core/store/store.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { openTestStore } from '../helpers/test-store.ts';
 import { createResponseTable, sweepExpired } from '../../plugins/response-store/index.ts';
-import type { NewStoredResponse, ResponseTable } from '../../plugins/response-store/store.ts';
+import type { NewStoredResponse } from '../../plugins/response-store/store.ts';
 import { readMigrations } from '../../core/store/store.ts';
 import { openSqlite } from '../../core/store/driver-sqlite.ts';
 import { TEST_STORE_ENGINE, testDatabaseUrl } from '../helpers/test-store.ts';
@@ -270,7 +270,7 @@ describe('billing a continuation', () => {
     const [continuing, explicit, alone] = await Promise.all([budgetedClient('continuing'), budgetedClient('explicit'), budgetedClient('alone')]);
     const [first] = await Promise.all([firstTurn(continuing), firstTurn(explicit), firstTurn(alone)]);
 
-    const viaId = await cappedTokens(continuing, { model: MODEL, previous_response_id: first!.id, input: 'Retell it.' });
+    const viaId = await cappedTokens(continuing, { model: MODEL, previous_response_id: first.id, input: 'Retell it.' });
     const allSent = await cappedTokens(explicit, {
       model: MODEL,
       input: [

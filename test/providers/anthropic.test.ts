@@ -215,7 +215,7 @@ describe('anthropic: tool calls', () => {
       tools: [weatherTool],
       messages: [
         question,
-        first.choices[0]!.message as OpenAI.ChatCompletionAssistantMessageParam,
+        first.choices[0]!.message,
         { role: 'tool', tool_call_id: 'toolu_sim_paris', content: '18 °C' },
         { role: 'tool', tool_call_id: 'toolu_sim_london', content: [{ type: 'text', text: '14 °C' }] },
       ],

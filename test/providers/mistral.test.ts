@@ -331,8 +331,8 @@ describe('mistral upstream errors', () => {
     const err = await apiError(() => client.chat.completions.create({ model: 'mistral/sim-429', messages }));
     assert.ok(err instanceof OpenAI.RateLimitError);
     assert.equal(err.code, 'rate_limit_exceeded');
-    assert.equal(err.headers!.get('retry-after'), '7');
-    assert.equal(err.headers!.get('retry-after-ms'), '7000');
+    assert.equal(err.headers.get('retry-after'), '7');
+    assert.equal(err.headers.get('retry-after-ms'), '7000');
     assert.match(err.message, /answered 429: Requests rate limit exceeded/);
   });
 

@@ -55,5 +55,5 @@ export const anthropicMessages: Dialect = {
   createRenderer: createAnthropicMessagesRenderer,
   tokenCountBody: (inputTokens) => ({ input_tokens: inputTokens }),
   // `max_tokens` is required and is the only output limit of a Messages request.
-  capOutput: (body, tokens) => Object.assign({}, body, { max_tokens: tokens }), // not a spread: see core/http/live-exchange.ts
+  capOutput: (body, tokens) => Object.assign({}, body, { max_tokens: tokens }),
 };

@@ -169,7 +169,7 @@ class AnthropicMessagesRenderer implements ResponseRenderer {
       type: 'message_start',
       message: {
         id: this.messageId, type: 'message', role: 'assistant', model: this.model(model), content: [],
-        stop_reason: null, stop_sequence: null, usage: Object.assign({}, usage, { output_tokens: 0 }), // not a spread: see core/http/live-exchange.ts
+        stop_reason: null, stop_sequence: null, usage: Object.assign({}, usage, { output_tokens: 0 }),
       },
     });
   }

@@ -196,10 +196,10 @@ function imagePart(block: ImageBlockParam, param: string, skipped: Untranslatabl
   const source = block.source;
   if (typeof source !== 'object' || source === null) throw invalidRequest(`Missing required field "${param}.source".`, `${param}.source`);
   if (source.type === 'base64') {
-    const mediaType = stringField(source as ContentBlockParam, 'media_type', `${param}.source`);
-    return { type: 'image_url', image_url: { url: `data:${mediaType};base64,${stringField(source as ContentBlockParam, 'data', `${param}.source`)}` } };
+    const mediaType = stringField(source, 'media_type', `${param}.source`);
+    return { type: 'image_url', image_url: { url: `data:${mediaType};base64,${stringField(source, 'data', `${param}.source`)}` } };
   }
-  if (source.type === 'url') return { type: 'image_url', image_url: { url: stringField(source as ContentBlockParam, 'url', `${param}.source`) } };
+  if (source.type === 'url') return { type: 'image_url', image_url: { url: stringField(source, 'url', `${param}.source`) } };
   skipped.errors.push(invalidRequest(
     `Invalid value for "${param}.source.type": "${source.type}" image sources cannot be translated to the gateway's canonical request; use "base64" or "url".`,
     `${param}.source.type`,

@@ -105,7 +105,8 @@ export type ToolChoiceParam =
 
 /** `thinking`: extended thinking with a token budget, or off (`adaptive` on the newest models). */
 export interface ThinkingConfigParam {
-  type: 'enabled' | 'disabled' | 'adaptive' | string;
+  /** `enabled`, `disabled`, `adaptive`, or a newer type, passed on as it is. */
+  type: string;
   budget_tokens?: number;
   [field: string]: unknown;
 }

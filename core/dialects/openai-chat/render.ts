@@ -40,7 +40,7 @@ class OpenAIChatRenderer implements ResponseRenderer {
   chunk({ chunk, raw }: DecodedChunk): string {
     if (chunk.usage && !this.ex.clientWantsUsage) {
       if (chunk.choices.length === 0) return '';
-      return sseData(JSON.stringify(Object.assign({}, chunk, { usage: null }))); // not a spread: see core/http/live-exchange.ts
+      return sseData(JSON.stringify(Object.assign({}, chunk, { usage: null })));
     }
     return sseData(raw ?? JSON.stringify(chunk));
   }

@@ -74,5 +74,5 @@ export const openAIResponses: Dialect = {
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIResponsesRenderer,
   // `max_output_tokens` is the Responses API's only output limit (reasoning included).
-  capOutput: (body, tokens) => Object.assign({}, body, { max_output_tokens: tokens }), // not a spread: see core/http/live-exchange.ts
+  capOutput: (body, tokens) => Object.assign({}, body, { max_output_tokens: tokens }),
 };

@@ -17,7 +17,9 @@ export function flatName(namespace: string, name: string): string {
 export function declaredNamespaces(body: Readonly<Record<string, unknown>> | null): string[] {
   const tools = body?.tools;
   if (!Array.isArray(tools)) return [];
-  return tools.filter((t) => t?.type === 'namespace' && typeof t.name === 'string').map((t) => t.name as string);
+  const named = (t: unknown): t is { type: 'namespace'; name: string } =>
+    typeof t === 'object' && t !== null && (t as { type?: unknown }).type === 'namespace' && typeof (t as { name?: unknown }).name === 'string';
+  return (tools as unknown[]).filter(named).map((t) => t.name);
 }
 
 /** A chat function name back as the client declared it: `{name, namespace}` for a flattened one. */

@@ -182,7 +182,6 @@ class OpenAIResponsesRenderer implements ResponseRenderer {
     this.open = null;
     const item = this.output[index]!;
     let out = '';
-    // Each event's fields are named, not a spread: see core/http/live-exchange.ts.
     const id = item.id;
     if (item.type === 'message') {
       item.status = outcomeOf(this.finishReason).status;

@@ -107,7 +107,6 @@ export abstract class Provider {
       origin,
       path,
       method: 'POST',
-      // Object.assign, not a spread: see core/http/live-exchange.ts
       headers: Object.assign({}, this.authHeaders(credential), { 'content-type': 'application/json', accept: stream ? STREAM_ACCEPT[codec.framing] : 'application/json' }),
       body: JSON.stringify(body),
       stream,
@@ -188,7 +187,6 @@ export abstract class Provider {
    * credential header, so the client may choose its API version but never the key.
    */
   protected postNative(options: NativeCallOptions, origin: string, path: string, codec: ResponseCodec): UpstreamCall {
-    // Object.assign, not a spread: see core/http/live-exchange.ts
     return Object.assign(this.nativeRequest(options, origin, path, options.stream ? STREAM_ACCEPT[codec.framing] : 'application/json'), {
       stream: options.stream,
       passthrough: true as const,

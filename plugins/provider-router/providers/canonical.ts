@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type {
-  ChatCompletionChunk, ChatCompletionChunkChoice, ChatCompletionRequest, ChatContentPart, ChatMessage, Usage,
+  ChatCompletionChunk, ChatCompletionChunkChoice, ChatContentPart, ChatMessage, Usage,
 } from '../../../core/canonical/chat-types.ts';
 import { GatewayError, invalidRequest, upstreamError } from '../../../core/errors.ts';
 

@@ -21,7 +21,7 @@ type VendorUsage = Usage & { prompt_cache_hit_tokens?: number };
 function normalizeUsage(usage: VendorUsage): boolean {
   const hits = usage.prompt_cache_hit_tokens;
   if (typeof hits !== 'number' || usage.prompt_tokens_details?.cached_tokens !== undefined) return false;
-  usage.prompt_tokens_details = Object.assign({}, usage.prompt_tokens_details, { cached_tokens: hits }); // not a spread: see core/http/live-exchange.ts
+  usage.prompt_tokens_details = Object.assign({}, usage.prompt_tokens_details, { cached_tokens: hits });
   return true;
 }
 
@@ -60,7 +60,6 @@ export class OpenAICompatibleProvider extends OpenAIProvider {
 
   protected override codec(model: string): ResponseCodec {
     const base = super.codec(model);
-    // Built per request: its fields named, not spread from `base` (see core/http/live-exchange.ts).
     return {
       framing: base.framing,
       decodeError: base.decodeError,

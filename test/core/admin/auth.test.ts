@@ -42,7 +42,7 @@ function loginFrom(from: string, body: unknown): Promise<{ status: number; retry
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
     }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }));
+      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] }));
     });
     req.on('error', reject);
     req.end(payload);

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { openStore, type Store } from '../../../core/store/store.ts';
@@ -98,7 +98,7 @@ describe('CSV export in a worker thread', () => {
       const url = new URL(req.url!, 'http://x');
       if (url.pathname === '/ping') return void res.end('pong');
       const job: CsvExport = { store: url.pathname === '/export-sqlite' ? sqliteStore! : store, log, filters: filtersOf(url.search), requestId: 'req_csv', date: '2026-11-23' };
-      void sendLogsCsv(res as ServerResponse, job);
+      void sendLogsCsv(res, job);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

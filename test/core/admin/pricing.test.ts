@@ -19,7 +19,6 @@ import { openTestStore } from '../../helpers/test-store.ts';
 import { createServiceRegistry } from '../../../core/services.ts';
 import { createLog } from '../../../core/runtime/log.ts';
 import { tempDir } from '../../helpers/tmp.ts';
-import { join } from 'node:path';
 
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
 const NOW_ISO = new Date(NOW_MS).toISOString();

@@ -4,7 +4,6 @@
  * boundary, top users with a deleted one, budget alerts, unpriced models, and the period's defaults.
  */
 import { writeLogRows } from '../../helpers/log-rows.ts';
-import type { RequestLogRow } from '../../../core/request-log/request-log-row.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -33,7 +32,7 @@ let watched: number;
 let rowSeq = 0;
 
 async function insertRow(fields: Partial<NewLlmRequest>): Promise<void> {
-  await writeLogRows(store, [{ request_id: `req_stats_${++rowSeq}`, stream: 1, created_at: NOW_ISO, ...fields } as Partial<RequestLogRow>]);
+  await writeLogRows(store, [{ request_id: `req_stats_${++rowSeq}`, stream: 1, created_at: NOW_ISO, ...fields }]);
 }
 
 before(async () => {

@@ -60,9 +60,9 @@ describe('budget counters in Redis', { skip }, () => {
     const refused = await counters.reserve(k, 1, 100, seed);
     assert.equal(refused?.held, null, 'one more nano does not');
     assert.deepEqual(refused?.counts, { spentNanos: 0, reservedNanos: 100 });
-    assert.equal(await counters.settle(a!.held!, k, 25, seed), 25);
+    assert.equal(await counters.settle(a.held!, k, 25, seed), 25);
     assert.deepEqual(await counters.read(k, seed), { spentNanos: 25, reservedNanos: 60 });
-    assert.equal(await counters.settle(b!.held!, k, 0, seed), 25, 'a release spends nothing');
+    assert.equal(await counters.settle(b.held, k, 0, seed), 25, 'a release spends nothing');
     assert.deepEqual(await counters.read(k, seed), { spentNanos: 25, reservedNanos: 0 });
     assert.equal(seed.reads, 1, 'the stored spend is read once, when the period first appears');
     assert.equal(await conn.client.pttl(spendKey(k)) > 0, true, 'the spend expires after its period');
@@ -89,7 +89,7 @@ describe('budget counters in Redis', { skip }, () => {
     assert.deepEqual(held?.counts, { spentNanos: 80, reservedNanos: 10 });
     // A settlement that finds the period gone is seeded before it adds its cost.
     await conn.client.del(spendKey(k));
-    assert.equal(await counters.settle(held!.held!, k, 10, () => 80), 90);
+    assert.equal(await counters.settle(held.held!, k, 10, () => 80), 90);
   });
 
   test('a reservation never settled (its replica died) holds until its TTL, then frees the budget', async () => {

@@ -43,7 +43,7 @@ async function waitOf(throttle: LoginThrottle, username: string, ip: string): Pr
 describe('login throttle shared in Redis', { skip }, () => {
   test('a burst spread over two replicas is cut at the limit', async () => {
     const [a, b] = connections.map((c) => createRedisLoginThrottle(c, 5, 60_000, log));
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a! : b!).begin('admin', '10.1.0.1', Date.now())));
+    const results = await Promise.all(Array.from({ length: 100 }, async (_, i) => (i % 2 ? a! : b!).begin('admin', '10.1.0.1', Date.now())));
     const reserved = results.filter((r) => 'attempt' in r);
     assert.equal(reserved.length, 5);
     assert.ok(results.every((r) => 'attempt' in r || r.retryAfterMs === 1_000));
@@ -81,7 +81,7 @@ describe('login throttle shared in Redis', { skip }, () => {
     try {
       const throttle = createRedisLoginThrottle(conn, 2, 60_000, log);
       await server.stop();
-      const results = await Promise.all(Array.from({ length: 10 }, () => throttle.begin('admin', '10.1.0.8', Date.now())));
+      const results = await Promise.all(Array.from({ length: 10 }, async () => throttle.begin('admin', '10.1.0.8', Date.now())));
       assert.equal(results.filter((r) => 'attempt' in r).length, 2);
     } finally {
       await conn.close();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openAIResponses } from '../../../core/dialects/openai-responses/index.ts';
-import type { ChatCompletion, ChatMessage } from '../../../core/canonical/chat-types.ts';
+import type { ChatCompletion } from '../../../core/canonical/chat-types.ts';
 import { completion, counts, exchange } from './openai-responses-fixtures.ts';
 
 const render = (c: ChatCompletion, fields: Parameters<typeof exchange>[0] = { usage: counts(10, 5) }) =>
@@ -73,7 +73,7 @@ describe('openai-responses completion rendering', () => {
   }
 
   test('renders a refusal as output text', () => {
-    assert.equal(render(completion({ content: null, refusal: 'I cannot help.' } as Partial<ChatMessage>, 'stop')).output_text, 'I cannot help.');
+    assert.equal(render(completion({ content: null, refusal: 'I cannot help.' }, 'stop')).output_text, 'I cannot help.');
   });
 
   const outcomes: Array<[string | null, string, unknown]> = [

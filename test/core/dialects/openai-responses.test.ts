@@ -99,7 +99,7 @@ describe('openai-responses request → canonical request', () => {
   test('an unexpanded previous_response_id (no response store) is untranslatable, never sent without its conversation', () => {
     const parsed = openAIResponses.parseRequest({ ...base, previous_response_id: 'resp_123', input: 'go on' }, 'responses.create');
     assert.equal(parsed.untranslatable?.param, 'previous_response_id');
-    assert.match(parsed.untranslatable!.message, /response store \(plugin "response-store"\)/);
+    assert.match(parsed.untranslatable.message, /response store \(plugin "response-store"\)/);
     assert.equal(openAIResponses.parseRequest({ ...base, input: 'go on' }, 'responses.create').untranslatable, null);
   });
 

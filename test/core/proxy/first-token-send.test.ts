@@ -15,6 +15,7 @@ import { startResponsesSimulator, type ResponsesSimulator } from '../../helpers/
 
 type WriteCall = { socket: Socket; text: string };
 const calls: WriteCall[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with `.call(socket)` and put back on the prototype
 const original = { write: Socket.prototype._write, writev: Socket.prototype._writev! };
 
 function chunkText(chunk: unknown): string {

@@ -119,7 +119,7 @@ describe('native pass-through', () => {
     await res.text();
     const seen = sim.requests.at(-1)!;
     assert.deepEqual(seen.body, { ...clientBody(), model: 'gpt-4o-mini' });
-    assert.deepEqual(Object.keys(seen.body!), ['model', 'messages', 'x_vendor_field'], 'key order kept');
+    assert.deepEqual(Object.keys(seen.body), ['model', 'messages', 'x_vendor_field'], 'key order kept');
     assert.equal(seen.headers['openai-beta'], 'assistants=v2');
     assert.equal(seen.headers['x-not-allowed'], undefined);
     assert.equal(seen.headers.authorization, 'Bearer sk-upstream-secret', 'the credential replaces the client key');

@@ -60,7 +60,7 @@ describe('usage rollups', () => {
       };
       queue.enqueue({ kind: 'request', group: row.request_id, row });
     }
-    queue.close();
+    await queue.close();
   });
 
   after(() => store.close());

@@ -53,7 +53,7 @@ describe('write-behind queue', () => {
       { request_id: 'req_b', gateway_user_id: null, api_key_id: null },
       { request_id: 'req_c', gateway_user_id: null, api_key_id: null },
     ]);
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -64,7 +64,7 @@ describe('write-behind queue', () => {
     for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) writer.enqueue(row(id, null, null));
     assert.equal(writer.depth(), 3);
     assert.equal(writer.status().dropped, 2);
-    writer.close();
+    await writer.close();
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY request_id').pluck().all();
     assert.deepEqual(ids, ['r3', 'r4', 'r5']);
     assert.ok(lines.some((l) => l.includes('write-behind queue full')));
@@ -76,15 +76,15 @@ describe('write-behind queue', () => {
     const lines: string[] = [];
     const writer = createRequestLogWriter(store, { batchSize: 10, flushIntervalMs: 60_000, maxQueueSize: 100 }, createLog('debug', (l) => lines.push(l)));
     writer.enqueue(row('before', null, null));
-    writer.flush();
+    await writer.flush();
     writer.enqueue({ ...row('bad', null, null), prompt_tokens: 1.5 }); // the STRICT INTEGER column refuses it: can never be written
     writer.enqueue(row('after', null, null));
-    writer.flush();
+    await writer.flush();
     assert.equal(writer.depth(), 0);
     const ids = store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all();
     assert.deepEqual(ids, ['before', 'after']);
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"bad"')));
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -98,14 +98,14 @@ describe('write-behind queue', () => {
       writer.write({ kind: 'spend', group: id, userId: user.id, deltaNanos: 150, spentNanos: 150, periodStartIso: period });
     };
     unit('once');
-    writer.flush();
+    await writer.flush();
     unit('once');
     unit('new');
     assert.equal(writer.flush(), 4);
     assert.equal(store.sqlite.prepare('SELECT sum(cost_nanos) FROM llm_requests').pluck().get(), 300);
     assert.equal(store.sqlite.prepare('SELECT budget_spent_nanos FROM gateway_users WHERE id = ?').pluck().get(user.id), 300);
     assert.equal(store.sqlite.prepare('SELECT sum(requests) FROM usage_rollups').pluck().get(), 2);
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -118,7 +118,7 @@ describe('write-behind queue', () => {
     const logged = () => store.sqlite.prepare('SELECT coalesce(sum(cost_nanos), 0) FROM llm_requests').pluck().get();
     // The budget settles (its spend queued), a flush runs before the logger queues the row.
     queue.enqueue({ kind: 'spend', group: 'r1', userId: user.id, deltaNanos: 150, spentNanos: 150, periodStartIso: period });
-    queue.flush();
+    await queue.flush();
     assert.equal(spent(), logged(), 'after a crash here, stored spend = logged costs');
     assert.equal(queue.depth(), 1);
     queue.enqueue({ kind: 'request', group: 'r1', row: row('r1', user.id, null) });
@@ -129,7 +129,7 @@ describe('write-behind queue', () => {
     queue.release('r2');
     assert.equal(queue.flush(), 1);
     assert.equal(spent(), 200);
-    queue.close();
+    await queue.close();
     await store.close();
   });
 
@@ -149,7 +149,7 @@ describe('write-behind queue', () => {
     other.sqlite.exec('COMMIT');
     assert.equal(writer.flush(), 1);
     assert.deepEqual(writer.status(), { queued: 0, dropped: 0, failing: false });
-    writer.close();
+    await writer.close();
     await other.close();
     await store.close();
   });
@@ -172,7 +172,7 @@ describe('write-behind queue', () => {
     const spends = store.sqlite.prepare('SELECT name, budget_spent_nanos FROM gateway_users ORDER BY id').all();
     assert.deepEqual(spends, [{ name: 'bad-spend', budget_spent_nanos: 0 }, { name: 'good-spend', budget_spent_nanos: 150 }]);
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"') && l.includes('"group":"req_bad"')));
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -188,7 +188,7 @@ describe('write-behind queue', () => {
     while (writer.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.deepEqual(store.sqlite.prepare('SELECT request_id FROM llm_requests ORDER BY id').pluck().all(), ['before', 'after']);
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"group":"poisoned"') && l.includes('poison row')));
-    writer.close();
+    await writer.close();
     await store.close();
   });
 
@@ -206,8 +206,8 @@ describe('write-behind queue', () => {
     while (queue.depth() > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.ok(lines.some((l) => l.includes('write dropped') && l.includes('"kind":"spend"')));
     ledger.settle((await ledger.reserve(user.id, 0, nowMs)) as Reservation, 0, nowMs, 'req_release');
-    ledger.close();
-    queue.close();
+    await ledger.close();
+    await queue.close();
     await store.close();
   });
 });

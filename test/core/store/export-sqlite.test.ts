@@ -52,7 +52,7 @@ describe('tollgate export-sqlite', { skip }, () => {
     const key = await createApiKey(sqlite.db, { gatewayUserId: alice.id, name: 'laptop' });
     await createAdmin(sqlite.db, 'root', 'a long admin password');
     await setProviderCredential(sqlite.db, createKeyring(randomBytes(32)), { gatewayUserId: bob.id, provider: 'openai', apiKey: 'sk-bob-secret' });
-    writeLogRows(sqlite, Array.from({ length: 2_500 }, (_, i) => ({
+    await writeLogRows(sqlite, Array.from({ length: 2_500 }, (_, i) => ({
       gateway_user_id: i % 2 ? alice.id : bob.id, api_key_id: i % 2 ? key.id : null, cost_nanos: i, status: i % 10 ? 200 : 500,
       created_at: new Date(Date.UTC(2026, 10, 1) + i * 60_000).toISOString(),
     })));

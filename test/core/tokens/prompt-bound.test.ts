@@ -58,7 +58,7 @@ describe('the prompt\'s byte bound', () => {
     test(`is never below the count: ${name}, with and without tools, default and scaled rules`, () => {
       for (const rules of [DEFAULT_PROMPT_TOKEN_RULES, SCALED]) {
         for (const tools of [undefined, TOOLS]) {
-          const ex = exchange({ model: 'm', messages, ...(tools ? { tools } : {}) } as ChatCompletionRequest, rules);
+          const ex = exchange({ model: 'm', messages, ...(tools ? { tools } : {}) }, rules);
           const bound = estimator.promptTokensBound(ex);
           const count = estimator.promptTokens(ex);
           assert.ok(bound !== null && bound >= count, `${name}: bound ${bound} < count ${count}`);

@@ -61,7 +61,7 @@ function estimate(request: ChatCompletionRequest, rules: PromptTokenRules): numb
 function fromAnthropic(body: Record<string, unknown>): ChatCompletionRequest {
   const parsed = anthropicMessages.parseRequest({ max_tokens: 1024, ...body }, 'messages.create');
   assert.equal(parsed.untranslatable, null);
-  return parsed.canonical!;
+  return parsed.canonical;
 }
 
 // ---- The cookbook's method, exactly (the truth for OpenAI requests without a published count). ----
@@ -91,7 +91,7 @@ function cookbookTools(tools: unknown): number {
     for (const [name, property] of Object.entries(properties)) {
       tokens += 3;
       if (Array.isArray(property.enum)) tokens += -3 + property.enum.reduce((sum: number, item) => sum + 3 + countTokens(String(item)), 0);
-      tokens += countTokens(`${name}:${property.type ?? ''}:${withoutFinalPeriod((property.description as string | undefined) ?? '')}`);
+      tokens += countTokens(`${name}:${String(property.type ?? '')}:${withoutFinalPeriod((property.description as string | undefined) ?? '')}`);
     }
   }
   return tokens;

@@ -86,7 +86,7 @@ test('the first long prompts of limited users load it once, whatever the concurr
 
 test('a count before the load is a rough over-estimate and starts the load', async () => {
   const lines: string[] = [];
-  const estimator = createTokenEstimator({ info: () => {}, warn: (msg: string) => lines.push(msg), error: () => {}, debug: () => {} } as never);
+  const estimator = createTokenEstimator({ info: () => {}, warn: (msg: string) => lines.push(msg), error: () => {}, debug: () => {} });
   const english = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
   const rough = estimator.count(english);
   // UTF-8 bytes / 3 (the work-bounded meter may add a token or two at its chunk edges).

@@ -127,7 +127,6 @@ export class AnthropicProvider extends Provider {
   /** `count_tokens` answers carry no completion: observed as an empty one with zero usage (nothing billed). */
   private tokenCountCodec(model: string): ResponseCodec {
     const base = this.codec(model);
-    // Fields named, not spread from `base` (see core/http/live-exchange.ts).
     return {
       framing: base.framing,
       decodeError: base.decodeError,

@@ -107,7 +107,7 @@ const REQUEST_FIELDS: Readonly<Record<string, FieldRule>> = {
   n: { rule: 'refused', why: 'Anthropic returns one choice per request', noop: noopIf(1) },
   logprobs: { rule: 'refused', why: 'Anthropic does not return log probabilities', noop: noopIf(false) },
   top_logprobs: { rule: 'refused', why: 'Anthropic does not return log probabilities', noop: noopIf(0) },
-  logit_bias: { rule: 'refused', why: 'Anthropic has no token biasing', noop: (v) => isNullish(v) || (typeof v === 'object' && Object.keys(v as object).length === 0) },
+  logit_bias: { rule: 'refused', why: 'Anthropic has no token biasing', noop: (v) => isNullish(v) || (typeof v === 'object' && Object.keys(v).length === 0) },
   presence_penalty: { rule: 'refused', why: 'Anthropic has no presence penalty', noop: noopIf(0) },
   frequency_penalty: { rule: 'refused', why: 'Anthropic has no frequency penalty', noop: noopIf(0) },
   reasoning_effort: { rule: 'refused', why: 'extended thinking needs a token budget below max_tokens and default sampling; it is not mapped', noop: noopIf() },
@@ -164,8 +164,8 @@ function samplingParams(request: ChatCompletionRequest): Partial<AnthropicReques
 
 function checkResponseFormat(request: ChatCompletionRequest, provider: string): void {
   const format = request.response_format as { type?: string } | null | undefined;
-  if (isNullish(format) || format!.type === 'text') return;
-  throw unsupportedParameter('response_format', provider, `"${format!.type}" has no equivalent in the Messages API on every model; only "text" is supported`);
+  if (isNullish(format) || format.type === 'text') return;
+  throw unsupportedParameter('response_format', provider, `"${format.type}" has no equivalent in the Messages API on every model; only "text" is supported`);
 }
 
 /** `tools`, `tool_choice` and `parallel_tool_calls` → Anthropic `tools` / `tool_choice`. */
@@ -187,7 +187,7 @@ function toolParams(request: ChatCompletionRequest): Partial<AnthropicRequest> {
   };
   const toolChoice = toAnthropicToolChoice(choice, tools);
   if (request.parallel_tool_calls === false && toolChoice?.type !== 'none') {
-    out.tool_choice = Object.assign({}, toolChoice ?? { type: 'auto' }, { disable_parallel_tool_use: true }) as AnthropicToolChoice; // not a spread: see core/http/live-exchange.ts
+    out.tool_choice = Object.assign({}, toolChoice ?? { type: 'auto' }, { disable_parallel_tool_use: true }) as AnthropicToolChoice;
   } else if (toolChoice) {
     out.tool_choice = toolChoice;
   }
@@ -201,8 +201,8 @@ function toAnthropicToolChoice(
   if (choice === 'auto') return { type: 'auto' };
   if (choice === 'required') return { type: 'any' };
   if (choice === 'none') return { type: 'none' };
-  if (typeof choice === 'object' && choice!.type === 'function' && typeof choice!.function?.name === 'string') {
-    const name = choice!.function.name;
+  if (typeof choice === 'object' && choice.type === 'function' && typeof choice.function?.name === 'string') {
+    const name = choice.function.name;
     if (!tools.some((tool) => tool.function.name === name)) {
       throw invalidRequest(`"tool_choice" names the function "${name}", which is not in "tools".`, 'tool_choice');
     }
@@ -261,7 +261,7 @@ function cacheControlOf(part: ChatContentPart, param: string): CacheControl | un
   if (typeof value !== 'object' || cc.type !== 'ephemeral' || (cc.ttl !== undefined && typeof cc.ttl !== 'string')) {
     throw invalidRequest(`"${param}.cache_control" must be {"type":"ephemeral"} with an optional "ttl".`, `${param}.cache_control`);
   }
-  return cc.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: cc.ttl as string };
+  return cc.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: cc.ttl };
 }
 
 function textBlock(text: string, part: ChatContentPart | null, param: string): TextBlock {

@@ -34,7 +34,7 @@ export function decodeBatchEmbed(provider: string, model: string, bodyText: stri
   const vectors = answer.embeddings.map((embedding) => {
     const values = embedding?.values;
     if (!Array.isArray(values) || !values.every((v) => typeof v === 'number')) throw malformedResponse(provider, 'an embedding without numeric "values"');
-    return values as number[];
+    return values;
   });
   return { vectors, model, promptTokens: null };
 }

@@ -93,7 +93,7 @@ const isAbsent = (v: unknown) => v === null || v === undefined;
 const NEUTRAL_ONLY: Record<string, { ok: (v: unknown) => boolean; why: string }> = {
   logprobs: { ok: (v) => isAbsent(v) || v === false, why: 'the gateway does not translate Gemini log probabilities' },
   top_logprobs: { ok: isAbsent, why: 'the gateway does not translate Gemini log probabilities' },
-  logit_bias: { ok: (v) => isAbsent(v) || (typeof v === 'object' && Object.keys(v as object).length === 0), why: 'Gemini has no logit bias' },
+  logit_bias: { ok: (v) => isAbsent(v) || (typeof v === 'object' && Object.keys(v).length === 0), why: 'Gemini has no logit bias' },
   parallel_tool_calls: { ok: (v) => isAbsent(v) || v === true, why: 'Gemini cannot be limited to one tool call per turn' },
   service_tier: { ok: (v) => isAbsent(v) || v === 'auto' || v === 'default', why: 'Gemini has no service tiers' },
   modalities: { ok: (v) => isAbsent(v) || (Array.isArray(v) && v.every((m) => m === 'text')), why: 'only text output is translated' },
@@ -258,7 +258,7 @@ function toGenerationConfig(request: ChatCompletionRequest, provider: string): G
   const config: GeminiGenerationConfig = {};
   const maxTokens = maxOutputTokens(request);
   if (maxTokens !== null) config.maxOutputTokens = maxTokens;
-  const num = (field: string) => (typeof request[field] === 'number' ? (request[field] as number) : undefined);
+  const num = (field: string) => (typeof request[field] === 'number' ? request[field] : undefined);
   config.temperature = num('temperature');
   config.topP = num('top_p');
   config.candidateCount = num('n');
@@ -285,7 +285,7 @@ function toGenerationConfig(request: ChatCompletionRequest, provider: string): G
  */
 export function toGeminiRequest(request: ChatCompletionRequest, provider: string): GeminiRequest {
   checkParameters(request, provider);
-  const body: GeminiRequest = Object.assign(toContents(request.messages, provider), toToolFields(request, provider)); // not a spread: see core/http/live-exchange.ts
+  const body: GeminiRequest = Object.assign(toContents(request.messages, provider), toToolFields(request, provider));
   const generationConfig = toGenerationConfig(request, provider);
   if (generationConfig) body.generationConfig = generationConfig;
   return body;

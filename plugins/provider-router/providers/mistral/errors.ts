@@ -60,7 +60,7 @@ function fromMessage(message: unknown): Pick<ParsedError, 'message' | 'param'> {
     }
     return { message, param: null };
   }
-  if (message && typeof message === 'object' && 'detail' in message) return fromDetail((message as { detail: unknown }).detail);
+  if (message && typeof message === 'object' && 'detail' in message) return fromDetail(message.detail);
   return { message: message === undefined || message === null ? null : JSON.stringify(message), param: null };
 }
 
@@ -99,7 +99,7 @@ function isUnknownModel(status: number, parsed: ParsedError): boolean {
  */
 export function mistralErrorFacts(status: number, bodyText: string, headers: UpstreamHeaders): UpstreamErrorFacts {
   const parsed = parseMistralError(bodyText);
-  const facts: UpstreamErrorFacts = { ...parsed, code: parsed.type ?? parsed.code, retryAfterMs: resetMs(headers) };
+  const facts: UpstreamErrorFacts = Object.assign({}, parsed, { code: parsed.type ?? parsed.code, retryAfterMs: resetMs(headers) });
   if (isUnknownModel(status, parsed)) facts.kind = 'unknown_model';
   else if (status === 429 && headerValue(headers, 'x-ratelimitbysize-remaining-month') === '0') facts.kind = 'quota';
   return facts;

@@ -34,7 +34,7 @@ export function decodeOllamaEmbed(provider: string, model: string, bodyText: str
     throw malformedResponse(provider, 'an embeddings answer without numeric "embeddings"');
   }
   return {
-    vectors: embeddings as number[][],
+    vectors: embeddings,
     model: typeof answer.model === 'string' ? answer.model : model,
     promptTokens: typeof answer.prompt_eval_count === 'number' ? answer.prompt_eval_count : null,
   };

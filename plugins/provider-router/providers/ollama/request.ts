@@ -127,7 +127,7 @@ export function toOllamaRequest(request: ChatCompletionRequest, model: string, p
 
 function toOllamaOptions(request: ChatCompletionRequest): OllamaOptions {
   const options: OllamaOptions = {};
-  const num = (field: string) => (typeof request[field] === 'number' ? (request[field] as number) : undefined);
+  const num = (field: string) => (typeof request[field] === 'number' ? request[field] : undefined);
   const temperature = num('temperature');
   if (temperature !== undefined) options.temperature = temperature;
   const topP = num('top_p');

@@ -28,7 +28,7 @@ function vectorOf(provider: string, embedding: unknown): number[] {
       throw malformedResponse(provider, 'an embedding whose base64 is not float32 values');
     }
   }
-  if (Array.isArray(embedding) && embedding.every((v) => typeof v === 'number')) return embedding as number[];
+  if (Array.isArray(embedding) && embedding.every((v) => typeof v === 'number')) return embedding;
   throw malformedResponse(provider, 'an embedding that is neither numbers nor base64');
 }
 

@@ -164,7 +164,6 @@ export class OpenAIProvider extends Provider {
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
     const { origin, basePath } = splitBaseUrl(credential.baseUrl);
     const stream = request.stream === true;
-    // Object.assign, not a spread: see core/http/live-exchange.ts
     const body: ChatCompletionRequest = Object.assign({}, request, { model });
     if (body.reasoning_effort !== undefined && this.refusesReasoning(model)) delete body.reasoning_effort;
     // Always ask for usage so streams are billed; the core strips it if the client did not ask.

@@ -24,7 +24,7 @@ function patches(tokensPerPatch: number): ImageTokenRule {
   return { kind: 'patches', patchPx: 32, maxLongEdgePx: MAX_PATCHES * 32, maxPatches: MAX_PATCHES, tokensPerPatch, unknownSizeTokens: Math.ceil(MAX_PATCHES * tokensPerPatch) };
 }
 
-const rules = (images: ImageTokenRule): PromptTokenRules => Object.freeze({ ...DEFAULT_PROMPT_TOKEN_RULES, images: Object.freeze(images) });
+const rules = (images: ImageTokenRule): PromptTokenRules => Object.freeze(Object.assign({}, DEFAULT_PROMPT_TOKEN_RULES, { images: Object.freeze(images) }));
 
 /** First match wins: the more specific names (`-mini`, `-nano`) come before their family. */
 const BY_MODEL: ReadonlyArray<[RegExp, PromptTokenRules]> = [
