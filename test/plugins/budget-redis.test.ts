@@ -63,8 +63,11 @@ before(async () => {
   };
   env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' };
   // The first start creates the bootstrap admin; two doing it at once would both try.
-  const first = await startGatewayProcess({ dataDir, manifest, env });
-  replicas = [first, ...(await Promise.all([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env }))))];
+  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
+  // Each started replica is kept for after(), even when another fails to start.
+  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
+  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
+  for (const o of others) if (o.status === 'rejected') throw o.reason;
   await untilSharedStoreReady(replicas.map((r) => r.origin));
 });
 
