@@ -55,12 +55,13 @@ describe('GET /metrics through the gateway', () => {
     // A body refused after authentication (malformed JSON) is counted too.
     const refused = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${tg.apiKey}`, 'content-type': 'application/json' }, body: '{"model":' });
     assert.equal(refused.status, 400);
-    // Response-end hooks run after the client has its answer: wait until every request was recorded.
-    for (let i = 0; ; i++) {
+    // Response-end hooks run after the client has its answer: wait until every request was recorded
+    // (up to 30 s, a liveness bound for a busy machine).
+    for (const deadline = Date.now() + 30_000; ;) {
       scrape = await fetch(`${tg.gateway.origin}/metrics`);
       text = await scrape.text();
       values = samples(text);
-      if (values.get('tollgate_in_flight_requests') === 0 || i === 100) break;
+      if (values.get('tollgate_in_flight_requests') === 0 || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   });
