@@ -288,17 +288,19 @@ describe('metrics plugin hooks', () => {
   });
 
   test('durations observed between scrapes all reach the histogram, also past what waits in memory', async () => {
-    const h = await harness({ durationBuckets: [1] });
+    // One bucket at 60 s, and half the exchanges started 120 s before they end: a busy machine cannot
+    // stretch an exchange that starts now past the bucket (one at 1 s it could).
+    const h = await harness({ durationBuckets: [60] });
     // Several times the 1,024 observations a series holds before handing them over without a scrape.
     const n = 5_000;
     for (let i = 0; i < n; i++) {
-      await h.run(exchange({ target, upstreamStatus: 200, startedAtPerfMs: performance.now() - (i % 2 === 0 ? 0 : 2_000) }));
+      await h.run(exchange({ target, upstreamStatus: 200, startedAtPerfMs: performance.now() - (i % 2 === 0 ? 0 : 120_000) }));
     }
     const v = await h.values();
     const series = 'provider="anthropic",model="claude-sonnet-4-5",stream="false"';
     assert.equal(v.get(`tollgate_request_duration_seconds_count{${series}}`), n);
-    assert.equal(v.get(`tollgate_request_duration_seconds_bucket{le="1",${series}}`), n / 2, 'half took under 1 s');
-    assert.ok(v.get(`tollgate_request_duration_seconds_sum{${series}}`)! >= (n / 2) * 2, 'the 2 s half is in the sum');
+    assert.equal(v.get(`tollgate_request_duration_seconds_bucket{le="60",${series}}`), n / 2, 'half took under 60 s');
+    assert.ok(v.get(`tollgate_request_duration_seconds_sum{${series}}`)! >= (n / 2) * 120, 'the 120 s half is in the sum');
     await h.run(exchange({ target, upstreamStatus: 200 }));
     assert.equal((await h.values()).get(`tollgate_request_duration_seconds_count{${series}}`), n + 1, 'a scrape takes only what came since');
   });
