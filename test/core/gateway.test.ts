@@ -219,12 +219,17 @@ describe('stream backpressure', () => {
         res.once('data', (first: string) => {
           text += first;
           res.pause();
-          // While this client does not read, the upstream must feel the push-back.
-          setTimeout(() => {
+          // While this client does not read, the upstream must feel the push-back: it reads on once the
+          // simulator had to wait for drain (not after a fixed pause, which a busy machine may spend
+          // before the buffers fill), or fails after 60 s, a liveness bound.
+          const givingUpAtMs = Date.now() + 60_000;
+          const poll = setInterval(() => {
+            if (sim.backpressureWaits() === before && Date.now() < givingUpAtMs) return;
+            clearInterval(poll);
             res.on('data', (d: string) => (text += d));
             res.on('end', () => resolve(text));
             res.resume();
-          }, 500);
+          }, 10);
         });
       });
       req.on('error', reject);
