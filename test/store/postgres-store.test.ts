@@ -168,7 +168,8 @@ describe('PostgreSQL store', { skip }, () => {
     const metrics = createMetricsRegistry();
     const store = await openPostgresStore(await own.createDatabase(), { metrics, healthProbeMs: 50 });
     const until = async (status: string) => {
-      for (let i = 0; i < 200 && store.readiness().status !== status; i++) await new Promise((r) => setTimeout(r, 25));
+      // A liveness bound (30 s), generous for a busy machine.
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && store.readiness().status !== status;) await new Promise((r) => setTimeout(r, 25));
       return store.readiness();
     };
     try {
