@@ -53,7 +53,7 @@ async function gateway(setup: Setup): Promise<TestGateway> {
     providers: { openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-o' } },
     config: {
       budget: {
-        alerts: { webhookUrl: setup.receiver.url, secret: SECRET, backoffMs: 20, maxBackoffMs: 50, pollIntervalMs: 20, timeoutMs: 2_000, ...setup.alerts },
+        alerts: { webhookUrl: setup.receiver.url, secret: SECRET, backoffMs: 20, maxBackoffMs: 50, pollIntervalMs: 20, timeoutMs: 30_000, ...setup.alerts },
       },
     },
     user: { budgetUsd: setup.budgetUsd, ...setup.user },
