@@ -32,12 +32,14 @@ async function closedPort(): Promise<string> {
 }
 
 before(async () => {
-  sim = await startOpenAISimulator({ slowMs: 1_500 });
+  // Every other upstream answer must come within these timeouts, also on a busy machine: seconds, not
+  // 300 ms; sim-slow outlasts the headers timeout many times over.
+  sim = await startOpenAISimulator({ slowMs: 60_000 });
   closedPortUrl = await closedPort();
   const manifest = validateManifest(
     {
       server: { maxBodyBytes: 2048 },
-      upstream: { headersTimeoutMs: 300, bodyTimeoutMs: 1_000, connectTimeoutMs: 1_000 },
+      upstream: { headersTimeoutMs: 5_000, bodyTimeoutMs: 30_000, connectTimeoutMs: 10_000 },
       plugins: [
         { name: 'auth-guard' },
         { name: 'logger', config: { flushIntervalMs: 20 } },

@@ -63,12 +63,12 @@ describe('balance', () => {
   });
 
   test('prefers the deployment with no request in flight, whatever the weights', async () => {
-    // The simulator holds each sim-slow request 2 s. A round counts only when the first request was
+    // The simulators hold each sim-slow request 1.5 s. A round counts only when the first request was
     // still unanswered once the second reached a simulator; one that a busy machine took longer over
     // is run again (at most 10 rounds in all).
     let counted = 0;
     for (let round = 0; counted < 3; round++) {
-      assert.ok(round < 10, `only ${counted} of 10 rounds sent the second request within the first one's 2 s`);
+      assert.ok(round < 10, `only ${counted} of 10 rounds sent the second request within the first one's 1.5 s`);
       const [a0, b0] = [simA.requests.length, simB.requests.length];
       let firstAnswered = false;
       const first = chat(tg, 'lopsided').finally(() => (firstAnswered = true));
