@@ -32,12 +32,14 @@ async function closedPort(): Promise<string> {
 }
 
 before(async () => {
-  sim = await startOpenAISimulator({ slowMs: 1_500 });
+  // Every other upstream answer must come within these timeouts, also on a busy machine: seconds, not
+  // 300 ms; sim-slow outlasts the headers timeout many times over.
+  sim = await startOpenAISimulator({ slowMs: 60_000 });
   closedPortUrl = await closedPort();
   const manifest = validateManifest(
     {
       server: { maxBodyBytes: 2048 },
-      upstream: { headersTimeoutMs: 300, bodyTimeoutMs: 1_000, connectTimeoutMs: 1_000 },
+      upstream: { headersTimeoutMs: 5_000, bodyTimeoutMs: 30_000, connectTimeoutMs: 10_000 },
       plugins: [
         { name: 'auth-guard' },
         { name: 'logger', config: { flushIntervalMs: 20 } },
@@ -219,12 +221,17 @@ describe('stream backpressure', () => {
         res.once('data', (first: string) => {
           text += first;
           res.pause();
-          // While this client does not read, the upstream must feel the push-back.
-          setTimeout(() => {
+          // While this client does not read, the upstream must feel the push-back: it reads on once the
+          // simulator had to wait for drain (not after a fixed pause, which a busy machine may spend
+          // before the buffers fill), or fails after 60 s, a liveness bound.
+          const givingUpAtMs = Date.now() + 60_000;
+          const poll = setInterval(() => {
+            if (sim.backpressureWaits() === before && Date.now() < givingUpAtMs) return;
+            clearInterval(poll);
             res.on('data', (d: string) => (text += d));
             res.on('end', () => resolve(text));
             res.resume();
-          }, 500);
+          }, 10);
         });
       });
       req.on('error', reject);

@@ -51,9 +51,11 @@ test('SIGTERM during load drains in-flight streams, writes every queued log row 
   const workers = Array.from({ length: 20 }, worker);
   while (completed.length < 200) await new Promise((r) => setTimeout(r, 10));
 
-  // Streams still running when the signal arrives must finish and be logged.
-  const slow = Array.from({ length: 3 }, async () => {
-    const { data, response } = await client.chat.completions.create({ model: 'openai/sim-drip', messages, stream: true }).withResponse();
+  // Streams still running when the signal arrives must finish and be logged. The signal is sent once
+  // their headers came (the gateway is streaming them), not after a fixed wait a busy machine may
+  // need more than to let them in.
+  const started = await Promise.all(Array.from({ length: 3 }, () => client.chat.completions.create({ model: 'openai/sim-drip', messages, stream: true }).withResponse()));
+  const slow = started.map(async ({ data, response }) => {
     let pieces = 0;
     let finish: string | null = null;
     for await (const chunk of data) {
@@ -62,7 +64,6 @@ test('SIGTERM during load drains in-flight streams, writes every queued log row 
     }
     return { id: response.headers.get('x-request-id')!, pieces, finish };
   });
-  await new Promise((r) => setTimeout(r, 100));
   stopping = true;
   const exitCode = await gateway.stop('SIGTERM');
   await Promise.allSettled(workers);

@@ -27,9 +27,11 @@ const BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * Sends the headers of a `BODY_BYTES` request and 64 KiB of a malformed body, then nothing more.
- * Resolves with what the gateway sent and whether it closed the connection, within `waitMs`.
+ * Resolves with what the gateway sent and whether it closed the connection, within `waitMs`: a
+ * liveness bound, far below the gateway's request timeout (300 s), after which a gateway waiting for
+ * the rest of the body would answer 408 at last; any answer sooner is one that did not wait for it.
  */
-function partialRequest(port: number, path: string, headers: Record<string, string>, waitMs = 3_000): Promise<{ response: string; closed: boolean }> {
+function partialRequest(port: number, path: string, headers: Record<string, string>, waitMs = 60_000): Promise<{ response: string; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
     let response = '';

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
 import { createApiKey } from '../../core/accounts/api-keys.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const POOL = 10;
 const held: ServerResponse[] = [];
@@ -64,8 +65,12 @@ async function newKey(name: string, maxConcurrent: number | null = null): Promis
   return (await createApiKey(tg.gateway.store.db, { gatewayUserId: user.id })).key;
 }
 
-/** Posts a chat; resolves with the response, or 'pending' when its headers did not come within `waitMs`. */
-async function chat(key: string, model: string, stream: boolean, waitMs = 3_000): Promise<Response | 'pending'> {
+/**
+ * Posts a chat; resolves with the response, or 'pending' when its headers did not come within
+ * `waitMs`: a liveness bound (a request that never gets an answer fails the test instead of hanging
+ * it), not a speed one, which a busy machine would break.
+ */
+async function chat(key: string, model: string, stream: boolean, waitMs = 60_000): Promise<Response | 'pending'> {
   const request = fetch(`${tg.gateway.origin}/api/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -75,7 +80,7 @@ async function chat(key: string, model: string, stream: boolean, waitMs = 3_000)
   return Promise.race([request, timeout]);
 }
 
-test('a user over max_concurrent gets 429 while another user is served at once', async () => {
+test('a user over max_concurrent gets 429 while another user is served before any of the first user\'s streams ends', async () => {
   const streams = await Promise.all(Array.from({ length: 20 }, () => chat(tg.apiKey, 'hold', true)));
   const statuses = streams.map((r) => (r === 'pending' ? 'pending' : r.status));
   assert.equal(statuses.filter((s) => s === 200).length, 8, statuses.join(','));
@@ -87,27 +92,29 @@ test('a user over max_concurrent gets 429 while another user is served at once',
   const body = (await refused.json()) as { error: { type: string; code: string } };
   assert.deepEqual([body.error.type, body.error.code], ['rate_limit_error', 'concurrency_limit_exceeded']);
 
+  // The upstream holds the first user's streams until the test releases them: an answer now is one
+  // that did not wait for a connection they hold (before the cap, it waited 22.7 s for one).
   const otherKey = await newKey('fair-other');
   const other = await chat(otherKey, 'gpt-4o-mini', false);
   assert.notEqual(other, 'pending', "the other user's request waited behind the first user's streams");
   assert.equal((other as Response).status, 200);
+  assert.equal(held.length, 8, "the first user's 8 streams were all still open");
 
-  // Once the streams end, their slots are free again.
+  // Once the streams end, their slots are free again (released when each exchange ends, a moment
+  // after its last byte).
   releaseHeld();
   for (const r of streams) if (r !== 'pending' && r.status === 200) await r.text();
-  let again: Response | 'pending' = 'pending';
-  for (let i = 0; i < 20 && (again === 'pending' || again.status !== 200); i++) {
-    again = await chat(tg.apiKey, 'gpt-4o-mini', false);
-    if (again !== 'pending' && again.status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.equal(again === 'pending' ? 'pending' : again.status, 200);
+  await eventually(async () => {
+    const again = await chat(tg.apiKey, 'gpt-4o-mini', false);
+    assert.equal(again === 'pending' ? 'pending' : again.status, 200);
+  }, { intervalMs: 50 });
 });
 
 test('a call that finds its origin pool full waits upstream.queueTimeoutMs, then 503 upstream_busy', async () => {
   const key = await newKey('fair-pool-filler', 100);
   const streams = await Promise.all(Array.from({ length: POOL }, () => chat(key, 'hold', true)));
   assert.deepEqual(streams.map((r) => (r === 'pending' ? 'pending' : r.status)), Array(POOL).fill(200));
-  const queued = await chat(key, 'gpt-4o-mini', false, 5_000);
+  const queued = await chat(key, 'gpt-4o-mini', false);
   assert.notEqual(queued, 'pending');
   const res = queued as Response;
   assert.equal(res.status, 503);

@@ -37,10 +37,11 @@ function rawExchange(raw: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ port: tg.gateway.address.port, host: '127.0.0.1' });
     let response = '';
+    // A liveness bound, generous for a busy machine.
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no close within 5 s; got: ${response.slice(0, 200)}`));
-    }, 5_000);
+      reject(new Error(`no close within 60 s; got: ${response.slice(0, 200)}`));
+    }, 60_000);
     socket.on('data', (d) => (response += d.toString()));
     socket.on('error', () => {});
     socket.on('close', () => {

@@ -14,6 +14,13 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * How long a start may take before it counts as failed, ms. A liveness bound, not a speed one: from
+ * the TypeScript sources a start takes a second or two alone, but 12-19 s was measured at a load
+ * average of 11 (other test files and agents sharing two cores).
+ */
+const START_TIMEOUT_MS = 120_000;
+
 export async function startGatewayProcess(options: { dataDir: string; manifest?: unknown; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
   const args = [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', options.dataDir];
   if (options.manifest) {
@@ -27,7 +34,11 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
   proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Not left running: a live child would keep the test file's process from ever exiting.
+      proc.kill('SIGKILL');
+      reject(new Error(`gateway did not start within ${START_TIMEOUT_MS} ms:\n${out}`));
+    }, START_TIMEOUT_MS);
     proc.stdout.on('data', (d) => {
       out += d;
       const match = /listening on (http:\/\/\S+)/.exec(out);

@@ -279,7 +279,8 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       case 'sim-401':
         return sendError(res, 401, { message: `Incorrect API key provided: ${String(req.headers.authorization).slice(7, 14)}****. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', code: 'invalid_api_key' });
       case 'sim-slow':
-        await sleep(slowMs);
+        // Unref'd: a long hold the client gave up on does not keep the test's process alive.
+        await new Promise((resolve) => setTimeout(resolve, slowMs).unref());
         break;
       case 'sim-reset':
         if (!stream) return req.socket.destroy();

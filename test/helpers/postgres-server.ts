@@ -72,7 +72,11 @@ function launch(bin: string, dataDir: string, port: number): Promise<ChildProces
   const proc = spawn(join(bin, 'postgres'), ['-D', dataDir, ...settings], { stdio: ['ignore', 'pipe', 'pipe'], ...(ownerIds() ?? {}) });
   let out = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`postgres did not start:\n${out}`)), 30_000);
+    // A liveness bound, generous for a busy machine.
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`postgres did not start:\n${out}`));
+    }, 120_000);
     const read = (d: Buffer) => {
       out += d.toString();
       if (!out.includes('ready to accept connections')) return;

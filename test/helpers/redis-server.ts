@@ -40,7 +40,11 @@ function launch(bin: string, port: number, dir: string): Promise<ChildProcess> {
   const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
+    // A liveness bound (it starts in milliseconds alone), generous for a busy machine.
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`redis-server did not start:\n${out}`));
+    }, 60_000);
     const read = (d: Buffer) => {
       out += d.toString();
       if (!out.includes('Ready to accept connections')) return;
@@ -86,7 +90,7 @@ export async function startRedisServer(): Promise<RedisServer> {
  * (`coordination.redis === "ready"`): a replica started on a busy machine may still be connecting,
  * and a request before that is answered by the fail mode. Throws after `timeoutMs`.
  */
-export async function untilSharedStoreReady(origins: readonly string[], timeoutMs = 15_000): Promise<void> {
+export async function untilSharedStoreReady(origins: readonly string[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const origin of origins) {
     for (;;) {
@@ -96,4 +100,15 @@ export async function untilSharedStoreReady(origins: readonly string[], timeoutM
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
+}
+
+/**
+ * Redis's own clock (`TIME`), ms: the clock the shared counters' scripts decide by (`now` in
+ * `rate-limit-scripts.ts`, `budget-scripts.ts`). A test whose outcome depends on how much of that
+ * time passed reads it before and after the scenario, rather than assuming a busy machine ran the
+ * scenario within some wall-clock time.
+ */
+export async function redisTimeMs(client: { time(): Promise<Array<number | string>> }): Promise<number> {
+  const [seconds, micros] = await client.time();
+  return Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
 }

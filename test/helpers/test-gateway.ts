@@ -77,9 +77,9 @@ export interface TestGateway {
    * dialect's route takes it); resolves with the status, the body text and the request id.
    */
   post(path: string, body: unknown): Promise<{ status: number; text: string; requestId: string }>;
-  /** Waits for the background logger to write the row of `requestId`. */
+  /** Waits for the background logger to write the row of `requestId` (up to 30 s: a liveness bound, for a busy machine). */
   logRow(requestId: string): Promise<LogRow>;
-  /** Waits until the log holds at least `count` rows whose requested model is `model`; all of them, oldest first. */
+  /** Waits (up to 30 s) until the log holds at least `count` rows whose requested model is `model`; all of them, oldest first. */
   logRowsOf(model: string, count: number): Promise<LogRow[]>;
   close(): Promise<void>;
 }
@@ -125,7 +125,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       return { status: res.status, text: await res.text(), requestId: res.headers.get('x-request-id')! };
     },
     async logRow(requestId) {
-      for (let i = 0; i < 200; i++) {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
         const row = await gateway.store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
         if (row) return row;
         await new Promise((r) => setTimeout(r, 20));
@@ -133,7 +133,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       throw new Error(`no llm_requests row for ${requestId}`);
     },
     async logRowsOf(model, count) {
-      for (let i = 0; i < 200; i++) {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
         const rows = await gateway.store.db.selectFrom('llm_requests').selectAll().where('model_requested', '=', model).orderBy('id').execute();
         if (rows.length >= count) return rows;
         await new Promise((r) => setTimeout(r, 20));

@@ -43,7 +43,7 @@ export async function startWebhookReceiver(options: { port?: number; statuses?: 
     url: `http://127.0.0.1:${port}/hooks/budget`,
     port,
     received,
-    async waitFor(count, timeoutMs = 5_000) {
+    async waitFor(count, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {
         if (Date.now() > deadline) throw new Error(`the receiver got ${received.length} hooks, expected ${count}`);

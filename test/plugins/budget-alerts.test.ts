@@ -16,6 +16,7 @@ import { dataDirWithPrices } from '../helpers/prices.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { loginAdmin } from '../helpers/admin-client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { sleep } from '../helpers/sim-http.ts';
 import type { UserFields } from '../../core/accounts/gateway-users.ts';
 import { crossedThresholds } from '../../plugins/budget/alerts.ts';
@@ -52,7 +53,7 @@ async function gateway(setup: Setup): Promise<TestGateway> {
     providers: { openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-o' } },
     config: {
       budget: {
-        alerts: { webhookUrl: setup.receiver.url, secret: SECRET, backoffMs: 20, maxBackoffMs: 50, pollIntervalMs: 20, timeoutMs: 2_000, ...setup.alerts },
+        alerts: { webhookUrl: setup.receiver.url, secret: SECRET, backoffMs: 20, maxBackoffMs: 50, pollIntervalMs: 20, timeoutMs: 30_000, ...setup.alerts },
       },
     },
     user: { budgetUsd: setup.budgetUsd, ...setup.user },
@@ -77,7 +78,7 @@ function verified(hook: ReceivedHook, secret = SECRET): Record<string, any> {
   return JSON.parse(hook.raw) as Record<string, any>;
 }
 
-function monthStart(nowMs = Date.now()): string {
+function monthStart(nowMs: number): string {
   const now = new Date(nowMs);
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
 }
@@ -148,7 +149,8 @@ describe('budget alerts', () => {
       assert.deepEqual(alert80, {
         type: 'budget.threshold',
         user: { id: tg.userId, name: alert80.user.name },
-        period: { start: monthStart(), end: alert80.period.end },
+        // The period of the instant it fired (not of the test's now, which may be past a month's end).
+        period: { start: monthStart(Date.parse(alert80.fired_at)), end: alert80.period.end },
         spent_nanos: 8 * REQUEST_NANOS,
         spent_usd: 0.192,
         limit_nanos: 240_000_000,
@@ -157,7 +159,7 @@ describe('budget alerts', () => {
         fired_at: alert80.fired_at,
       });
       assert.match(alert80.user.name, /^test-user-/);
-      assert.ok(Date.parse(alert80.period.end) > Date.now());
+      assert.ok(Date.parse(alert80.period.end) > Date.parse(alert80.fired_at));
 
       await spend(tg, 2); // 90 %, then 100 %
       await receiver.waitFor(2);
@@ -171,13 +173,17 @@ describe('budget alerts', () => {
       assert.equal(receiver.received.length, 2, 'exactly one alert per threshold');
 
       const admin = await loginAdmin(tg.gateway.origin);
-      const listed = await admin.get('/admin/api/alerts');
-      assert.equal(listed.status, 200);
-      assert.deepEqual(listed.body.data.map((a: any) => [a.user_id, a.threshold_percent, a.state, a.attempts, a.spent_usd, a.limit_usd]), [
-        [tg.userId, 100, 'delivered', 1, 0.24, 0.24],
-        [tg.userId, 80, 'delivered', 1, 0.192, 0.24],
-      ]);
-      assert.equal(listed.body.data[0].period_start, monthStart());
+      // A delivery is recorded once the receiver has answered: a moment after it got the hook.
+      let listed = await admin.get('/admin/api/alerts');
+      await eventually(async () => {
+        listed = await admin.get('/admin/api/alerts');
+        assert.equal(listed.status, 200);
+        assert.deepEqual(listed.body.data.map((a: any) => [a.user_id, a.threshold_percent, a.state, a.attempts, a.spent_usd, a.limit_usd]), [
+          [tg.userId, 100, 'delivered', 1, 0.24, 0.24],
+          [tg.userId, 80, 'delivered', 1, 0.192, 0.24],
+        ]);
+      });
+      assert.equal(listed.body.data[0].period_start, alert80.period.start);
       assert.ok(listed.body.data[0].delivered_at);
       assert.equal((await admin.get('/admin/api/alerts?state=pending')).body.data.length, 0);
       assert.equal((await admin.get('/admin/api/alerts?state=sent')).status, 400);
@@ -201,9 +207,11 @@ describe('budget alerts', () => {
       assert.deepEqual(alerts.map((a) => a.threshold_percent).sort((a, b) => a - b), [80, 100]);
       const at80 = alerts.find((a) => a.threshold_percent === 80)!;
       assert.ok(at80.spent_nanos >= 0.8 * 480_000_000 && at80.spent_nanos < 0.8 * 480_000_000 + REQUEST_NANOS, String(at80.spent_nanos));
-      const rows = await tg.gateway.store.db.selectFrom('budget_alerts').select(['threshold_percent', 'state'])
-        .where('gateway_user_id', '=', tg.userId).orderBy('threshold_percent').execute();
-      assert.deepEqual(rows, [{ threshold_percent: 80, state: 'delivered' }, { threshold_percent: 100, state: 'delivered' }]);
+      await eventually(async () => {
+        const rows = await tg.gateway.store.db.selectFrom('budget_alerts').select(['threshold_percent', 'state'])
+          .where('gateway_user_id', '=', tg.userId).orderBy('threshold_percent').execute();
+        assert.deepEqual(rows, [{ threshold_percent: 80, state: 'delivered' }, { threshold_percent: 100, state: 'delivered' }]);
+      });
     } finally {
       await tg.close();
       await receiver.close();
@@ -223,10 +231,10 @@ describe('budget alerts', () => {
       assert.equal(new Set(receiver.received.map((hook) => hook.headers['x-tollgate-alert-id'])).size, 1);
       for (const hook of receiver.received) assert.equal(verified(hook).threshold_percent, 80);
       const admin = await loginAdmin(tg.gateway.origin);
-      const [alert] = (await admin.get(`/admin/api/alerts?user_id=${tg.userId}`)).body.data;
-      assert.equal(alert.state, 'delivered');
-      assert.equal(alert.attempts, 3);
-      assert.equal(alert.last_error, null);
+      await eventually(async () => {
+        const [alert] = (await admin.get(`/admin/api/alerts?user_id=${tg.userId}`)).body.data;
+        assert.deepEqual([alert.state, alert.attempts, alert.last_error], ['delivered', 3, null]);
+      });
     } finally {
       await tg.close();
       await receiver.close();
@@ -242,10 +250,11 @@ describe('budget alerts', () => {
       await sleep(QUIET_MS);
       assert.equal(receiver.received.length, 2);
       const admin = await loginAdmin(tg.gateway.origin);
-      const [alert] = (await admin.get(`/admin/api/alerts?user_id=${tg.userId}`)).body.data;
-      assert.equal(alert.state, 'failed');
-      assert.equal(alert.attempts, 2);
-      assert.match(alert.last_error, /^HTTP 503/);
+      await eventually(async () => {
+        const [alert] = (await admin.get(`/admin/api/alerts?user_id=${tg.userId}`)).body.data;
+        assert.deepEqual([alert.state, alert.attempts], ['failed', 2]);
+        assert.match(alert.last_error, /^HTTP 503/);
+      });
     } finally {
       await tg.close();
       await receiver.close();
@@ -257,17 +266,18 @@ describe('budget alerts', () => {
     const { port, url } = down;
     await down.close(); // nothing listens there now: every attempt is refused
     const dataDir = await dataDirWithPrices(PRICES);
-    const first = await gateway({ budgetUsd: 0.03, receiver: down, dataDir });
+    // Retries 1 s apart, up to 100: the delivery is still pending when this gateway stops, however
+    // slowly a busy machine gets there (at 20-50 ms apart, 10 attempts were spent in half a second).
+    const first = await gateway({ budgetUsd: 0.03, receiver: down, dataDir, alerts: { backoffMs: 1_000, maxBackoffMs: 1_000, maxAttempts: 100 } });
     const userId = first.userId;
     try {
       await spend(first);
-      let row: any;
-      for (let i = 0; i < 200 && !(row?.attempts >= 1); i++) {
-        await sleep(10);
-        row = await first.gateway.store.db.selectFrom('budget_alerts').select(['state', 'attempts', 'last_error']).where('gateway_user_id', '=', userId).executeTakeFirst();
-      }
-      assert.equal(row.state, 'pending');
-      assert.match(row.last_error, /ECONNREFUSED/);
+      await eventually(async () => {
+        const row = await first.gateway.store.db.selectFrom('budget_alerts').select(['state', 'attempts', 'last_error']).where('gateway_user_id', '=', userId).executeTakeFirst();
+        assert.ok(row && row.attempts >= 1, 'an attempt was made');
+        assert.equal(row.state, 'pending');
+        assert.match(row.last_error ?? '', /ECONNREFUSED/);
+      }, { intervalMs: 10 });
     } finally {
       await first.close();
     }
@@ -282,8 +292,10 @@ describe('budget alerts', () => {
       const alert = verified(receiver.received[0]!);
       assert.equal(alert.user.id, userId);
       assert.equal(alert.threshold_percent, 80);
-      const row = await second.gateway.store.db.selectFrom('budget_alerts').select('state').where('gateway_user_id', '=', userId).executeTakeFirstOrThrow();
-      assert.equal(row.state, 'delivered');
+      await eventually(async () => {
+        const row = await second.gateway.store.db.selectFrom('budget_alerts').select('state').where('gateway_user_id', '=', userId).executeTakeFirstOrThrow();
+        assert.equal(row.state, 'delivered');
+      });
     } finally {
       await second.close();
       await receiver.close();

@@ -14,7 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
+import { redisTimeMs, skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
+import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
+import { createLog } from '../../core/runtime/log.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
@@ -25,11 +27,15 @@ import { sleep } from '../helpers/sim-http.ts';
 const skip = skipWithoutRedis();
 
 const COST_NANOS = 24_000_000;
-const RESERVATION_TTL_MS = 3_000;
+// Longer than any request takes on a busy machine (an expired reservation frees its budget while the
+// request still runs), and a bound the killed replica's test waits out once.
+const RESERVATION_TTL_MS = 10_000;
 const SLOW_MS = 10_000;
 
 let sim: OpenAISimulator;
 let redis: RedisServer;
+/** The test's own connection to the replicas' Redis, to read its clock and the reservations. */
+let clock: RedisConnection;
 let dataDir: string;
 let manifest: unknown;
 let env: NodeJS.ProcessEnv;
@@ -55,6 +61,7 @@ before(async () => {
   await caller('one', '0.024');
   await caller('five', '0.12');
   await caller('free', null);
+  clock = await connectRedis(redis.url, createLog('error', () => {}), undefined, undefined, 5_000);
   manifest = {
     ...defaultManifest,
     // A loaded CI machine can take longer than the default 500 ms to answer; a timeout would read as Redis down.
@@ -63,13 +70,17 @@ before(async () => {
   };
   env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' };
   // The first start creates the bootstrap admin; two doing it at once would both try.
-  const first = await startGatewayProcess({ dataDir, manifest, env });
-  replicas = [first, ...(await Promise.all([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env }))))];
+  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
+  // Each started replica is kept for after(), even when another fails to start.
+  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
+  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
+  for (const o of others) if (o.status === 'rejected') throw o.reason;
   await untilSharedStoreReady(replicas.map((r) => r.origin));
 });
 
 after(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
+  await clock?.close();
   await redis?.stop();
   await sim?.close();
 });
@@ -99,14 +110,24 @@ async function stored(userId: number): Promise<{ spentNanos: number; loggedNanos
   }
 }
 
-/** `stored(userId)` once its spend is `spentNanos` and its logged costs have caught up (the replicas write behind). */
+/** `stored(userId)` once its spend is `spentNanos` and its logged costs have caught up (the replicas write behind), or after 30 s. */
 async function storedOnce(userId: number, spentNanos: number) {
+  const deadline = Date.now() + 30_000;
   let seen = await stored(userId);
-  for (let i = 0; i < 50 && (seen.spentNanos !== spentNanos || seen.loggedNanos !== spentNanos); i++) {
+  while ((seen.spentNanos !== spentNanos || seen.loggedNanos !== spentNanos) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
     seen = await stored(userId);
   }
   return seen;
+}
+
+/** The expiry of `userId`'s one live reservation, a time on Redis's clock (the script's TIME + TTL). */
+async function reservationExpiryMs(userId: number): Promise<number> {
+  const keys = await clock.client.keys(`tollgate:budget:${userId}:*:held`);
+  assert.equal(keys.length, 1, `reservation sets: ${keys.join(', ')}`);
+  const [member, score] = await clock.client.zrange(keys[0]!, '0', '-1', 'WITHSCORES');
+  assert.ok(member && score, 'one reservation is held');
+  return Number(score);
 }
 
 describe('budgets shared by three replicas on one Redis', { skip }, () => {
@@ -128,28 +149,40 @@ describe('budgets shared by three replicas on one Redis', { skip }, () => {
     assert.equal(seen.logged, 20);
   });
 
-  test('a replica killed (SIGKILL) mid-request: its reservation holds until its TTL, then the budget is free again, and nothing was spent for it', async () => {
+  test('a replica killed (SIGKILL) mid-request: its reservation holds until its TTL, then the budget is free again, and nothing was spent for it', async (t) => {
     const victim = await startGatewayProcess({ dataDir, manifest, env });
+    t.after(() => victim.stop('SIGKILL')); // also when an assertion fails before the kill
     await untilSharedStoreReady([victim.origin]);
+    // The reservation expires at a time on Redis's clock; the requests below note that clock before
+    // they are sent and after their answer, so what is asserted holds however slowly a busy machine runs.
+    const sentMs = await redisTimeMs(clock.client);
     const pending = chat(victim, users.one!.key, 'openai/sim-slow').catch(() => null);
     // Reserved before the call goes out: once the simulator has it, the whole budget is held.
-    for (let i = 0; i < 100 && !sim.requests.some((r) => r.body?.model === 'sim-slow'); i++) await sleep(20);
-    assert.ok(sim.requests.some((r) => r.body?.model === 'sim-slow'), 'the slow request reached the upstream');
-    const reservedAtMs = performance.now();
-    assert.deepEqual(await outcome(await chat(replicas[1]!, users.one!.key)), { status: 402, type: 'budget_exceeded', code: 'budget_exceeded' }, 'another replica sees the reservation');
-
+    await eventually(async () => assert.ok(sim.requests.some((r) => r.body?.model === 'sim-slow'), 'the slow request reached the upstream'));
+    const reservedByMs = await redisTimeMs(clock.client);
+    const expiresAtMs = await reservationExpiryMs(users.one!.id);
+    assert.ok(expiresAtMs >= sentMs + RESERVATION_TTL_MS && expiresAtMs <= reservedByMs + RESERVATION_TTL_MS, 'the reservation lives budgetReservationTtlMs of Redis time');
+    const tries: Array<{ where: string; status: number; sentMs: number; answeredMs: number }> = [];
+    const tryOn = async (where: string, replica: GatewayProcess) => {
+      const sentMs = await redisTimeMs(clock.client);
+      const res = await chat(replica, users.one!.key);
+      const { status, type } = await outcome(res);
+      if (status === 402) assert.equal(type, 'budget_exceeded');
+      tries.push({ where, status, sentMs, answeredMs: await redisTimeMs(clock.client) });
+      return status;
+    };
+    await tryOn('another replica', replicas[1]!);
     await victim.stop('SIGKILL');
     await pending;
-    await sleep(RESERVATION_TTL_MS / 3);
-    assert.equal((await chat(replicas[2]!, users.one!.key)).status, 402, 'the dead replica\'s reservation still holds within its TTL');
-
-    let status = 0;
-    while (status !== 200 && performance.now() - reservedAtMs < RESERVATION_TTL_MS + 3_000) {
-      status = (await chat(replicas[0]!, users.one!.key)).status;
-      if (status !== 200) await sleep(100);
+    await tryOn('after its replica died', replicas[2]!);
+    while ((await tryOn('until served', replicas[0]!)) !== 200) {
+      assert.ok(tries.at(-1)!.sentMs < expiresAtMs + 30_000, 'still refused 30 s of Redis time after the reservation expired');
+      await sleep(100);
     }
-    assert.equal(status, 200, 'served once the reservation expired');
-    assert.ok(performance.now() - reservedAtMs >= RESERVATION_TTL_MS - 500, 'not before its TTL');
+    const before = tries.filter((t) => t.answeredMs < expiresAtMs);
+    assert.deepEqual(before.map((t) => [t.where, t.status]), before.map((t) => [t.where, 402]), 'refused while the dead replica\'s reservation held');
+    assert.ok(before.some((t) => t.where === 'after its replica died'), `a request answered within the reservation's TTL after the kill (tries: ${JSON.stringify(tries)}, expiry ${expiresAtMs})`);
+    assert.ok(tries.at(-1)!.answeredMs >= expiresAtMs, 'served, and not before the reservation expired');
     assert.equal((await chat(replicas[1]!, users.one!.key)).status, 402, 'and then the budget is spent');
     const seen = await storedOnce(users.one!.id, COST_NANOS);
     assert.equal(seen.spentNanos, COST_NANOS, 'the killed request spent nothing');
@@ -185,7 +218,7 @@ describe('budgets shared by three replicas on one Redis', { skip }, () => {
       await eventually(async () => {
         const ready = (await (await fetch(`${replica.origin}/readyz`)).json()) as { coordination?: { redis: string } };
         assert.equal(ready.coordination?.redis, 'ready', 'the replica reconnected to Redis');
-      }, { timeoutMs: 10_000, intervalMs: 100 });
+      }, { timeoutMs: 30_000, intervalMs: 100 });
     }
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {

@@ -13,6 +13,7 @@ import OpenAI from 'openai';
 import { startTestGateway, manualClock, type TestGateway, type ManualClock } from '../helpers/test-gateway.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { createGatewayUser, type UserFields } from '../../core/accounts/gateway-users.ts';
 import { createApiKey } from '../../core/accounts/api-keys.ts';
 import type { BudgetPeriod } from '../../core/store/db-types.ts';
@@ -45,9 +46,17 @@ async function userClient(tg: TestGateway, fields: Omit<UserFields, 'name'>) {
   return { user, client: new OpenAI({ apiKey: key.key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 }), key: key.key };
 }
 
-/** The user's stored spend, once the ledger's batched write (due 20 ms after a settlement) ran. */
-async function spentNanos(tg: TestGateway, userId: number): Promise<number> {
-  await new Promise((r) => setTimeout(r, 50));
+/**
+ * The user's stored spend once the log holds the rows of their `requests` requests (served or
+ * refused): each settlement's spend is written in the same batch as its request's row, so it is then
+ * stored, however late a busy machine ran the batched write.
+ */
+async function spentNanos(tg: TestGateway, userId: number, requests: number): Promise<number> {
+  await eventually(async () => {
+    const { rows } = await tg.gateway.store.db.selectFrom('llm_requests').select((eb) => eb.fn.countAll<number>().as('rows'))
+      .where('gateway_user_id', '=', userId).executeTakeFirstOrThrow();
+    assert.equal(Number(rows), requests, 'the requests\' rows are logged');
+  });
   const row = await tg.gateway.store.db.selectFrom('gateway_users').select('budget_spent_nanos').where('id', '=', userId).executeTakeFirstOrThrow();
   return row.budget_spent_nanos;
 }
@@ -74,7 +83,7 @@ describe('budget reservations', () => {
       const refused = results.filter((r) => r.status === 402);
       assert.equal(served + refused.length, 50, `unexpected statuses: ${results.map((r) => r.status).join(',')}`);
       assert.ok(served >= 1 && served <= 10, `served ${served}`);
-      const spent = await spentNanos(tg, user.id);
+      const spent = await spentNanos(tg, user.id, 50);
       assert.equal(spent, served * COST_NANOS);
       assert.ok(spent <= 10 * COST_NANOS);
       for (const r of refused) {
@@ -93,7 +102,7 @@ describe('budget reservations', () => {
     try {
       const { user, client } = await userClient(tg, {});
       for (let i = 0; i < 3; i++) assert.equal((await ask(client)).status, 200);
-      assert.equal(await spentNanos(tg, user.id), 3 * COST_NANOS);
+      assert.equal(await spentNanos(tg, user.id, 3), 3 * COST_NANOS);
     } finally {
       await tg.close();
     }
@@ -111,7 +120,7 @@ describe('budget reservations', () => {
       let text = '';
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
       assert.ok(text.length > 0);
-      assert.equal(await spentNanos(tg, user.id), 2 * COST_NANOS);
+      assert.equal(await spentNanos(tg, user.id, 2), 2 * COST_NANOS);
     } finally {
       await tg.close();
     }
@@ -127,7 +136,7 @@ describe('budget reservations', () => {
     await tg.close();
     tg = await gateway({ dataDir });
     try {
-      assert.equal(await spentNanos(tg, user.id), COST_NANOS);
+      assert.equal(await spentNanos(tg, user.id, 1), COST_NANOS);
       const refused = await ask(client());
       assert.equal(refused.status, 402);
       assert.match(refused.message, /used up\. This budget does not reset/);
@@ -167,7 +176,7 @@ describe('period rollover at the exact boundary', () => {
           assert.equal((await ask(client)).status, 402, `${period}: 1 ms before the boundary`);
           clock.set(Date.parse(resetIso));
           assert.equal((await ask(client)).status, 200, `${period}: at the boundary`);
-          assert.equal(await spentNanos(tg, user.id), COST_NANOS, `${period}: the new period holds only the new request`);
+          assert.equal(await spentNanos(tg, user.id, 4), COST_NANOS, `${period}: the new period holds only the new request`);
         }
       } finally {
         await tg.close();

@@ -55,12 +55,13 @@ describe('GET /metrics through the gateway', () => {
     // A body refused after authentication (malformed JSON) is counted too.
     const refused = await fetch(`${tg.gateway.origin}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${tg.apiKey}`, 'content-type': 'application/json' }, body: '{"model":' });
     assert.equal(refused.status, 400);
-    // Response-end hooks run after the client has its answer: wait until every request was recorded.
-    for (let i = 0; ; i++) {
+    // Response-end hooks run after the client has its answer: wait until every request was recorded
+    // (up to 30 s, a liveness bound for a busy machine).
+    for (const deadline = Date.now() + 30_000; ;) {
       scrape = await fetch(`${tg.gateway.origin}/metrics`);
       text = await scrape.text();
       values = samples(text);
-      if (values.get('tollgate_in_flight_requests') === 0 || i === 100) break;
+      if (values.get('tollgate_in_flight_requests') === 0 || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   });
@@ -287,17 +288,19 @@ describe('metrics plugin hooks', () => {
   });
 
   test('durations observed between scrapes all reach the histogram, also past what waits in memory', async () => {
-    const h = await harness({ durationBuckets: [1] });
+    // One bucket at 60 s, and half the exchanges started 120 s before they end: a busy machine cannot
+    // stretch an exchange that starts now past the bucket (one at 1 s it could).
+    const h = await harness({ durationBuckets: [60] });
     // Several times the 1,024 observations a series holds before handing them over without a scrape.
     const n = 5_000;
     for (let i = 0; i < n; i++) {
-      await h.run(exchange({ target, upstreamStatus: 200, startedAtPerfMs: performance.now() - (i % 2 === 0 ? 0 : 2_000) }));
+      await h.run(exchange({ target, upstreamStatus: 200, startedAtPerfMs: performance.now() - (i % 2 === 0 ? 0 : 120_000) }));
     }
     const v = await h.values();
     const series = 'provider="anthropic",model="claude-sonnet-4-5",stream="false"';
     assert.equal(v.get(`tollgate_request_duration_seconds_count{${series}}`), n);
-    assert.equal(v.get(`tollgate_request_duration_seconds_bucket{le="1",${series}}`), n / 2, 'half took under 1 s');
-    assert.ok(v.get(`tollgate_request_duration_seconds_sum{${series}}`)! >= (n / 2) * 2, 'the 2 s half is in the sum');
+    assert.equal(v.get(`tollgate_request_duration_seconds_bucket{le="60",${series}}`), n / 2, 'half took under 60 s');
+    assert.ok(v.get(`tollgate_request_duration_seconds_sum{${series}}`)! >= (n / 2) * 120, 'the 120 s half is in the sum');
     await h.run(exchange({ target, upstreamStatus: 200 }));
     assert.equal((await h.values()).get(`tollgate_request_duration_seconds_count{${series}}`), n + 1, 'a scrape takes only what came since');
   });

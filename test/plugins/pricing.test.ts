@@ -135,8 +135,9 @@ describe('price dataset', () => {
     const before = new Set(childPids());
     const apart = await datasetPricesApart(providers, NOW_MS);
     assert.deepEqual(apart, await datasetPrices(providers, NOW_MS));
-    // The child disconnects once its answer is sent; give the exit a moment to be reaped.
-    for (let i = 0; i < 50 && childPids().some((pid) => !before.has(pid)); i++) await new Promise((r) => setTimeout(r, 20));
+    // The child disconnects once its answer is sent; its exit is reaped a moment later (waited for up to
+    // 30 s: a liveness bound, as a busy machine may take seconds to end a process).
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && childPids().some((pid) => !before.has(pid));) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(childPids().filter((pid) => !before.has(pid)), [], 'no dataset process left running');
   });
 

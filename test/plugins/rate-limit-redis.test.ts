@@ -9,7 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
+import { redisTimeMs, skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
+import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
+import { createLog } from '../../core/runtime/log.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { loginAdmin, TEST_ADMIN } from '../helpers/admin-client.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -19,6 +22,8 @@ const skip = skipWithoutRedis();
 
 let sim: OpenAISimulator;
 let redis: RedisServer;
+/** The test's own connection to the replicas' Redis, to read its clock. */
+let clock: RedisConnection;
 let dataDir: string;
 let replicas: GatewayProcess[] = [];
 const keys: Record<string, string> = {};
@@ -36,15 +41,22 @@ before(async () => {
   await caller('rpm30', ['--rpm', '30']);
   await caller('tpm200', ['--tpm', '200']);
   await caller('plain');
+  clock = await connectRedis(redis.url, createLog('error', () => {}), undefined, undefined, 5_000);
   const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test', TOLLGATE_REDIS_URL: redis.url, TOLLGATE_ADMIN_PASSWORD: TEST_ADMIN.password };
+  // A loaded machine can take longer than the default 500 ms to answer a script; a timeout would read as Redis down.
+  const manifest = { ...defaultManifest, coordination: { commandTimeoutMs: 5_000 } };
   // The first start creates the bootstrap admin; two doing it at once would both try.
-  const first = await startGatewayProcess({ dataDir, env });
-  replicas = [first, ...(await Promise.all([1, 2].map(() => startGatewayProcess({ dataDir, env }))))];
+  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
+  // Each started replica is kept for after(), even when another fails to start.
+  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
+  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
+  for (const o of others) if (o.status === 'rejected') throw o.reason;
   await untilSharedStoreReady(replicas.map((r) => r.origin));
 });
 
 after(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
+  await clock?.close();
   await redis?.stop();
   await sim?.close();
 });
@@ -78,17 +90,25 @@ async function outcome(res: Response) {
 }
 
 describe('three replicas on one Redis', { skip }, () => {
-  test('rpm 30: of 60 requests spread round-robin over the replicas, exactly 30 are served, the rest get 429 with the headers', async () => {
-    const startedMs = performance.now();
+  test('rpm 30: of 60 requests spread round-robin over the replicas, 30 are served (and one more per 2 s of Redis time they took), the rest get 429 with the headers', async (t) => {
+    const startedMs = await redisTimeMs(clock.client);
     const outcomes = await Promise.all(Array.from({ length: 60 }, (_, i) => chat(replicas[i % 3]!, keys.rpm30!).then(outcome)));
-    const elapsedMs = performance.now() - startedMs;
+    const spanMs = (await redisTimeMs(clock.client)) - startedMs;
     const served = outcomes.filter((o) => o.status === 200);
     const refused = outcomes.filter((o) => o.status === 429);
-    // GCRA gives one request back every 2 s (60 s / 30): within 2 s the count is exact.
-    assert.ok(elapsedMs < 2_000, `the 60 requests took ${Math.round(elapsedMs)} ms; the count is only exact within 2 s`);
-    assert.equal(served.length, 30, 'exactly the limit is served across the replicas');
-    assert.equal(refused.length, 30, 'every other request is refused');
-    assert.deepEqual(served.map((o) => Number(o.remaining)).sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i), 'each served request saw its own place in the one shared bucket');
+    assert.equal(served.length + refused.length, 60, `only 200 and 429: ${outcomes.map((o) => o.status).join(',')}`);
+    // GCRA gives one request back every 2 s (60 s / 30) of Redis's clock, which the script reads: a
+    // burst that took 2 s or more of it (a busy machine) may be served one more per 2 s, never fewer
+    // than the limit. Replicas counting apart would serve up to 90; the check is exact within 2 s.
+    const regained = Math.floor(spanMs / 2_000);
+    t.diagnostic(`served ${served.length} of 60 in ${spanMs} ms of Redis time`);
+    assert.ok(served.length >= 30 && served.length <= 30 + regained, `served ${served.length} in ${spanMs} ms of Redis time: 30, + ${regained} regained at most`);
+    assert.ok(refused.length > 0, 'the rest are refused');
+    // In the script's order the remaining count steps down by at most one a request, from 29 to 0
+    // (before the first refusal): each place in the one shared bucket was seen, a place twice only
+    // when a request was regained meanwhile.
+    const places = served.map((o) => Number(o.remaining)).sort((a, b) => a - b);
+    assert.deepEqual([...new Set(places)], Array.from({ length: 30 }, (_, i) => i), 'each served request saw a place in the one shared bucket');
     for (const o of served) assert.equal(o.limit, '30');
     for (const o of refused) {
       assert.equal(o.code, 'rate_limit_exceeded');
@@ -99,46 +119,49 @@ describe('three replicas on one Redis', { skip }, () => {
     }
   });
 
-  test('tpm 200: requests of 43 tokens each, round-robin, stop after 4 whichever replica they reach', async () => {
+  test('tpm 200: requests of 43 tokens each, round-robin, stop after 4 (and one more per 43 tokens regained meanwhile) whichever replica they reach', async (t) => {
     // "hi" reserves 9 prompt tokens (its byte bound); with max_tokens 34 the reservation (43) is
-    // exactly what the simulator reports using, so settlements change nothing and the count does not
-    // depend on timing.
+    // exactly what the simulator reports using, so settlements change nothing.
     assert.equal(SIM_USAGE.prompt_tokens + SIM_USAGE.completion_tokens, 43);
+    const startedMs = await redisTimeMs(clock.client);
     const outcomes = [];
     for (let i = 0; i < 7; i++) outcomes.push(await outcome(await chat(replicas[i % 3]!, keys.tpm200!, { max_tokens: 34 })));
-    assert.deepEqual(outcomes.map((o) => o.status), [200, 200, 200, 200, 429, 429, 429]);
-    // 157, 114, 71, 28 at one instant; the bucket refills 200 tokens a minute (one per 300 ms) meanwhile,
-    // so a slow run may show a few more, never fewer.
+    // The bucket refills 200 tokens a minute of Redis's clock (one per 300 ms): a slow run sees a few
+    // more, never fewer. Within 4.5 s of it, exactly 4 are served.
+    const regained = Math.floor(((await redisTimeMs(clock.client)) - startedMs) / 300);
+    const statuses = outcomes.map((o) => o.status);
+    t.diagnostic(`${statuses.join(',')} with ${regained} tokens regained at most`);
+    assert.deepEqual(statuses.slice(0, 4), [200, 200, 200, 200], statuses.join(','));
+    assert.ok(statuses.slice(4).every((s) => s === 200 || s === 429), statuses.join(','));
+    const served = statuses.filter((s) => s === 200).length;
+    assert.ok(served <= Math.floor((200 + regained) / 43), `served ${served} with ${regained} tokens regained at most: ${statuses.join(',')}`);
+    assert.ok(statuses.includes(429), 'the limit is reached');
+    // 157, 114, 71, 28 at one instant, plus what was regained by then.
     outcomes.slice(0, 4).forEach((o, i) => {
       const exact = 200 - 43 * (i + 1);
       const remaining = Number(o.remainingTokens);
-      assert.ok(remaining >= exact && remaining <= exact + 10, `request ${i + 1}: remaining ${remaining}, expected ${exact} (+ refill)`);
+      assert.ok(remaining >= exact && remaining <= exact + regained, `request ${i + 1}: remaining ${remaining}, expected ${exact} (+ ${regained} regained at most)`);
     });
-    for (const o of outcomes.slice(4)) {
+    for (const o of outcomes.filter((o) => o.status === 429)) {
       assert.equal(o.code, 'rate_limit_exceeded');
       assert.equal(o.limitTokens, '200');
       assert.ok(Number(o.retryAfter) >= 1);
     }
   });
 
-  test('a key revoked on one replica is refused by the other two within 1 s', async () => {
+  test('a key revoked on one replica is refused by the other two, which had it cached as valid', async () => {
     const { id, key } = await cliJson<{ id: number; key: string }>(['keys', 'create', '--user', 'plain', '--name', 'soon-revoked'], { dataDir });
     keys.revoked = key;
-    // Every replica has seen the key (and cached it as valid).
+    // Every replica has seen the key (and cached it as valid): the cache has no TTL, so only the
+    // change feed can make the other two refuse it (within ~250 ms, the SQLite poll, on an idle machine).
     await untilServed(keys.revoked);
     const admin = await loginAdmin(replicas[0]!.origin);
-    const revokedAtMs = Date.now();
     const res = await admin.post(`/admin/api/keys/${id}/revoke`);
     assert.equal(res.status, 200, res.text);
     for (const replica of replicas.slice(1)) {
-      let status = 0;
-      while (status !== 401 && Date.now() - revokedAtMs < 3_000) {
-        status = (await chat(replica, keys.revoked)).status;
-        if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const tookMs = Date.now() - revokedAtMs;
-      assert.equal(status, 401, `${replica.origin} still accepts the revoked key`);
-      assert.ok(tookMs < 1_000, `refused after ${tookMs} ms`);
+      await eventually(async () => {
+        assert.equal((await chat(replica, keys.revoked!)).status, 401, `${replica.origin} still accepts the revoked key`);
+      }, { timeoutMs: 20_000, intervalMs: 20 });
     }
   });
 
@@ -175,13 +198,10 @@ describe('three replicas on one Redis', { skip }, () => {
     }
 
     await redis.start();
+    // Each replica's client reconnects on its own backoff (at most 1 s between attempts).
+    await untilSharedStoreReady(replicas.map((r) => r.origin), 30_000);
     for (const replica of replicas) {
-      let status = 0;
-      for (let i = 0; i < 50 && status !== 200; i++) {
-        status = (await chat(replica, keys.plain!)).status;
-        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.equal(status, 200, 'served again once Redis is back');
+      assert.equal((await chat(replica, keys.plain!)).status, 200, 'served again once Redis is back');
       const ready = (await (await fetch(`${replica.origin}/readyz`)).json()) as { coordination?: { redis: string } };
       assert.equal(ready.coordination?.redis, 'ready');
     }

@@ -17,6 +17,7 @@ import { deleteProviderCredential, setProviderCredential } from '../../core/acco
 import { loadKeyring } from '../../core/store/data-dir.ts';
 import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
 import { createApiKey } from '../../core/accounts/api-keys.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const COOLDOWN_MS = 30_000;
 
@@ -171,8 +172,9 @@ describe('circuit breaker', () => {
         abort.abort();
         await res;
       }
-      // The gateway notices each hang-up and ends its attempt; give it a moment to record them.
-      await new Promise((r) => setTimeout(r, 200));
+      // The gateway notices each hang-up, ends its attempt, then logs it (499): once the four rows are
+      // in, every attempt has been recorded, however late a busy machine got to it.
+      await eventually(async () => assert.equal((await tg.logRowsOf('lonely', 0)).filter((r) => r.status === 499).length, 4));
       assert.equal(await breakerGauge('sim-lonely'), 0, 'closed: four hang-ups are not four failures');
       assert.equal(await readyState('a/sim-lonely'), 'closed');
     } finally {

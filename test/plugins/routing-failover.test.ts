@@ -38,7 +38,9 @@ let responses: ResponsesSimulator;
 let tg: TestGateway;
 
 before(async () => {
-  simA = await startOpenAISimulator({ slowMs: 5_000 });
+  // Every other upstream answer must come within the headers timeout, also on a busy machine (5 s, not
+  // 1 s); sim-slow outlasts it many times over.
+  simA = await startOpenAISimulator({ slowMs: 60_000 });
   simB = await startOpenAISimulator();
   anthropic = await startAnthropicSimulator();
   responses = await startResponsesSimulator();
@@ -50,7 +52,7 @@ before(async () => {
       ant: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant' },
       resp: { type: 'openai', baseUrl: responses.baseUrl, apiKey: 'sk-r' },
     },
-    upstream: { headersTimeoutMs: 1_000 },
+    upstream: { headersTimeoutMs: 5_000 },
     router: {
       models: {
         'after-500': group('a/sim-500', 'b/gpt-4o-mini'),

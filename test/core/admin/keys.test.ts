@@ -78,9 +78,9 @@ async function sdkStatus(client: OpenAI): Promise<number> {
   }
 }
 
-/** Waits until auth-guard wrote back `keyId`'s last use (it flushes every 100 ms here). */
+/** Waits until auth-guard wrote back `keyId`'s last use (it flushes every 100 ms here), up to 30 s (a liveness bound). */
 async function lastUsedOf(keyId: number): Promise<string | null> {
-  for (let i = 0; i < 100; i++) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     const row = await tg.gateway.store.db.selectFrom('api_keys').select('last_used_at').where('id', '=', keyId).executeTakeFirstOrThrow();
     if (row.last_used_at !== null) return row.last_used_at;
     await new Promise((r) => setTimeout(r, 20));

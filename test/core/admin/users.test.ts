@@ -196,8 +196,9 @@ describe('one user', () => {
   test('shows spend of a real request, key count and the key\'s last use', async () => {
     await tg.client.chat.completions.create({ model: 'gpt-4o-mini', messages });
     let res = await admin.get(`/admin/api/users/${tg.userId}`);
-    // last_used_at is written back by auth-guard in the background (every 100 ms here).
-    for (let i = 0; i < 100 && res.body.last_used_at === null; i++) {
+    // last_used_at is written back by auth-guard in the background (every 100 ms here; waited for up
+    // to 30 s, a liveness bound for a busy machine).
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && res.body.last_used_at === null;) {
       await new Promise((r) => setTimeout(r, 20));
       res = await admin.get(`/admin/api/users/${tg.userId}`);
     }

@@ -8,11 +8,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectRedis, type RedisConnection } from '../../../core/coordination/redis-connection.ts';
-import { createRedisBudgetCounters, spendKey } from '../../../core/coordination/redis-budget-counters.ts';
+import { createRedisBudgetCounters, heldKey, spendKey } from '../../../core/coordination/redis-budget-counters.ts';
 import type { BudgetKey } from '../../../core/coordination/budget-counters.ts';
 import { GatewayError } from '../../../core/errors.ts';
 import { createLog } from '../../../core/runtime/log.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import { redisTimeMs, skipWithoutRedis, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { sleep } from '../../helpers/sim-http.ts';
 
 const skip = skipWithoutRedis();
@@ -26,7 +26,8 @@ let users = 0;
 before(async () => {
   if (skip) return;
   redis = await startRedisServer();
-  conn = await connectRedis(redis.url, log);
+  // A busy machine can take longer than the default 500 ms to answer; a timeout would read as Redis down.
+  conn = await connectRedis(redis.url, log, undefined, undefined, 5_000);
 });
 
 after(async () => {
@@ -93,11 +94,27 @@ describe('budget counters in Redis', { skip }, () => {
   });
 
   test('a reservation never settled (its replica died) holds until its TTL, then frees the budget', async () => {
-    const counters = createRedisBudgetCounters(conn, { failMode: 'closed', reservationTtlMs: 1_000, log });
-    const k = key();
-    assert.ok((await counters.reserve(k, 100, 100, () => 0))?.held);
-    assert.equal((await counters.reserve(k, 1, 100, () => 0))?.held, null);
-    await sleep(1_100);
+    const ttlMs = 1_000;
+    const counters = createRedisBudgetCounters(conn, { failMode: 'closed', reservationTtlMs: ttlMs, log });
+    // The expiry is a time on Redis's clock (the script's TIME + TTL); a refusal counts as "within the
+    // TTL" only when its answer came before it. A busy machine that answered later runs it again.
+    let k = key();
+    let expiresAtMs = 0;
+    for (let attempt = 1; ; attempt++) {
+      k = key();
+      const reservingMs = await redisTimeMs(conn.client);
+      assert.ok((await counters.reserve(k, 100, 100, () => 0))?.held);
+      const [, score] = await conn.client.zrange(heldKey(k), '0', '-1', 'WITHSCORES');
+      expiresAtMs = Number(score);
+      assert.ok(expiresAtMs >= reservingMs + ttlMs && expiresAtMs <= (await redisTimeMs(conn.client)) + ttlMs, 'it lives its TTL of Redis time');
+      const second = await counters.reserve(k, 1, 100, () => 0);
+      if ((await redisTimeMs(conn.client)) < expiresAtMs) {
+        assert.equal(second?.held, null, 'the budget is held within the TTL');
+        break;
+      }
+      assert.ok(attempt < 5, 'five runs in a row took longer than the TTL of Redis time');
+    }
+    while ((await redisTimeMs(conn.client)) <= expiresAtMs) await sleep(50);
     assert.deepEqual(await counters.read(k, () => 0), { spentNanos: 0, reservedNanos: 0 });
     assert.ok((await counters.reserve(k, 100, 100, () => 0))?.held);
   });

@@ -10,7 +10,7 @@ import { connectRedis, type RedisConnection } from '../../../core/coordination/r
 import { createRedisLoginThrottle } from '../../../core/coordination/redis-login-throttle.ts';
 import type { LoginReservation, LoginThrottle } from '../../../core/coordination/login-throttle.ts';
 import { createLog } from '../../../core/runtime/log.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import { redisTimeMs, skipWithoutRedis, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 
 const skip = skipWithoutRedis();
 const log = createLog('error', () => {});
@@ -20,8 +20,18 @@ let connections: RedisConnection[] = [];
 before(async () => {
   if (skip) return;
   redis = await startRedisServer();
-  connections = [await connectRedis(redis.url, log), await connectRedis(redis.url, log)];
+  // A busy machine can take longer than the default 500 ms to answer; a timeout would read as Redis down.
+  connections = [await connectRedis(redis.url, log, undefined, undefined, 5_000), await connectRedis(redis.url, log, undefined, undefined, 5_000)];
 });
+
+/**
+ * Resolves once Redis has run every command sent so far on each replica's connection (settles are
+ * sent in the background, without being awaited): a connection answers in order, so its PING's
+ * answer comes after theirs.
+ */
+async function settled(): Promise<void> {
+  await Promise.all(connections.map((c) => c.client.ping()));
+}
 after(async () => {
   for (const c of connections) await c.close();
   await redis?.stop();
@@ -40,6 +50,21 @@ async function waitOf(throttle: LoginThrottle, username: string, ip: string): Pr
   return 0;
 }
 
+/**
+ * `waitOf`, with Redis's clock (which the scripts decide by) read before and after: the script's
+ * `now` lies between, so a wait counted from a stored time can be checked exactly on a busy machine.
+ */
+async function timedWaitOf(throttle: LoginThrottle, username: string, ip: string): Promise<{ waitMs: number; fromMs: number; toMs: number }> {
+  const fromMs = await redisTimeMs(connections[0]!.client);
+  const waitMs = await waitOf(throttle, username, ip);
+  return { waitMs, fromMs, toMs: await redisTimeMs(connections[0]!.client) };
+}
+
+/** The score (a Redis time, ms) of the `rank`-th member of a failure set (-1: the latest). */
+async function failureAtMs(key: string, rank: number): Promise<number> {
+  return Number((await connections[0]!.client.zrange(key, String(rank), String(rank), 'WITHSCORES'))[1]);
+}
+
 describe('login throttle shared in Redis', { skip }, () => {
   test('a burst spread over two replicas is cut at the limit', async () => {
     const [a, b] = connections.map((c) => createRedisLoginThrottle(c, 5, 60_000, log));
@@ -48,7 +73,7 @@ describe('login throttle shared in Redis', { skip }, () => {
     assert.equal(reserved.length, 5);
     assert.ok(results.every((r) => 'attempt' in r || r.retryAfterMs === 1_000));
     for (const r of reserved) if ('attempt' in r) r.attempt.release();
-    await new Promise((r) => setTimeout(r, 50)); // settles are sent in the background, on each replica's connection
+    await settled();
     assert.equal(await waitOf(a!, 'admin', '10.1.0.1'), 0, 'released attempts free their places on every replica');
   });
 
@@ -56,22 +81,35 @@ describe('login throttle shared in Redis', { skip }, () => {
     const [a, b] = connections.map((c) => createRedisLoginThrottle(c, 2, 60_000, log));
     await fail(a!, 'Dave', '10.1.0.3');
     await fail(b!, 'dave', '10.1.0.4');
-    const wait = await waitOf(b!, 'dave', '10.1.0.3');
-    assert.ok(wait > 55_000 && wait <= 60_000, `locked for the rest of the window (${wait} ms)`);
+    await settled();
+    // Locked until the window (60 s) has passed since the older of the two failures, on Redis's clock.
+    const unlockMs = (await failureAtMs('tollgate:login:fail:u:dave', 0)) + 60_000;
+    const { waitMs, fromMs, toMs } = await timedWaitOf(b!, 'dave', '10.1.0.3');
+    assert.ok(waitMs >= unlockMs - toMs && waitMs <= unlockMs - fromMs, `locked for the rest of the window (${waitMs} ms, ${unlockMs - toMs}-${unlockMs - fromMs} expected)`);
     assert.equal(await waitOf(a!, 'dave', '10.1.0.5'), 0, 'an address that never failed may try');
     const clean = await a!.begin('dave', '10.1.0.5', Date.now());
     assert.ok('attempt' in clean);
     clean.attempt.succeeded();
-    await new Promise((r) => setTimeout(r, 50)); // the settle is sent in the background
+    await settled();
     assert.equal(await waitOf(b!, 'dave', '10.1.0.3'), 0);
   });
 
   test('an address guessing many usernames is slowed on every replica', async () => {
     const [a, b] = connections.map((c) => createRedisLoginThrottle(c, 2, 60_000, log));
-    for (let i = 0; i < 8; i++) await fail(i % 2 ? a! : b!, `user${i}`, '10.1.0.6');
-    await new Promise((r) => setTimeout(r, 50));
-    const wait = await waitOf(a!, 'someone', '10.1.0.6');
-    assert.ok(wait > 0 && wait <= 1_000, `first backoff about 1 s (${wait} ms)`);
+    // The first backoff: 1 s of Redis's clock after the address's last failure. A machine too busy to
+    // try again within it runs the scenario again from another address.
+    for (let attempt = 1; ; attempt++) {
+      const ip = `10.1.${attempt}.6`;
+      for (let i = 0; i < 8; i++) await fail(i % 2 ? a! : b!, `user${i}`, ip);
+      await settled();
+      const freeAtMs = (await failureAtMs(`tollgate:login:fail:ip:${ip}`, -1)) + 1_000;
+      const { waitMs, fromMs, toMs } = await timedWaitOf(a!, 'someone', ip);
+      if (toMs < freeAtMs) {
+        assert.ok(waitMs > 0 && waitMs >= freeAtMs - toMs && waitMs <= freeAtMs - fromMs, `first backoff 1 s after the last failure (${waitMs} ms, ${freeAtMs - toMs}-${freeAtMs - fromMs} expected)`);
+        break;
+      }
+      assert.ok(attempt < 5, 'five runs in a row took longer than the backoff of Redis time');
+    }
     assert.equal(await waitOf(b!, 'someone', '10.1.0.7'), 0, 'another address is not slowed');
   });
 

@@ -2,15 +2,16 @@
  * The memory-reducing GC after start-up (`core/runtime/start-up-memory.ts`; two on Node 20): cancelled by a
  * request, run once when the server stays quiet, and (asserted on Node 22+) it shrinks a grown young
  * generation back. Each test file runs in its own process, so the once-per-process state starts
- * fresh here.
+ * fresh here. The quiet time's timers run on a mocked clock (`mock.timers`), moved by the test: a
+ * busy machine, which fires real timers late, cannot change what they see.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { AddressInfo } from 'node:net';
-import { releaseStartUpMemory, releaseStartUpMemoryWhenIdle } from '../../../core/runtime/start-up-memory.ts';
-import { closeServer, sleep } from '../../helpers/sim-http.ts';
+import { QUIET_WINDOW_MS, releaseStartUpMemory, releaseStartUpMemoryWhenIdle } from '../../../core/runtime/start-up-memory.ts';
+import { closeServer } from '../../helpers/sim-http.ts';
 
 const newSpaceBytes = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
 
@@ -22,14 +23,20 @@ async function listening(): Promise<{ server: Server; url: string }> {
 
 const NODE_20 = Number(process.versions.node.split('.')[0]) < 22;
 
-test('a request within the quiet time cancels it', async () => {
+test('a request within the quiet time cancels it', async (t) => {
   const { server, url } = await listening();
+  t.after(() => closeServer(server));
   const ran: number[] = [];
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  t.after(() => t.mock.timers.reset());
   releaseStartUpMemoryWhenIdle(server, (ms) => ran.push(ms), 300);
+  // However long the request takes in real time, none of the quiet time has passed on its clock.
   assert.equal(await (await fetch(url)).text(), 'ok');
-  await sleep(600);
+  // Past the quiet time and (Node 20) the quiet window after it, one tick each (a tick runs only the
+  // timers set before it): nothing ran.
+  t.mock.timers.tick(300);
+  t.mock.timers.tick(QUIET_WINDOW_MS);
   assert.deepEqual(ran, []);
-  await closeServer(server);
 });
 
 test('a quiet server: the GCs give a grown young generation back, and no gc is left on the global', async (t) => {
@@ -44,13 +51,18 @@ test('a quiet server: the GCs give a grown young generation back, and no gc is l
   const ran: number[] = [];
   // Node 20: two GCs, the second once V8's 5 s allocation-rate window holds only the quiet time.
   const quietWindowMs = 5_200;
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  t.after(() => t.mock.timers.reset());
   releaseStartUpMemoryWhenIdle(server, (ms) => ran.push(ms), 100, quietWindowMs);
+  t.mock.timers.tick(99);
+  assert.deepEqual(ran, [], 'not before the quiet time');
+  t.mock.timers.tick(1);
   if (NODE_20) {
     // The release is the second GC: not before the quiet window has passed.
-    await sleep(100 + quietWindowMs - 400);
+    t.mock.timers.tick(quietWindowMs - 1);
     assert.deepEqual(ran, []);
-    await sleep(1_500);
-  } else await sleep(400);
+    t.mock.timers.tick(1);
+  }
   assert.equal(ran.length, 1);
   assert.ok(ran[0]! >= 0);
   // Node 20 shrinks only when the rate V8 measured over the window was low: true of an idle gateway

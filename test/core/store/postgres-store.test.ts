@@ -19,6 +19,7 @@ import { validateManifest } from '../../../core/manifest.ts';
 import { defaultManifest } from '../../../core/default-manifest.ts';
 import { pluginRegistry } from '../../../plugins/index.ts';
 import { createLog } from '../../../core/runtime/log.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const skip = skipWithoutPostgres();
 let server: PostgresServer;
@@ -119,6 +120,10 @@ describe('PostgreSQL store', { skip }, () => {
     const url = await server.createDatabase();
     const [gateway, other] = await Promise.all([openPostgresStore(url), openPostgresStore(url)]);
     try {
+      const cli = (args: string[]) => cliJson(args, { dataDir: tempDir(), env: { TOLLGATE_DATABASE_URL: url } });
+      // Written before the gateway listens: its notification reaches no one, so none can arrive late
+      // and be counted below (as one did after a fixed 200 ms wait on a busy machine).
+      await cli(['users', 'create', '--name', 'ada']);
       let heard = 0;
       let waiter: (() => void) | null = null;
       gateway.onExternalChange(() => {
@@ -126,15 +131,12 @@ describe('PostgreSQL store', { skip }, () => {
         waiter?.();
       });
       const nextChange = () => new Promise<void>((resolve) => (waiter = resolve));
-      // The feed connects in the background: another process notifies until it is heard.
-      const connected = nextChange();
-      const timer = setInterval(() => other.notifyChange(), 50);
-      await connected;
-      clearInterval(timer);
-      await new Promise((r) => setTimeout(r, 200));
-      const cli = (args: string[]) => cliJson(args, { dataDir: tempDir(), env: { TOLLGATE_DATABASE_URL: url } });
-      await cli(['users', 'create', '--name', 'ada']);
-      heard = 0;
+      // The feed connects in the background: wait until its connection has run its LISTEN (PostgreSQL
+      // shows each session's last statement), with nothing notified meanwhile.
+      await eventually(async () => {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and query = 'LISTEN tollgate_changes'`.execute(other.db);
+        assert.equal(rows[0]?.n, 1, 'the feed listens');
+      });
       for (const args of [['users', 'list'], ['users', 'show', 'ada'], ['keys', 'list'], ['pricing', 'list'], ['models', 'list'], ['admins', 'list']]) await cli(args);
       // Notifications arrive in the order they were sent: once this one is heard, any a read had sent was too.
       const marker = nextChange();
@@ -168,7 +170,8 @@ describe('PostgreSQL store', { skip }, () => {
     const metrics = createMetricsRegistry();
     const store = await openPostgresStore(await own.createDatabase(), { metrics, healthProbeMs: 50 });
     const until = async (status: string) => {
-      for (let i = 0; i < 200 && store.readiness().status !== status; i++) await new Promise((r) => setTimeout(r, 25));
+      // A liveness bound (30 s), generous for a busy machine.
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && store.readiness().status !== status;) await new Promise((r) => setTimeout(r, 25));
       return store.readiness();
     };
     try {

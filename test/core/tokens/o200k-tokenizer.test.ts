@@ -25,7 +25,7 @@ const TEXTS = [
 ];
 
 // The bundle's table sits beside dist/tollgate.js; this test reads it from there.
-const BUNDLE_JSON_URL = new URL('../../dist/o200k_base.json', import.meta.url);
+const BUNDLE_JSON_URL = new URL('../../../dist/o200k_base.json', import.meta.url);
 
 test('the build writes the library\'s rank table as JSON, and counts from it equal the library\'s', async () => {
   // `npm test` builds first; build here when this file runs alone.
