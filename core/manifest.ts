@@ -193,7 +193,7 @@ const manifestSchema: JsonSchema = {
         },
         failMode: {
           enum: ['closed', 'open'], default: 'closed',
-          description: 'While Redis is unreachable: "closed" answers limited requests 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning.',
+          description: 'While Redis is unreachable: "closed" answers requests under an rpm/tpm limit or a budget 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning. Either way concurrency limits are counted by each replica alone meanwhile and never refuse for Redis.',
         },
         failModeByLimit: {
           type: 'object', additionalProperties: false, default: {},

@@ -21,8 +21,8 @@
  *
  * Where the counts live is not this plugin's business: it asks `ctx.rateCounters`
  * (`core/coordination/rate-counters.ts`), in memory for one process (limits restart full when it restarts) or in
- * Redis shared by every replica (the manifest's `coordination`), which may also refuse with 503
- * `coordination_unavailable` while Redis is unreachable. A user whose limit is changed starts with a
+ * Redis shared by every replica (the manifest's `coordination`), which may also refuse rpm/tpm with
+ * 503 `coordination_unavailable` while Redis is unreachable (concurrency is then counted per replica). A user whose limit is changed starts with a
  * full bucket at the new limit.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
