@@ -31,6 +31,8 @@ export interface ServerSettings {
   maxBodyBytes: number;
   /** Body limits of single dialects (by dialect id), over `maxBodyBytes`. */
   maxBodyBytesByDialect: Record<string, number>;
+  /** Bytes of request bodies read and parsed at once, process-wide (503 `bodies_in_flight_full` beyond). */
+  maxBodyBytesInFlight: number;
   drainTimeoutMs: number;
   /** Time a client has to send its request headers (408 and close after). */
   headersTimeoutMs: number;
@@ -115,6 +117,10 @@ const manifestSchema: JsonSchema = {
           default: { 'anthropic-messages': 32 * 1024 * 1024 },
           description: 'Largest body per dialect id, where it differs from maxBodyBytes. Agents send whole sessions: Anthropic Messages (Claude Code) defaults to 32 MiB, Anthropic\'s own limit.',
           additionalProperties: { type: 'integer', minimum: 1024, description: 'Bytes.' },
+        },
+        maxBodyBytesInFlight: {
+          type: 'integer', minimum: 1024, default: 256 * 1024 * 1024,
+          description: 'Bytes of request bodies being read and parsed at once, all clients together (a body holds its content-length from before it is read until it is parsed). A body that does not fit is answered 503 bodies_in_flight_full with Retry-After: 1 at once, rather than queued: a queue would hold sockets and memory the cap exists to bound. Keep it at least the largest maxBodyBytesByDialect.',
         },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
         headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
