@@ -149,4 +149,15 @@ describe('the concurrency slot taken before the body is read', () => {
     first.finish();
     assert.match(await first.response, /^HTTP\/1\.1 200 /);
   });
+
+  test('a slot taken before a body that is then refused (400) is given back', async () => {
+    const res = await fetch(`${tg.gateway.origin}/api/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': tg.apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: '{"model": ',
+    });
+    assert.equal(res.status, 400);
+    const served = await tg.post('/messages', JSON.parse(messagesBody(1024).toString()));
+    assert.equal(served.status, 200, served.text);
+  });
 });
