@@ -86,7 +86,7 @@ describe('bytes of bodies in flight capped (server.maxBodyBytesInFlight)', () =>
     await tg?.close();
   });
 
-  test('of 6 concurrent 16 MiB bodies, 2 are read while 4 get 503 bodies_in_flight_full at once; /healthz answers before the 2 are served', async () => {
+  test('of 6 concurrent 16 MiB bodies, 2 are read while 4 get 503 bodies_in_flight_full at once; /healthz answers before the 2 are served', { timeout: 120_000 }, async () => {
     const body = messagesBody(16 * MiB);
     const rssBeforeBytes = process.memoryUsage.rss();
     let rssPeakBytes = rssBeforeBytes;
@@ -135,7 +135,7 @@ describe('the concurrency slot taken before the body is read', () => {
     await tg?.close();
   });
 
-  test('a caller at its concurrency limit is refused 429 before its body is read; the first body is then served', async () => {
+  test('a caller at its concurrency limit is refused 429 before its body is read; the first body is then served', { timeout: 60_000 }, async () => {
     const body = messagesBody(4 * MiB);
     const first = partialMessages(tg.gateway.address.port, tg.apiKey, body);
     // The first request holds the slot once its 401-check passed; wait until the gateway is reading it.
