@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the TypeScript sources into dist/tollgate.js, the CSV export's worker thread into
-// dist/logs-export-worker.js and the price dataset's child process into dist/price-dataset-process.js
+// dist/logs-export-worker.js, the large-body JSON parser's into dist/json-parse-worker.js and the price dataset's child process into dist/price-dataset-process.js
 // (dependencies stay external), so the gateway runs without a TypeScript loader: about 50 MB less
 // memory and no transpiling at start-up.
 // Runs on `npm install` / `npm ci` (prepare), before `npm start` and before `npm test`.
@@ -11,6 +11,7 @@ await build({
   entryPoints: {
     tollgate: new URL('../tollgate.ts', import.meta.url).pathname,
     'logs-export-worker': new URL('../core/admin/logs-export-worker.ts', import.meta.url).pathname,
+    'json-parse-worker': new URL('../core/http/json-parse-worker.ts', import.meta.url).pathname,
     'price-dataset-process': new URL('../core/money/price-dataset-process.ts', import.meta.url).pathname,
   },
   outdir: new URL('../dist', import.meta.url).pathname,
@@ -28,7 +29,7 @@ await build({
 // source as a two-byte string: twice the memory, for as long as the process runs. Those comments
 // get \u escapes instead (no code follows a retained `//` comment on its line, so the source map's
 // columns stay right).
-for (const name of ['tollgate.js', 'logs-export-worker.js', 'price-dataset-process.js']) {
+for (const name of ['tollgate.js', 'logs-export-worker.js', 'json-parse-worker.js', 'price-dataset-process.js']) {
   const path = new URL(`../dist/${name}`, import.meta.url).pathname;
   const source = readFileSync(path, 'utf8');
   // eslint-disable-next-line no-control-regex

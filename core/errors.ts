@@ -112,6 +112,7 @@ export const ERROR_CATALOG = {
   upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The upstream sent more than the gateway accepts for one answer (upstream.maxResponseBytes, upstream.maxStreamBytes).' },
   // The gateway itself.
   coordination_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach the shared store its replicas count rate limits and budgets in (Redis), so it refuses requests until it is back (coordination.failMode "closed"). Retry shortly.', headers: { 'retry-after': '1' } },
+  bodies_in_flight_full: { status: 503, type: 'server_error', message: 'The gateway is already reading as many request bytes as it holds at once (server.maxBodyBytesInFlight). Retry shortly.', headers: { 'retry-after': '1' } },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
   store_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach its database right now (restarting, locked, full or read-only). Retry shortly.', headers: { 'retry-after': '1' } },
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
@@ -216,6 +217,16 @@ export function embeddingsUnsupported(providerName: string, alternatives: readon
 }
 
 /** 413: the request body exceeds `maxBodyBytes`. */
+/**
+ * 503 `bodies_in_flight_full` with `Retry-After: 1`: reading this body would take the bytes of bodies
+ * being read at once past `server.maxBodyBytesInFlight` (`core/http/request-body.ts`).
+ */
+export function bodiesInFlightFull(maxBytesInFlight: number): GatewayError {
+  return gatewayError('bodies_in_flight_full', {
+    message: `The gateway is already reading ${maxBytesInFlight} bytes of request bodies at once (server.maxBodyBytesInFlight); this one does not fit now. Retry shortly.`,
+  });
+}
+
 export function requestTooLarge(maxBodyBytes: number): GatewayError {
   return gatewayError('request_too_large', { message: `Request body exceeds the gateway's limit of ${maxBodyBytes} bytes.` });
 }

@@ -31,6 +31,8 @@ export interface ServerSettings {
   maxBodyBytes: number;
   /** Body limits of single dialects (by dialect id), over `maxBodyBytes`. */
   maxBodyBytesByDialect: Record<string, number>;
+  /** Bytes of request bodies read and parsed at once, process-wide (503 `bodies_in_flight_full` beyond). */
+  maxBodyBytesInFlight: number;
   drainTimeoutMs: number;
   /** Time a client has to send its request headers (408 and close after). */
   headersTimeoutMs: number;
@@ -116,6 +118,10 @@ const manifestSchema: JsonSchema = {
           description: 'Largest body per dialect id, where it differs from maxBodyBytes. Agents send whole sessions: Anthropic Messages (Claude Code) defaults to 32 MiB, Anthropic\'s own limit.',
           additionalProperties: { type: 'integer', minimum: 1024, description: 'Bytes.' },
         },
+        maxBodyBytesInFlight: {
+          type: 'integer', minimum: 1024, default: 256 * 1024 * 1024,
+          description: 'Bytes of request bodies being read and parsed at once, all clients together (a body holds its content-length from before it is read until it is parsed). A body that does not fit is answered 503 bodies_in_flight_full with Retry-After: 1 at once, rather than queued: a queue would hold sockets and memory the cap exists to bound. Keep it at least the largest maxBodyBytesByDialect.',
+        },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
         headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
         requestTimeoutMs: { type: 'integer', minimum: 100, default: 300_000, description: 'Time a client has to send its whole request, body included (408 after). Does not limit the answer. At least headersTimeoutMs.' },
@@ -193,7 +199,7 @@ const manifestSchema: JsonSchema = {
         },
         failMode: {
           enum: ['closed', 'open'], default: 'closed',
-          description: 'While Redis is unreachable: "closed" answers limited requests 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning.',
+          description: 'While Redis is unreachable: "closed" answers requests under an rpm/tpm limit or a budget 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning. Either way concurrency limits are counted by each replica alone meanwhile and never refuse for Redis.',
         },
         failModeByLimit: {
           type: 'object', additionalProperties: false, default: {},

@@ -65,6 +65,10 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   }
   const router = routers[0]!;
   const onRequest = stepsFor(plugins, 'onRequest');
+  const bodyAt = Math.max(0, plugins.findIndex((p) => !p.headersOnly));
+  /** `beforeBody` hooks of the plugins from `bodyAt` on (a `headersOnly` plugin's would run after its onRequest). */
+  const beforeBody = stepsFor(plugins, 'beforeBody').filter((step) => step.index >= bodyAt);
+  const hasBeforeBody = plugins.map((_, index) => beforeBody.some((step) => step.index === index));
   const beforeUpstream = stepsFor(plugins, 'beforeUpstream');
   const onError = stepsFor(plugins, 'onError').reverse();
   const onResponseStart = stepsFor(plugins, 'onResponseStart').reverse();
@@ -72,8 +76,6 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   const onResponseComplete = stepsFor(plugins, 'onResponseComplete').reverse();
   const onResponseEnd = stepsFor(plugins, 'onResponseEnd').reverse();
   const createState = plugins.map((p) => (p.createState ? p.createState.bind(p) : null));
-  /** The first plugin that may need the body: it is read when the pipeline reaches this index. */
-  const bodyAt = Math.max(0, plugins.findIndex((p) => !p.headersOnly));
 
   function stateOf(ex: Exchange, index: number): unknown {
     let state = ex.states[index];
@@ -84,17 +86,25 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     return state;
   }
 
-  function responseHooks(entered: number): ResponseHooks {
+  /**
+   * Whether the plugin at `index` is entered: its request hook returned (`index < entered`), or its
+   * `beforeBody` did (`index < heldBelow`, see core/plugin.ts).
+   */
+  function isEntered(index: number, entered: number, heldBelow: number): boolean {
+    return index < entered || (index < heldBelow && hasBeforeBody[index]!);
+  }
+
+  function responseHooks(entered: number, heldBelow = 0): ResponseHooks {
     return {
       start(ex) {
-        for (const step of onResponseStart) if (step.index < entered) step.fn(ex, stateOf(ex, step.index));
+        for (const step of onResponseStart) if (isEntered(step.index, entered, heldBelow)) step.fn(ex, stateOf(ex, step.index));
       },
       chunk(ex, chunk: ChatCompletionChunk) {
-        for (const step of onResponseChunk) if (step.index < entered) step.fn(ex, stateOf(ex, step.index), chunk);
+        for (const step of onResponseChunk) if (isEntered(step.index, entered, heldBelow)) step.fn(ex, stateOf(ex, step.index), chunk);
       },
       async complete(ex, final: unknown) {
         for (const step of onResponseComplete) {
-          if (step.index >= entered) continue;
+          if (!isEntered(step.index, entered, heldBelow)) continue;
           try {
             await step.fn(ex, stateOf(ex, step.index), final);
           } catch (err) {
@@ -117,13 +127,13 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   /** The hooks of an exchange that entered every plugin (the proxied ones): built once. */
   const allResponseHooks = responseHooks(plugins.length);
 
-  function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number, bodyUnread: boolean): void {
+  function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number, bodyUnread: boolean, heldBelow: number): void {
     const error = toGatewayError(err);
     if (error.code === 'internal_error') deps.log.error('request failed', { requestId: ex.id, err: error.cause ?? err });
     ex.status = error.status;
     ex.errorCode = error.code;
     for (const step of onError) {
-      if (step.index >= entered) continue;
+      if (!isEntered(step.index, entered, heldBelow)) continue;
       try {
         step.fn(ex, stateOf(ex, step.index), error);
       } catch (hookErr) {
@@ -132,26 +142,26 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     }
     if (res.headersSent) return;
     try {
-      responseHooks(entered).start(ex);
+      responseHooks(entered, heldBelow).start(ex);
     } catch (hookErr) {
       deps.log.error('onResponseStart hook failed', { requestId: ex.id, err: hookErr });
     }
     sendError(res, error, ex.id, closingIf(bodyUnread, ex.responseHeaders), ex.dialect?.errorBody);
   }
 
-  function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean): void {
+  function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean, heldBelow = 0): void {
     ex.status = r.status;
-    responseHooks(entered).start(ex);
+    responseHooks(entered, heldBelow).start(ex);
     sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
   }
 
-  async function end(ex: Exchange, entered: number): Promise<void> {
+  async function end(ex: Exchange, entered: number, heldBelow: number): Promise<void> {
     if (ex.clientAborted && ex.errorCode === null) {
       ex.status = 499;
       ex.errorCode = 'client_disconnected';
     }
     for (const step of onResponseEnd) {
-      if (step.index >= entered) continue;
+      if (!isEntered(step.index, entered, heldBelow)) continue;
       try {
         const done = step.fn(ex, stateOf(ex, step.index));
         if (isPromise(done)) await done;
@@ -163,13 +173,20 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
 
   async function run(ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
     let entered = 0;
+    /** Plugins below this index whose `beforeBody` returned are entered too. */
+    let heldBelow = 0;
     // The body is read once, when the first plugin that may need it is reached (inline, not a helper:
-    // a closure and a promise fewer per request).
+    // a closure and a promise fewer per request), after the `beforeBody` hooks.
     let pendingBody = loadBody;
     try {
       for (const step of onRequest) {
         if (pendingBody && step.index >= bodyAt) {
           entered = bodyAt;
+          for (const hold of beforeBody) {
+            const held = hold.fn(ex, stateOf(ex, hold.index));
+            if (isPromise(held)) await held;
+            heldBelow = hold.index + 1;
+          }
           const load = pendingBody;
           pendingBody = undefined;
           await load();
@@ -179,12 +196,17 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
         const result = isPromise(returned) ? await returned : returned;
         if (isReply(result)) {
           entered = step.index + 1;
-          answer(ex, res, result, entered, pendingBody !== undefined);
+          answer(ex, res, result, entered, pendingBody !== undefined, heldBelow);
           return;
         }
       }
       if (pendingBody) {
         entered = bodyAt;
+        for (const hold of beforeBody) {
+          const held = hold.fn(ex, stateOf(ex, hold.index));
+          if (isPromise(held)) await held;
+          heldBelow = hold.index + 1;
+        }
         const load = pendingBody;
         pendingBody = undefined;
         await load();
@@ -208,9 +230,9 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       await proxyWithFallback(ex, call, fallback, res, allResponseHooks, deps);
     } catch (err) {
       if (ex.clientAborted) return;
-      fail(ex, res, err, entered, pendingBody !== undefined);
+      fail(ex, res, err, entered, pendingBody !== undefined, heldBelow);
     } finally {
-      await end(ex, entered);
+      await end(ex, entered, heldBelow);
     }
   }
 

@@ -4,6 +4,12 @@
  *
  * Request phases run in manifest order, each plugin once. The request body is read and parsed when
  * the pipeline passes the leading run of `headersOnly` plugins (before that, `ex.request` is null):
+ * - `beforeBody(ex, state)`: for the plugins after that run, in manifest order, just before the body
+ *   is read (only for an exchange with a body). MAY take what must be held while a body is read (a
+ *   concurrency slot: a caller over its limit is refused before its 32 MiB are read). MUST NOT read
+ *   `ex.request`. To deny, throw a `GatewayError`. A plugin whose `beforeBody` returned is entered
+ *   (below) even if the body or an earlier plugin's `onRequest` then fails, so its `onResponseEnd`
+ *   gives back what it took.
  * - `onRequest(ex, state)`: authenticate, check limits, reserve. MAY read the parsed request and the
  *   slots earlier plugins filled, set slots it owns (`principal`, ...), add response headers to
  *   `ex.responseHeaders`. To deny, throw a `GatewayError` from `core/errors.ts`. To answer locally,
@@ -76,6 +82,7 @@ export interface Plugin<S = void> {
    */
   readonly headersOnly?: boolean;
   createState?(ex: Exchange): S;
+  beforeBody?(ex: Exchange, state: S): MaybePromise<void>;
   onRequest?(ex: Exchange, state: S): MaybePromise<void | Reply>;
   route?(ex: Exchange, state: S): MaybePromise<ModelCall | Reply>;
   beforeUpstream?(ex: Exchange, state: S, call: ModelCall): MaybePromise<void | ModelCall>;

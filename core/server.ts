@@ -14,7 +14,7 @@ import type { Pipeline } from './pipeline.ts';
 import type { Log } from './runtime/log.ts';
 import { GatewayError, endpointNotFound, gatewayShutdown, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './http/respond.ts';
-import { parseJsonBody, readRequestBody } from './http/request-body.ts';
+import { createBodyBytesInFlight, parseJsonBodyOffThread, readRequestBody } from './http/request-body.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './routes.ts';
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
@@ -38,6 +38,12 @@ export interface GatewayServerOptions {
   maxBodyBytes: number;
   /** Body limits per dialect id, over `maxBodyBytes`. */
   maxBodyBytesByDialect?: Readonly<Record<string, number>>;
+  /**
+   * Bytes of pipeline request bodies read and parsed at once, process-wide (manifest
+   * `server.maxBodyBytesInFlight`); a body that does not fit gets 503 `bodies_in_flight_full`.
+   * Default `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT`.
+   */
+  maxBodyBytesInFlight?: number;
   drainTimeoutMs: number;
   /** Client-side limits (manifest `server`); `CONNECTION_DEFAULTS` where absent. */
   connections?: Partial<ConnectionSettings>;
@@ -123,8 +129,12 @@ export function newRequestId(): string {
   return `req_${Date.now().toString(16).padStart(12, '0')}${random}`;
 }
 
+/** 256 MiB: eight bodies at Anthropic's 32 MiB limit, each costing about three times its size until parsed. */
+export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 256 * 1024 * 1024;
+
 export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
   const { pipeline, log } = options;
+  const bodiesInFlight = createBodyBytesInFlight(options.maxBodyBytesInFlight ?? DEFAULT_MAX_BODY_BYTES_IN_FLIGHT);
   const clock = options.clock ?? systemClock;
   const table = createRouteTable(options.routes);
   const running = new RunningExchanges();
@@ -222,14 +232,17 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   }
 
   /**
-   * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed).
-   * A refused body (400, 413) closes the connection when part of it was left unread.
+   * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed
+   * and the `beforeBody` hooks held their slots). Its bytes count against `bodiesInFlight` until it is
+   * parsed. A refused body (400, 413, 503) closes the connection when part of it was left unread.
    */
   async function loadBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
     const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
+    const hold = bodiesInFlight.hold();
     try {
-      const text = await readRequestBody(req, maxBodyBytes);
-      const parsed = dialect.parseRequest(parseJsonBody(text), route.operation, req.headers);
+      const value = await parseJsonBodyOffThread(await readRequestBody(req, maxBodyBytes, { inFlight: bodiesInFlight, hold }));
+      hold.release();
+      const parsed = dialect.parseRequest(value, route.operation, req.headers);
       ex.request = parsed.canonical;
       ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
@@ -240,6 +253,8 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     } catch (err) {
       if (err instanceof GatewayError && !req.readableEnded) err.headers.connection = 'close';
       throw err;
+    } finally {
+      hold.release();
     }
   }
 

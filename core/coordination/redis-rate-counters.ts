@@ -8,17 +8,21 @@
  * Keys: `tollgate:rl:gcra:<bucket name>:<limit>:<periodMs>` (a hash) and `tollgate:rl:slots:<slot
  * name>` (a sorted set).
  *
- * When Redis cannot be reached (or answers too late): fail closed throws 503
- * `coordination_unavailable`; fail open lets the request through without counting it and logs a
- * warning at most every 10 s. Settlements and releases that fail are dropped (a lease expires; a
- * bucket refills with time).
+ * When Redis cannot be reached (or answers too late), rpm/tpm buckets follow `failMode`: closed throws
+ * 503 `coordination_unavailable`; open lets the request through without counting it and logs a
+ * warning at most every 10 s. Concurrency slots follow neither: they are counted by this replica
+ * alone until Redis is back, whatever the mode. A concurrency limit protects the upstream pools,
+ * which a replica can still do on its own; refusing every user for it (the default limit applies to
+ * all) would turn a Redis outage into a full one, and dropping it would leave the pools unguarded.
+ * Settlements and releases that fail are dropped (a lease expires; a bucket refills with time).
  */
 import { randomBytes } from 'node:crypto';
 import { gatewayError } from '../errors.ts';
 import { clampCost, type GcraDecision } from './gcra.ts';
 import type { Log } from '../runtime/log.ts';
-import { decisionsOf, type RateBucket, type RateCounters, type RateTake, type SlotLease } from './rate-counters.ts';
+import { decisionsOf, type RateBucket, type RateCounters, type RateTake, type SlotGrant, type SlotLease, type SlotLimit } from './rate-counters.ts';
 import type { RedisConnection } from './redis-connection.ts';
+import { createInFlightCounter } from './in-flight-counter.ts';
 import { GCRA_SETTLE, GCRA_TAKE, SLOT_ACQUIRE, SLOT_RELEASE, SLOT_RENEW } from './rate-limit-scripts.ts';
 
 export type FailMode = 'closed' | 'open';
@@ -73,7 +77,11 @@ export function createRedisRateCounters(redis: RedisConnection, options: RedisRa
   const replicaId = randomBytes(6).toString('hex');
   let leaseSeq = 0;
   const held = new Map<string, SlotLease>();
+  /** Slots taken while Redis was unreachable, counted here only; their leases are in `localLeases`. */
+  const localSlots = createInFlightCounter();
+  const localLeases = new WeakSet<SlotLease>();
   let lastWarnMs = 0;
+  const lastWarnMsBy = new Map<string, number>();
 
   /** Throws 503 (fail closed), or logs at most every 10 s (fail open) and lets the caller go on. */
   function unavailable(op: string, err: unknown): void {
@@ -87,10 +95,15 @@ export function createRedisRateCounters(redis: RedisConnection, options: RedisRa
   }
 
   function dropped(op: string, err: unknown): void {
+    warnThrottled(`rate-limit ${op} dropped: redis unreachable`, err);
+  }
+
+  /** Each message at most every 10 s: one saying rates go uncounted must not hide one about slots. */
+  function warnThrottled(message: string, err: unknown): void {
     const nowMs = Date.now();
-    if (nowMs - lastWarnMs < WARN_EVERY_MS) return;
-    lastWarnMs = nowMs;
-    log.warn(`rate-limit ${op} dropped: redis unreachable`, { error: err instanceof Error ? err.message : String(err) });
+    if (nowMs - (lastWarnMsBy.get(message) ?? -Infinity) < WARN_EVERY_MS) return;
+    lastWarnMsBy.set(message, nowMs);
+    log.warn(message, { error: err instanceof Error ? err.message : String(err) });
   }
 
   async function renew(): Promise<void> {
@@ -105,6 +118,15 @@ export function createRedisRateCounters(redis: RedisConnection, options: RedisRa
     }
     await redis.run(SLOT_RENEW, keys, args).catch((err: unknown) => dropped('lease renewal', err));
   }
+  /** Takes `slots` in this replica's own counts (Redis unreachable): the same limits, per replica. */
+  function acquireLocally(slots: readonly SlotLimit[], lease: SlotLease): SlotGrant {
+    const full = slots.findIndex((slot) => localSlots.count(slot.name) >= slot.limit);
+    if (full >= 0) return { lease: null, full };
+    for (const slot of slots) localSlots.take(slot.name);
+    localLeases.add(lease);
+    return { lease, full: null };
+  }
+
   const renewal = setInterval(() => void renew(), Math.max(100, Math.floor(leaseTtlMs / 3)));
   renewal.unref();
 
@@ -144,14 +166,18 @@ export function createRedisRateCounters(redis: RedisConnection, options: RedisRa
       try {
         full = Number(await redis.run(SLOT_ACQUIRE, slots.map((s) => slotKey(s.name)), [lease.id, leaseTtlMs, ...slots.map((s) => s.limit)]));
       } catch (err) {
-        unavailable('acquire', err);
-        return { lease: { id: lease.id, names: [] }, full: null };
+        warnThrottled('concurrency limits counted by this replica alone: redis unreachable', err);
+        return acquireLocally(slots, lease);
       }
       if (full > 0) return { lease: null, full: full - 1 };
       held.set(lease.id, lease);
       return { lease, full: null };
     },
     async release(lease) {
+      if (localLeases.has(lease)) {
+        for (const name of lease.names) localSlots.release(name);
+        return;
+      }
       held.delete(lease.id);
       if (lease.names.length === 0) return;
       await redis.run(SLOT_RELEASE, lease.names.map(slotKey), [lease.id]).catch((err: unknown) => dropped('release', err));

@@ -1,34 +1,89 @@
 /**
  * Reading and validating request bodies: size-capped (413 before reading when `content-length`
- * already exceeds it), parsed once, checked against a compiled JSON Schema. Validation errors name
- * the field as `param` in OpenAI's dotted form (`messages[0].role`).
+ * already exceeds it), the bytes being read at once capped process-wide (`BodyBytesInFlight`), parsed
+ * once (a large body on a worker thread, `json-parse-worker.ts`), checked against a compiled JSON
+ * Schema. Validation errors name the field as `param` in OpenAI's dotted form (`messages[0].role`).
  */
 import type { IncomingMessage } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { invalidRequest, requestTooLarge } from '../errors.ts';
+import { bodiesInFlightFull, invalidRequest, requestTooLarge } from '../errors.ts';
 import type { JsonSchema } from '../json-schema.ts';
+
+/**
+ * The bytes of request bodies held at once by the whole process, at most `maxBytes`: 20 bodies of
+ * 32 MiB read together once took 2.5 GB and froze the event loop for seconds. A body holds its bytes
+ * from before it is read until it is parsed (`BodyHold.release`).
+ */
+export interface BodyBytesInFlight {
+  readonly maxBytes: number;
+  /** Bytes held now. */
+  readonly bytes: number;
+  /** A new hold of 0 bytes for one body. */
+  hold(): BodyHold;
+}
+
+/** One body's share of `BodyBytesInFlight`. */
+export interface BodyHold {
+  /** Takes `bytes` more; false (nothing taken) when that would pass the process's cap. */
+  grow(bytes: number): boolean;
+  /** Gives back everything held. Idempotent. */
+  release(): void;
+}
+
+/** Creates the process-wide count, capped at `maxBytes`. */
+export function createBodyBytesInFlight(maxBytes: number): BodyBytesInFlight {
+  let bytes = 0;
+  return {
+    maxBytes,
+    get bytes() {
+      return bytes;
+    },
+    hold() {
+      let held = 0;
+      return {
+        grow(more) {
+          if (bytes + more > maxBytes) return false;
+          bytes += more;
+          held += more;
+          return true;
+        },
+        release() {
+          bytes -= held;
+          held = 0;
+        },
+      };
+    },
+  };
+}
 
 /**
  * Reads the whole body, at most `maxBodyBytes`. Throws 413 `request_too_large` (a body that grows past
  * the cap mid-read is dropped and its connection closed), or the stream's error when the client
- * leaves mid-body. Listens for `data` rather than iterating: an async iterator per request cost more
- * than reading a small body.
+ * leaves mid-body. With a `hold`, the body's bytes are taken from the process's `BodyBytesInFlight`
+ * before they are read (its declared `content-length` at once, else chunk by chunk); when they do
+ * not fit, throws 503 `bodies_in_flight_full` (mid-read: the body is dropped as above). The caller
+ * releases the hold. Listens for `data` rather than iterating: an async iterator per request cost
+ * more than reading a small body.
  */
-export function readRequestBody(req: IncomingMessage, maxBodyBytes: number): Promise<Buffer> {
+export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold?: { inFlight: BodyBytesInFlight; hold: BodyHold }): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > maxBodyBytes) return Promise.reject(requestTooLarge(maxBodyBytes));
+  const declaredHeld = hold && declared > 0 ? declared : 0;
+  if (hold && declaredHeld > 0 && !hold.hold.grow(declaredHeld)) return Promise.reject(bodiesInFlightFull(hold.inFlight.maxBytes));
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
     const onData = (part: Buffer) => {
       size += part.length;
-      if (size <= maxBodyBytes) {
+      const fits = size <= maxBodyBytes;
+      if (fits && (!hold || size <= declaredHeld || hold.hold.grow(part.length))) {
         parts.push(part);
         return;
       }
       cleanup();
       req.destroy();
-      reject(requestTooLarge(maxBodyBytes));
+      reject(fits ? bodiesInFlightFull(hold!.inFlight.maxBytes) : requestTooLarge(maxBodyBytes));
     };
     const onEnd = () => {
       cleanup();
@@ -76,6 +131,94 @@ export function parseJsonBody(raw: Buffer): unknown {
     throw invalidRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
   }
   return value;
+}
+
+/** Bodies from this size on are parsed on a worker thread: below it a parse takes under ~2 ms. */
+export const PARSE_OFF_THREAD_BYTES = 1024 * 1024;
+
+/** A body for the parse worker (`json-parse-worker.ts`): its UTF-8, the buffer transferred. */
+export interface JsonParseRequest {
+  id: number;
+  bytes: Uint8Array;
+}
+
+/** The parse worker's answer to one `JsonParseRequest`. */
+export type JsonParseReply = { id: number; value: unknown } | { id: number; error: string } | { id: number; tooDeep: true };
+
+/** Parse workers: enough to keep big bodies moving on the 2 to 4 cores a gateway usually gets. */
+const PARSE_WORKERS = 2;
+
+interface ParseWorker {
+  worker: Worker;
+  pending: Map<number, { resolve(value: unknown): void; reject(err: unknown): void }>;
+}
+
+const parseWorkers: ParseWorker[] = [];
+let parseSeq = 0;
+
+/**
+ * Parses JSON like `parseJsonBody` (same errors), on one of a small pool of reused worker threads when
+ * `raw` has `PARSE_OFF_THREAD_BYTES` or more, so the event loop stays free for other requests. `raw`'s
+ * memory is handed to the worker: do not use it afterwards.
+ */
+export function parseJsonBodyOffThread(raw: Buffer): Promise<unknown> {
+  if (raw.length < PARSE_OFF_THREAD_BYTES) {
+    try {
+      return Promise.resolve(parseJsonBody(raw));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+  const target = idlestParseWorker();
+  const id = ++parseSeq;
+  // Transfer, not copy: a Buffer that owns its whole ArrayBuffer (a large concat) moves for free.
+  const owned = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : Buffer.from(raw);
+  return new Promise((resolve, reject) => {
+    target.pending.set(id, { resolve, reject });
+    target.worker.postMessage({ id, bytes: owned } satisfies JsonParseRequest, [owned.buffer as ArrayBuffer]);
+  });
+}
+
+function idlestParseWorker(): ParseWorker {
+  if (parseWorkers.length < PARSE_WORKERS) return startParseWorker();
+  return parseWorkers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+}
+
+/**
+ * Starts a parse worker: `dist/json-parse-worker.js` beside the bundle (`bin/build.js` builds both), or
+ * the TypeScript source through tsx when running from source (as `core/admin/logs-csv.ts` does). Unref'd:
+ * an idle pool never keeps the process alive. A worker that dies fails its pending parses with a 500
+ * and is replaced by the next parse.
+ */
+function startParseWorker(): ParseWorker {
+  let worker: Worker;
+  if (!import.meta.url.endsWith('.ts')) {
+    worker = new Worker(new URL('./json-parse-worker.js', import.meta.url));
+  } else {
+    const source = new URL('./json-parse-worker.ts', import.meta.url).href;
+    const boot = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(source)});`;
+    worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`));
+  }
+  worker.unref();
+  const entry: ParseWorker = { worker, pending: new Map() };
+  parseWorkers.push(entry);
+  worker.on('message', (reply: JsonParseReply) => {
+    const waiting = entry.pending.get(reply.id);
+    if (!waiting) return;
+    entry.pending.delete(reply.id);
+    if ('value' in reply) waiting.resolve(reply.value);
+    else if ('error' in reply) waiting.reject(invalidRequest(`The request body is not valid JSON (${reply.error}).`));
+    else waiting.reject(invalidRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`));
+  });
+  const fail = (err: unknown) => {
+    const at = parseWorkers.indexOf(entry);
+    if (at >= 0) parseWorkers.splice(at, 1);
+    for (const waiting of entry.pending.values()) waiting.reject(err instanceof Error ? err : new Error(`JSON parse worker exited (${String(err)})`));
+    entry.pending.clear();
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`JSON parse worker exited with code ${code}`)));
+  return entry;
 }
 
 /** Whether `value` nests arrays/objects deeper than `maxDepth` (a top-level object is depth 1). Iterative: no recursion to overflow. */

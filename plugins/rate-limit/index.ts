@@ -15,14 +15,15 @@
  * user's and the key's both apply.
  *
  * Concurrency: model calls in flight at once per user (its `max_concurrent`, else the manifest's
- * `defaultMaxConcurrent`) and per key (`maxConcurrentPerKey`), checked with the rates and given back
- * when the response ends (`concurrency.ts`); beyond it 429 `concurrency_limit_exceeded` with
- * `retry-after: 1` and `x-ratelimit-{limit,remaining}-concurrency`.
+ * `defaultMaxConcurrent`) and per key (`maxConcurrentPerKey`), taken before the request body is read
+ * (`beforeBody`; with the rates when there is no body) and given back when the response ends
+ * (`concurrency.ts`); beyond it 429 `concurrency_limit_exceeded` with `retry-after: 1` and
+ * `x-ratelimit-{limit,remaining}-concurrency`.
  *
  * Where the counts live is not this plugin's business: it asks `ctx.rateCounters`
  * (`core/coordination/rate-counters.ts`), in memory for one process (limits restart full when it restarts) or in
- * Redis shared by every replica (the manifest's `coordination`), which may also refuse with 503
- * `coordination_unavailable` while Redis is unreachable. A user whose limit is changed starts with a
+ * Redis shared by every replica (the manifest's `coordination`), which may also refuse rpm/tpm with
+ * 503 `coordination_unavailable` while Redis is unreachable (concurrency is then counted per replica). A user whose limit is changed starts with a
  * full bucket at the new limit.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
@@ -185,10 +186,20 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     });
   }
 
-  /** Takes the concurrency slots, then the rates; refused rates (or counters down) give the slots back. */
+  /**
+   * Takes the concurrency slots (unless `beforeBody` took them), then the rates; refused rates (or
+   * counters down) give the slots back.
+   */
   function admit(ex: Exchange, plan: LimitPlan, state: ExchangeState): MaybePromise<void> {
     if (plan.slots.length === 0) return takeRates(ex, plan, state);
-    return then(takeSlots(plan.slots, state), () => onFailure(() => takeRates(ex, plan, state), () => releaseSlotsOf(counters, state)));
+    return then(state.lease ? undefined : takeSlots(plan.slots, state), () => onFailure(() => takeRates(ex, plan, state), () => releaseSlotsOf(counters, state)));
+  }
+
+  /** The plan of an exchange this plugin limits, or null. */
+  function planOf(ex: Exchange): LimitPlan | null {
+    if (!ex.principal) return null;
+    if (isModelOperation(ex.operation)) return plansOf(ex.principal).model;
+    return isMeteredOperation(ex.operation) ? plansOf(ex.principal).metered : null;
   }
 
   const service: RateLimitService = {
@@ -207,6 +218,12 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
   return {
     name: 'rate-limit',
     createState: () => ({ reserved: [], lease: null }),
+    // The slot is held while the body is read: a caller at its limit is refused before its body is
+    // read, and one caller's many big bodies wait on its own limit, not on everyone's memory.
+    beforeBody(ex, state) {
+      const plan = planOf(ex);
+      if (plan && plan.slots.length > 0) return takeSlots(plan.slots, state);
+    },
     // Synchronous with the in-process counters once the tokenizer is loaded: no promise per request.
     onRequest(ex, state) {
       if (!ex.principal) return;

@@ -2,8 +2,9 @@
  * Rate limits shared by three replicas (issue 16, item 2): three real `tollgate serve` processes on
  * one data directory and one real redis-server (`TOLLGATE_REDIS_URL`), in front of the OpenAI
  * simulator. A user's rpm and tpm hold across the replicas as if there were one; with Redis stopped
- * the replicas answer 503 `coordination_unavailable` in the caller's dialect and stay up, and serve
- * again once Redis is back; with `coordination.failMode: "open"` a replica serves while Redis is down.
+ * the replicas answer a user with an rpm or tpm limit 503 `coordination_unavailable` in the caller's
+ * dialect and stay up, serve users under the default concurrency limit only (counted per replica),
+ * and serve again once Redis is back; with `coordination.failMode: "open"` a replica serves while Redis is down.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,6 +41,7 @@ before(async () => {
   dataDir = tempDir();
   await caller('rpm30', ['--rpm', '30']);
   await caller('tpm200', ['--tpm', '200']);
+  await caller('rpm1000', ['--rpm', '1000']);
   await caller('plain');
   clock = await connectRedis(redis.url, createLog('error', () => {}), undefined, undefined, 5_000);
   const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test', TOLLGATE_REDIS_URL: redis.url, TOLLGATE_ADMIN_PASSWORD: TEST_ADMIN.password };
@@ -165,21 +167,23 @@ describe('three replicas on one Redis', { skip }, () => {
     }
   });
 
-  test('with Redis stopped every replica answers 503 coordination_unavailable in the caller\'s dialect and stays up; with Redis back it serves again', async () => {
-    assert.equal((await chat(replicas[0]!, keys.plain!)).status, 200);
+  test('with Redis stopped every replica answers a limited user 503 coordination_unavailable in the caller\'s dialect, serves a user under the default concurrency limit only, and stays up; with Redis back it serves again', async () => {
+    assert.equal((await chat(replicas[0]!, keys.rpm1000!)).status, 200);
     await redis.stop();
     for (const replica of replicas) {
-      const res = await chat(replica, keys.plain!);
+      const res = await chat(replica, keys.rpm1000!);
       const body = (await res.json()) as { error: { code: string; type: string; message: string } };
       assert.equal(res.status, 503);
       assert.equal(res.headers.get('retry-after'), '1');
       assert.equal(body.error.code, 'coordination_unavailable');
       assert.equal(body.error.type, 'server_error');
       assert.doesNotMatch(body.error.message, /127\.0\.0\.1|redis:\/\//, 'the message names no address');
+      // docs/replicas.md: users with no rpm, tpm or budget are served while Redis is down.
+      assert.equal((await chat(replica, keys.plain!)).status, 200, 'a user under the default concurrency limit only is served');
     }
     const messages = await fetch(`${replicas[1]!.origin}/api/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': keys.plain!, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      headers: { 'x-api-key': keys.rpm1000!, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }),
     });
     const anthropicBody = (await messages.json()) as { type: string; error: { type: string } };
@@ -201,7 +205,11 @@ describe('three replicas on one Redis', { skip }, () => {
     // Each replica's client reconnects on its own backoff (at most 1 s between attempts).
     await untilSharedStoreReady(replicas.map((r) => r.origin), 30_000);
     for (const replica of replicas) {
-      assert.equal((await chat(replica, keys.plain!)).status, 200, 'served again once Redis is back');
+      // A limited user is served again once this replica's client has reconnected (its own backoff).
+      await eventually(async () => {
+        assert.equal((await chat(replica, keys.rpm1000!)).status, 200, 'served again once Redis is back');
+      }, { timeoutMs: 30_000, intervalMs: 100 });
+      assert.equal((await chat(replica, keys.plain!)).status, 200, 'a user under the default concurrency limit only is served too');
       const ready = (await (await fetch(`${replica.origin}/readyz`)).json()) as { coordination?: { redis: string } };
       assert.equal(ready.coordination?.redis, 'ready');
     }

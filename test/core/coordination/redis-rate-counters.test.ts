@@ -209,11 +209,10 @@ describe('Redis unreachable', { skip }, () => {
     }
   }
 
-  test('fail closed: take and acquire throw 503 coordination_unavailable; settle and release do not throw', async () => {
+  test('fail closed: take throws 503 coordination_unavailable; settle and release do not throw', async () => {
     const counters = createRedisRateCounters(downConn, { failMode: 'closed', leaseTtlMs: 30_000, log });
     const is503 = (err: unknown) => err instanceof GatewayError && err.status === 503 && err.code === 'coordination_unavailable' && err.headers['retry-after'] === '1';
     await assert.rejects(failsFast(counters, (c) => c.take([b], [1])), is503);
-    await assert.rejects(failsFast(counters, (c) => c.acquire([{ name: 'user:down', limit: 1 }])), is503);
     await counters.settle(b, -5);
     await counters.release({ id: 'x', names: ['user:down'] });
     assert.equal(await counters.peek([b]), null, 'a status read shows unknown instead of failing');
@@ -230,6 +229,20 @@ describe('Redis unreachable', { skip }, () => {
     assert.equal(logLines.filter((l) => l.includes('rate limits not enforced')).length, 1, 'one warning per 10 s, not one per request');
     await counters.close();
   });
+
+  for (const failMode of ['closed', 'open'] as const) {
+    test(`fail ${failMode}: concurrency slots are counted by the replica alone, with the same limits, and given back`, async () => {
+      const counters = createRedisRateCounters(downConn, { failMode, leaseTtlMs: 30_000, log });
+      const slots = [{ name: `user:alone-${failMode}`, limit: 2 }];
+      const first = await failsFast(counters, (c) => c.acquire(slots));
+      const second = await counters.acquire(slots);
+      assert.ok(first.lease && second.lease, 'served up to the limit while Redis is down');
+      assert.deepEqual(await counters.acquire(slots), { lease: null, full: 0 }, 'the limit still holds on this replica');
+      await counters.release(first.lease);
+      assert.ok((await counters.acquire(slots)).lease, 'a released slot is free again');
+      await counters.close();
+    });
+  }
 });
 
 describe('choosing the counters from the manifest', () => {

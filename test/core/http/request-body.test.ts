@@ -1,7 +1,11 @@
-/** Chat request validation: the first bad field named as OpenAI's dotted `param`, with a clear message. */
+/**
+ * Chat request validation: the first bad field named as OpenAI's dotted `param`, with a clear message.
+ * Large bodies parsed on a worker thread (the event loop turns meanwhile) with the same errors, and
+ * the process-wide count of body bytes in flight.
+ */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBodyValidator, pointerToParam } from '../../../core/http/request-body.ts';
+import { createBodyBytesInFlight, createBodyValidator, parseJsonBodyOffThread, pointerToParam, PARSE_OFF_THREAD_BYTES } from '../../../core/http/request-body.ts';
 import { chatCompletionRequestSchema } from '../../../core/dialects/openai-chat/request-schema.ts';
 import { GatewayError } from '../../../core/errors.ts';
 
@@ -50,4 +54,48 @@ describe('chat completion request validation', () => {
   for (const [name, body, message, param] of rejected) {
     test(`rejects ${name} with 400 naming the field`, () => assert.deepEqual(rejection(body), { message, param, status: 400 }));
   }
+});
+
+describe('large bodies parsed off the event loop', () => {
+  const big = (content: string) => Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }));
+
+  test('a body of PARSE_OFF_THREAD_BYTES or more is parsed while the event loop goes on turning', async () => {
+    const content = 'x'.repeat(2 * PARSE_OFF_THREAD_BYTES);
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const value = (await parseJsonBodyOffThread(big(content))) as { messages: Array<{ content: string }> };
+    assert.equal(value.messages[0]!.content, content);
+    assert.ok(turned, 'the event loop turned before the parse ended: it ran elsewhere');
+  });
+
+  test('several big bodies at once each get their own value back, in any order', async () => {
+    const contents = ['a', 'b', 'c', 'd', 'e'].map((c) => c.repeat(PARSE_OFF_THREAD_BYTES + 10));
+    const values = (await Promise.all(contents.map((c) => parseJsonBodyOffThread(big(c))))) as Array<{ messages: Array<{ content: string }> }>;
+    assert.deepEqual(values.map((v) => v.messages[0]!.content[0]), ['a', 'b', 'c', 'd', 'e']);
+  });
+
+  test('invalid or too deeply nested big bodies get the same 400s as small ones', async () => {
+    const pad = ' '.repeat(PARSE_OFF_THREAD_BYTES);
+    await assert.rejects(parseJsonBodyOffThread(Buffer.from(`{"model": ${pad}`)), (err: unknown) =>
+      err instanceof GatewayError && err.status === 400 && /not valid JSON/.test(err.message));
+    await assert.rejects(parseJsonBodyOffThread(Buffer.from(`${pad}${'['.repeat(100)}${']'.repeat(100)}`)), (err: unknown) =>
+      err instanceof GatewayError && err.status === 400 && /more than 64 levels deep/.test(err.message));
+  });
+});
+
+describe('body bytes in flight', () => {
+  test('holds take bytes up to the cap, refuse what does not fit without taking it, and give everything back', () => {
+    const inFlight = createBodyBytesInFlight(100);
+    const a = inFlight.hold();
+    const b = inFlight.hold();
+    assert.equal(a.grow(60), true);
+    assert.equal(b.grow(50), false, 'over the cap');
+    assert.equal(inFlight.bytes, 60, 'a refused grow takes nothing');
+    assert.equal(b.grow(40), true);
+    a.release();
+    a.release();
+    assert.equal(inFlight.bytes, 40, 'release is idempotent');
+    b.release();
+    assert.equal(inFlight.bytes, 0);
+  });
 });

@@ -1,0 +1,163 @@
+/**
+ * Issue 39, item 5: big bodies. Twenty 32 MiB `/api/v1/messages` at once once froze `/healthz` for
+ * seconds and took 2.5 GB. Now the bytes of bodies read at once are capped process-wide
+ * (`server.maxBodyBytesInFlight`): a body that does not fit is answered 503 `bodies_in_flight_full`
+ * with `Retry-After: 1` before any of it is read, while `/healthz` answers and the admitted bodies are
+ * read, parsed (off the event loop) and served; and a caller's concurrency slot is taken before its
+ * body is read, so a caller at its limit is refused 429 without the gateway reading its body.
+ * Bodies are sent over raw sockets so the test decides when each one ends (an ordering, no timing).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+
+const MiB = 1024 * 1024;
+
+let sim: AnthropicSimulator;
+
+before(async () => {
+  sim = await startAnthropicSimulator();
+});
+after(async () => {
+  await sim?.close();
+});
+
+/** A valid Messages body of exactly `bytes` bytes (one long user message). */
+function messagesBody(bytes: number): Buffer {
+  const head = '{"model":"anthropic/claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"';
+  const tail = '"}]}';
+  return Buffer.from(head + 'x'.repeat(bytes - head.length - tail.length) + tail);
+}
+
+interface PartialRequest {
+  /** The whole answer the gateway sent before it closed the connection (requests say `connection: close`). */
+  response: Promise<string>;
+  /** Whether the gateway answered yet. */
+  answered(): boolean;
+  /** Sends the rest of the body. */
+  finish(): void;
+}
+
+/** Sends a `/api/v1/messages` request's headers and its body's first 64 KiB; the rest waits for `finish()`. */
+function partialMessages(port: number, apiKey: string, body: Buffer): PartialRequest {
+  const socket: Socket = connect({ port, host: '127.0.0.1' });
+  let text = '';
+  let done = false;
+  socket.on('data', (data) => (text += data.toString('latin1')));
+  socket.on('error', () => {});
+  const response = new Promise<string>((resolve) => socket.on('close', () => {
+    done = true;
+    resolve(text);
+  }));
+  const head = [
+    'POST /api/v1/messages HTTP/1.1', 'host: tollgate', 'content-type: application/json', `content-length: ${body.length}`,
+    `x-api-key: ${apiKey}`, 'anthropic-version: 2023-06-01', 'connection: close',
+  ].join('\r\n');
+  socket.write(`${head}\r\n\r\n`);
+  const first = 64 * 1024;
+  socket.write(body.subarray(0, first));
+  return {
+    response,
+    answered: () => done || text.length > 0,
+    finish: () => void socket.write(body.subarray(first)),
+  };
+}
+
+/** Resolves when `count` of `requests` have answered, with their indexes. */
+async function untilAnswered(requests: PartialRequest[], count: number): Promise<number[]> {
+  for (;;) {
+    const answered = requests.flatMap((r, i) => (r.answered() ? [i] : []));
+    if (answered.length >= count) return answered;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('bytes of bodies in flight capped (server.maxBodyBytesInFlight)', () => {
+  let tg: TestGateway;
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } },
+      server: { maxBodyBytesInFlight: 40 * MiB },
+    });
+  });
+  after(async () => {
+    await tg?.close();
+  });
+
+  test('of 6 concurrent 16 MiB bodies, 2 are read while 4 get 503 bodies_in_flight_full at once; /healthz answers before the 2 are served', { timeout: 120_000 }, async () => {
+    const body = messagesBody(16 * MiB);
+    const rssBeforeBytes = process.memoryUsage.rss();
+    let rssPeakBytes = rssBeforeBytes;
+    const sampler = setInterval(() => (rssPeakBytes = Math.max(rssPeakBytes, process.memoryUsage.rss())), 20);
+    try {
+      const requests = Array.from({ length: 6 }, () => partialMessages(tg.gateway.address.port, tg.apiKey, body));
+      const refusedAt = await untilAnswered(requests, 4);
+      assert.equal(refusedAt.length, 4, 'two bodies fit in 40 MiB, the other four are refused');
+      for (const i of refusedAt) {
+        const answer = await requests[i]!.response;
+        assert.match(answer, /^HTTP\/1\.1 503 /, answer.slice(0, 300));
+        assert.match(answer, /\r\nretry-after: 1\r\n/i);
+        assert.match(answer, /"type":"error"/, 'the Anthropic dialect\'s error shape');
+        assert.match(answer, /bodies_in_flight_full|maxBodyBytesInFlight/);
+      }
+      const admitted = requests.filter((_, i) => !refusedAt.includes(i));
+      assert.equal((await fetch(`${tg.gateway.origin}/healthz`)).status, 200);
+      for (const request of admitted) request.finish();
+      const health = await fetch(`${tg.gateway.origin}/healthz`);
+      assert.equal(health.status, 200);
+      assert.ok(admitted.every((r) => !r.answered()), '/healthz answered while the admitted bodies were being read');
+      for (const request of admitted) assert.match(await request.response, /^HTTP\/1\.1 200 /);
+      // Generous (this process also runs the simulator, the test's own bodies and the parse workers): without
+      // the cap the six bodies held ~6 × 16 MiB × 5 in the gateway (bytes, string, value, the upstream copy) and as much in the simulator.
+      assert.ok(rssPeakBytes - rssBeforeBytes < 640 * MiB, `RSS grew by ${Math.round((rssPeakBytes - rssBeforeBytes) / MiB)} MiB`);
+    } finally {
+      clearInterval(sampler);
+    }
+  });
+
+  test('once the admitted bodies are parsed their bytes are given back: a new big body is served', async () => {
+    const res = await tg.post('/messages', JSON.parse(messagesBody(16 * MiB).toString()));
+    assert.equal(res.status, 200, res.text.slice(0, 300));
+  });
+});
+
+describe('the concurrency slot taken before the body is read', () => {
+  let tg: TestGateway;
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } },
+      config: { 'rate-limit': { defaultMaxConcurrent: 1 } },
+    });
+  });
+  after(async () => {
+    await tg?.close();
+  });
+
+  test('a caller at its concurrency limit is refused 429 before its body is read; the first body is then served', { timeout: 60_000 }, async () => {
+    const body = messagesBody(4 * MiB);
+    const first = partialMessages(tg.gateway.address.port, tg.apiKey, body);
+    // The first request holds the slot once its 401-check passed; wait until the gateway is reading it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = partialMessages(tg.gateway.address.port, tg.apiKey, body);
+    const answer = await second.response;
+    assert.match(answer, /^HTTP\/1\.1 429 /, answer.slice(0, 300));
+    assert.match(answer, /concurrency/);
+    assert.match(answer, /\r\nconnection: close\r\n/i, 'the unread body is not drained');
+    assert.equal(first.answered(), false);
+    first.finish();
+    assert.match(await first.response, /^HTTP\/1\.1 200 /);
+  });
+
+  test('a slot taken before a body that is then refused (400) is given back', async () => {
+    const res = await fetch(`${tg.gateway.origin}/api/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': tg.apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: '{"model": ',
+    });
+    assert.equal(res.status, 400);
+    const served = await tg.post('/messages', JSON.parse(messagesBody(1024).toString()));
+    assert.equal(served.status, 200, served.text);
+  });
+});
