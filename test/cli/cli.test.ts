@@ -138,6 +138,12 @@ describe('tollgate check', () => {
     assert.match(bad.stderr, /\/server\/port: must be >= 0/);
     assert.match(bad.stderr, /\/plugins\/0\/name: unknown plugin "nope"/);
   });
+
+  test('takes --data-dir after the command, as every command does', async () => {
+    const ok = await runCli(['check', '--data-dir', tempDir()]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /built-in default manifest: OK/);
+  });
 });
 
 describe('data dir', () => {
