@@ -389,6 +389,7 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
       const e = entry as { config?: unknown };
       if (e.config === undefined) e.config = {};
       if (!ajv.validate(factory.configSchema, e.config)) issues.push(...ajvIssues(ajv.errors, `${PLUGINS_POINTER}/${i}/config`));
+      else for (const p of factory.checkConfig?.(e.config) ?? []) issues.push({ pointer: `${PLUGINS_POINTER}/${i}/config${p.pointer}`, message: p.message });
     });
     const terminalNames = [...registry.values()].filter((f) => f.terminal).map((f) => f.name);
     if (terminal.length === 0 && plugins.length > 0) {

@@ -139,6 +139,21 @@ describe('tollgate check', () => {
     assert.match(bad.stderr, /\/plugins\/0\/name: unknown plugin "nope"/);
   });
 
+  test('fails for a model group naming a provider that is not configured, naming the group and the provider', async () => {
+    const path = join(tempDir(), 'groups.json');
+    const router = {
+      name: 'provider-router',
+      config: {
+        providers: { openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1' } },
+        models: { fast: { strategy: 'fallback', deployments: [{ provider: 'openai', model: 'gpt-4o-mini' }, { provider: 'groq', model: 'llama-3.1-8b' }] } },
+      },
+    };
+    writeFileSync(path, JSON.stringify({ plugins: [{ name: 'auth-guard' }, router] }));
+    const result = await runCli(['check', '--config', path]);
+    assert.equal(result.code, 1, result.stdout);
+    assert.equal(result.stderr, `${path}: 1 problem\n  /plugins/1/config/models/fast/deployments/1/provider: model group "fast" names provider "groq", which is not configured (providers: openai)\n`);
+  });
+
   test('takes --data-dir after the command, as every command does', async () => {
     const ok = await runCli(['check', '--data-dir', tempDir()]);
     assert.equal(ok.code, 0, ok.stderr);

@@ -103,6 +103,11 @@ describe('manifest validation', () => {
       ],
     ],
     [
+      'a model group naming a provider that is not configured',
+      { plugins: [routerWithModels({ 'team/fast': { deployments: [{ provider: 'openai', model: 'gpt-4o' }, { provider: 'azure', model: 'gpt-4o' }] }, cheap: 'azure/gpt-4o-mini' })] },
+      ['/plugins/0/config/models/team~1fast/deployments/1/provider: model group "team/fast" names provider "azure", which is not configured (providers: openai)'],
+    ],
+    [
       'a value that is neither of two allowed ranges, as one line',
       { plugins: [{ name: 'response-store', config: { sweepIntervalMs: 500 } }, router()] },
       ['/plugins/0/config/sweepIntervalMs: must be 0 or >= 1000'],
