@@ -7,7 +7,8 @@
  * #1515, seen here on every Node 24 test run). better-sqlite3 13 moved to Node-API and fixes it, but
  * needs Node 22+ (it crashes on Node 20). So Node 22+ loads 13 (`better-sqlite3-napi`, an npm alias
  * that ships prebuilt binaries) and Node 20 loads 12 (compiled at install). Their JavaScript API is
- * the same; every module opens databases through `openSqlite`.
+ * the same; every module opens databases through `openSqlite`. The alias is an optional dependency:
+ * every 13.x declares engines `>=22`, so npm skips it on Node 20 instead of warning (EBADENGINE).
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -20,7 +21,22 @@ const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 /** The npm package this Node loads. */
 export const SQLITE_PACKAGE = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 
-const Driver = createRequire(import.meta.url)(SQLITE_PACKAGE) as typeof BetterSqlite3;
+/**
+ * Loads the driver package `name`. Throws an Error saying to run `npm install` again when it is not
+ * installed: npm skipped the optional `better-sqlite3-napi` because node_modules was installed on an
+ * older Node than the one running now.
+ */
+export function loadSqliteDriver(name: string): typeof BetterSqlite3 {
+  try {
+    return createRequire(import.meta.url)(name) as typeof BetterSqlite3;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'MODULE_NOT_FOUND' || !(err as Error).message.includes(`'${name}'`)) throw err;
+    throw new Error(`the SQLite driver ${name} is not installed for Node ${process.versions.node}: node_modules was installed on another Node version; run \`npm install\` again with this one`, { cause: err });
+  }
+}
+
+const Driver = loadSqliteDriver(SQLITE_PACKAGE);
 
 /**
  * Page cache per connection, KiB: SQLite's own default. better-sqlite3 builds SQLite with 16 MB
