@@ -210,7 +210,7 @@ CREATE TABLE usage_rollups (
   model_requested TEXT NOT NULL,
   model_served TEXT NOT NULL,
   requests INTEGER NOT NULL,
-  -- Rows with status >= 400.
+  -- Rows with status >= 400 (until version 15; since, what the gateway or an upstream failed: see version 15).
   errors INTEGER NOT NULL,
   prompt_tokens INTEGER NOT NULL,
   completion_tokens INTEGER NOT NULL,
@@ -329,6 +329,32 @@ CREATE INDEX budget_alerts_by_time ON budget_alerts (fired_at);
 ALTER TABLE model_catalog ADD COLUMN position INTEGER NOT NULL DEFAULT 0;
 -- postgres:
 ALTER TABLE model_catalog ADD COLUMN position bigint NOT NULL DEFAULT 0;
+
+-- version: 15
+-- usage_rollups.errors counts what the gateway or an upstream failed (core/usage-rollup-writer.ts
+-- `countsAsError`): a status >= 500, or a 401, 402, 403 or 429 from an upstream (the row has attempts).
+-- Until now it counted every status >= 400, refusals of the client's own request included (a budget's
+-- 402, an unknown model's 404); the quarters that have any are recounted from the log (the hour of the
+-- quarter is an index range of llm_requests: ';' sorts after the ':' of any minute).
+UPDATE usage_rollups SET errors = (
+  SELECT count(*) FROM llm_requests r
+  WHERE r.created_at >= usage_rollups.bucket_start AND r.created_at < substr(usage_rollups.bucket_start, 1, 13) || ';'
+    AND substr(r.created_at, 1, 14) || CASE WHEN substr(r.created_at, 15, 2) < '15' THEN '00' WHEN substr(r.created_at, 15, 2) < '30' THEN '15'
+      WHEN substr(r.created_at, 15, 2) < '45' THEN '30' ELSE '45' END || ':00.000Z' = usage_rollups.bucket_start
+    AND coalesce(r.gateway_user_id, 0) = usage_rollups.gateway_user_id AND coalesce(r.provider, '') = usage_rollups.provider
+    AND coalesce(r.model_requested, '') = usage_rollups.model_requested AND coalesce(r.model_served, '') = usage_rollups.model_served
+    AND (r.status >= 500 OR (r.attempts IS NOT NULL AND r.status IN (401, 402, 403, 429))))
+WHERE errors > 0;
+-- postgres:
+UPDATE usage_rollups SET errors = (
+  SELECT count(*) FROM llm_requests r
+  WHERE r.created_at >= usage_rollups.bucket_start AND r.created_at < substr(usage_rollups.bucket_start, 1, 13) || ';'
+    AND substr(r.created_at, 1, 14) || CASE WHEN substr(r.created_at, 15, 2) < '15' THEN '00' WHEN substr(r.created_at, 15, 2) < '30' THEN '15'
+      WHEN substr(r.created_at, 15, 2) < '45' THEN '30' ELSE '45' END || ':00.000Z' = usage_rollups.bucket_start
+    AND coalesce(r.gateway_user_id, 0) = usage_rollups.gateway_user_id AND coalesce(r.provider, '') = usage_rollups.provider
+    AND coalesce(r.model_requested, '') = usage_rollups.model_requested AND coalesce(r.model_served, '') = usage_rollups.model_served
+    AND (r.status >= 500 OR (r.attempts IS NOT NULL AND r.status IN (401, 402, 403, 429))))
+WHERE errors > 0;
 
 -- postgres baseline: 13
 CREATE TABLE gateway_users (

@@ -33,7 +33,7 @@ export interface StatsRange {
 
 export interface StatsTotals {
   requests: number;
-  /** Rows with status ≥ 400 (denials and upstream errors included). */
+  /** What the gateway or an upstream failed (`countsAsError` in `usage-rollup-writer.ts`), not refusals of the request. */
   errors: number;
   /** errors / requests; 0 without requests. */
   error_rate: number;

@@ -138,6 +138,28 @@ describe('GET /admin/api/stats', () => {
     assert.deepEqual(body.top_users.map((u: any) => u.user_id), [null, tg.userId, alice]);
   });
 
+  test('counts as errors what the gateway or a provider failed, not refusals of the client\'s own request', async () => {
+    const upstream = JSON.stringify([{ provider: 'openai', model: 'm1', status: 429, error_code: 'rate_limit_exceeded', latency_ms: 5 }]);
+    const rows = (at: string): Array<Partial<NewLlmRequest>> => [
+      { status: 200 },
+      // Refusals of the request: a budget, an unknown model, the gateway's own rate limit, a bad key, a client that hung up.
+      { status: 402, error_code: 'budget_exceeded' }, { status: 404, error_code: 'model_not_found' },
+      { status: 429, error_code: 'rate_limit_exceeded' }, { status: 401, error_code: 'invalid_api_key' }, { status: 499, error_code: 'client_disconnected' },
+      { status: 400, error_code: 'invalid_request', attempts: upstream },
+      // Failures: an upstream's 429 and 401, the gateway's 500, an upstream's 5xx as 502.
+      { status: 429, error_code: 'rate_limit_exceeded', attempts: upstream }, { status: 401, error_code: 'upstream_authentication_error', attempts: upstream },
+      { status: 500, error_code: 'internal_error' }, { status: 502, error_code: 'upstream_error', attempts: upstream },
+    ].map((fields) => ({ ...fields, created_at: at, gateway_user_id: alice, latency_ms: 10 }));
+    // One set in a whole quarter hour (from the rollups), one in the partial quarter at the start (from the log).
+    for (const row of [...rows('2026-10-01T03:05:00.000Z'), ...rows('2026-10-01T03:20:00.000Z')]) await insertRow(row);
+    const res = await admin.get('/admin/api/stats?from=2026-10-01T03:01:00Z&to=2026-10-01T04:00:00Z');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.totals.requests, 22);
+    assert.equal(res.body.totals.errors, 8);
+    assert.equal(res.body.totals.error_rate, 8 / 22);
+    assert.deepEqual(res.body.per_day.map((d: any) => [d.date, d.requests, d.errors]), [['2026-10-01', 22, 8]]);
+  });
+
   test('an empty period has zeros, an error rate of 0 and null percentiles', async () => {
     const res = await admin.get('/admin/api/stats?from=2025-01-01T00:00:00Z&to=2025-01-02T00:00:00Z');
     assert.equal(res.status, 200, res.text);
