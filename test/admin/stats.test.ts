@@ -15,7 +15,7 @@ import { loginAdmin, type AdminClient, assertError } from '../helpers/admin-clie
 import { createGatewayUser, deleteGatewayUser } from '../../core/gateway-users.ts';
 import type { Store } from '../../core/db.ts';
 import type { NewLlmRequest } from '../../core/db-types.ts';
-import { queryUsage } from '../../core/admin/stats-query.ts';
+import { queryUsage, startOfLocalHour } from '../../core/admin/stats-query.ts';
 
 /** 19:00 on 2026-11-20 in Tokyo (UTC+9). */
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
@@ -158,6 +158,24 @@ describe('GET /admin/api/stats', () => {
     assert.equal(res.body.totals.errors, 8);
     assert.equal(res.body.totals.error_rate, 8 / 22);
     assert.deepEqual(res.body.per_day.map((d: any) => [d.date, d.requests, d.errors]), [['2026-10-01', 22, 8]]);
+  });
+
+  test('per=hour adds one entry per local clock hour (a zone half an hour off UTC starts its hours at :30)', async () => {
+    // The rows of the test above: 2026-10-01 at 03:05Z and 03:20Z, 11 each (4 errors each).
+    const res = await admin.get('/admin/api/stats?from=2026-10-01T02:30:00Z&to=2026-10-01T04:30:00Z&per=hour');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.per_hour.map((h: any) => [h.start, h.requests, h.errors]), [
+      ['2026-10-01T02:00:00.000Z', 0, 0], ['2026-10-01T03:00:00.000Z', 22, 8], ['2026-10-01T04:00:00.000Z', 0, 0],
+    ]);
+    assert.equal(res.body.per_hour[1].cost_nanos, 22_000);
+    assert.equal(res.body.per_hour[1].total_tokens, 22 * 15);
+    assert.equal((await admin.get('/admin/api/stats?from=2026-10-01T02:30:00Z&to=2026-10-01T04:30:00Z')).body.per_hour, undefined);
+    assert.equal(startOfLocalHour(Date.parse('2026-10-01T03:05:00.000Z'), 'Asia/Kolkata'), Date.parse('2026-10-01T02:30:00.000Z'));
+    assert.equal(startOfLocalHour(Date.parse('2026-10-01T03:05:00.000Z'), 'Asia/Tokyo'), Date.parse('2026-10-01T03:00:00.000Z'));
+    const week = await admin.get('/admin/api/stats?from=2026-10-01&to=2026-10-07&per=hour');
+    assert.equal(week.body.per_hour.length, 7 * 24);
+    assertError(await admin.get('/admin/api/stats?from=2026-10-01&to=2026-10-08&per=hour'), 400, 'invalid_request', 'per');
+    assertError(await admin.get('/admin/api/stats?per=minute'), 400, 'invalid_request', 'per');
   });
 
   test('an empty period has zeros, an error rate of 0 and null percentiles', async () => {
