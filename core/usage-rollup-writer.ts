@@ -38,8 +38,8 @@ interface RollupDelta {
  * (400, 404, 413, ...), a missing or revoked Tollgate key (401, 403), a budget (402) or rate limit
  * (429) of the gateway, an upstream's 400 or 404, and a client that hung up (499).
  */
-export function countsAsError(status: number, attempts: string | null): boolean {
-  return status >= 500 || (attempts !== null && (status === 401 || status === 402 || status === 403 || status === 429));
+export function countsAsError(status: number, attempts: string | null | undefined): boolean {
+  return status >= 500 || (attempts != null && (status === 401 || status === 402 || status === 403 || status === 429));
 }
 
 /** `countsAsError` in SQL over an `llm_requests` row (either engine): 1 or 0. */

@@ -417,10 +417,11 @@ describe('the admin UI at first look', { skip: HAVE_CHROMIUM ? false : 'Chromium
     // The narrow sidebar shows icons only.
     await page.goto(`${tg.gateway.origin}/admin/#/logs`);
     await page.locator('.filter-grid select').first().waitFor();
-    const clipped = await page.locator('.filter-grid select').evaluateAll((selects) => selects.flatMap((el) => {
-      const select = el as HTMLSelectElement;
-      const style = getComputedStyle(select);
-      const context = document.createElement('canvas').getContext('2d')!;
+    // In the page (the DOM's types are not this project's: `any`).
+    const clipped = await page.locator('.filter-grid select').evaluateAll((selects) => selects.flatMap((select: any) => {
+      const win = globalThis as any;
+      const style = win.getComputedStyle(select);
+      const context = win.document.createElement('canvas').getContext('2d');
       context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
       const text = select.selectedOptions[0]?.textContent ?? '';
       const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
