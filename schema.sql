@@ -1,10 +1,10 @@
 -- Tollgate's only DDL. Each "-- version: N" section is a migration applied once, in order,
 -- when PRAGMA user_version < N. Later changes append a new section; shipped sections never change.
 --
--- PostgreSQL (several replicas, core/postgres-store.ts) starts at the "-- postgres baseline: 13"
+-- PostgreSQL (several replicas, core/store/store-postgres.ts) starts at the "-- postgres baseline: 13"
 -- section at the end: the whole schema of version 13 in PostgreSQL's terms, applied as one migration.
 -- Every version after 13 has its SQLite text, then a "-- postgres:" line and the same change for
--- PostgreSQL (core/db.ts `readMigrations` refuses a version without it). PostgreSQL keeps the same
+-- PostgreSQL (core/store/store.ts `readMigrations` refuses a version without it). PostgreSQL keeps the same
 -- column types as SQLite sees them: integers as bigint (read back as JS numbers), 0/1 flags as smallint,
 -- times as ISO-8601 text with the "C" collation (byte order, as SQLite's BINARY), BLOB as bytea.
 
@@ -210,7 +210,7 @@ CREATE TABLE usage_rollups (
   model_requested TEXT NOT NULL,
   model_served TEXT NOT NULL,
   requests INTEGER NOT NULL,
-  -- Rows with status >= 400.
+  -- Rows with status >= 400 (until version 16; since, what the gateway or an upstream failed: see version 16).
   errors INTEGER NOT NULL,
   prompt_tokens INTEGER NOT NULL,
   completion_tokens INTEGER NOT NULL,
@@ -281,7 +281,7 @@ CREATE INDEX response_items_by_response ON response_items (gateway_user_id, resp
 
 -- version: 11
 -- The writer adds each batch's sums to usage_rollups itself, one upsert per key and batch
--- (core/usage-rollup-writer.ts): the per-row trigger cost ~32 µs per logged request, most of the log
+-- (core/request-log/usage-rollup-writer.ts): the per-row trigger cost ~32 µs per logged request, most of the log
 -- write. Rows written to llm_requests by other means need `rebuildUsageRollups`.
 DROP TRIGGER llm_requests_rollup;
 
@@ -404,6 +404,32 @@ END
 $$;
 CREATE TRIGGER responses_totals_insert AFTER INSERT ON responses FOR EACH ROW EXECUTE FUNCTION response_totals_add();
 CREATE TRIGGER responses_totals_delete AFTER DELETE ON responses FOR EACH ROW EXECUTE FUNCTION response_totals_remove();
+
+-- version: 16
+-- usage_rollups.errors counts what the gateway or an upstream failed (core/request-log/usage-rollup-writer.ts
+-- `countsAsError`): a status >= 500, or a 401, 402, 403 or 429 from an upstream (the row has attempts).
+-- Until now it counted every status >= 400, refusals of the client's own request included (a budget's
+-- 402, an unknown model's 404); the quarters that have any are recounted from the log (the hour of the
+-- quarter is an index range of llm_requests: ';' sorts after the ':' of any minute).
+UPDATE usage_rollups SET errors = (
+  SELECT count(*) FROM llm_requests r
+  WHERE r.created_at >= usage_rollups.bucket_start AND r.created_at < substr(usage_rollups.bucket_start, 1, 13) || ';'
+    AND substr(r.created_at, 1, 14) || CASE WHEN substr(r.created_at, 15, 2) < '15' THEN '00' WHEN substr(r.created_at, 15, 2) < '30' THEN '15'
+      WHEN substr(r.created_at, 15, 2) < '45' THEN '30' ELSE '45' END || ':00.000Z' = usage_rollups.bucket_start
+    AND coalesce(r.gateway_user_id, 0) = usage_rollups.gateway_user_id AND coalesce(r.provider, '') = usage_rollups.provider
+    AND coalesce(r.model_requested, '') = usage_rollups.model_requested AND coalesce(r.model_served, '') = usage_rollups.model_served
+    AND (r.status >= 500 OR (r.attempts IS NOT NULL AND r.status IN (401, 402, 403, 429))))
+WHERE errors > 0;
+-- postgres:
+UPDATE usage_rollups SET errors = (
+  SELECT count(*) FROM llm_requests r
+  WHERE r.created_at >= usage_rollups.bucket_start AND r.created_at < substr(usage_rollups.bucket_start, 1, 13) || ';'
+    AND substr(r.created_at, 1, 14) || CASE WHEN substr(r.created_at, 15, 2) < '15' THEN '00' WHEN substr(r.created_at, 15, 2) < '30' THEN '15'
+      WHEN substr(r.created_at, 15, 2) < '45' THEN '30' ELSE '45' END || ':00.000Z' = usage_rollups.bucket_start
+    AND coalesce(r.gateway_user_id, 0) = usage_rollups.gateway_user_id AND coalesce(r.provider, '') = usage_rollups.provider
+    AND coalesce(r.model_requested, '') = usage_rollups.model_requested AND coalesce(r.model_served, '') = usage_rollups.model_served
+    AND (r.status >= 500 OR (r.attempts IS NOT NULL AND r.status IN (401, 402, 403, 429))))
+WHERE errors > 0;
 
 -- postgres baseline: 13
 CREATE TABLE gateway_users (

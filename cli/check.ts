@@ -2,9 +2,11 @@
 import { Command } from 'commander';
 import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
 import { loadManifest } from './manifest-source.ts';
+import { addDataDirOption } from './context.ts';
 
 export function checkCommand(registry: PluginRegistry): Command {
-  return new Command('check')
+  // It reads no data, but takes --data-dir as every command does: a script may pass it to all of them.
+  return addDataDirOption(new Command('check'))
     .description('validate a manifest (every error at once, with JSON pointers)')
     .option('--config <path>', 'manifest (default: ./tollgate.json if present, else the built-in default)')
     .option('--json', 'print the effective manifest, defaults filled in')

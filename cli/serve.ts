@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { startGateway } from '../core/gateway.ts';
 import { resolveDataDir } from '../core/store/data-dir.ts';
 import type { PluginRegistry } from '../core/manifest.ts';
+import type { ProviderSummary } from '../core/services.ts';
 import { loadManifest } from './manifest-source.ts';
 import { addDataDirOption, parsePositiveInt } from './context.ts';
 import { CliError } from './output.ts';
@@ -21,6 +22,19 @@ function listenError(err: unknown, port: number): CliError | null {
   if (code === 'EACCES') return new CliError(`port ${port} needs privileges this user lacks; start with --port N (above 1023)`);
   if (code === 'EADDRNOTAVAIL') return new CliError(`this machine has no address ${(err as { address?: string }).address ?? ''} to listen on; start with --host 127.0.0.1`);
   return null;
+}
+
+/** How the banner says who can use a provider (`ProviderSummary.sharedKey`). */
+const SHARED_KEY_LABELS: Record<ProviderSummary['sharedKey'], string> = {
+  configured: 'shared key',
+  missing: "no key: users' own keys only",
+  not_needed: 'no key needed',
+};
+
+/** `openai (shared key), anthropic (no key: users' own keys only), ollama (no key needed)`. */
+function providersLine(providers: readonly ProviderSummary[]): string {
+  if (providers.length === 0) return 'none (list them in the provider-router\'s "providers" in the manifest)';
+  return providers.map((p) => `${p.id} (${SHARED_KEY_LABELS[p.sharedKey]})`).join(', ');
 }
 
 export function serveCommand(registry: PluginRegistry): Command {
@@ -46,6 +60,7 @@ export function serveCommand(registry: PluginRegistry): Command {
         `  Data dir:     ${dataDir}`,
         // The SQLite file, or the PostgreSQL URL without its password (`store.location`).
         `  Database:     ${gateway.store.location}`,
+        `  Providers:    ${providersLine(gateway.providers)}`,
       ];
       if (process.env.TOLLGATE_RUNNING_FROM) lines.push(`  Running:      ${process.env.TOLLGATE_RUNNING_FROM}`);
       const admin = gateway.bootstrapAdmin;

@@ -14,7 +14,7 @@ import { countAdmins, createAdmin } from './accounts/admin-users.ts';
 import { generatePassword } from './accounts/passwords.ts';
 import { isUniqueViolation, type Store } from './store/store.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
-import { createServiceRegistry, type RequestLogService, type UpstreamHealthService } from './services.ts';
+import { createServiceRegistry, type ProviderSummary, type RequestLogService, type UpstreamHealthService } from './services.ts';
 import { createTokenEstimator } from './tokens/token-estimate.ts';
 import { compileBodyValidators } from './http/request-body.ts';
 import { createMetricsRegistry, metricsRoute } from './runtime/metrics.ts';
@@ -76,6 +76,8 @@ export interface RunningGateway {
   readonly store: Store;
   /** Set when this start created the bootstrap admin; the password is shown once. */
   readonly bootstrapAdmin: { username: string; password: string; generated: boolean } | null;
+  /** The router's configured providers, in manifest order (for the start banner); empty without a router. */
+  readonly providers: readonly ProviderSummary[];
   readonly server: GatewayServer;
   /** Drains requests, closes plugins (flushing the request log), the upstream pools and the store. */
   close(): Promise<void>;
@@ -159,6 +161,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       address,
       store,
       bootstrapAdmin: firstAdmin,
+      providers: ctx.services.get('providers')?.list() ?? [],
       server: running,
       close() {
         closing ??= (async () => {

@@ -266,18 +266,82 @@ function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** Which branch of `alternatives` (a `oneOf` / `anyOf` error) `e` belongs to, or -1 for none. */
+function branchOf(e: ErrorObject, alternatives: ErrorObject): number {
+  const under = `${alternatives.schemaPath}/`;
+  const instance = alternatives.instancePath;
+  if (e === alternatives || !e.schemaPath.startsWith(under)) return -1;
+  // The same schema validates every entry of a map or list: only this entry's errors are its branches'.
+  if (e.instancePath !== instance && !e.instancePath.startsWith(`${instance}/`)) return -1;
+  return Number(e.schemaPath.slice(under.length).split('/')[0]);
+}
+
+/** One error in place of a failed `oneOf` / `anyOf` at the same place: "must be string or object". */
+function eitherError(alternatives: ErrorObject, messages: string[]): ErrorObject {
+  const must = messages.every((m) => m.startsWith('must be ')) ? messages.map((m) => m.slice('must be '.length)) : null;
+  const message = must ? `must be ${[...new Set(must)].join(' or ')}` : messages.join(', or ');
+  return { ...alternatives, keyword: 'either', params: {}, message };
+}
+
+/**
+ * Ajv reports a value that fits no branch of a `oneOf` / `anyOf` with every branch's errors and one
+ * "must match exactly one schema in oneOf" more: a mistake inside a model group came out as three
+ * lines, the first a misleading "must be string". This keeps the errors of the branch the value was
+ * meant for, the one whose `type` it has; a value of no branch's type gets one "must be string or
+ * object"; several branches of its type each failing on the value itself (`0` or `>= 1000`) one
+ * "must be 0 or >= 1000"; else the branch with the fewest errors. Outer alternatives are resolved
+ * first, so an alternative inside a dropped branch goes with it.
+ */
+function collapseAlternatives(errors: readonly ErrorObject[]): ErrorObject[] {
+  let out = [...errors];
+  const alternatives = errors
+    .filter((e) => (e.keyword === 'oneOf' || e.keyword === 'anyOf') && !(e.params as { passingSchemas?: unknown }).passingSchemas)
+    .sort((a, b) => a.schemaPath.length - b.schemaPath.length);
+  for (const alternative of alternatives) {
+    if (!out.includes(alternative)) continue;
+    const branches = new Map<number, ErrorObject[]>();
+    for (const e of out) {
+      const i = branchOf(e, alternative);
+      if (i >= 0) branches.set(i, [...(branches.get(i) ?? []), e]);
+    }
+    const isOwnTypeError = (i: number) => (e: ErrorObject) =>
+      e.keyword === 'type' && e.instancePath === alternative.instancePath && e.schemaPath === `${alternative.schemaPath}/${i}/type`;
+    const fitting = [...branches].filter(([i, list]) => !list.some(isOwnTypeError(i))).map(([, list]) => list);
+    let kept: ErrorObject[];
+    if (fitting.length === 0) kept = [eitherError(alternative, [...branches].flatMap(([i, list]) => list.filter(isOwnTypeError(i)).map(messageOf)))];
+    else if (fitting.length > 1 && fitting.every((list) => list.length === 1 && list[0]!.instancePath === alternative.instancePath)) {
+      kept = [eitherError(alternative, fitting.map((list) => messageOf(list[0]!)))];
+    } else kept = fitting.sort((a, b) => a.length - b.length)[0]!;
+    const dropped = new Set([alternative, ...[...branches.values()].flat()]);
+    const at = out.findIndex((e) => dropped.has(e));
+    out = out.filter((e) => !dropped.has(e));
+    out.splice(at, 0, ...kept);
+  }
+  return out;
+}
+
+/** The message of an error that stays at its own pointer (`required` and `additionalProperties` move to the field's). */
+function messageOf(e: ErrorObject): string {
+  switch (e.keyword) {
+    case 'enum':
+      return `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(e.params.allowedValue)}`;
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
 function ajvIssues(errors: ErrorObject[] | null | undefined, prefix: string): ManifestIssue[] {
-  return (errors ?? []).map((e) => {
+  return collapseAlternatives(errors ?? []).map((e) => {
     const pointer = prefix + e.instancePath;
     switch (e.keyword) {
       case 'additionalProperties':
         return { pointer: `${pointer}/${escapePointer(String(e.params.additionalProperty))}`, message: 'unknown field' };
       case 'required':
         return { pointer: `${pointer}/${escapePointer(String(e.params.missingProperty))}`, message: 'is required' };
-      case 'enum':
-        return { pointer, message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
       default:
-        return { pointer, message: e.message ?? 'is invalid' };
+        return { pointer, message: messageOf(e) };
     }
   });
 }
@@ -343,6 +407,7 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
       const e = entry as { config?: unknown };
       if (e.config === undefined) e.config = {};
       if (!ajv.validate(factory.configSchema, e.config)) issues.push(...ajvIssues(ajv.errors, `${PLUGINS_POINTER}/${i}/config`));
+      else for (const p of factory.checkConfig?.(e.config) ?? []) issues.push({ pointer: `${PLUGINS_POINTER}/${i}/config${p.pointer}`, message: p.message });
     });
     const terminalNames = [...registry.values()].filter((f) => f.terminal).map((f) => f.name);
     if (terminal.length === 0 && plugins.length > 0) {

@@ -160,7 +160,20 @@ export interface PluginFactory<C = unknown> {
   /** The `/api` endpoints this plugin answers; the server routes them and the OpenAPI document lists them. */
   readonly routes?: readonly RouteDeclaration[];
   readonly order?: readonly OrderRule[];
+  /**
+   * Rules between fields that the schema cannot state (a model group naming a provider the config
+   * does not define). Called when the manifest loads (`tollgate check`, start), only for a config its
+   * schema accepted; the problems are reported with the manifest's others. Each `pointer` is a JSON
+   * pointer into the config (`/models/fast/deployments/0/provider`). MUST NOT throw or do I/O.
+   */
+  checkConfig?(config: C): readonly ConfigProblem[];
   create(config: C, ctx: PluginContext): MaybePromise<Plugin<unknown>>;
+}
+
+/** A problem `PluginFactory.checkConfig` found: where in the plugin's config (a JSON pointer) and what. */
+export interface ConfigProblem {
+  pointer: string;
+  message: string;
 }
 
 /**
@@ -169,5 +182,10 @@ export interface PluginFactory<C = unknown> {
  * `unknown` to `C` sound; this is the one place it happens.
  */
 export function definePlugin<C>(factory: PluginFactory<C>): PluginFactory {
-  return { ...factory, create: (config: unknown, ctx: PluginContext) => factory.create(config as C, ctx) };
+  const { checkConfig } = factory;
+  return {
+    ...factory,
+    ...(checkConfig ? { checkConfig: (config: unknown) => checkConfig.call(factory, config as C) } : {}),
+    create: (config: unknown, ctx: PluginContext) => factory.create(config as C, ctx),
+  };
 }

@@ -173,10 +173,22 @@ export interface CatalogSyncResult {
   error: string | null;
 }
 
+/**
+ * One configured provider as the start banner and the admin UI show it. `sharedKey`: `configured`
+ * when the manifest gives it a shared key (or a pool), so every user can call it; `missing` when it
+ * needs a key and has none, so only users with their own credential can; `not_needed` for one that
+ * runs without a key (a local Ollama).
+ */
+export interface ProviderSummary {
+  id: string;
+  name: string;
+  sharedKey: 'configured' | 'missing' | 'not_needed';
+}
+
 /** `providers`: the configured providers, for the admin API and the CLI. */
 export interface ProvidersService {
-  /** Configured providers, in manifest order: id and human name. */
-  list(): Array<{ id: string; name: string }>;
+  /** Configured providers, in manifest order. */
+  list(): ProviderSummary[];
   /**
    * Lists the provider's models with this user's own credential (not the shared one) and reports.
    * Throws 404 `provider_not_found` for an unknown provider and 404 `credential_not_found` when the

@@ -1,6 +1,6 @@
-// Per-day chart for the dashboard: requests as bars (errors in red at their base) on the left
-// axis, cost as a line on the right axis. Plain SVG sized to its container; every day has a
-// hover band whose <title> is the tooltip, and the whole chart has a <title>/<desc> for screen readers.
+// Per-day or per-hour chart for the dashboard: requests as bars (errors in red at their base) on the
+// left axis, cost as a line on the right axis. Plain SVG sized to its container; every day or hour has
+// a hover band whose <title> is the tooltip, and the whole chart has a <title>/<desc> for screen readers.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, formatNumber, formatUsd, formatCompact } from './components.js';
 
@@ -24,6 +24,22 @@ function dayLabel(date, long = false) {
     : { month: 'short', day: 'numeric', timeZone: 'UTC' });
 }
 
+/** An hour (`start`, ISO) on the clock of `timeZone`: "14:00", or with its date when `long`. */
+function hourLabel(start, timeZone, long = false) {
+  const d = new Date(start);
+  return d.toLocaleString(undefined, long
+    ? { weekday: 'short', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone }
+    : { hour: '2-digit', minute: '2-digit', timeZone });
+}
+
+/** How the chart names its points: per day (`date`) or per hour (`start`). */
+const UNITS = {
+  day: { key: (p) => p.date, label: (p) => dayLabel(p.date), long: (p) => dayLabel(p.date, true), plural: 'days', busiest: 'day' },
+  hour: {
+    key: (p) => p.start, label: (p, tz) => hourLabel(p.start, tz), long: (p, tz) => hourLabel(p.start, tz, true), plural: 'hours', busiest: 'hour',
+  },
+};
+
 function usdTick(v) {
   if (v === 0) return '$0';
   return v >= 1 ? `$${formatCompact(v)}` : formatUsd(v);
@@ -44,9 +60,12 @@ function useWidth(ref, fallback = 800) {
 }
 
 /**
- * @param {{days: {date: string, requests: number, errors: number, total_tokens: number, cost_usd: number}[], timeZone?: string}} props
+ * `points` are the stats' `per_day` (`unit` "day", each with its `date`) or `per_hour` (`unit` "hour",
+ * each with its `start`), labelled in `timeZone`.
+ * @param {{points: {requests: number, errors: number, total_tokens: number, cost_usd: number, date?: string, start?: string}[], unit?: 'day'|'hour', timeZone?: string}} props
  */
-export function DailyChart({ days, timeZone = 'UTC' }) {
+export function UsageChart({ points: days, unit = 'day', timeZone = 'UTC' }) {
+  const names = UNITS[unit];
   const wrap = useRef(null);
   const width = useWidth(wrap);
   const innerW = width - PAD.left - PAD.right;
@@ -65,10 +84,10 @@ export function DailyChart({ days, timeZone = 'UTC' }) {
   const totalCost = days.reduce((s, d) => s + d.cost_usd, 0);
   const peak = days.reduce((best, d) => (d.requests > (best?.requests ?? -1) ? d : best), null);
   const desc = days.length === 0
-    ? 'No days in this period.'
-    : `${days.length} days from ${dayLabel(days[0].date)} to ${dayLabel(days[days.length - 1].date)} (${timeZone}). ` +
+    ? `No ${names.plural} in this period.`
+    : `${days.length} ${names.plural} from ${names.long(days[0], timeZone)} to ${names.long(days[days.length - 1], timeZone)} (${timeZone}). ` +
       `${formatNumber(totalReq)} requests costing ${formatUsd(totalCost)} in total` +
-      (peak && peak.requests > 0 ? `; busiest day ${dayLabel(peak.date)} with ${formatNumber(peak.requests)} requests.` : '.');
+      (peak && peak.requests > 0 ? `; busiest ${names.busiest} ${names.long(peak, timeZone)} with ${formatNumber(peak.requests)} requests.` : '.');
   const linePoints = days.map((d, i) => `${xMid(i).toFixed(1)},${yCost(d.cost_usd).toFixed(1)}`).join(' ');
   const areaPoints = days.length
     ? `${xMid(0).toFixed(1)},${yCost(0)} ${linePoints} ${xMid(days.length - 1).toFixed(1)},${yCost(0)}`
@@ -76,8 +95,8 @@ export function DailyChart({ days, timeZone = 'UTC' }) {
 
   return html`<div ref=${wrap} class="chart-wrap">
     <svg class="chart" width=${width} height=${HEIGHT} viewBox=${`0 0 ${width} ${HEIGHT}`} role="img"
-      aria-labelledby="daily-chart-title daily-chart-desc" data-testid="daily-chart">
-      <title id="daily-chart-title">Requests and cost per day</title>
+      aria-labelledby="daily-chart-title daily-chart-desc" data-testid="usage-chart" data-unit=${unit}>
+      <title id="daily-chart-title">Requests and cost per ${unit}</title>
       <desc id="daily-chart-desc">${desc}</desc>
       <defs>
         <linearGradient id="cost-fill" x1="0" y1="0" x2="0" y2="1">
@@ -98,25 +117,25 @@ export function DailyChart({ days, timeZone = 'UTC' }) {
         const yTop = yReq(d.requests);
         const yErr = yReq(Math.min(d.errors, d.requests));
         const base = PAD.top + innerH;
-        const tip = `${dayLabel(d.date, true)}\n${formatNumber(d.requests)} requests` +
+        const tip = `${names.long(d, timeZone)}\n${formatNumber(d.requests)} requests` +
           (d.errors ? ` (${formatNumber(d.errors)} errors)` : '') +
           `\n${formatNumber(d.total_tokens)} tokens\n${formatUsd(d.cost_usd)} cost`;
-        return html`<g class="day" key=${d.date}>
+        return html`<g class="point" key=${names.key(d)}>
           <title>${tip}</title>
           <rect class="hover-band" x=${PAD.left + slot * i} y=${PAD.top} width=${slot} height=${innerH} />
           ${d.requests > 0 && html`<rect class="bar-req" x=${x} y=${yTop} width=${barW} height=${Math.max(1, base - yTop)} rx="2" />`}
           ${d.errors > 0 && html`<rect class="bar-err" x=${x} y=${yErr} width=${barW} height=${Math.max(1, base - yErr)} rx="2" />`}
-          ${i % labelEvery === 0 && html`<text x=${xMid(i)} y=${HEIGHT - 8} text-anchor="middle">${dayLabel(d.date)}</text>`}
+          ${i % labelEvery === 0 && html`<text x=${xMid(i)} y=${HEIGHT - 8} text-anchor="middle">${names.label(d, timeZone)}</text>`}
         </g>`;
       })}
       ${days.length > 1 && html`<polygon class="cost-area" points=${areaPoints} pointer-events="none" />`}
       ${days.length > 0 && html`<polyline class="cost-line" points=${linePoints} pointer-events="none" />`}
-      ${days.length <= 31 && days.map((d, i) => html`<circle key=${`c${d.date}`} class="cost-dot" cx=${xMid(i)} cy=${yCost(d.cost_usd)} r="2.6" pointer-events="none" />`)}
+      ${days.length <= 31 && days.map((d, i) => html`<circle key=${`c${names.key(d)}`} class="cost-dot" cx=${xMid(i)} cy=${yCost(d.cost_usd)} r="2.6" pointer-events="none" />`)}
     </svg>
   </div>`;
 }
 
-/** Legend matching DailyChart's colours. */
+/** Legend matching UsageChart's colours. */
 export function ChartLegend() {
   return html`<div class="legend" aria-hidden="true">
     <span class="legend-item"><span class="legend-swatch" style="background:#c7d2fe"></span>Requests</span>

@@ -1,5 +1,5 @@
 /**
- * `POST /admin/api/login`, `POST /admin/api/logout`, `GET /admin/api/me` (docs/admin-api.md
+ * `POST /admin/api/login`, `POST /admin/api/logout`, `GET /admin/api/me`, `GET /admin/api/session` (docs/admin-api.md
  * "Session and protection"). Login checks the scrypt hash (`core/accounts/passwords.ts`) and is throttled per
  * username and per client address, each attempt counted before the hash is checked
  * (`login-throttle.ts`); a wrong username and a wrong password get the same answer, and an unknown
@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { invalidCredentials, invalidRequest, tooManyLoginAttempts } from '../errors.ts';
 import { decoyHash, verifyPassword } from '../accounts/passwords.ts';
-import type { AdminContext, AdminRoute } from './context.ts';
+import type { AdminContext, AdminIdentity, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { objectBody, onlyFields, stringField } from './fields.ts';
 import type { LoginThrottle } from '../coordination/login-throttle.ts';
@@ -89,19 +89,30 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
     {
       method: 'GET',
       pattern: '/admin/api/me',
-      async handler({ req, admin }) {
-        const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-        const session = token ? (await deps.sessions.verify(token))?.times ?? null : null;
-        return json(200, {
-          admin,
-          session,
-          gateway: {
-            version: deps.version,
-            time_zone: ctx.services.get('budget')?.timeZone ?? 'UTC',
-            providers: ctx.services.get('providers')?.list() ?? [],
-          },
-        });
-      },
+      handler: async ({ req, admin }) => json(200, await me(req, admin!)),
+    },
+    {
+      // The UI's question at start, "is anyone signed in?": a 401 there would be logged as an error
+      // by every browser console (a fetch cannot silence it), though it is the expected answer.
+      method: 'GET',
+      pattern: '/admin/api/session',
+      public: true,
+      handler: async ({ req, admin }) => json(200, admin ? await me(req, admin) : { admin: null, session: null }),
     },
   ];
+
+  /** `GET /me`'s body: the admin, their session's times and what the UI needs of the gateway. */
+  async function me(req: IncomingMessage, admin: AdminIdentity) {
+    const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+    const session = token ? (await deps.sessions.verify(token))?.times ?? null : null;
+    return {
+      admin,
+      session,
+      gateway: {
+        version: deps.version,
+        time_zone: ctx.services.get('budget')?.timeZone ?? 'UTC',
+        providers: (ctx.services.get('providers')?.list() ?? []).map((p) => ({ id: p.id, name: p.name, shared_key: p.sharedKey })),
+      },
+    };
+  }
 }

@@ -61,7 +61,7 @@ export interface AdminRoute {
   method: AdminMethod;
   /** e.g. `/admin/api/users/:id/keys`; a `:name` matches one path segment. */
   pattern: string;
-  /** Reachable without a session (login only). */
+  /** Reachable without a session (login, and the session probe). */
   public?: boolean;
   handler(request: AdminRequest): AdminReply | Promise<AdminReply>;
 }

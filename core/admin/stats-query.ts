@@ -1,7 +1,7 @@
 /**
  * The dashboard's figures (`docs/admin-api.md`, "Dashboard") over a half-open time range
- * `[fromIso, toIso)`: totals, nearest-rank percentiles, per-day series in a timezone, top users and
- * models by cost.
+ * `[fromIso, toIso)`: totals, nearest-rank percentiles, per-day (and, for a week at most, per-hour)
+ * series in a timezone, top users and models by cost.
  *
  * Why they cost the same at a million rows as at a thousand: sums come from the quarter-hour rollups
  * (`core/request-log/usage-rollups.ts`, exact for any range), never from a scan of `llm_requests`. Percentiles
@@ -33,7 +33,7 @@ export interface StatsRange {
 
 export interface StatsTotals {
   requests: number;
-  /** Rows with status ≥ 400 (denials and upstream errors included). */
+  /** What the gateway or an upstream failed (`countsAsError` in `usage-rollup-writer.ts`), not refusals of the request. */
   errors: number;
   /** errors / requests; 0 without requests. */
   error_rate: number;
@@ -54,6 +54,17 @@ export interface Percentiles {
 export interface DayStats {
   /** Local calendar date `YYYY-MM-DD` in the stats timezone. */
   date: string;
+  requests: number;
+  errors: number;
+  total_tokens: number;
+  cost_usd: number;
+  cost_nanos: number;
+}
+
+/** One local clock hour of the range (the first and last may be partial). */
+export interface HourStats {
+  /** The hour's first instant, ISO-8601 UTC. */
+  start: string;
   requests: number;
   errors: number;
   total_tokens: number;
@@ -197,6 +208,8 @@ export interface UsageBreakdown {
   topUsers: TopUser[];
   /** Provider + model pairs by cost, most first (ties: more requests, then model), at most `limit`. */
   topModels: TopModel[];
+  /** With `perHour`: one entry per local clock hour of the range, zeros included, oldest first. */
+  perHour?: HourStats[];
 }
 
 /** The local days of the range, zero-filled, and the first instant (ms) of the day after each. */
@@ -211,6 +224,29 @@ function emptyDays(range: StatsRange, timeZone: string): { days: DayStats[]; nex
   // The day after 9999-12-31 has no instant: the last day then runs to the end of the range.
   const nextStarts = days.map((day) => (day.date >= LAST_DATE ? Infinity : startOfLocalDay(addDays(day.date, 1), timeZone)));
   return { days, nextStarts };
+}
+
+const HOUR_MS = 3_600_000;
+/** The most hours `queryUsage` lists: a week and the partial hour it starts in. */
+export const MAX_PER_HOUR_BUCKETS = 7 * 24 + 1;
+
+/**
+ * The start (ms) of the local clock hour in `timeZone` holding instant `ms`. Every zone's offset is a
+ * multiple of 15 minutes, so a local hour starts on a UTC quarter hour and never splits a rollup.
+ */
+export function startOfLocalHour(ms: number, timeZone: string): number {
+  const minuteMs = ms - (((ms % 60_000) + 60_000) % 60_000);
+  return minuteMs - Number(localDateTime(ms, timeZone).slice(14, 16)) * 60_000;
+}
+
+/** The local hours of the range, zero-filled (at most `MAX_PER_HOUR_BUCKETS`), and the first one's start (ms). */
+function emptyHours(range: StatsRange, timeZone: string): { hours: HourStats[]; firstMs: number } {
+  const firstMs = startOfLocalHour(range.fromMs, timeZone);
+  const count = Math.min(MAX_PER_HOUR_BUCKETS, Math.ceil((range.toMs - firstMs) / HOUR_MS));
+  const hours = Array.from({ length: count }, (_, i) => ({
+    start: new Date(firstMs + i * HOUR_MS).toISOString(), requests: 0, errors: 0, total_tokens: 0, cost_usd: 0, cost_nanos: 0,
+  }));
+  return { hours, firstMs };
 }
 
 /** Index of the day holding instant `ms`: the first whose next day starts after it (binary search); -1 past the last. */
@@ -235,7 +271,9 @@ const byCost = <T extends { requests: number; cost_nanos: number }>(a: T, b: T) 
  * folds the groups. At a million log rows this is half the CPU of the four aggregates it replaced;
  * reading the rollup rows themselves into JS was slower than either (120 ms for 70,000 rows).
  */
-export async function queryUsage(db: Kysely<Database>, range: StatsRange, timeZone: string, limit: number): Promise<UsageBreakdown> {
+export async function queryUsage(
+  db: Kysely<Database>, range: StatsRange, timeZone: string, limit: number, options: { perHour?: boolean } = {},
+): Promise<UsageBreakdown> {
   const bounds = { fromIso: range.fromIso, toIso: range.toIso };
   // Positional columns (c0, c1, ...) so the rows destructure as the tuples SQLite's raw mode gave.
   const aggregate = async <Row extends unknown[]>(columns: RollupColumn[], select: string[], groupBy: string) => {
@@ -247,6 +285,7 @@ export async function queryUsage(db: Kysely<Database>, range: StatsRange, timeZo
 
   // Per quarter hour: the days, and the totals as their sum.
   const { days, nextStarts } = emptyDays(range, timeZone);
+  const { hours, firstMs } = options.perHour ? emptyHours(range, timeZone) : { hours: [], firstMs: 0 };
   let [requests, errors, prompt, completion, cost, ttftCount] = [0, 0, 0, 0, 0, 0];
   for (const [quarter, quarterRequests, quarterErrors, quarterPrompt, quarterCompletion, quarterCost, quarterTtft] of await aggregate<
     [string, number, number, number, number, number, number]
@@ -261,12 +300,15 @@ export async function queryUsage(db: Kysely<Database>, range: StatsRange, timeZo
     completion += quarterCompletion;
     cost += quarterCost;
     ttftCount += quarterTtft;
-    const day = days[dayIndex(nextStarts, Date.parse(quarter))];
-    if (!day) continue;
-    day.requests += quarterRequests;
-    day.errors += quarterErrors;
-    day.total_tokens += quarterPrompt + quarterCompletion;
-    day.cost_nanos += quarterCost;
+    const quarterMs = Date.parse(quarter);
+    const hour = options.perHour ? hours[Math.floor((quarterMs - firstMs) / HOUR_MS)] : undefined;
+    for (const bucket of [days[dayIndex(nextStarts, quarterMs)], hour]) {
+      if (!bucket) continue;
+      bucket.requests += quarterRequests;
+      bucket.errors += quarterErrors;
+      bucket.total_tokens += quarterPrompt + quarterCompletion;
+      bucket.cost_nanos += quarterCost;
+    }
   }
 
   // Per user and model at once (users × models groups, a few hundred), folded into both rankings.
@@ -305,6 +347,7 @@ export async function queryUsage(db: Kysely<Database>, range: StatsRange, timeZo
       ttftCount,
     },
     perDay: days.map((entry) => ({ ...entry, cost_usd: usd(entry.cost_nanos) })),
+    ...(options.perHour ? { perHour: hours.map((entry) => ({ ...entry, cost_usd: usd(entry.cost_nanos) })) } : {}),
     topUsers: [...users.values()]
       .sort((a, b) => byCost(a, b) || (a.user_id ?? -Infinity) - (b.user_id ?? -Infinity))
       .slice(0, limit).map((row) => ({ ...row, cost_usd: usd(row.cost_nanos) })),

@@ -29,6 +29,22 @@ interface RollupDelta {
   lastUnpricedAt: string | null;
 }
 
+/**
+ * Which log rows count as errors in the rollups, hence on the dashboard (docs/admin-api.md
+ * "Dashboard"): what the gateway or an upstream failed, not the client's own request. A status of 500
+ * or more (the gateway's faults, and an upstream's: no answer, a timeout, a 5xx, 502/503/504), or a
+ * 401, 402, 403 or 429 that came from an upstream (the row has attempts): it refused the gateway's
+ * key, its account or its rate. Refusals of the request itself are not errors: an invalid request
+ * (400, 404, 413, ...), a missing or revoked Tollgate key (401, 403), a budget (402) or rate limit
+ * (429) of the gateway, an upstream's 400 or 404, and a client that hung up (499).
+ */
+export function countsAsError(status: number, attempts: string | null | undefined): boolean {
+  return status >= 500 || (attempts != null && (status === 401 || status === 402 || status === 403 || status === 429));
+}
+
+/** `countsAsError` in SQL over an `llm_requests` row (either engine): 1 or 0. */
+export const COUNTS_AS_ERROR_SQL = 'CASE WHEN status >= 500 OR (attempts IS NOT NULL AND status IN (401, 402, 403, 429)) THEN 1 ELSE 0 END';
+
 /** The UTC quarter hour `createdAtIso` (`YYYY-MM-DDTHH:MM:SS.sssZ`, as stored) falls in, as stored. */
 export function quarterOf(createdAtIso: string): string {
   const minute = Math.floor(Number(createdAtIso.slice(14, 16)) / 15) * 15;
@@ -53,7 +69,7 @@ function sumRollups(rows: readonly RequestLogRow[]): Iterable<RollupDelta> {
       sums.set(key, d);
     }
     d.requests++;
-    if (row.status >= 400) d.errors++;
+    if (countsAsError(row.status, row.attempts)) d.errors++;
     d.promptTokens += row.prompt_tokens ?? 0;
     d.completionTokens += row.completion_tokens ?? 0;
     d.cachedTokens += row.cached_tokens ?? 0;
@@ -132,7 +148,7 @@ export async function rebuildUsageRollups(store: Store): Promise<void> {
         prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
       SELECT ${quarter},
         coalesce(gateway_user_id, 0), coalesce(provider, ''), coalesce(model_requested, ''), coalesce(model_served, ''),
-        count(*), sum(CASE WHEN status >= 400 THEN 1 ELSE 0 END), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+        count(*), sum(${sql.raw(COUNTS_AS_ERROR_SQL)}), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
         coalesce(sum(cached_tokens), 0), coalesce(sum(cost_nanos), 0), count(ttft_ms), sum(unpriced),
         max(CASE WHEN unpriced = 1 THEN created_at END)
       FROM llm_requests GROUP BY 1, 2, 3, 4, 5`.execute(trx);

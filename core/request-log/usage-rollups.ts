@@ -10,6 +10,7 @@
  * is a multiple of 15 minutes.
  */
 import { sql, type RawBuilder } from 'kysely';
+import { COUNTS_AS_ERROR_SQL } from './usage-rollup-writer.ts';
 
 const QUARTER_MS = 15 * 60_000;
 /** Later than any stored timestamp: an open upper bound. */
@@ -31,7 +32,7 @@ const RAW_AS_ROLLUP = {
   model_requested: "coalesce(model_requested, '')",
   model_served: "coalesce(model_served, '')",
   requests: '1',
-  errors: 'CASE WHEN status >= 400 THEN 1 ELSE 0 END',
+  errors: COUNTS_AS_ERROR_SQL,
   prompt_tokens: 'coalesce(prompt_tokens, 0)',
   completion_tokens: 'coalesce(completion_tokens, 0)',
   cached_tokens: 'coalesce(cached_tokens, 0)',

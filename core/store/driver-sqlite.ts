@@ -20,7 +20,21 @@ const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 /** The npm package this Node loads. */
 export const SQLITE_PACKAGE = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 
-const Driver = createRequire(import.meta.url)(SQLITE_PACKAGE) as typeof BetterSqlite3;
+/**
+ * Loads the driver package `name`. Throws an Error saying to run `npm install` again when it is not
+ * installed (a node_modules copied from elsewhere, or an install that failed to build it).
+ */
+export function loadSqliteDriver(name: string): typeof BetterSqlite3 {
+  try {
+    return createRequire(import.meta.url)(name) as typeof BetterSqlite3;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'MODULE_NOT_FOUND' || !(err as Error).message.includes(`'${name}'`)) throw err;
+    throw new Error(`the SQLite driver ${name} is not installed for Node ${process.versions.node}: node_modules was installed on another Node version; run \`npm install\` again with this one`, { cause: err });
+  }
+}
+
+const Driver = loadSqliteDriver(SQLITE_PACKAGE);
 
 /**
  * Page cache per connection, KiB: SQLite's own default. better-sqlite3 builds SQLite with 16 MB

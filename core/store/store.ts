@@ -122,16 +122,27 @@ export function readMigrations(engine: StoreEngine = 'sqlite', schemaText = read
   return [start, ...later];
 }
 
-/** Applies pending migrations; returns the resulting `user_version`. */
+/**
+ * Applies pending migrations; returns the resulting `user_version`. Safe when several processes open
+ * a new database at once (two CLI commands, a gateway and a command): each migration runs in a
+ * `BEGIN IMMEDIATE` transaction, which waits for the write lock (`busy_timeout`) before it reads the
+ * version, so a process that lost the race sees the version the winner committed and skips that
+ * step. A version read before the lock could be stale and apply a step twice ("table … already
+ * exists"). An up-to-date database is read without taking the lock.
+ */
 export function migrate(sqlite: Sqlite): number {
-  let version = sqlite.pragma('user_version', { simple: true }) as number;
-  for (const migration of readMigrations()) {
+  const migrations = readMigrations();
+  const userVersion = () => sqlite.pragma('user_version', { simple: true }) as number;
+  let version = userVersion();
+  for (const migration of migrations) {
     if (migration.version <= version) continue;
-    sqlite.transaction(() => {
+    version = sqlite.transaction(() => {
+      const current = userVersion();
+      if (migration.version <= current) return current;
       sqlite.exec(migration.sql);
       sqlite.pragma(`user_version = ${migration.version}`);
-    })();
-    version = migration.version;
+      return migration.version;
+    }).immediate();
   }
   return version;
 }

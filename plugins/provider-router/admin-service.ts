@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { GatewayError, providerNotFound, resourceNotFound } from '../../core/errors.ts';
-import type { CatalogSyncResult, ProvidersService } from '../../core/services.ts';
+import type { CatalogSyncResult, ProviderSummary, ProvidersService } from '../../core/services.ts';
 import type { CatalogEntry, Provider } from './providers/base.ts';
 import type { CredentialResolver } from './user-credentials.ts';
 
@@ -32,11 +32,18 @@ async function syncOne(provider: Provider, persist: PersistModels): Promise<Cata
   }
 }
 
+/** Whether requests without a user's own credential can use `provider` (`ProviderSummary.sharedKey`). */
+function sharedKeyOf(provider: Provider): ProviderSummary['sharedKey'] {
+  const shared = provider.sharedCredential();
+  if (!shared) return 'missing';
+  return shared.apiKey ? 'configured' : 'not_needed';
+}
+
 export function createProvidersService(
   providers: ReadonlyMap<string, Provider>, credentials: CredentialResolver, persist: PersistModels,
 ): ProvidersService {
   return {
-    list: () => [...providers.values()].map((p) => ({ id: p.id, name: p.name })),
+    list: () => [...providers.values()].map((p) => ({ id: p.id, name: p.name, sharedKey: sharedKeyOf(p) })),
 
     async testCredential(gatewayUserId, id) {
       const provider = providers.get(id);

@@ -27,7 +27,7 @@ import { modelCatalog, openAIModelList, providerView, retrieveModel, type PriceL
 import { per1k } from '../../core/money/money.ts';
 import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
-import { createDeploymentPicker, modelGroupsOf, unknownProviders, type Deployment } from './routing/model-groups.ts';
+import { createDeploymentPicker, modelGroupsOf, unconfiguredGroupProviders, unknownProviders, type Deployment } from './routing/model-groups.ts';
 import { firstAttempt, type AttemptState } from './routing/fallback-plan.ts';
 import { checkModelAllowed } from './routing/model-allow-list.ts';
 import type { Credential } from './providers/base.ts';
@@ -380,5 +380,6 @@ export const providerRouter = definePlugin<ProviderRouterConfig>({
   configSchema: providerRouterSchema,
   terminal: true,
   routes: providerRouterRoutes,
+  checkConfig: (config) => unconfiguredGroupProviders(config.models, config.providers),
   create: createProviderRouter,
 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
-import { cliJson, runCli } from '../helpers/cli.ts';
+import { cliJson, runCli, runCliTogether } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { hashApiKey } from '../../core/accounts/api-keys.ts';
 import { loadMasterKey } from '../../core/store/data-dir.ts';
@@ -138,6 +138,27 @@ describe('tollgate check', () => {
     assert.match(bad.stderr, /\/server\/port: must be >= 0/);
     assert.match(bad.stderr, /\/plugins\/0\/name: unknown plugin "nope"/);
   });
+
+  test('fails for a model group naming a provider that is not configured, naming the group and the provider', async () => {
+    const path = join(tempDir(), 'groups.json');
+    const router = {
+      name: 'provider-router',
+      config: {
+        providers: { openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1' } },
+        models: { fast: { strategy: 'fallback', deployments: [{ provider: 'openai', model: 'gpt-4o-mini' }, { provider: 'groq', model: 'llama-3.1-8b' }] } },
+      },
+    };
+    writeFileSync(path, JSON.stringify({ plugins: [{ name: 'auth-guard' }, router] }));
+    const result = await runCli(['check', '--config', path]);
+    assert.equal(result.code, 1, result.stdout);
+    assert.equal(result.stderr, `${path}: 1 problem\n  /plugins/1/config/models/fast/deployments/1/provider: model group "fast" names provider "groq", which is not configured (providers: openai)\n`);
+  });
+
+  test('takes --data-dir after the command, as every command does', async () => {
+    const ok = await runCli(['check', '--data-dir', tempDir()]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /built-in default manifest: OK/);
+  });
 });
 
 describe('data dir', () => {
@@ -152,5 +173,20 @@ describe('data dir', () => {
     assert.equal(statSync(join(dir, 'secret.key')).mode & 0o777, 0o600);
     assert.deepEqual(loadMasterKey(dir, {}).key, key, 'the same key is read back');
     assert.throws(() => loadMasterKey(dir, { TOLLGATE_SECRET: 'dG9vIHNob3J0' }), /exactly 32 bytes/);
+  });
+
+  test('several commands started at once on a fresh data dir all succeed (each migrates it, once)', async () => {
+    // The bundle when it is fresh (`npm test` builds it): it loads fast, so the processes released
+    // together also reach the migration together, which is what broke ("table gateway_users already
+    // exists" in about half the trials before migrations took the write lock first).
+    const env = { TOLLGATE_FROM_SOURCE: '0' };
+    for (let trial = 0; trial < 5; trial++) {
+      const dir = tempDir();
+      const names = ['a', 'b', 'c', 'd', 'e'].map((n) => `${n}${trial}`);
+      const results = await runCliTogether(names.map((name) => ['users', 'create', '--name', name]), { dataDir: dir, env });
+      for (const result of results) assert.equal(result.code, 0, `trial ${trial}: ${result.stderr}`);
+      const listed = await cliJson<Array<{ name: string }>>(['users', 'list'], { dataDir: dir, env });
+      assert.deepEqual(listed.map((u) => u.name).sort(), names);
+    }
   });
 });

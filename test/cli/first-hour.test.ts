@@ -1,7 +1,8 @@
 /**
  * The first hour with the real `tollgate` CLI processes: a busy port is one line, `--data-dir` and
  * `--config` work before or after the subcommand, `admins passwd` changes a password and ends the
- * admin's sessions, and the first-start banner says where to change the generated password.
+ * admin's sessions, and the first-start banner lists the providers and says where to change the
+ * generated password.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,6 +113,17 @@ describe('tollgate admins passwd', () => {
 });
 
 describe('the first-start banner', () => {
+  test('lists the configured providers and who can use each', async () => {
+    const keys = { OPENAI_API_KEY: 'sk-banner', ANTHROPIC_API_KEY: '', GEMINI_API_KEY: '', MISTRAL_API_KEY: '', OLLAMA_API_KEY: '', TOLLGATE_ADMIN_PASSWORD: 'a long admin password' };
+    const gateway = await startGatewayProcess({ dataDir: tempDir(), env: keys });
+    try {
+      const line = /^ {2}Providers: +(.*)$/m.exec(gateway.output())?.[1];
+      assert.equal(line, "openai (shared key), anthropic (no key: users' own keys only), gemini (no key: users' own keys only), mistral (no key: users' own keys only), ollama (no key needed)");
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  });
+
   test('points at the account page and the passwd command to change the generated password', async () => {
     const gateway = await startGatewayProcess({ dataDir: tempDir(), env: { TOLLGATE_ADMIN_PASSWORD: '' } });
     try {

@@ -11,6 +11,7 @@ import { failModesOf } from '../../core/coordination/index.ts';
 
 const env = { OPENAI_API_KEY: 'sk-env', PORT_FROM_ENV: '9000' };
 const router = (providers: unknown = { openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1' } }) => ({ name: 'provider-router', config: { providers } });
+const routerWithModels = (models: unknown) => ({ name: 'provider-router', config: { ...router().config, models } });
 
 function problems(input: unknown): string[] {
   try {
@@ -71,6 +72,45 @@ describe('manifest validation', () => {
         '/coordination/failModeByLimit/budgets: must be one of "closed", "open"',
         '/coordination/leaseTtlMs: must be >= 1000',
       ],
+    ],
+    [
+      'a model group deployment without its model: once, where it is missing',
+      { plugins: [routerWithModels({ fast: { deployments: [{ provider: 'openai' }] } })] },
+      ['/plugins/0/config/models/fast/deployments/0/model: is required'],
+    ],
+    [
+      'a misspelt field in a model group',
+      { plugins: [routerWithModels({ fast: { deployments: [{ provider: 'openai', model: 'gpt-4o', wieght: 2 }] } })] },
+      ['/plugins/0/config/models/fast/deployments/0/wieght: unknown field'],
+    ],
+    [
+      'a model alias without its provider prefix',
+      { plugins: [routerWithModels({ fast: 'gpt-4o' })] },
+      ['/plugins/0/config/models/fast: must match pattern "^[a-z0-9][a-z0-9_-]*/.+"'],
+    ],
+    [
+      'a model entry of neither shape, and pooled keys of neither shape',
+      {
+        plugins: [{
+          name: 'provider-router',
+          config: { providers: { openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKeys: [5, { key: 'k', rpm: 0 }] } }, models: { fast: 42 } },
+        }],
+      },
+      [
+        '/plugins/0/config/providers/openai/apiKeys/0: must be string or object',
+        '/plugins/0/config/providers/openai/apiKeys/1/rpm: must be >= 1',
+        '/plugins/0/config/models/fast: must be string or object',
+      ],
+    ],
+    [
+      'a model group naming a provider that is not configured',
+      { plugins: [routerWithModels({ 'team/fast': { deployments: [{ provider: 'openai', model: 'gpt-4o' }, { provider: 'azure', model: 'gpt-4o' }] }, cheap: 'azure/gpt-4o-mini' })] },
+      ['/plugins/0/config/models/team~1fast/deployments/1/provider: model group "team/fast" names provider "azure", which is not configured (providers: openai)'],
+    ],
+    [
+      'a value that is neither of two allowed ranges, as one line',
+      { plugins: [{ name: 'response-store', config: { sweepIntervalMs: 500 } }, router()] },
+      ['/plugins/0/config/sweepIntervalMs: must be 0 or >= 1000'],
     ],
   ];
   for (const [name, input, expected] of rejected) {

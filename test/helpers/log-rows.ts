@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Store } from '../../core/store/store.ts';
 import { createSqliteWriteTarget } from '../../core/request-log/write-target-sqlite.ts';
-import { quarterOf } from '../../core/request-log/usage-rollup-writer.ts';
+import { countsAsError, quarterOf } from '../../core/request-log/usage-rollup-writer.ts';
 import type { RequestLogRow } from '../../core/request-log/request-log-row.ts';
 
 let seq = 0;
@@ -32,7 +32,7 @@ export async function writeLogRows(store: Store, rows: ReadonlyArray<Partial<Req
       await sql`INSERT INTO usage_rollups AS t (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
           prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
         VALUES (${quarterOf(row.created_at)}, ${row.gateway_user_id ?? 0}, ${row.provider ?? ''}, ${row.model_requested ?? ''},
-          ${row.model_served ?? ''}, 1, ${row.status >= 400 ? 1 : 0}, ${row.prompt_tokens ?? 0}, ${row.completion_tokens ?? 0},
+          ${row.model_served ?? ''}, 1, ${countsAsError(row.status, row.attempts) ? 1 : 0}, ${row.prompt_tokens ?? 0}, ${row.completion_tokens ?? 0},
           ${row.cached_tokens ?? 0}, ${row.cost_nanos ?? 0}, ${row.ttft_ms == null ? 0 : 1}, ${row.unpriced ? 1 : 0},
           ${row.unpriced ? row.created_at : null})
         ON CONFLICT (bucket_start, gateway_user_id, provider, model_requested, model_served) DO UPDATE SET

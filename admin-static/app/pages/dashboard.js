@@ -1,15 +1,16 @@
-// Dashboard: totals, latency percentiles and a per-day chart for a chosen period, plus who and
-// what spends most, users near their budget and models served without a price (GET /stats), and the
-// budget alerts fired lately with their webhook delivery (GET /alerts).
+// Dashboard: totals, latency percentiles and a per-day chart (per-hour for the last 24 hours) for a
+// chosen period, plus who and what spends most, users near their budget and models served without a
+// price (GET /stats), the budget alerts fired lately with their webhook delivery (GET /alerts), and
+// the configured providers with who can use each (GET /session's gateway.providers).
 import { api, query } from '../api.js';
 import {
   html, PageHeader, Card, Spinner, ErrorBox, EmptyState, Field, Badge, SpendBar, useAsync,
   formatUsd, formatNumber, formatCompact, formatPercent, formatMs, formatRelative, formatDateTime,
 } from '../components.js';
-import { DailyChart, ChartLegend } from '../chart.js';
+import { UsageChart, ChartLegend } from '../chart.js';
 
 const PERIODS = [
-  { value: '24h', label: 'Last 24 hours', days: 1 },
+  { value: '24h', label: 'Last 24 hours', days: 1, per: 'hour' },
   { value: '7d', label: 'Last 7 days', days: 7 },
   { value: '30d', label: 'Last 30 days', days: 30 },
   { value: '90d', label: 'Last 90 days', days: 90 },
@@ -32,20 +33,24 @@ function Stat({ testid, label, value, foot, title }) {
   </div>`;
 }
 
+/** What the error rate counts (docs/admin-api.md "Dashboard"), as its tooltip. */
+const ERRORS_TITLE = 'Errors: what the gateway or a provider failed (a 5xx, or a provider refusing the gateway\'s key, account or rate: 401, 402, 403, 429). '
+  + 'Refusals of the client\'s own request are not errors: invalid requests, unknown models, bad Tollgate keys, budgets, the gateway\'s rate limits, clients that hung up.';
+
 function Stats({ s }) {
   const t = s.totals;
   const errTone = t.error_rate >= 0.05 ? 'tone-err' : t.error_rate > 0 ? 'tone-warn' : '';
   return html`
     <div class="grid grid-4">
       <${Stat} testid="stat-requests" label="Requests" value=${formatNumber(t.requests)}
-        foot=${`${formatNumber(t.errors)} failed`} />
+        foot=${`${formatNumber(t.errors)} ${t.errors === 1 ? 'error' : 'errors'}`} title=${ERRORS_TITLE} />
       <${Stat} testid="stat-tokens" label="Tokens" value=${formatCompact(t.total_tokens)} title=${`${formatNumber(t.total_tokens)} tokens`}
         foot=${`${formatCompact(t.prompt_tokens)} in · ${formatCompact(t.completion_tokens)} out`} />
       <${Stat} testid="stat-cost" label="Cost" value=${formatUsd(t.cost_usd)}
         foot=${t.requests ? `${formatUsd(t.cost_usd / t.requests)} per request` : 'no requests'} />
-      <${Stat} testid="stat-error-rate" label="Error rate"
+      <${Stat} testid="stat-error-rate" label="Error rate" title=${ERRORS_TITLE}
         value=${html`<span class=${errTone}>${formatPercent(t.error_rate)}</span>`}
-        foot=${`${formatNumber(t.errors)} of ${formatNumber(t.requests)} with status ≥ 400`} />
+        foot=${`${formatNumber(t.errors)} of ${formatNumber(t.requests)}; refusals not counted`} />
     </div>
     <div class="grid grid-4">
       <${Stat} testid="stat-latency-p50" label="Latency p50" value=${formatMs(s.latency_ms.p50)} foot="median, full response" />
@@ -155,6 +160,30 @@ function UnpricedModels({ rows }) {
   <//>`;
 }
 
+/** How a provider's `shared_key` reads, and its badge tone. */
+const SHARED_KEY = {
+  configured: { tone: 'ok', label: 'shared key', hint: 'Every user can call it with the gateway\'s key.' },
+  missing: { tone: 'warn', label: 'users\' own keys only', hint: 'No shared key: only users with their own credential can call it.' },
+  not_needed: { tone: 'info', label: 'no key needed', hint: 'It runs without a key (a local server).' },
+};
+
+function Providers({ providers }) {
+  return html`<${Card} title="Providers" flush>
+    ${providers.length === 0
+      ? html`<p class="muted" style="padding:16px 20px">No provider is configured: list them in the provider-router's "providers" in the manifest.</p>`
+      : html`<div class="table-wrap"><table class="table" data-testid="providers">
+        <thead><tr><th>Provider</th><th>Model prefix</th><th>Who can use it</th></tr></thead>
+        <tbody>${providers.map((p) => {
+          const key = SHARED_KEY[p.shared_key] ?? { tone: 'muted', label: p.shared_key, hint: '' };
+          return html`<tr key=${p.id} data-provider=${p.id}>
+            <td>${p.name}</td>
+            <td class="mono">${p.id}/</td>
+            <td><${Badge} tone=${key.tone} title=${key.hint}>${key.label}<//></td>
+          </tr>`;
+        })}</tbody></table></div>`}
+  <//>`;
+}
+
 function NoTraffic() {
   const example = `curl ${location.origin}/api/v1/chat/completions \\
   -H "Authorization: Bearer tg_YOUR_KEY" \\
@@ -169,12 +198,12 @@ function NoTraffic() {
     action=${html`<a class="btn btn-primary" href="#/users">Create a user and key</a>`} /></div>`;
 }
 
-/** @param {{query: Record<string,string>}} props */
-export function DashboardPage({ query: q = {} }) {
+/** @param {{me: any, query: Record<string,string>}} props */
+export function DashboardPage({ me, query: q = {} }) {
   const period = periodOf(q.period);
   const { data, error, loading, reload } = useAsync(() => {
     const toMs = Date.now();
-    return api('GET', `/stats${query({ from: new Date(toMs - period.days * DAY_MS).toISOString(), to: new Date(toMs).toISOString() })}`);
+    return api('GET', `/stats${query({ from: new Date(toMs - period.days * DAY_MS).toISOString(), to: new Date(toMs).toISOString(), per: period.per })}`);
   }, [period.value]);
   const alerts = useAsync(() => api('GET', '/alerts?limit=10'), [period.value]);
   const reloadAll = () => {
@@ -203,13 +232,14 @@ export function DashboardPage({ query: q = {} }) {
       <${Stats} s=${s} />
       ${empty
         ? html`<${NoTraffic} />`
-        : html`<${Card} title=${html`Requests and cost per day <span class="card-sub">${s.time_zone}</span>`} actions=${html`<${ChartLegend} />`}>
-            <${DailyChart} days=${s.per_day} timeZone=${s.time_zone} />
+        : html`<${Card} title=${html`Requests and cost per ${s.per_hour ? 'hour' : 'day'} <span class="card-sub">${s.time_zone}</span>`} actions=${html`<${ChartLegend} />`}>
+            <${UsageChart} points=${s.per_hour ?? s.per_day} unit=${s.per_hour ? 'hour' : 'day'} timeZone=${s.time_zone} />
           <//>
           <div class="grid grid-2"><${TopUsers} rows=${s.top_users} /><${TopModels} rows=${s.top_models} /></div>`}
       ${(!empty || s.budget_alerts.length > 0 || s.unpriced_models.length > 0) &&
       html`<div class="grid grid-2"><${BudgetAlerts} rows=${s.budget_alerts} /><${UnpricedModels} rows=${s.unpriced_models} /></div>`}
       <${RecentAlerts} state=${alerts} />
+      <${Providers} providers=${me?.gateway?.providers ?? []} />
     </div>`;
   }
 

@@ -30,12 +30,25 @@ function statusTone(status) {
   return 'ok';
 }
 
-/** Table time: time only for today, "Nov 20 14:03:07" otherwise (full date in the tooltip). */
+/** Table time with its date, "Nov 20 14:03:07" (the year in the tooltip): rows of several days sit side by side. */
 function shortTime(iso) {
   const d = new Date(iso);
   const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  if (d.toDateString() === new Date().toDateString()) return time;
   return `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${time}`;
+}
+
+/**
+ * Where the row's token counts came from: the provider's report, the gateway's estimate, or nowhere
+ * (a request refused before any provider answered: a budget's 402, an unknown model's 404).
+ */
+function usageSource(row) {
+  if (row.usage_estimated) return html`<${Badge} tone="warn">estimated locally<//>`;
+  if (row.prompt_tokens === null && row.completion_tokens === null) {
+    // `attempts` comes with the detail (GET /logs/:id), not with the listed row.
+    if (row.attempts === undefined) return null;
+    return html`<span class="muted">none: ${row.attempts ? 'the provider reported no usage' : 'the request was not sent to a provider'}</span>`;
+  }
+  return 'reported by the provider';
 }
 
 function Owner({ row }) {
@@ -152,7 +165,7 @@ function Detail({ row: listed, onClose }) {
         ${item('Completion tokens', formatNumber(row.completion_tokens))}
         ${item('Cached tokens', formatNumber(row.cached_tokens))}
         ${item('Cache write tokens', formatNumber(row.cache_write_tokens))}
-        ${item('Usage source', row.usage_estimated ? html`<${Badge} tone="warn">estimated locally<//>` : 'reported by the provider')}
+        ${item('Usage source', usageSource(row) && html`<span data-testid="log-usage-source">${usageSource(row)}</span>`)}
         ${item('Cost', row.unpriced ? html`<${Badge} tone="warn">unpriced<//>` : row.cost_usd === null ? null : formatUsd(row.cost_usd))}
         ${item('Cost (nano-USD)', row.cost_nanos === null ? null : html`<span class="mono">${formatNumber(row.cost_nanos)}</span>`)}
         ${item('Billed at', row.billed_price && html`<span data-testid="log-billed-price">$${row.billed_price.input_price_per_million} in / $${row.billed_price.output_price_per_million} out per M <span class="muted">(${row.billed_price.source})</span></span>`)}`)}

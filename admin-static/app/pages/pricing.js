@@ -23,6 +23,13 @@ function prefillFrom(query) {
   return q.model ? { model: q.model, provider: q.provider || '' } : null;
 }
 
+/** `prices` (sorted by model) with those of `providers` (or of no provider) first, each part still by model. */
+function configuredFirst(prices, providers) {
+  const configured = new Set(providers.map((p) => p.id));
+  const mine = (p) => p.provider === null || p.provider === undefined || configured.has(p.provider);
+  return [...prices.filter(mine), ...prices.filter((p) => !mine(p))];
+}
+
 function PriceRow({ p, onEdit, onDelete }) {
   return html`<tr data-testid="price-row">
     <td class="price-model">${p.model}</td>
@@ -77,7 +84,9 @@ export function PricingPage({ me, query }) {
     if (askedModel) setForm({ prefill: { model: askedModel, provider: askedProvider } });
   }, [askedModel, askedProvider]);
 
-  const prices = data?.data ?? [];
+  // The configured providers' prices first (and those for any provider): the dataset's other
+  // providers (OpenRouter's hundreds of models) sort first by name otherwise.
+  const prices = useMemo(() => configuredFirst(data?.data ?? [], providers), [data, providers]);
   const term = search.trim().toLowerCase();
   const shown = useMemo(
     () => (term ? prices.filter((p) => p.model.toLowerCase().includes(term) || (p.provider ?? '').toLowerCase().includes(term)) : prices),

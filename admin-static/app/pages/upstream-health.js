@@ -2,20 +2,24 @@
 // keys of the providers' pools, from GET /admin/api/upstream-health; a disabled or cooling key can
 // be put back into use (POST .../keys/:provider/:key/enable). Keys show as fingerprints only.
 import { api } from '../api.js';
-import { html, PageHeader, Card, Spinner, ErrorBox, EmptyState, Badge, useAsync, toast, formatMs, formatPercent, formatDateTime } from '../components.js';
+import { html, PageHeader, Card, Spinner, ErrorBox, EmptyState, Badge, useAsync, toast, formatMs, formatPercent, formatDateTime, formatRelative } from '../components.js';
 
 const BREAKER_TONE = { closed: 'ok', 'half-open': 'warn', open: 'err' };
 const KEY_TONE = { ok: 'ok', cooling: 'warn', disabled: 'err' };
 
+/** The last error ever seen, with when: it may be older than the 5 minutes the error rate covers. */
 function LastError({ error }) {
   if (!error) return html`<span class="muted">—</span>`;
-  return html`<span title=${formatDateTime(error.at)}><span class="mono">${error.code}</span>${error.status === null ? '' : ` (${error.status})`}</span>`;
+  return html`<span title=${formatDateTime(error.at)}><span class="mono">${error.code}</span>${error.status === null ? '' : ` (${error.status})`}
+    <span class="cell-sub">${formatRelative(error.at)}</span></span>`;
 }
 
+/** Errors of the last 5 minutes: a rate of attempts, never "0 %" for none (that read as a contradiction of a last error). */
 function Recent({ recent }) {
+  const none = html`<span class="muted">—</span>`;
   return html`
     <td class="num">${recent.attempts}</td>
-    <td class="num">${recent.attempts ? formatPercent(recent.error_rate) : html`<span class="muted">—</span>`}</td>
+    <td class="num">${recent.attempts && recent.error_rate > 0 ? formatPercent(recent.error_rate) : recent.attempts ? html`<span class="muted">none</span>` : none}</td>
     <td class="num">${formatMs(recent.p50_latency_ms)}</td>`;
 }
 
@@ -24,7 +28,7 @@ function Deployments({ rows }) {
     ${rows.length === 0
       ? html`<p class="muted" style="padding:16px 20px">No deployment has been used yet, and the manifest names no model group.</p>`
       : html`<div class="table-wrap"><table class="table" data-testid="deployments">
-        <thead><tr><th>Deployment</th><th>Breaker</th><th>Open until</th><th class="num">Attempts (5 min)</th><th class="num">Errors</th><th class="num">p50 latency</th><th>Last error</th></tr></thead>
+        <thead><tr><th>Deployment</th><th>Breaker</th><th>Open until</th><th class="num">Attempts (5 min)</th><th class="num">Errors (5 min)</th><th class="num">p50 latency</th><th>Last error (any time)</th></tr></thead>
         <tbody>${rows.map((d) => html`<tr key=${d.deployment} data-deployment=${d.deployment}>
           <td class="mono nowrap">${d.deployment}</td>
           <td><${Badge} tone=${BREAKER_TONE[d.state]}>${d.state}<//></td>
@@ -39,7 +43,7 @@ function Keys({ rows, onEnable }) {
   if (rows.length === 0) return null;
   return html`<${Card} title="Key pools" flush>
     <div class="table-wrap"><table class="table" data-testid="pool-keys">
-      <thead><tr><th>Provider</th><th>Key</th><th>State</th><th class="num">Last minute</th><th class="num">Attempts (5 min)</th><th class="num">Errors</th><th class="num">p50 latency</th><th>Last error</th><th></th></tr></thead>
+      <thead><tr><th>Provider</th><th>Key</th><th>State</th><th class="num">Last minute</th><th class="num">Attempts (5 min)</th><th class="num">Errors (5 min)</th><th class="num">p50 latency</th><th>Last error (any time)</th><th></th></tr></thead>
       <tbody>${rows.map((k) => html`<tr key=${`${k.provider}/${k.key}`}>
         <td>${k.provider}</td>
         <td class="mono nowrap">${k.key}</td>

@@ -10,6 +10,7 @@
  * deployments not yet placed that have the fewest requests in flight, one at random by weight.
  */
 import type { ModelGroupConfig } from '../schema.ts';
+import type { ConfigProblem } from '../../../core/plugin.ts';
 
 export interface Deployment {
   /** `provider/model`, resolved per request by `resolveModel`. */
@@ -39,6 +40,31 @@ export function modelGroupsOf(models: Readonly<Record<string, string | ModelGrou
     groups.set(name, { name, strategy: entry.strategy ?? 'fallback', deployments });
   }
   return groups;
+}
+
+/**
+ * The manifest's model groups (object entries of `models`) whose deployments name a provider that
+ * `providers` does not define, one problem per deployment at its `provider` field: `tollgate check`
+ * and the start refuse them, where such a deployment used to be skipped at every request with only
+ * a warning at start. (A string alias is not checked: its first segment may be part of a model id the
+ * catalog resolves, as for a client's own model field.)
+ */
+export function unconfiguredGroupProviders(
+  models: Readonly<Record<string, string | ModelGroupConfig>>, providers: Readonly<Record<string, unknown>>,
+): ConfigProblem[] {
+  const configured = Object.keys(providers);
+  const problems: ConfigProblem[] = [];
+  for (const [name, entry] of Object.entries(models)) {
+    if (typeof entry === 'string') continue;
+    entry.deployments.forEach((d, i) => {
+      if (Object.hasOwn(providers, d.provider)) return;
+      problems.push({
+        pointer: `/models/${name.replace(/~/g, '~0').replace(/\//g, '~1')}/deployments/${i}/provider`,
+        message: `model group "${name}" names provider "${d.provider}", which is not configured (providers: ${configured.join(', ') || 'none'})`,
+      });
+    });
+  }
+  return problems;
 }
 
 /** The provider ids the groups name that are not configured, as `group → provider`, for a boot warning. */

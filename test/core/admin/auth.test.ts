@@ -24,7 +24,14 @@ const clock = manualClock(T0);
 
 before(async () => {
   sim = await startOpenAISimulator();
-  tg = await startTestGateway({ providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-shared' } }, clock });
+  tg = await startTestGateway({
+    providers: {
+      openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-shared' },
+      anthropic: { type: 'anthropic', baseUrl: sim.baseUrl },
+      ollama: { type: 'ollama', baseUrl: sim.baseUrl },
+    },
+    clock,
+  });
   origin = tg.gateway.origin;
 });
 
@@ -204,9 +211,25 @@ describe('admin sessions', () => {
     const res = await admin.get('/admin/api/me');
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.admin, { id: 1, username: 'admin' });
-    assert.deepEqual(res.body.gateway.providers, [{ id: 'openai', name: 'OpenAI' }]);
+    assert.deepEqual(res.body.gateway.providers, [
+      { id: 'openai', name: 'OpenAI', shared_key: 'configured' },
+      { id: 'anthropic', name: 'Anthropic', shared_key: 'missing' },
+      { id: 'ollama', name: 'Ollama', shared_key: 'not_needed' },
+    ]);
     assert.equal(res.body.gateway.time_zone, 'UTC');
     assert.equal(typeof res.body.gateway.version, 'string');
+  });
+
+  test('GET /admin/api/session answers 200 either way: no admin without a session, else what /me says', async () => {
+    for (const cookie of [undefined, 'tollgate_session=forged']) {
+      const anonymous = await adminFetch(origin, 'GET', '/admin/api/session', undefined, cookie ? { cookie } : {});
+      assert.equal(anonymous.status, 200);
+      assert.deepEqual(anonymous.body, { admin: null, session: null });
+    }
+    const admin = await loginAdmin(origin);
+    const signedIn = await admin.get('/admin/api/session');
+    assert.equal(signedIn.status, 200);
+    assert.deepEqual(signedIn.body, (await admin.get('/admin/api/me')).body);
   });
 
   test('ends after 120 idle minutes, and activity keeps it alive until the absolute 12 hours', async () => {

@@ -14,7 +14,7 @@ import { loginAdmin, type AdminClient, assertError } from '../../helpers/admin-c
 import { createGatewayUser, deleteGatewayUser } from '../../../core/accounts/gateway-users.ts';
 import type { Store } from '../../../core/store/store.ts';
 import type { NewLlmRequest } from '../../../core/store/db-types.ts';
-import { queryUsage } from '../../../core/admin/stats-query.ts';
+import { queryUsage, startOfLocalHour } from '../../../core/admin/stats-query.ts';
 
 /** 19:00 on 2026-11-20 in Tokyo (UTC+9). */
 const NOW_MS = Date.parse('2026-11-20T10:00:00.000Z');
@@ -135,6 +135,46 @@ describe('GET /admin/api/stats', () => {
     assert.equal(body.totals.cost_nanos, SIM_COST_NANOS + 22_000);
     assert.deepEqual(body.unpriced_models, [{ provider: 'openai', model: 'gpt-4o', requests: 1, last_seen: NOW_ISO }]);
     assert.deepEqual(body.top_users.map((u: any) => u.user_id), [null, tg.userId, alice]);
+  });
+
+  test('counts as errors what the gateway or a provider failed, not refusals of the client\'s own request', async () => {
+    const upstream = JSON.stringify([{ provider: 'openai', model: 'm1', status: 429, error_code: 'rate_limit_exceeded', latency_ms: 5 }]);
+    const rows = (at: string): Array<Partial<NewLlmRequest>> => [
+      { status: 200 },
+      // Refusals of the request: a budget, an unknown model, the gateway's own rate limit, a bad key, a client that hung up.
+      { status: 402, error_code: 'budget_exceeded' }, { status: 404, error_code: 'model_not_found' },
+      { status: 429, error_code: 'rate_limit_exceeded' }, { status: 401, error_code: 'invalid_api_key' }, { status: 499, error_code: 'client_disconnected' },
+      { status: 400, error_code: 'invalid_request', attempts: upstream },
+      // Failures: an upstream's 429 and 401, the gateway's 500, an upstream's 5xx as 502.
+      { status: 429, error_code: 'rate_limit_exceeded', attempts: upstream }, { status: 401, error_code: 'upstream_authentication_error', attempts: upstream },
+      { status: 500, error_code: 'internal_error' }, { status: 502, error_code: 'upstream_error', attempts: upstream },
+    ].map((fields) => ({ ...fields, created_at: at, gateway_user_id: alice, latency_ms: 10 }));
+    // One set in a whole quarter hour (from the rollups), one in the partial quarter at the start (from the log).
+    for (const row of [...rows('2026-10-01T03:05:00.000Z'), ...rows('2026-10-01T03:20:00.000Z')]) await insertRow(row);
+    const res = await admin.get('/admin/api/stats?from=2026-10-01T03:01:00Z&to=2026-10-01T04:00:00Z');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.totals.requests, 22);
+    assert.equal(res.body.totals.errors, 8);
+    assert.equal(res.body.totals.error_rate, 8 / 22);
+    assert.deepEqual(res.body.per_day.map((d: any) => [d.date, d.requests, d.errors]), [['2026-10-01', 22, 8]]);
+  });
+
+  test('per=hour adds one entry per local clock hour (a zone half an hour off UTC starts its hours at :30)', async () => {
+    // The rows of the test above: 2026-10-01 at 03:05Z and 03:20Z, 11 each (4 errors each).
+    const res = await admin.get('/admin/api/stats?from=2026-10-01T02:30:00Z&to=2026-10-01T04:30:00Z&per=hour');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.per_hour.map((h: any) => [h.start, h.requests, h.errors]), [
+      ['2026-10-01T02:00:00.000Z', 0, 0], ['2026-10-01T03:00:00.000Z', 22, 8], ['2026-10-01T04:00:00.000Z', 0, 0],
+    ]);
+    assert.equal(res.body.per_hour[1].cost_nanos, 22_000);
+    assert.equal(res.body.per_hour[1].total_tokens, 22 * 15);
+    assert.equal((await admin.get('/admin/api/stats?from=2026-10-01T02:30:00Z&to=2026-10-01T04:30:00Z')).body.per_hour, undefined);
+    assert.equal(startOfLocalHour(Date.parse('2026-10-01T03:05:00.000Z'), 'Asia/Kolkata'), Date.parse('2026-10-01T02:30:00.000Z'));
+    assert.equal(startOfLocalHour(Date.parse('2026-10-01T03:05:00.000Z'), 'Asia/Tokyo'), Date.parse('2026-10-01T03:00:00.000Z'));
+    const week = await admin.get('/admin/api/stats?from=2026-10-01&to=2026-10-07&per=hour');
+    assert.equal(week.body.per_hour.length, 7 * 24);
+    assertError(await admin.get('/admin/api/stats?from=2026-10-01&to=2026-10-08&per=hour'), 400, 'invalid_request', 'per');
+    assertError(await admin.get('/admin/api/stats?per=minute'), 400, 'invalid_request', 'per');
   });
 
   test('an empty period has zeros, an error rate of 0 and null percentiles', async () => {

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openStore, type SqliteStore } from '../../../core/store/store.ts';
+import { openStore, type SqliteStore, type Store } from '../../../core/store/store.ts';
 import { createLog } from '../../../core/runtime/log.ts';
 import { createGatewayUser, deleteGatewayUser } from '../../../core/accounts/gateway-users.ts';
 import { createWriteBehind } from '../../../core/request-log/write-behind.ts';
@@ -17,9 +17,13 @@ import type { RequestLogRow } from '../../../core/request-log/request-log-row.ts
 import { usageSource, type UsageRange } from '../../../core/request-log/usage-rollups.ts';
 import { queryPercentiles, queryUsage, type StatsRange } from '../../../core/admin/stats-query.ts';
 import { writeLogRows } from '../../helpers/log-rows.ts';
+import { COUNTS_AS_ERROR_SQL } from '../../../core/request-log/usage-rollup-writer.ts';
+import { migrate, readMigrations } from '../../../core/store/store.ts';
+import { openSqlite } from '../../../core/store/driver-sqlite.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 
 const START_MS = Date.parse('2026-11-20T09:52:00.000Z');
+const UPSTREAM_429 = JSON.stringify([{ provider: 'openai', model: 'gpt-4o', status: 429, error_code: 'rate_limit_exceeded', latency_ms: 3 }]);
 const QUARTER_SUM = `substr(created_at, 1, 14) || printf('%02d', (CAST(substr(created_at, 15, 2) AS INTEGER) / 15) * 15) || ':00.000Z'`;
 
 /** A deterministic pseudo-random sequence, so a failure replays. */
@@ -48,7 +52,7 @@ describe('usage rollups', () => {
     for (let i = 0; i < 3000; i++) {
       if (i === 2000) await deleteGatewayUser(store.db, userIds[1]!);
       const [provider, requested, served] = models[Math.floor(random() * models.length)]!;
-      const status = random() < 0.1 ? 500 : random() < 0.05 ? 429 : 200;
+      const status = random() < 0.1 ? 500 : random() < 0.05 ? 429 : random() < 0.05 ? 402 : 200;
       const row: RequestLogRow = {
         request_id: `req_${i}`, gateway_user_id: userIds[i % 3]!, api_key_id: null, provider, model_requested: requested,
         model_served: status === 200 ? served : null, status, error_code: status === 200 ? null : 'x',
@@ -56,7 +60,9 @@ describe('usage rollups', () => {
         cached_tokens: random() < 0.5 ? null : 3, latency_ms: Math.floor(random() * 4000), ttft_ms: random() < 0.3 ? null : Math.floor(random() * 900),
         stream: i % 2, created_at: new Date(START_MS + i * 61_700 + Math.floor(random() * 999)).toISOString(),
         cache_write_tokens: null, cost_nanos: status === 200 ? Math.floor(random() * 100_000) : null, usage_estimated: 0,
-        unpriced: random() < 0.1 ? 1 : 0, endpoint: 'chat.completions', attempts: null, usage_reported: null, billed_price: null,
+        unpriced: random() < 0.1 ? 1 : 0, endpoint: 'chat.completions', usage_reported: null, billed_price: null,
+        // Half the 429s are an upstream's (an error), half the gateway's own rate limit (a refusal).
+        attempts: status === 429 && i % 2 === 0 ? UPSTREAM_429 : null,
       };
       queue.enqueue({ kind: 'request', group: row.request_id, row });
     }
@@ -69,7 +75,7 @@ describe('usage rollups', () => {
     const rollups = store.sqlite.prepare('SELECT * FROM usage_rollups ORDER BY 1, 2, 3, 4, 5').all();
     const grouped = store.sqlite.prepare(`SELECT ${QUARTER_SUM} AS bucket_start, coalesce(gateway_user_id, 0) AS gateway_user_id,
         coalesce(provider, '') AS provider, coalesce(model_requested, '') AS model_requested, coalesce(model_served, '') AS model_served,
-        count(*) AS requests, sum(status >= 400) AS errors, coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
+        count(*) AS requests, sum(${COUNTS_AS_ERROR_SQL}) AS errors, coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
         coalesce(sum(completion_tokens), 0) AS completion_tokens, coalesce(sum(cached_tokens), 0) AS cached_tokens,
         coalesce(sum(cost_nanos), 0) AS cost_nanos, count(ttft_ms) AS ttft_count, sum(unpriced) AS unpriced_requests,
         max(CASE WHEN unpriced = 1 THEN created_at END) AS last_unpriced_at
@@ -93,7 +99,7 @@ describe('usage rollups', () => {
       const fromRollups = (await sql`SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(errors), 0) AS errors,
           coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) AS completion,
           coalesce(sum(cost_nanos), 0) AS cost, coalesce(sum(ttft_count), 0) AS ttft FROM (${usageSource(range)}) AS u`.execute(store.db)).rows[0];
-      const fromLog = store.sqlite.prepare(`SELECT count(*) AS requests, coalesce(sum(status >= 400), 0) AS errors,
+      const fromLog = store.sqlite.prepare(`SELECT count(*) AS requests, coalesce(sum(${COUNTS_AS_ERROR_SQL}), 0) AS errors,
           coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) AS completion,
           coalesce(sum(cost_nanos), 0) AS cost, count(ttft_ms) AS ttft FROM llm_requests
           WHERE created_at >= ? AND created_at < ? AND (? IS NULL OR gateway_user_id = ?)`)
@@ -135,6 +141,38 @@ describe('usage rollups', () => {
     for (const [estimate, truth] of [[latency.p50, exact('latency_ms', 0.5)], [latency.p95, exact('latency_ms', 0.95)],
       [ttft.p50, exact('ttft_ms', 0.5)], [ttft.p95, exact('ttft_ms', 0.95)]] as const) {
       assert.ok(estimate !== null && Math.abs(estimate - truth) <= truth * 0.05, `${estimate} vs exact ${truth}`);
+    }
+  });
+});
+
+describe('the usage rollups of a database from before version 16', () => {
+  test('have their errors recounted: refusals of the client\'s request are no longer errors', () => {
+    const sqlite = openSqlite(join(tempDir(), 'v15.db'));
+    try {
+      for (const migration of readMigrations().filter((m) => m.version <= 15)) sqlite.exec(migration.sql);
+      sqlite.pragma('user_version = 15');
+      const insert = sqlite.prepare(`INSERT INTO llm_requests (request_id, gateway_user_id, provider, model_requested, model_served, status,
+        error_code, latency_ms, stream, created_at, attempts, unpriced, usage_estimated) VALUES (?, NULL, 'openai', 'm', 'm', ?, NULL, 5, 0, ?, ?, 0, 0)`);
+      const rows: Array<[number, string | null, string]> = [
+        [200, null, '2026-11-20T10:01:00.000Z'], [402, null, '2026-11-20T10:02:00.000Z'], [404, null, '2026-11-20T10:03:00.000Z'],
+        [429, null, '2026-11-20T10:04:00.000Z'], [429, UPSTREAM_429, '2026-11-20T10:05:00.000Z'], [502, UPSTREAM_429, '2026-11-20T10:16:00.000Z'],
+        [499, null, '2026-11-20T10:17:00.000Z'], [402, null, '2026-11-20T10:31:00.000Z'],
+      ];
+      rows.forEach(([status, attempts, at], i) => insert.run(`old_${i}`, status, at, attempts));
+      // What the writer summed before version 16: every status >= 400.
+      sqlite.exec(`INSERT INTO usage_rollups (bucket_start, gateway_user_id, provider, model_requested, model_served, requests, errors,
+          prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ttft_count, unpriced_requests, last_unpriced_at)
+        SELECT ${QUARTER_SUM}, 0, provider, model_requested, model_served, count(*), sum(status >= 400), 0, 0, 0, 0, 0, 0, NULL
+        FROM llm_requests GROUP BY 1, 2, 3, 4, 5`);
+      assert.equal(migrate(sqlite), readMigrations().at(-1)!.version);
+      const errors = sqlite.prepare('SELECT bucket_start, requests, errors FROM usage_rollups ORDER BY bucket_start').all();
+      assert.deepEqual(errors, [
+        { bucket_start: '2026-11-20T10:00:00.000Z', requests: 5, errors: 1 },
+        { bucket_start: '2026-11-20T10:15:00.000Z', requests: 2, errors: 1 },
+        { bucket_start: '2026-11-20T10:30:00.000Z', requests: 1, errors: 0 },
+      ]);
+    } finally {
+      sqlite.close();
     }
   });
 });

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openSqlite } from '../../../core/store/driver-sqlite.ts';
+import { loadSqliteDriver, openSqlite, SQLITE_PACKAGE } from '../../../core/store/driver-sqlite.ts';
 import { openStore } from '../../../core/store/store.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 
@@ -27,4 +27,12 @@ test('the store, a read-only connection and a plain one have a 2 MB page cache',
     readOnly.close();
     await store.close();
   }
+});
+
+test('a driver package that is not installed (node_modules from an older Node) says to run npm install again', () => {
+  assert.throws(() => loadSqliteDriver('better-sqlite3-not-installed'), (err: Error) => {
+    assert.equal(err.message, `the SQLite driver better-sqlite3-not-installed is not installed for Node ${process.versions.node}: node_modules was installed on another Node version; run \`npm install\` again with this one`);
+    return true;
+  });
+  assert.equal(typeof loadSqliteDriver(SQLITE_PACKAGE), 'function');
 });
