@@ -166,7 +166,7 @@ export interface PluginFactory<C = unknown> {
    * schema accepted; the problems are reported with the manifest's others. Each `pointer` is a JSON
    * pointer into the config (`/models/fast/deployments/0/provider`). MUST NOT throw or do I/O.
    */
-  checkConfig?(config: C): readonly ConfigProblem[];
+  checkConfig?(this: void, config: C): readonly ConfigProblem[];
   create(config: C, ctx: PluginContext): MaybePromise<Plugin<unknown>>;
 }
 
@@ -185,7 +185,7 @@ export function definePlugin<C>(factory: PluginFactory<C>): PluginFactory {
   const { checkConfig } = factory;
   return {
     ...factory,
-    ...(checkConfig ? { checkConfig: (config: unknown) => checkConfig.call(factory, config as C) } : {}),
+    ...(checkConfig ? { checkConfig: (config: unknown) => checkConfig(config as C) } : {}),
     create: (config: unknown, ctx: PluginContext) => factory.create(config as C, ctx),
   };
 }

@@ -166,7 +166,7 @@ export function parseJsonBodyOffThread(raw: Buffer): Promise<unknown> {
     try {
       return Promise.resolve(parseJsonBody(raw));
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   }
   const target = idlestParseWorker();

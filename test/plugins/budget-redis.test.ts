@@ -39,7 +39,7 @@ let clock: RedisConnection;
 let dataDir: string;
 let manifest: unknown;
 let env: NodeJS.ProcessEnv;
-let replicas: GatewayProcess[] = [];
+const replicas: GatewayProcess[] = [];
 const users: Record<string, { id: number; key: string }> = {};
 
 /** Creates a gateway user with a monthly budget of `usd` (none when null) and a key for it. */

@@ -26,7 +26,7 @@ let redis: RedisServer;
 /** The test's own connection to the replicas' Redis, to read its clock. */
 let clock: RedisConnection;
 let dataDir: string;
-let replicas: GatewayProcess[] = [];
+const replicas: GatewayProcess[] = [];
 const keys: Record<string, string> = {};
 
 /** Creates a gateway user with `limits` and a key for it, in the shared data directory. */

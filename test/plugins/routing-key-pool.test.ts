@@ -83,7 +83,6 @@ describe('key pools', () => {
 
   test('a key answering 429 rests, the attempt is retried on the other key, and the client gets 200', async () => {
     sim.fault({ key: KEYS.coolA }, 429, { 'retry-after': '30' });
-    const sentAtMs = Date.now();
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await chat('cool/gpt-4o-mini'));
     for (const r of results) assert.equal(r.status, 200, r.text);
@@ -95,7 +94,6 @@ describe('key pools', () => {
     assert.match(await metrics(), /tollgate_upstream_key_state\{provider="cool",key="…3333"\} 1/);
     const health = await admin.get('/admin/api/upstream-health');
     const key = health.body.keys.find((k: { key: string }) => k.key === '…3333');
-    const readAtMs = Date.now();
     assert.equal(key.state, 'cooling');
     assert.equal(Date.parse(key.cooling_until) - clock(), 30_000, 'cooling for the retry-after asked');
     assert.equal(key.last_error.status, 429);

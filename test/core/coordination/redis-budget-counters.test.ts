@@ -98,8 +98,8 @@ describe('budget counters in Redis', { skip }, () => {
     const counters = createRedisBudgetCounters(conn, { failMode: 'closed', reservationTtlMs: ttlMs, log });
     // The expiry is a time on Redis's clock (the script's TIME + TTL); a refusal counts as "within the
     // TTL" only when its answer came before it. A busy machine that answered later runs it again.
-    let k = key();
-    let expiresAtMs = 0;
+    let k: ReturnType<typeof key>;
+    let expiresAtMs: number;
     for (let attempt = 1; ; attempt++) {
       k = key();
       const reservingMs = await redisTimeMs(conn.client);

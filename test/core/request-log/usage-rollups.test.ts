@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openStore, type SqliteStore, type Store } from '../../../core/store/store.ts';
+import { openStore, type SqliteStore } from '../../../core/store/store.ts';
 import { createLog } from '../../../core/runtime/log.ts';
 import { createGatewayUser, deleteGatewayUser } from '../../../core/accounts/gateway-users.ts';
 import { createWriteBehind } from '../../../core/request-log/write-behind.ts';

@@ -57,6 +57,6 @@ test('without the JSON table the counter reads the library module', async () => 
   const missing = pathToFileURL(join(tempDir('o200k-'), 'o200k_base.json'));
   assert.equal((await loadO200kCounter(missing)).count('Say hello'), libraryCount('Say hello'));
   // Under tsx (these tests) the default is the module; the bundle's default is its own JSON.
-  assert.equal(O200K_JSON_URL.pathname.endsWith('/core/o200k_base.json'), true);
+  assert.equal(O200K_JSON_URL.pathname.endsWith('/core/tokens/o200k_base.json'), true);
   assert.equal((await loadO200kCounter()).count('Say hello'), libraryCount('Say hello'));
 });
