@@ -104,7 +104,7 @@ describe('budget counters in Redis', { skip }, () => {
       k = key();
       const reservingMs = await redisTimeMs(conn.client);
       assert.ok((await counters.reserve(k, 100, 100, () => 0))?.held);
-      const [, score] = await conn.client.zrange(heldKey(k), 0, -1, 'WITHSCORES');
+      const [, score] = await conn.client.zrange(heldKey(k), 0, '-1', 'WITHSCORES');
       expiresAtMs = Number(score);
       assert.ok(expiresAtMs >= reservingMs + ttlMs && expiresAtMs <= (await redisTimeMs(conn.client)) + ttlMs, 'it lives its TTL of Redis time');
       const second = await counters.reserve(k, 1, 100, () => 0);

@@ -62,7 +62,7 @@ async function timedWaitOf(throttle: LoginThrottle, username: string, ip: string
 
 /** The score (a Redis time, ms) of the `rank`-th member of a failure set (-1: the latest). */
 async function failureAtMs(key: string, rank: number): Promise<number> {
-  return Number((await connections[0]!.client.zrange(key, rank, rank, 'WITHSCORES'))[1]);
+  return Number((await connections[0]!.client.zrange(key, rank, String(rank), 'WITHSCORES'))[1]);
 }
 
 describe('login throttle shared in Redis', { skip }, () => {

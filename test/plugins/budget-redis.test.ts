@@ -125,7 +125,7 @@ async function storedOnce(userId: number, spentNanos: number) {
 async function reservationExpiryMs(userId: number): Promise<number> {
   const keys = await clock.client.keys(`tollgate:budget:${userId}:*:held`);
   assert.equal(keys.length, 1, `reservation sets: ${keys.join(', ')}`);
-  const [member, score] = await clock.client.zrange(keys[0]!, 0, -1, 'WITHSCORES');
+  const [member, score] = await clock.client.zrange(keys[0]!, 0, '-1', 'WITHSCORES');
   assert.ok(member && score, 'one reservation is held');
   return Number(score);
 }
