@@ -8,7 +8,7 @@
  * runs), a "tight" user whose budget and rpm are spent early (402 and 429 paths), a "victim" user the
  * admin calls may edit or delete, and a revoked key.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGatewayProcess, type GatewayProcess } from '../../test/helpers/gateway-process.ts';
@@ -36,7 +36,24 @@ export interface FuzzWorld {
   readonly ids: FuzzIdentities;
   /** True while the gateway process has not exited. */
   alive(): boolean;
+  /** CPU time the gateway process has used, ms (Linux `/proc`); null elsewhere. */
+  cpuMs(): number | null;
   close(): Promise<void>;
+}
+
+/**
+ * CPU time (user + system) process `pid` has used, ms, from `/proc/<pid>/stat` (fields 14 and 15,
+ * in clock ticks of 1/100 s: Linux's USER_HZ); null where there is no such file.
+ */
+export function processCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 /** Upstream timeouts, ms: short, so stalls resolve fast; the simulator's stall outlasts them. */
@@ -131,6 +148,7 @@ export async function startFuzzWorld(): Promise<FuzzWorld> {
     origin: gateway.origin,
     ids,
     alive: () => gateway.proc.exitCode === null && gateway.proc.signalCode === null,
+    cpuMs: () => (gateway.proc.pid === undefined ? null : processCpuMs(gateway.proc.pid)),
     async close() {
       await gateway.stop();
       await Promise.all([openai.close(), responses.close(), anthropic.close(), hostile.close()]);

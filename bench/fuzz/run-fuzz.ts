@@ -2,9 +2,14 @@
  * The fuzzer's core, shared by `npm run fuzz` (bench/fuzz.ts) and the CI test
  * (test/hardening/fuzz.test.ts): sends cases 0..requests-1 of a seed at bounded concurrency, judges
  * each answer (oracle.ts), probes `GET /healthz` on its own connection every `probeEveryMs` (the
- * event loop's responsiveness: its latency percentiles are reported; a probe slower than
- * `freezeMs` or not 200 is a finding) and checks every `checkEvery` cases that the gateway process is
- * still alive and healthy. A dead gateway ends the run at once with a `crash` finding.
+ * event loop's responsiveness: its latency percentiles are reported; a probe not answered 200, or
+ * held up `freezeMs` or more, is a finding) and checks every `checkEvery` cases that the gateway
+ * process is still alive and healthy. A dead gateway ends the run at once with a `crash` finding.
+ *
+ * "Held up" is measured on the gateway's CPU clock when the target offers one (`cpuMs`): the CPU
+ * time the gateway spent while the probe waited. A frozen or overloaded gateway spends it; one that
+ * other processes on a busy machine keep from running does not, and its wall-clock wait says
+ * nothing about the gateway.
  */
 import { Agent, get } from 'node:http';
 import { fuzzCase, type FuzzCase } from './cases.ts';
@@ -17,6 +22,8 @@ export interface FuzzTarget {
   ids: FuzzIdentities;
   /** True while the gateway process runs. */
   alive(): boolean;
+  /** CPU time the gateway process has used, ms; null when it cannot be read (then probes are judged by wall time). */
+  cpuMs?(): number | null;
 }
 
 export interface FuzzOptions {
@@ -28,7 +35,7 @@ export interface FuzzOptions {
   /** Only these case indexes (replaying findings); default all. */
   only?: readonly number[];
   probeEveryMs?: number;
-  /** A health probe slower than this is a freeze finding, ms. */
+  /** A health probe held up this long (the gateway's CPU time while it waited, else wall time) is a freeze finding, ms. */
   freezeMs?: number;
   checkEvery?: number;
   /** Called after each case (progress). */
@@ -93,9 +100,14 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
   let probing = true;
   const prober = (async () => {
     while (probing && !crashed) {
+      const cpuBeforeMs = target.cpuMs?.() ?? null;
       const result = await probe(target.origin, probeAgent, freezeMs * 5);
+      const cpuAfterMs = target.cpuMs?.() ?? null;
+      const heldMs = cpuBeforeMs !== null && cpuAfterMs !== null ? cpuAfterMs - cpuBeforeMs : result.ms;
       probeMs.push(result.ms);
-      if (result.status !== 200 || result.ms > freezeMs) note(null, { kind: 'health', index: -1, detail: `GET /healthz answered ${result.status} in ${result.ms.toFixed(0)} ms` });
+      if (result.status !== 200 || heldMs > freezeMs) {
+        note(null, { kind: 'health', index: -1, detail: `GET /healthz answered ${result.status} in ${result.ms.toFixed(0)} ms (${heldMs.toFixed(0)} ms held up)` });
+      }
       await new Promise((r) => setTimeout(r, options.probeEveryMs ?? 200));
     }
   })();

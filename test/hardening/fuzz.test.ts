@@ -2,7 +2,9 @@
  * Issue 14, "Tests and bench": the fuzzer's core (bench/fuzz/run-fuzz.ts) against the real
  * `tollgate serve` and the upstream simulators, 1,500 hostile requests of a fixed seed: no crash, no
  * gateway 5xx, every error body in its endpoint's shape, every stream ended properly, no hang, the
- * health probe answered throughout. `npm run fuzz` runs the same with 10,000+ and any seed.
+ * health probe answered throughout, never held up 2 s of the gateway's CPU time (its wall-clock wait
+ * is only reported: a busy machine stretches it). `npm run fuzz` runs the same with 10,000+ and any
+ * seed. The test's own timeout is a liveness bound: each case already ends at its 30 s hang bound.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +24,7 @@ after(async () => {
   await world?.close();
 });
 
-test(`${REQUESTS} hostile requests (seed ${SEED}) find nothing: no crash, 5xx, non-contract body, bad stream end or hang`, { timeout: 120_000 }, async () => {
+test(`${REQUESTS} hostile requests (seed ${SEED}) find nothing: no crash, 5xx, non-contract body, bad stream end or hang`, { timeout: 600_000 }, async () => {
   const report = await runFuzz(world, { requests: REQUESTS, seed: SEED, concurrency: 16, timeoutMs: 30_000 });
   const findings = report.findings.map((f) => `${f.kind} #${f.index} ${f.method} ${f.url.slice(0, 100)} (${f.description.slice(0, 120)}): ${f.detail.slice(0, 200)}`);
   assert.deepEqual(findings, [], summaryLine(report));
