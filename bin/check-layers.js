@@ -29,6 +29,8 @@ const COMPOSITION_ROOT = 'tollgate.ts';
 const CONTRACTS = new Set([
   'core/exchange.ts', 'core/plugin.ts', 'core/services.ts', 'core/routes.ts', 'core/errors.ts', 'core/json-schema.ts',
   'core/dialects/dialect.ts', 'core/upstream/upstream-call.ts',
+  // Pure (no imports): which engine errors mean "unavailable now", which the error catalog maps to 503.
+  'core/store/store-errors.ts',
 ]);
 
 /** The spine at core/'s root: the request path's entry, which rooms below it never import. */

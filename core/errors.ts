@@ -8,6 +8,10 @@
  * escapes becomes `internal_error` (500) and is logged with its cause, never shown to the client.
  */
 
+import { isStoreUnavailableError } from './store/store-errors.ts';
+
+export { isStoreUnavailableError } from './store/store-errors.ts';
+
 /** The wire body of every error: `{"error":{"message","type","code","param"}}`. */
 export interface ErrorBody {
   error: { message: string; type: string; code: string; param: string | null };
@@ -360,27 +364,6 @@ export function internalError(cause?: unknown): GatewayError {
   return gatewayError('internal_error', { cause });
 }
 
-/** 401 on `/admin/api/*` without a live admin session. */
-export function sessionRequired(): GatewayError {
-  return gatewayError('session_required');
-}
-
-/** 401: admin login with a wrong username or password (one message for both, so names cannot be probed). */
-export function invalidCredentials(): GatewayError {
-  return gatewayError('invalid_credentials');
-}
-
-/** 429: too many failed admin logins for a username or from an address. */
-export function tooManyLoginAttempts(retryAfterMs: number): GatewayError {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return gatewayError('too_many_login_attempts', { message: `Too many failed logins. Try again in ${seconds} seconds.`, headers: { 'retry-after': String(seconds) } });
-}
-
-/** 403: a mutating admin call from a page that is not the gateway's own (CSRF). */
-export function originMismatch(): GatewayError {
-  return gatewayError('origin_mismatch');
-}
-
 /** Catalog codes of missing admin resources. */
 export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found' | 'upstream_key_not_found';
 
@@ -397,36 +380,6 @@ export function conflict(message: string, param: string | null = null): GatewayE
 /** 503: the database failed in a way that passes (`isStoreUnavailableError`); the cause is logged, never shown. */
 export function storeUnavailable(cause?: unknown): GatewayError {
   return gatewayError('store_unavailable', { cause });
-}
-
-/** Socket errors that mean the PostgreSQL server is unreachable now. */
-const UNREACHABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-/** pg's own errors, without a code, for a connection lost or not made in time. */
-const PG_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable/i;
-/** SQLite result codes for a database that cannot be written now (locked, full, I/O, read-only disk). */
-const SQLITE_UNAVAILABLE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|PROTOCOL)/;
-
-/**
- * True when `err`, thrown by either store engine, says the database is unavailable now (retrying
- * later may succeed), not that the query or the data is wrong. One definition for the request path
- * (`store_unavailable`, 503) and the write-behind queue (keep the writes, retry).
- * - PostgreSQL: a socket error (ECONNREFUSED, ECONNRESET, …), SQLSTATE class 08 (connection
- *   exception), 57P01..57P03 (the server shutting down, crashed, or not yet accepting connections),
- *   53300 (too many connections), 40001/40P01 (serialization failure, deadlock: the same transaction
- *   may succeed when retried); pg's own "Connection terminated" errors; an AggregateError of such
- *   (Node's connect to a name with several addresses).
- * - SQLite (better-sqlite3's `code`): SQLITE_BUSY, LOCKED, FULL, IOERR, CANTOPEN, READONLY, PROTOCOL
- *   and their extended codes.
- */
-export function isStoreUnavailableError(err: unknown): boolean {
-  const { code, message, errors } = (err ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
-  if (typeof code === 'string') {
-    if (SQLITE_UNAVAILABLE_CODE.test(code)) return true;
-    if (UNREACHABLE_SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code)) return true;
-    if (code === '53300' || code === '40001' || code === '40P01') return true;
-  }
-  if (typeof message === 'string' && PG_UNREACHABLE_MESSAGE.test(message)) return true;
-  return Array.isArray(errors) && errors.length > 0 && errors.every(isStoreUnavailableError);
 }
 
 /**

@@ -11,7 +11,8 @@
  * the logins: a stolen session cannot guess the password (and so learn one that may be reused
  * elsewhere) faster than the login page allows; refused with 429 `too_many_login_attempts`.
  */
-import { invalidRequest, sessionRequired, tooManyLoginAttempts } from '../errors.ts';
+import { invalidRequest } from '../errors.ts';
+import { sessionRequired, tooManyLoginAttempts } from './session-errors.ts';
 import { verifyPassword } from '../accounts/passwords.ts';
 import { MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../accounts/admin-users.ts';
 import type { AdminContext, AdminRoute } from './context.ts';

@@ -6,7 +6,8 @@
  * username still costs one scrypt, so response times do not reveal which names exist.
  */
 import type { IncomingMessage } from 'node:http';
-import { invalidCredentials, invalidRequest, tooManyLoginAttempts } from '../errors.ts';
+import { invalidRequest } from '../errors.ts';
+import { invalidCredentials, tooManyLoginAttempts } from './session-errors.ts';
 import { decoyHash, verifyPassword } from '../accounts/passwords.ts';
 import type { AdminContext, AdminIdentity, AdminRoute } from './context.ts';
 import { json } from './context.ts';

@@ -5,7 +5,8 @@
  * renders the handler's reply or thrown `GatewayError`. Responses are never cached (`no-store`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { methodNotAllowed, invalidRequest, originMismatch, routeNotFound, sessionRequired, toGatewayError, type GatewayError } from '../errors.ts';
+import { methodNotAllowed, invalidRequest, routeNotFound, toGatewayError, type GatewayError } from '../errors.ts';
+import { originMismatch, sessionRequired } from './session-errors.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
 import type { Log } from '../runtime/log.ts';

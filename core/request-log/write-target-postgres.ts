@@ -16,7 +16,7 @@ import type { Database } from '../store/db-types.ts';
 import type { RequestLogRow } from './request-log-row.ts';
 import type { PendingWrite, WriteTarget } from './write-behind.ts';
 import { addToRollupsPostgres } from './usage-rollup-writer.ts';
-import { isStoreUnavailableError } from '../errors.ts';
+import { isStoreUnavailableError } from '../store/store-errors.ts';
 
 type SpendWrite = PendingWrite & { kind: 'spend' };
 type AlertWrite = PendingWrite & { kind: 'alert' };

@@ -12,7 +12,7 @@ import type { NewLlmRequest } from '../store/db-types.ts';
 import { REQUEST_LOG_COLUMNS, requestLogValues, type RequestLogRow } from './request-log-row.ts';
 import type { PendingWrite, WriteTarget } from './write-behind.ts';
 import { createRollupWriter } from './usage-rollup-writer.ts';
-import { isStoreUnavailableError } from '../errors.ts';
+import { isStoreUnavailableError } from '../store/store-errors.ts';
 
 /**
  * SQLite result codes that say the database is unavailable right now (locked, full, I/O, read-only),

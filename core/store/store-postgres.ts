@@ -19,7 +19,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../runtime/metrics.ts';
 import type { Database } from './db-types.ts';
 import { readMigrations, type PostgresStore, type Store } from './store.ts';
-import { isStoreUnavailableError } from '../errors.ts';
+import { isStoreUnavailableError } from './store-errors.ts';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;

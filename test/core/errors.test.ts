@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as errors from '../../core/errors.ts';
 import { ERROR_CATALOG, GatewayError, gatewayError, type ErrorCode } from '../../core/errors.ts';
+import * as sessionErrors from '../../core/admin/session-errors.ts';
 
 describe('error catalog', () => {
   test('every catalog code builds an error with its status, type, default message and headers', () => {
@@ -30,8 +31,8 @@ describe('error catalog', () => {
       errors.invalidApiKey(), errors.permissionDenied('no'), errors.budgetExceeded('spent'), errors.rateLimitExceeded('slow', 1500),
       errors.providerNotFound('acme', ['openai']), errors.modelNotFound('m'), errors.invalidRequest('bad'), errors.requestTooLarge(10),
       errors.providerNotConfigured('openai'), errors.upstreamTimeout('openai', 'headers'), errors.routeNotFound('GET', '/x'),
-      errors.methodNotAllowed('GET', '/x', 'POST'), errors.shuttingDown(), errors.internalError(), errors.sessionRequired(),
-      errors.invalidCredentials(), errors.tooManyLoginAttempts(1000), errors.originMismatch(), errors.conflict('dup'),
+      errors.methodNotAllowed('GET', '/x', 'POST'), errors.shuttingDown(), errors.internalError(), sessionErrors.sessionRequired(),
+      sessionErrors.invalidCredentials(), sessionErrors.tooManyLoginAttempts(1000), sessionErrors.originMismatch(), errors.conflict('dup'),
       errors.resourceNotFound('user_not_found', 'gone'), errors.upstreamError({ status: 502, message: 'down' }),
     ];
     for (const err of made) {

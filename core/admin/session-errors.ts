@@ -1,0 +1,26 @@
+/**
+ * The admin API's own errors (sign-in, sessions, CSRF), built from the catalog in `core/errors.ts`
+ * like every other: their codes, statuses and messages are declared there.
+ */
+import { gatewayError, type GatewayError } from '../errors.ts';
+
+/** 401 on `/admin/api/*` without a live admin session. */
+export function sessionRequired(): GatewayError {
+  return gatewayError('session_required');
+}
+
+/** 401: admin login with a wrong username or password (one message for both, so names cannot be probed). */
+export function invalidCredentials(): GatewayError {
+  return gatewayError('invalid_credentials');
+}
+
+/** 429: too many failed admin logins for a username or from an address. */
+export function tooManyLoginAttempts(retryAfterMs: number): GatewayError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return gatewayError('too_many_login_attempts', { message: `Too many failed logins. Try again in ${seconds} seconds.`, headers: { 'retry-after': String(seconds) } });
+}
+
+/** 403: a mutating admin call from a page that is not the gateway's own (CSRF). */
+export function originMismatch(): GatewayError {
+  return gatewayError('origin_mismatch');
+}

@@ -1,0 +1,146 @@
+/**
+ * The manifest's top-level JSON Schema (`core/manifest.ts` validates a manifest with it, then each
+ * plugin's config with the plugin's own `configSchema`): the `server`, `upstream`, `store`, `admin`,
+ * `coordination` and `log` sections with their defaults, and the plugin list. Every field a manifest
+ * may set is documented here and in docs/configuration.md.
+ */
+import type { JsonSchema } from './json-schema.ts';
+
+export const manifestSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['plugins'],
+  properties: {
+    $schema: { type: 'string' },
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        host: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Interface to listen on.' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787, description: 'TCP port; 0 picks a free one.' },
+        maxBodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest request body accepted (413 above it).' },
+        maxBodyBytesByDialect: {
+          type: 'object',
+          default: { 'anthropic-messages': 32 * 1024 * 1024 },
+          description: 'Largest body per dialect id, where it differs from maxBodyBytes. Agents send whole sessions: Anthropic Messages (Claude Code) defaults to 32 MiB, Anthropic\'s own limit.',
+          additionalProperties: { type: 'integer', minimum: 1024, description: 'Bytes.' },
+        },
+        maxBodyBytesInFlight: {
+          type: 'integer', minimum: 1024, default: 256 * 1024 * 1024,
+          description: 'Bytes of request bodies being read and parsed at once, all clients together (a body holds its content-length from before it is read until it is parsed). A body that does not fit is answered 503 bodies_in_flight_full with Retry-After: 1 at once, rather than queued: a queue would hold sockets and memory the cap exists to bound. Keep it at least the largest maxBodyBytesByDialect.',
+        },
+        drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
+        headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
+        requestTimeoutMs: { type: 'integer', minimum: 100, default: 300_000, description: 'Time a client has to send its whole request, body included (408 after). Does not limit the answer. At least headersTimeoutMs.' },
+        keepAliveTimeoutMs: { type: 'integer', minimum: 100, default: 65_000, description: 'How long an idle keep-alive client connection is kept open (above the 60 s of common load balancers).' },
+        maxConnections: { type: 'integer', minimum: 1, default: 4096, description: 'Open client connections at most. At the cap a new connection closes the oldest idle one (serving no request), or is closed at once when none is idle. Keep it below the process\'s file-descriptor limit (logged at start).' },
+        maxConnectionsPerAddress: { type: 'integer', minimum: 1, default: 256, description: 'Open client connections per remote address at most (loopback included). At the cap a new connection closes the address\'s oldest idle one, or is closed at once when none is idle.' },
+        maxIdleConnectionsPerAddress: { type: 'integer', minimum: 1, default: 64, description: 'Idle client connections per remote address at most: connections serving no request (headers not yet complete, or kept alive between requests). A new connection beyond it closes the address\'s oldest idle one, so stalled clients cannot lock an address or the gateway out.' },
+        logLevel: { enum: ['debug', 'info', 'warn', 'error'], default: 'info', description: 'Server log verbosity.' },
+        cors: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          description: 'CORS for browser apps calling /api/* from other origins (never /admin). Off until allowedOrigins lists an origin.',
+          properties: {
+            allowedOrigins: {
+              type: 'array', default: [], uniqueItems: true,
+              items: { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$' },
+              description: 'Origins allowed to call the API, exactly as browsers send them ("https://app.example", "http://localhost:5173"), or "*" for any.',
+            },
+            allowCredentials: { type: 'boolean', default: false, description: 'Answer Access-Control-Allow-Credentials: true to the listed origins (only for apps that send cookies; API keys need no credentials mode). Not with "*".' },
+            maxAgeSeconds: { type: 'integer', minimum: 0, maximum: 86_400, default: 600, description: 'How long browsers may cache a preflight answer.' },
+          },
+        },
+      },
+    },
+    admin: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Serve the admin web UI at /admin/ and its JSON API at /admin/api.' },
+        sessionIdleMinutes: { type: 'integer', minimum: 1, default: 120, description: 'An admin session ends after this long without a request.' },
+        sessionMaxHours: { type: 'integer', minimum: 1, default: 12, description: 'An admin session ends this long after login, active or not.' },
+        loginMaxFailures: { type: 'integer', minimum: 1, default: 5, description: 'Failed logins allowed per username within the window (4x that per client address) before 429.' },
+        loginWindowMinutes: { type: 'integer', minimum: 1, default: 15, description: 'The window failed logins are counted in.' },
+      },
+    },
+    upstream: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        connectTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'TCP/TLS connect timeout (504 upstream_timeout).' },
+        headersTimeoutMs: { type: 'integer', minimum: 0, default: 120_000, description: 'Time to the upstream response headers (504).' },
+        bodyTimeoutMs: { type: 'integer', minimum: 0, default: 120_000, description: 'Longest silence between two body chunks (504 before headers, error event after).' },
+        maxResponseBytes: { type: 'integer', minimum: 1024, default: 16 * 1024 * 1024, description: 'Largest non-streamed upstream body read (it is held whole in memory); beyond it 502 upstream_response_too_large.' },
+        maxStreamBytes: { type: 'integer', minimum: 1024, default: 64 * 1024 * 1024, description: 'Most bytes relayed from one upstream stream; beyond it the stream ends with the dialect\'s error event (upstream_response_too_large), billed for what was sent.' },
+        connectionsPerOrigin: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive pool size per upstream origin.' },
+        queueTimeoutMs: { type: 'integer', minimum: 0, default: 30_000, description: 'Longest a call waits for a connection when its origin\'s pool (connectionsPerOrigin) is full; then 503 upstream_busy. 0 = no limit.' },
+        requestDeadlineMs: { type: 'integer', minimum: 0, default: 300_000, description: 'Longest a non-streamed upstream call may take in all, headers and body (504 upstream_timeout); 0 = none. Reasoning models can take minutes.' },
+      },
+    },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'The database. Without url it is the SQLite file tollgate.db in the data directory (one replica).',
+      properties: {
+        url: {
+          type: ['string', 'null'], default: null, pattern: '^$|^postgres(ql)?://',
+          description: 'PostgreSQL URL (postgres://user:password@host:5432/db; PostgreSQL 15+) for several replicas; null or "" = SQLite in the data directory, unless TOLLGATE_DATABASE_URL is set.',
+        },
+        maxConnections: { type: 'integer', minimum: 1, default: 10, description: 'PostgreSQL connections per replica at most.' },
+      },
+    },
+    coordination: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'State several replicas share. Without redis everything is kept in this process (one replica).',
+      properties: {
+        redis: {
+          type: ['string', 'null'], default: null, pattern: '^$|^rediss?://',
+          description: 'Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) where every replica counts rate limits (rpm, tpm, concurrency) and budgets (spend and reservations); null or "" = none, then TOLLGATE_REDIS_URL if set.',
+        },
+        failMode: {
+          enum: ['closed', 'open'], default: 'closed',
+          description: 'While Redis is unreachable: "closed" answers requests under an rpm/tpm limit or a budget 503 coordination_unavailable; "open" lets them through (rate limits uncounted, budgets counted per replica) and logs a warning. Either way concurrency limits are counted by each replica alone meanwhile and never refuse for Redis.',
+        },
+        failModeByLimit: {
+          type: 'object', additionalProperties: false, default: {},
+          description: 'failMode for one kind of limit, over failMode: e.g. {"rateLimits": "open"} keeps serving uncounted rpm/tpm while Redis is down, budgets still closed.',
+          properties: { rateLimits: { enum: ['closed', 'open'] }, budgets: { enum: ['closed', 'open'] } },
+        },
+        leaseTtlMs: {
+          type: 'integer', minimum: 1_000, default: 30_000,
+          description: 'How long a request\'s concurrency slot lives in Redis without renewal (a live replica renews it every third of this): the most a replica that dies mid-request keeps slots taken.',
+        },
+        commandTimeoutMs: {
+          type: 'integer', minimum: 50, default: 500,
+          description: 'How long a replica waits for one Redis call before it counts as unreachable (then failMode applies), ms. Raise it where replicas run on busy machines.',
+        },
+        budgetReservationTtlMs: {
+          type: 'integer', minimum: 1_000, default: 600_000,
+          description: 'How long a request\'s budget reservation lives in Redis (not renewed): the most a replica that dies mid-request keeps budget reserved. Keep it above the longest request (upstream.requestDeadlineMs, long streams): a reservation that expires first no longer holds its share, though the cost is still billed.',
+        },
+      },
+    },
+    plugins: {
+      type: 'array',
+      minItems: 1,
+      description: 'Plugins in the order their request hooks run (responses run in reverse).',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        properties: {
+          name: { type: 'string', description: 'A registered plugin name (the plugin registry).' },
+          config: { type: 'object', default: {}, description: "The plugin's config, validated by its own schema." },
+        },
+      },
+    },
+  },
+};
