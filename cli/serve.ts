@@ -71,8 +71,6 @@ export function serveCommand(registry: PluginRegistry): Command {
         );
       }
       else if (admin) lines.push(`Created admin "${admin.username}" with the password from TOLLGATE_ADMIN_PASSWORD.`);
-      // One write, so whoever reads the first line gets the whole banner.
-      process.stdout.write(lines.join('\n') + '\n');
       const out = (line: string) => process.stdout.write(line + '\n');
 
       let stopping = false;
@@ -96,5 +94,9 @@ export function serveCommand(registry: PluginRegistry): Command {
       };
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
+      // The handlers are in place before the banner tells anyone the gateway is up: a SIGTERM sent as
+      // soon as "listening on" is read must drain and exit 0, not kill the process (the default action).
+      // One write, so whoever reads the first line gets the whole banner.
+      process.stdout.write(lines.join('\n') + '\n');
     });
 }
