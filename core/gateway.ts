@@ -16,7 +16,7 @@ import { isUniqueViolation, type Store } from './store/store.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { createServiceRegistry, type ProviderSummary, type RequestLogService, type UpstreamHealthService } from './services.ts';
 import { createTokenEstimator } from './tokens/token-estimate.ts';
-import { compileBodyValidators } from './http/request-body.ts';
+import { closeParseWorkers, compileBodyValidators } from './http/request-body.ts';
 import { createMetricsRegistry, metricsRoute } from './runtime/metrics.ts';
 import { apiDocsRoutes } from './openapi/api-docs.ts';
 import { createAdminMount, type AdminMount } from './admin/index.ts';
@@ -171,6 +171,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           await shared.close();
           await upstream.close();
           await store.close();
+          await closeParseWorkers();
         })();
         return closing;
       },

@@ -179,6 +179,16 @@ export function parseJsonBodyOffThread(raw: Buffer): Promise<unknown> {
   });
 }
 
+/**
+ * Stops the parse workers (the gateway's close, and tests): a worker started from source through tsx
+ * keeps its process alive although unref'd, so a process that is done must end them. The next big
+ * body starts a new pool.
+ */
+export async function closeParseWorkers(): Promise<void> {
+  const workers = parseWorkers.splice(0);
+  await Promise.all(workers.map((entry) => entry.worker.terminate()));
+}
+
 function idlestParseWorker(): ParseWorker {
   if (parseWorkers.length < PARSE_WORKERS) return startParseWorker();
   return parseWorkers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));

@@ -3,11 +3,14 @@
  * Large bodies parsed on a worker thread (the event loop turns meanwhile) with the same errors, and
  * the process-wide count of body bytes in flight.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBodyBytesInFlight, createBodyValidator, parseJsonBodyOffThread, pointerToParam, PARSE_OFF_THREAD_BYTES } from '../../../core/http/request-body.ts';
+import { closeParseWorkers, createBodyBytesInFlight, createBodyValidator, parseJsonBodyOffThread, pointerToParam, PARSE_OFF_THREAD_BYTES } from '../../../core/http/request-body.ts';
 import { chatCompletionRequestSchema } from '../../../core/dialects/openai-chat/request-schema.ts';
 import { GatewayError } from '../../../core/errors.ts';
+
+// The parse workers started from source (through tsx) would keep this file's process alive.
+after(() => closeParseWorkers());
 
 const validate = createBodyValidator(chatCompletionRequestSchema);
 const ok = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
