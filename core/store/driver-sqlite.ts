@@ -7,7 +7,9 @@
  * #1515, seen here on every Node 24 test run). better-sqlite3 13 moved to Node-API and fixes it, but
  * needs Node 22+ (it crashes on Node 20). So Node 22+ loads 13 (`better-sqlite3-napi`, an npm alias
  * that ships prebuilt binaries) and Node 20 loads 12 (compiled at install). Their JavaScript API is
- * the same; every module opens databases through `openSqlite`.
+ * the same; every module opens databases through `openSqlite`. The alias is an optional dependency:
+ * every 13.x declares engines `>=22`, so npm skips it on Node 20 instead of warning (EBADENGINE), and
+ * installs it when `npm install` runs again on Node 22+ (package-lock.json unchanged either way).
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -22,7 +24,8 @@ export const SQLITE_PACKAGE = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better
 
 /**
  * Loads the driver package `name`. Throws an Error saying to run `npm install` again when it is not
- * installed (a node_modules copied from elsewhere, or an install that failed to build it).
+ * installed: node_modules was installed on an older Node (npm skipped the optional
+ * `better-sqlite3-napi` there), copied from elsewhere, or failed to build.
  */
 export function loadSqliteDriver(name: string): typeof BetterSqlite3 {
   try {
