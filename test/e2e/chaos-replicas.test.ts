@@ -92,8 +92,15 @@ after(async () => {
   await pgServer?.stop();
 });
 
+/** The replica a case kills on purpose, while it is down. */
+let expectedDown: number | null = null;
+
 function startLoad(): ReplicaLoad {
-  return startReplicaLoad({ origins, generation: (i) => generations[i]!, key, loops: LOOPS });
+  const broken = () => {
+    const dead = replicas.findIndex((r, i) => i !== expectedDown && (r.proc.exitCode !== null || r.proc.signalCode !== null));
+    return dead === -1 ? null : `replica ${dead} died\n${tails()}`;
+  };
+  return startReplicaLoad({ origins, generation: (i) => generations[i]!, key, loops: LOOPS, broken });
 }
 
 function tails(): string {
@@ -179,7 +186,13 @@ describe('three replicas on PostgreSQL and Redis under chaos', { skip, concurren
     const load = startLoad();
     try {
       await load.more(30);
-      await pgServer.restart();
+      // Restart #1, plain: down while 20 requests are answered (from the replicas' caches, their rows
+      // and spends queued in memory, or refused 503 store_unavailable), then up again.
+      await pgServer.stop();
+      const answered = () => load.count((o) => o.kind !== 'failed');
+      const answeredBefore = answered();
+      await load.until('20 requests answered while PostgreSQL is down', () => answered() >= answeredBefore + 20);
+      await pgServer.start();
       await load.more(30);
 
       // The write-behind's batch inserts its rows, then adds each request's spend to the user's row,
@@ -228,6 +241,7 @@ describe('three replicas on PostgreSQL and Redis under chaos', { skip, concurren
     try {
       await load.more(30);
       await load.more(5, (o) => o.replica === victim);
+      expectedDown = victim;
       assert.equal(await replicas[victim]!.stop('SIGKILL'), null);
       // The dead replica's requests fail; the other two keep serving.
       await load.until('3 failures at the killed replica', (l) => l.count((o) => o.replica === victim && o.kind === 'failed') >= 3);
@@ -237,6 +251,7 @@ describe('three replicas on PostgreSQL and Redis under chaos', { skip, concurren
       await untilSharedStoreReady([restarted.origin], 120_000);
       replicas[victim] = restarted;
       generations[victim]!++;
+      expectedDown = null;
       await load.more(10, (o) => o.replica === victim && o.generation === generations[victim]);
       await load.more(30);
     } finally {

@@ -11,7 +11,6 @@
  * bounded by counts of outcomes (`until`), with a generous liveness deadline, never by wall-clock time.
  */
 import assert from 'node:assert/strict';
-import { eventually } from './eventually.ts';
 import { sleep } from './sim-http.ts';
 
 export interface Outcome {
@@ -84,7 +83,14 @@ async function send(origin: string, key: string, stream: boolean, replica: numbe
  * Starts the loops against `origins()` (read at each request) with the bearer `key`;
  * `generation(i)` is replica i's restart count, recorded with each outcome.
  */
-export function startReplicaLoad(options: { origins: () => readonly string[]; generation: (replica: number) => number; key: string; loops: number }): ReplicaLoad {
+export function startReplicaLoad(options: {
+  origins: () => readonly string[];
+  generation: (replica: number) => number;
+  key: string;
+  loops: number;
+  /** What went wrong that no wait can mend (a replica died unexpectedly), or null: `until` throws it at once. */
+  broken?: () => string | null;
+}): ReplicaLoad {
   const outcomes: Outcome[] = [];
   let running = true;
   let sent = 0;
@@ -103,10 +109,15 @@ export function startReplicaLoad(options: { origins: () => readonly string[]; ge
     outcomes,
     count: (filter) => outcomes.reduce((n, o) => n + (filter(o) ? 1 : 0), 0),
     async until(what, check, timeoutMs = 180_000) {
-      await eventually(async () => {
-        const kinds = ['served', 'refused', 'incomplete', 'failed'].map((k) => `${k} ${load.count((o) => o.kind === k)}`).join(', ');
-        assert.ok(check(load), `still waiting for ${what} (${kinds})`);
-      }, { timeoutMs, intervalMs: 25 });
+      const deadline = Date.now() + timeoutMs;
+      const seen = () => ['served', 'refused', 'incomplete', 'failed'].map((k) => `${k} ${load.count((o) => o.kind === k)}`).join(', ');
+      while (!check(load)) {
+        // A dead replica is reported at once: no wait would mend it.
+        const broken = options.broken?.();
+        if (broken) throw new Error(`${broken}\n(while waiting for ${what}; ${seen()})`);
+        if (Date.now() > deadline) throw new Error(`still waiting for ${what} after ${timeoutMs} ms (${seen()})`);
+        await sleep(25);
+      }
     },
     async more(count, filter = () => true) {
       const target = load.count((o) => o.kind === 'served' && filter(o)) + count;
