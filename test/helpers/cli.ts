@@ -17,7 +17,8 @@ export interface CliResult {
 
 export async function runCli(args: string[], options: { dataDir?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   const fullArgs = options.dataDir ? [...args, '--data-dir', options.dataDir] : args;
-  const storeEnv = await testStoreEnv(options.dataDir);
+  // A caller that brings its own database (a test running its own PostgreSQL) needs no per-file one.
+  const storeEnv = options.env?.TOLLGATE_DATABASE_URL ? {} : await testStoreEnv(options.dataDir);
   return new Promise((resolve, reject) => {
     const env = { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...storeEnv, ...options.env };
     const child = spawn(process.execPath, [BIN, ...fullArgs], { env, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -29,7 +29,9 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
     writeFileSync(path, JSON.stringify(options.manifest));
     args.push('--config', path);
   }
-  const env = { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...(await testStoreEnv(options.dataDir)), ...options.env };
+  // A caller that brings its own database (a test running its own PostgreSQL) needs no per-file one.
+  const storeEnv = options.env?.TOLLGATE_DATABASE_URL ? {} : await testStoreEnv(options.dataDir);
+  const env = { ...process.env, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1', ...storeEnv, ...options.env };
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stderr.on('data', (d) => (out += d));
