@@ -76,19 +76,23 @@ export const UPSTREAM_HEADERS_TIMEOUT_MS = 1_000;
 const STALL_MS = 2_500;
 /** Body limit of every route, bytes (the fuzzer's oversized bodies are just above it). */
 export const MAX_BODY_BYTES = 256 * 1024;
+/** The gateway's client timeouts (manifest `server`), ms: a half-open connection is answered 408 and closed after them. */
+export const HEADERS_TIMEOUT_MS = 5_000;
+export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The `pool` provider's keys: two good ones and one the simulator refuses as invalid. */
 export const POOL_KEYS = { good: ['sk-fuzz-pool-good-aaa1', 'sk-fuzz-pool-good-bbb2'], bad: 'sk-fuzz-pool-bad-ccc3' } as const;
 
 function manifestFor(openai: OpenAISimulator, responses: ResponsesSimulator, anthropic: AnthropicSimulator, hostile: HostileUpstream, pool: OpenAISimulator): unknown {
   return {
-    server: { maxBodyBytes: MAX_BODY_BYTES, maxBodyBytesByDialect: { 'anthropic-messages': MAX_BODY_BYTES }, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000 },
+    server: { maxBodyBytes: MAX_BODY_BYTES, maxBodyBytesByDialect: { 'anthropic-messages': MAX_BODY_BYTES }, headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS },
     upstream: { headersTimeoutMs: UPSTREAM_HEADERS_TIMEOUT_MS, bodyTimeoutMs: UPSTREAM_HEADERS_TIMEOUT_MS, requestDeadlineMs: 3_000, maxResponseBytes: 1024 * 1024, maxStreamBytes: 4 * 1024 * 1024 },
     plugins: [
       { name: 'auth-guard', config: {} },
       { name: 'logger', config: {} },
       { name: 'metrics', config: {} },
-      { name: 'response-store', config: {} },
+      // A small expansion bound, so a continued big response and 1,000 references to one item both reach it.
+      { name: 'response-store', config: { maxExpandedBytes: 64 * 1024 } },
       { name: 'rate-limit', config: { defaultMaxConcurrent: 64 } },
       { name: 'budget', config: {} },
       { name: 'pricing', config: {} },
@@ -200,8 +204,19 @@ export async function startFuzzWorld(): Promise<FuzzWorld> {
     manifest: manifestFor(openai, responses, anthropic, hostile, pool),
     env: { TOLLGATE_ADMIN_PASSWORD: ADMIN_PASSWORD },
   });
-  const identities = await createIdentities(gateway.origin);
-  const ids: FuzzIdentities = { ...identities, state: await seedResponses(gateway.origin, identities.mainKey, identities.otherKey) };
+  const stopAll = async () => {
+    await gateway.stop();
+    await Promise.all([openai.close(), responses.close(), anthropic.close(), hostile.close(), pool.close()]);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let ids: FuzzIdentities;
+  try {
+    const identities = await createIdentities(gateway.origin);
+    ids = { ...identities, state: await seedResponses(gateway.origin, identities.mainKey, identities.otherKey) };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
   const recorded = [
     { name: 'OpenAI Responses', requests: responses.requests }, { name: 'Anthropic', requests: anthropic.requests }, { name: 'OpenAI', requests: openai.requests },
   ].map((r) => ({ ...r, from: r.requests.length }));
@@ -212,10 +227,6 @@ export async function startFuzzWorld(): Promise<FuzzWorld> {
     alive: () => gateway.proc.exitCode === null && gateway.proc.signalCode === null,
     cpuMs: () => (gateway.proc.pid === undefined ? null : processCpuMs(gateway.proc.pid)),
     finalChecks: () => checkWorld(gateway.origin, ids, recorded),
-    async close() {
-      await gateway.stop();
-      await Promise.all([openai.close(), responses.close(), anthropic.close(), hostile.close(), pool.close()]);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: stopAll,
   };
 }

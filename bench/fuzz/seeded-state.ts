@@ -3,24 +3,25 @@
  * "main" fuzz user and a second user ("other") each store a few responses through the gateway
  * (`store: true`, on a native and a translated route, one continuing another), so the cases can name
  * real ids: the main user's own (which must resolve), the other user's (which must never be served
- * to the main user), and one big stored item (many references to it must be bounded, not expanded).
+ * to the main user), and one big stored response (continuing it exceeds the world's small
+ * `maxExpandedBytes`, as do 1,000 references to one item). Only output items can be referenced.
  * The other user's inputs carry `OTHER_USER_MARKER`: no answer to a case and no upstream request
  * after the seeding may contain it.
  */
 
 /** Text only the other user's stored items hold. */
 export const OTHER_USER_MARKER = 'fuzz-other-user-private-7f3a';
-/** Characters of the main user's big stored input item: 30 references to it exceed maxExpandedBytes (4 MiB). */
+/** Characters of the main user's big stored input: more than the world's `maxExpandedBytes` (fuzz-world.ts). */
 export const BIG_ITEM_CHARS = 150_000;
 
 /** Ids of the seeded responses and items. */
 export interface SeededState {
-  /** The main user's responses that no case deletes (continued with previous_response_id). */
+  /** The main user's small responses that no case deletes (continued with previous_response_id). */
   ownResponses: string[];
-  /** Input and output item ids of `ownResponses`. */
+  /** Output item ids of `ownResponses`. */
   ownItems: string[];
-  /** The main user's input item of `BIG_ITEM_CHARS` characters. */
-  ownBigItem: string;
+  /** The main user's response whose input has `BIG_ITEM_CHARS` characters (continuing it: 413). */
+  bigResponse: string;
   /** The main user's responses the DELETE cases may delete (200 the first time, 404 after). */
   disposable: string[];
   /** The other user's responses. */
@@ -50,16 +51,17 @@ export async function seedResponses(origin: string, mainKey: string, otherKey: s
   const second = await store(origin, mainKey, { model: 'anthropic/claude-haiku-4-5', previous_response_id: first.id, input: [message('msg_fuzz_own_2', 'Again')] });
   const big = await store(origin, mainKey, { model: 'resp/gpt-4o-mini', input: [message('msg_fuzz_own_big', 'b'.repeat(BIG_ITEM_CHARS))], max_output_tokens: 16 });
   const disposable: string[] = [];
-  for (let i = 0; i < 4; i++) disposable.push((await store(origin, mainKey, { model: 'openai/gpt-4o-mini', input: `Disposable ${i}` })).id);
+  for (let i = 0; i < 4; i++) disposable.push((await store(origin, mainKey, { model: 'anthropic/claude-haiku-4-5', input: `Disposable ${i}` })).id);
   const otherFirst = await store(origin, otherKey, { model: 'resp/gpt-4o-mini', input: [message('msg_fuzz_other_1', `Keep this: ${OTHER_USER_MARKER}`)] });
   const otherSecond = await store(origin, otherKey, {
     model: 'anthropic/claude-haiku-4-5', previous_response_id: otherFirst.id, input: [message('msg_fuzz_other_2', `And this: ${OTHER_USER_MARKER}`)],
   });
-  const ownItems = ['msg_fuzz_own_1', 'msg_fuzz_own_2', ...first.outputIds, ...second.outputIds];
+  const ownItems = [...first.outputIds, ...second.outputIds];
   // An upstream may reuse output ids across responses; only ids the main user does not hold are "the other's".
-  const otherItems = ['msg_fuzz_other_1', 'msg_fuzz_other_2', ...otherFirst.outputIds, ...otherSecond.outputIds].filter((id) => !ownItems.includes(id) && !big.outputIds.includes(id));
+  const otherItems = ['msg_fuzz_other_1', ...otherFirst.outputIds, ...otherSecond.outputIds].filter((id) => !ownItems.includes(id) && !big.outputIds.includes(id));
+  if (ownItems.length === 0 || otherItems.length < 2) throw new Error('seeding: the stored responses have no output item ids');
   return {
-    ownResponses: [first.id, second.id, big.id], ownItems, ownBigItem: 'msg_fuzz_own_big', disposable,
+    ownResponses: [first.id, second.id], ownItems, bigResponse: big.id, disposable,
     otherResponses: [otherFirst.id, otherSecond.id], otherItems,
   };
 }
