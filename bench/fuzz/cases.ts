@@ -3,7 +3,8 @@
  * what the contract lets it answer. The kinds and their shares: one-field mutations of a valid body
  * (grammar), upstream faults with a valid body, whole-body damage, transport oddities (content types,
  * methods, auth headers, chunked bodies), the GET endpoints with absurd query strings, the admin API
- * with and without a session, oversized bodies and header floods.
+ * with and without a session, oversized bodies and header floods; and (stateful-cases.ts) stored
+ * Responses state, the shared key pool and half-open connections.
  *
  * Admin calls with the session only ever change the "victim" user, its key, prices and new users:
  * ids the fuzzer invents are never small positive numbers (those are the fuzz users' own), and logout
@@ -14,6 +15,22 @@ import { rngFor } from './prng.ts';
 import { MODEL_ENDPOINTS, validBody, type ErrorShape, type ModelEndpoint } from './valid-bodies.ts';
 import { mutateField, mutateWhole, type MutatedBody } from './mutate.ts';
 import { MAX_BODY_BYTES, type FuzzIdentities } from './fuzz-world.ts';
+import { halfOpenCase, keyPoolCase, responsesStateCase } from './stateful-cases.ts';
+
+/** An error answer's rules, when the case's answer has this status (`code`: OpenAI's `error.code`; `says` / `never`: text the message must / must not hold). */
+export interface ExpectedError {
+  status: number;
+  code?: string;
+  says?: string;
+  never?: string;
+}
+
+/** A raw connection's script: `head` sent at once, then `drip` every little while until the gateway closes; it must close within `deadlineMs` (a liveness bound). */
+export interface HalfOpenPlan {
+  head: string;
+  drip: string;
+  deadlineMs: number;
+}
 
 /** One request and what may answer it. */
 export interface FuzzCase {
@@ -34,6 +51,12 @@ export interface FuzzCase {
   upstreamFault: boolean;
   /** Short words on what was done, for the report. */
   description: string;
+  /** Rules on the error answer by status. */
+  errors?: readonly ExpectedError[];
+  /** Text no answer to this case may hold (another user's stored items). */
+  forbidden?: readonly string[];
+  /** Sent as a raw half-open connection instead (`method` is `RAW`). */
+  halfOpen?: HalfOpenPlan;
 }
 
 type Headers = Record<string, string | string[]>;
@@ -253,6 +276,7 @@ export function fuzzCase(seed: number, index: number, ids: FuzzIdentities): Fuzz
   const rng = rngFor(seed, index);
   const make = rng.weighted([
     [38, grammarCase], [10, faultCase], [12, wholeBodyCase], [10, transportCase], [12, getCase], [15, adminCase], [1.5, oversizedCase], [1.5, headerFloodCase],
+    [5, responsesStateCase], [3, keyPoolCase], [0.6, halfOpenCase],
   ] as const);
   return { index, ...make(rng, ids, index) };
 }

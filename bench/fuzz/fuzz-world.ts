@@ -6,7 +6,14 @@
  * upstream answers 504 in about a second, not 120 s). Through the admin API it logs in and creates:
  * a "main" user with a budget and rate limits far above what the run reaches (every accounting step
  * runs), a "tight" user whose budget and rpm are spent early (402 and 429 paths), a "victim" user the
- * admin calls may edit or delete, and a revoked key.
+ * admin calls may edit or delete, a revoked key, and an "other" user whose stored responses the main
+ * user must never reach (seeded-state.ts). A second OpenAI simulator serves the `pool` provider, a
+ * pool of three keys (issue 39, item 3): one key the simulator refuses as invalid (401
+ * `invalid_api_key`), and models it refuses for every key as the request's doing (`sim-forbidden`:
+ * OpenAI's 403 "Project … does not have access to model …") or rate-limits (`sim-busy`: 429,
+ * `retry-after: 1`). After the run, `finalChecks` asks the admin API that no good key of the pool was
+ * disabled and no breaker of its normal model opened, that the pool still serves its normal model,
+ * and that no upstream received the other user's items after the seeding.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +23,8 @@ import { startOpenAISimulator, type OpenAISimulator } from '../../test/helpers/o
 import { startAnthropicSimulator, type AnthropicSimulator } from '../../test/helpers/anthropic-simulator.ts';
 import { startResponsesSimulator, type ResponsesSimulator } from '../../test/helpers/openai-responses-simulator.ts';
 import { startHostileUpstream, type HostileUpstream } from '../../test/helpers/hostile-upstream.ts';
+import type { RecordedRequest } from '../../test/helpers/sim-http.ts';
+import { OTHER_USER_MARKER, seedResponses, type SeededState } from './seeded-state.ts';
 
 export const ADMIN_PASSWORD = 'fuzz admin password 0123';
 
@@ -24,6 +33,10 @@ export interface FuzzIdentities {
   mainKey: string;
   tightKey: string;
   revokedKey: string;
+  /** The other user's key (used only by the seeding: the cases act as the main user). */
+  otherKey: string;
+  /** The stored responses and items seeded before the first case. */
+  state: SeededState;
   victimUserId: number;
   victimKeyId: number;
   /** `tollgate_session=...` */
@@ -38,6 +51,8 @@ export interface FuzzWorld {
   alive(): boolean;
   /** CPU time the gateway process has used, ms (Linux `/proc`); null elsewhere. */
   cpuMs(): number | null;
+  /** What the world's state says after the run: each broken rule, as a sentence (empty: none). */
+  finalChecks(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -61,16 +76,23 @@ export const UPSTREAM_HEADERS_TIMEOUT_MS = 1_000;
 const STALL_MS = 2_500;
 /** Body limit of every route, bytes (the fuzzer's oversized bodies are just above it). */
 export const MAX_BODY_BYTES = 256 * 1024;
+/** The gateway's client timeouts (manifest `server`), ms: a half-open connection is answered 408 and closed after them. */
+export const HEADERS_TIMEOUT_MS = 5_000;
+export const REQUEST_TIMEOUT_MS = 10_000;
 
-function manifestFor(openai: OpenAISimulator, responses: ResponsesSimulator, anthropic: AnthropicSimulator, hostile: HostileUpstream): unknown {
+/** The `pool` provider's keys: two good ones and one the simulator refuses as invalid. */
+export const POOL_KEYS = { good: ['sk-fuzz-pool-good-aaa1', 'sk-fuzz-pool-good-bbb2'], bad: 'sk-fuzz-pool-bad-ccc3' } as const;
+
+function manifestFor(openai: OpenAISimulator, responses: ResponsesSimulator, anthropic: AnthropicSimulator, hostile: HostileUpstream, pool: OpenAISimulator): unknown {
   return {
-    server: { maxBodyBytes: MAX_BODY_BYTES, maxBodyBytesByDialect: { 'anthropic-messages': MAX_BODY_BYTES }, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000 },
+    server: { maxBodyBytes: MAX_BODY_BYTES, maxBodyBytesByDialect: { 'anthropic-messages': MAX_BODY_BYTES }, headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS },
     upstream: { headersTimeoutMs: UPSTREAM_HEADERS_TIMEOUT_MS, bodyTimeoutMs: UPSTREAM_HEADERS_TIMEOUT_MS, requestDeadlineMs: 3_000, maxResponseBytes: 1024 * 1024, maxStreamBytes: 4 * 1024 * 1024 },
     plugins: [
       { name: 'auth-guard', config: {} },
       { name: 'logger', config: {} },
       { name: 'metrics', config: {} },
-      { name: 'response-store', config: {} },
+      // A small expansion bound, so a continued big response and 1,000 references to one item both reach it.
+      { name: 'response-store', config: { maxExpandedBytes: 64 * 1024 } },
       { name: 'rate-limit', config: { defaultMaxConcurrent: 64 } },
       { name: 'budget', config: {} },
       { name: 'pricing', config: {} },
@@ -84,6 +106,7 @@ function manifestFor(openai: OpenAISimulator, responses: ResponsesSimulator, ant
             anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-fuzz' },
             hostile: { type: 'openai-compatible', baseUrl: hostile.baseUrl, apiKey: 'sk-fuzz-hostile', nativeDialects: ['openai-responses'] },
             'hostile-ant': { type: 'anthropic', baseUrl: hostile.baseUrl.replace(/\/v1$/, ''), apiKey: 'sk-ant-fuzz-hostile' },
+            pool: { type: 'openai', baseUrl: pool.baseUrl, apiKeys: [...POOL_KEYS.good, POOL_KEYS.bad] },
           },
           models: { 'fuzz-alias': 'openai/gpt-4o-mini', 'fuzz-group': { strategy: 'fallback', deployments: [{ provider: 'openai', model: 'sim-500' }, { provider: 'openai', model: 'gpt-4o-mini' }] } },
           retry: { maxAttempts: 2 },
@@ -102,7 +125,7 @@ async function adminCall(origin: string, cookie: string, method: string, path: s
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-async function createIdentities(origin: string): Promise<FuzzIdentities> {
+async function createIdentities(origin: string): Promise<Omit<FuzzIdentities, 'state'>> {
   const login = await fetch(`${origin}/admin/api/login`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
   });
@@ -115,6 +138,7 @@ async function createIdentities(origin: string): Promise<FuzzIdentities> {
   const main = await user('fuzz-main', { budget_limit_usd: 1_000_000, budget_period: 'monthly', rpm: 100_000_000, tpm: 1_000_000_000, max_concurrent: 64 });
   const tight = await user('fuzz-tight', { budget_limit_usd: 0.0005, budget_period: 'daily', rpm: 20, tpm: 5_000, max_concurrent: 2 });
   const victim = await user('fuzz-victim', { budget_limit_usd: 5 });
+  const other = await user('fuzz-other', { budget_limit_usd: 1_000 });
   const victimKey = await key(victim);
   const revoked = await key(victim);
   await call('POST', `/admin/api/keys/${revoked.id as number}/revoke`);
@@ -122,37 +146,87 @@ async function createIdentities(origin: string): Promise<FuzzIdentities> {
     mainKey: (await key(main)).key as string,
     tightKey: (await key(tight)).key as string,
     revokedKey: revoked.key as string,
+    otherKey: (await key(other)).key as string,
     victimUserId: victim,
     victimKeyId: victimKey.id as number,
     sessionCookie,
   };
 }
 
-/** Starts the simulators and the gateway and creates the identities. */
+/** The last 4 characters of `key` as the gateway shows it (a fingerprint). */
+const fingerprint = (key: string) => `\u2026${key.slice(-4)}`;
+
+/**
+ * The rules of issue 39, item 3, and item 7 on the world after a run (see the file's comment); each
+ * broken one as a sentence. `recorded`: the simulators that keep their requests, each with how many
+ * it had received when the seeding ended.
+ */
+async function checkWorld(origin: string, ids: FuzzIdentities, recorded: ReadonlyArray<{ name: string; requests: RecordedRequest[]; from: number }>): Promise<string[]> {
+  const problems: string[] = [];
+  const health = await adminCall(origin, ids.sessionCookie, 'GET', '/admin/api/upstream-health') as {
+    deployments: Array<{ deployment: string; state: string }>; keys: Array<{ provider: string; key: string; state: string }>;
+  };
+  for (const good of POOL_KEYS.good) {
+    const entry = health.keys.find((k) => k.provider === 'pool' && k.key === fingerprint(good));
+    if (!entry) problems.push(`the admin API lists no pooled key ${fingerprint(good)} of provider pool`);
+    else if (entry.state === 'disabled') problems.push(`the good pooled key ${fingerprint(good)} was disabled by requests (a 403 or 429 the request caused counts against no key)`);
+  }
+  const normal = health.deployments.find((d) => d.deployment === 'pool/gpt-4o-mini');
+  if (normal?.state === 'open') problems.push('the breaker of pool/gpt-4o-mini opened (only requests to other models failed)');
+  const res = await fetch(`${origin}/api/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${ids.mainKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'pool/gpt-4o-mini', messages: [{ role: 'user', content: 'Still there?' }] }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) problems.push(`after the run, pool/gpt-4o-mini answered ${res.status}: ${text.slice(0, 200)}`);
+  for (const { name, requests, from } of recorded) {
+    const leaked = requests.slice(from).filter((r) => r.rawBody.includes(OTHER_USER_MARKER)).length;
+    if (leaked > 0) problems.push(`${leaked} request(s) to the ${name} upstream carried the other user's stored items (isolation failed open)`);
+  }
+  return problems;
+}
+
+/** Starts the simulators and the gateway, creates the identities and seeds the stored responses. */
 export async function startFuzzWorld(): Promise<FuzzWorld> {
-  const [openai, responses, anthropic, hostile] = await Promise.all([
+  const [openai, responses, anthropic, hostile, pool] = await Promise.all([
     startOpenAISimulator({ slowMs: STALL_MS, models: ['gpt-4o-mini', 'gpt-4o', 'text-embedding-3-small'] }),
     startResponsesSimulator(),
     startAnthropicSimulator(),
     startHostileUpstream(),
+    startOpenAISimulator({ record: false, models: ['gpt-4o-mini'] }),
   ]);
+  pool.fault({ key: POOL_KEYS.bad }, 401);
+  pool.fault({ model: 'sim-forbidden' }, 403);
+  pool.fault({ model: 'sim-busy' }, 429, { 'retry-after': '1' });
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-fuzz-'));
   const gateway = await startGatewayProcess({
     dataDir,
-    manifest: manifestFor(openai, responses, anthropic, hostile),
+    manifest: manifestFor(openai, responses, anthropic, hostile, pool),
     env: { TOLLGATE_ADMIN_PASSWORD: ADMIN_PASSWORD },
   });
-  const ids = await createIdentities(gateway.origin);
+  const stopAll = async () => {
+    await gateway.stop();
+    await Promise.all([openai.close(), responses.close(), anthropic.close(), hostile.close(), pool.close()]);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let ids: FuzzIdentities;
+  try {
+    const identities = await createIdentities(gateway.origin);
+    ids = { ...identities, state: await seedResponses(gateway.origin, identities.mainKey, identities.otherKey) };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const recorded = [
+    { name: 'OpenAI Responses', requests: responses.requests }, { name: 'Anthropic', requests: anthropic.requests }, { name: 'OpenAI', requests: openai.requests },
+  ].map((r) => ({ ...r, from: r.requests.length }));
   return {
     gateway,
     origin: gateway.origin,
     ids,
     alive: () => gateway.proc.exitCode === null && gateway.proc.signalCode === null,
     cpuMs: () => (gateway.proc.pid === undefined ? null : processCpuMs(gateway.proc.pid)),
-    async close() {
-      await gateway.stop();
-      await Promise.all([openai.close(), responses.close(), anthropic.close(), hostile.close()]);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    finalChecks: () => checkWorld(gateway.origin, ids, recorded),
+    close: stopAll,
   };
 }

@@ -11,12 +11,19 @@
  *   response.completed / incomplete / failed) or one error event;
  * - `hang`: no whole answer within the bound; `reset`: the connection cut with no answer, where the
  *   gateway had no reason to close it early;
- * - `leak`: an upstream credential of the manifest in the answer.
+ * - `leak`: an upstream credential of the manifest in the answer, or text the case forbids (another
+ *   user's stored items);
+ * - `body` also: an error answer that breaks its case's `errors` rule for its status (its code, what
+ *   its message says: a 403 the request caused never blames the gateway's key);
+ * - `half-open` (judgeHalfOpen): a raw connection left open past its deadline by the gateway, an
+ *   answer other than the case's (408) or not in its shape, or `/healthz` unanswered meanwhile;
+ * - `world` (run-fuzz.ts, after the run): the world's own checks (fuzz-world.ts: the shared key
+ *   pool, its breaker, what reached the upstreams).
  */
 import type { FuzzCase } from './cases.ts';
-import type { Outcome } from './send.ts';
+import type { HalfOpenOutcome, Outcome } from './send.ts';
 
-export type FindingKind = 'crash' | 'health' | '5xx' | 'status' | 'body' | 'stream' | 'hang' | 'reset' | 'leak';
+export type FindingKind = 'crash' | 'health' | '5xx' | 'status' | 'body' | 'stream' | 'hang' | 'reset' | 'leak' | 'half-open' | 'world';
 
 export interface Finding {
   kind: FindingKind;
@@ -25,7 +32,7 @@ export interface Finding {
 }
 
 /** Upstream credentials of the fuzz manifest (fuzz-world.ts): none may ever reach a client. */
-export const UPSTREAM_SECRETS = ['sk-fuzz-openai', 'sk-fuzz-responses', 'sk-ant-fuzz', 'sk-fuzz-hostile'];
+export const UPSTREAM_SECRETS = ['sk-fuzz-openai', 'sk-fuzz-responses', 'sk-ant-fuzz', 'sk-fuzz-hostile', 'sk-fuzz-pool'];
 
 const UPSTREAM_STATUSES = new Set([502, 503, 504, 529]);
 
@@ -98,6 +105,7 @@ export function judge(c: FuzzCase, outcome: Outcome, secrets: readonly string[] 
   if (outcome.status === -1) return findings;
   const text = outcome.body.toString('utf8');
   for (const secret of secrets) if (text.includes(secret)) add('leak', `the answer contains the upstream credential ${secret}`);
+  for (const text_ of c.forbidden ?? []) if (text.includes(text_)) add('leak', `the answer contains ${JSON.stringify(text_)}, which only another user's stored items hold`);
   if (outcome.status === 0) {
     // Closing a connection whose body was left unread is the gateway's right (auth before body, 413).
     const mayClose = c.kind === 'oversized' || c.kind === 'header-flood' || c.expect?.includes(401);
@@ -121,8 +129,45 @@ export function judge(c: FuzzCase, outcome: Outcome, secrets: readonly string[] 
   if (status >= 400 && c.method !== 'HEAD') {
     const problem = errorShapeProblem(json, c.shape);
     if (problem) add('body', `${status} ${c.shape} error body: ${problem}: ${JSON.stringify(text.slice(0, 200))}`);
+    else {
+      const rule = expectedErrorProblem(c, status, json);
+      if (rule) add('body', `${status}: ${rule}: ${JSON.stringify(text.slice(0, 200))}`);
+    }
   } else if (status >= 200 && status < 300 && type.startsWith('application/json') && json === undefined && c.method !== 'HEAD') {
     add('body', `${status} JSON answer does not parse: ${JSON.stringify(text.slice(0, 120))}`);
   }
+  return findings;
+}
+
+/** Why the error body `json` (already in its shape) breaks the case's rule for `status`, or null. */
+function expectedErrorProblem(c: FuzzCase, status: number, json: unknown): string | null {
+  const rule = c.errors?.find((e) => e.status === status);
+  if (!rule || !isObject(json) || !isObject(json.error)) return null;
+  const { code, message } = json.error;
+  if (rule.code !== undefined && code !== rule.code) return `error.code is ${JSON.stringify(code)}, not ${rule.code}`;
+  if (rule.says !== undefined && !String(message).includes(rule.says)) return `the message does not say "${rule.says}"`;
+  if (rule.never !== undefined && String(message).toLowerCase().includes(rule.never)) return `the message says "${rule.never}"`;
+  return null;
+}
+
+/** Every rule the half-open connection's `outcome` breaks (see the module doc). */
+export function judgeHalfOpen(c: FuzzCase, outcome: HalfOpenOutcome): Finding[] {
+  const findings: Finding[] = [];
+  const add = (detail: string) => findings.push({ kind: 'half-open', index: c.index, detail });
+  if (!outcome.closed) add(`the gateway kept the connection open ${c.halfOpen!.deadlineMs} ms (its timeout and close grace are far shorter)`);
+  if (outcome.healthzStatus !== 200) add(`GET /healthz answered ${outcome.healthzStatus || 'nothing'} while the connection was open`);
+  const text = outcome.received.toString('latin1');
+  if (text === '') return findings; // closed without an answer: allowed
+  const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(text)?.[1] ?? 0);
+  if (c.expect && !c.expect.includes(status)) add(`answered ${status || JSON.stringify(text.slice(0, 60))}, the contract gives ${c.expect.join(' or ')}`);
+  const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+  // Known gap, not fixed here: on a timeout Node hands the clientError handler no raw head (and on a
+  // parse error only the last bytes read), so its 408 / 400 cannot tell /api/v1/messages from the
+  // rest and is in OpenAI's shape there (docs/contract.md asks for the path's dialect). Such an
+  // answer is held to one of the two shapes meanwhile.
+  const json = parse(Buffer.from(body, 'latin1').toString('utf8'));
+  const shapeProblem = errorShapeProblem(json, c.shape);
+  const problem = status < 400 ? null : (status === 408 || status === 400) && shapeProblem && errorShapeProblem(json, 'openai') === null ? null : shapeProblem;
+  if (problem) add(`${status} ${c.shape} error body: ${problem}: ${JSON.stringify(body.slice(0, 200))}`);
   return findings;
 }

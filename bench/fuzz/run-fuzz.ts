@@ -5,6 +5,9 @@
  * event loop's responsiveness: its latency percentiles are reported; a probe not answered 200, or
  * held up `freezeMs` or more, is a finding) and checks every `checkEvery` cases that the gateway
  * process is still alive and healthy. A dead gateway ends the run at once with a `crash` finding.
+ * Half-open cases (a raw connection the gateway must close after its timeout, seconds later) run
+ * beside the others, at most `MAX_HALF_OPEN` at a time, so they do not hold a worker; the run waits
+ * for them at its end, then asks the target's `finalChecks` (the key pool, the other user's items).
  *
  * "Held up" is measured on the gateway's CPU clock when the target offers one (`cpuMs`): the CPU
  * time the gateway spent while the probe waited. A frozen or overloaded gateway spends it; one that
@@ -13,8 +16,8 @@
  */
 import { Agent, get } from 'node:http';
 import { fuzzCase, type FuzzCase } from './cases.ts';
-import { judge, type Finding } from './oracle.ts';
-import { send } from './send.ts';
+import { judge, judgeHalfOpen, type Finding } from './oracle.ts';
+import { send, sendHalfOpen } from './send.ts';
 import type { FuzzIdentities } from './fuzz-world.ts';
 
 export interface FuzzTarget {
@@ -24,7 +27,12 @@ export interface FuzzTarget {
   alive(): boolean;
   /** CPU time the gateway process has used, ms; null when it cannot be read (then probes are judged by wall time). */
   cpuMs?(): number | null;
+  /** The world's own rules after the run, each broken one as a sentence. */
+  finalChecks?(): Promise<string[]>;
 }
+
+/** Half-open connections open at once (each holds a gateway socket for its timeout). */
+const MAX_HALF_OPEN = 8;
 
 export interface FuzzOptions {
   requests: number;
@@ -122,9 +130,26 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
     }
     return true;
   };
+  const halfOpen = new Set<Promise<void>>();
+  const startHalfOpen = async (c: FuzzCase) => {
+    while (halfOpen.size >= MAX_HALF_OPEN) await Promise.race(halfOpen);
+    const running: Promise<void> = sendHalfOpen(target.origin, c.halfOpen!).then((outcome) => {
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(outcome.received.toString('latin1'))?.[1] ?? 0);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      for (const f of judgeHalfOpen(c, outcome)) note(c, f);
+      halfOpen.delete(running);
+    });
+    halfOpen.add(running);
+  };
   const worker = async () => {
     while (next < indexes.length && !crashed) {
       const c = fuzzCase(options.seed, indexes[next++]!, target.ids);
+      if (c.halfOpen) {
+        await startHalfOpen(c);
+        done++;
+        options.onCase?.(c, done);
+        continue;
+      }
       const outcome = await send(target.origin, c, agent, options.timeoutMs);
       statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
       for (const f of judge(c, outcome)) note(c, f);
@@ -134,12 +159,14 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
+  await Promise.all(halfOpen);
   if (!crashed) await checkAlive();
   probing = false;
   await prober;
   if (!crashed) {
     const last = await probe(target.origin, probeAgent, 5_000);
     if (last.status !== 200) note(null, { kind: 'health', index: -1, detail: `final GET /healthz answered ${last.status}` });
+    for (const detail of (await target.finalChecks?.()) ?? []) note(null, { kind: 'world', index: -1, detail });
   }
   agent.destroy();
   probeAgent.destroy();

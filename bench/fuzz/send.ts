@@ -3,6 +3,7 @@
  * header bytes, a declared length or chunks) and reads the whole answer, within a time bound.
  */
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import type { FuzzCase } from './cases.ts';
 
 /** What came back for one case. */
@@ -70,5 +71,64 @@ export function send(origin: string, c: FuzzCase, agent: Agent, timeoutMs: numbe
       req.write(c.body.subarray(0, half));
       req.end(c.body.subarray(half));
     } else req.end(c.body ?? undefined);
+  });
+}
+
+/** What came back on a half-open connection (`sendHalfOpen`). */
+export interface HalfOpenOutcome {
+  /** The bytes the gateway sent (at most `MAX_KEPT_BYTES`). */
+  received: Buffer;
+  /** The gateway closed the connection (not only its sending side) within the plan's deadline. */
+  closed: boolean;
+  /** `GET /healthz` on another connection while this one was open: its status; 0 when not answered within the deadline. */
+  healthzStatus: number;
+}
+
+const DRIP_EVERY_MS = 250;
+
+/**
+ * Opens a raw connection to `origin`, sends `plan.head`, then `plan.drip` every 250 ms, never
+ * finishing the request and never closing (its side stays open after the gateway's end:
+ * `allowHalfOpen`). A drip written after the gateway destroyed its socket is answered with a reset,
+ * which is how the close is seen here; a gateway that only ended its side keeps taking the drip.
+ * Resolves (never rejects) when the connection closed or `plan.deadlineMs` passed.
+ */
+export function sendHalfOpen(origin: string, plan: NonNullable<FuzzCase['halfOpen']>): Promise<HalfOpenOutcome> {
+  const url = new URL(origin);
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let kept = 0;
+    let healthzStatus = 0;
+    let healthzDone: Promise<void> = Promise.resolve();
+    const socket = connect({ host: url.hostname, port: Number(url.port), allowHalfOpen: true });
+    const finish = (closed: boolean) => {
+      clearInterval(drip);
+      clearTimeout(deadline);
+      socket.destroy();
+      void healthzDone.then(() => resolve({ received: Buffer.concat(parts), closed, healthzStatus }));
+    };
+    socket.on('data', (part: Buffer) => {
+      if (kept < MAX_KEPT_BYTES) parts.push(part);
+      kept += part.length;
+    });
+    socket.on('error', () => {});
+    socket.once('close', () => finish(true));
+    socket.once('connect', () => {
+      socket.write(plan.head);
+      healthzDone = new Promise((done) => {
+        const req = request({ host: url.hostname, port: url.port, path: '/healthz', agent: false, timeout: plan.deadlineMs }, (res) => {
+          healthzStatus = res.statusCode ?? 0;
+          res.resume();
+          res.on('end', () => done());
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => done());
+        req.end();
+      });
+    });
+    const drip = setInterval(() => {
+      if (socket.writable) socket.write(plan.drip);
+    }, DRIP_EVERY_MS);
+    const deadline = setTimeout(() => finish(false), plan.deadlineMs);
   });
 }

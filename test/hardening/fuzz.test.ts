@@ -3,7 +3,9 @@
  * `tollgate serve` and the upstream simulators, 1,500 hostile requests of a fixed seed: no crash, no
  * gateway 5xx, every error body in its endpoint's shape, every stream ended properly, no hang, the
  * health probe answered throughout, never held up 2 s of the gateway's CPU time (its wall-clock wait
- * is only reported: a busy machine stretches it). `npm run fuzz` runs the same with 10,000+ and any
+ * is only reported: a busy machine stretches it); since issue 39 with Responses-state, key-pool and
+ * half-open cases and the world's final checks (no good pooled key disabled, the pool still serves,
+ * another user's items never sent). `npm run fuzz` runs the same with 10,000+ and any
  * seed. The test's own timeout is a liveness bound: each case already ends at its 30 s hang bound.
  */
 import { after, before, test } from 'node:test';
