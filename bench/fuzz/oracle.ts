@@ -161,10 +161,11 @@ export function judgeHalfOpen(c: FuzzCase, outcome: HalfOpenOutcome): Finding[] 
   const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(text)?.[1] ?? 0);
   if (c.expect && !c.expect.includes(status)) add(`answered ${status || JSON.stringify(text.slice(0, 60))}, the contract gives ${c.expect.join(' or ')}`);
   const body = text.slice(text.indexOf('\r\n\r\n') + 4);
-  // Known gap, not fixed here: on a timeout Node hands the clientError handler no raw head (and on a
-  // parse error only the last bytes read), so its 408 / 400 cannot tell /api/v1/messages from the
-  // rest and is in OpenAI's shape there (docs/contract.md asks for the path's dialect). Such an
-  // answer is held to one of the two shapes meanwhile.
+  // A head that never completed has no path yet: Node hands the clientError handler no raw head on
+  // a timeout (and on a parse error only the last bytes read), so that 408 / 400 cannot tell
+  // /api/v1/messages from the rest and is in OpenAI's shape. (A body that stopped coming after a
+  // parsed head is answered in its path's dialect: core/http/client-errors.ts.) Such an answer is
+  // held to one of the two shapes.
   const json = parse(Buffer.from(body, 'latin1').toString('utf8'));
   const shapeProblem = errorShapeProblem(json, c.shape);
   const problem = status < 400 ? null : (status === 408 || status === 400) && shapeProblem && errorShapeProblem(json, 'openai') === null ? null : shapeProblem;

@@ -5,7 +5,8 @@
  * timeouts (408 `request_timeout`). Node's own answers to these have no body; the contract promises
  * a JSON error body and `x-request-id` on every response. The path is not parsed yet, so the body's
  * shape comes from the raw bytes Node kept: the dialect whose route the request line names (a 431 on
- * /api/v1/messages speaks Anthropic), else OpenAI's. The connection is closed after the answer, as
+ * /api/v1/messages speaks Anthropic), or, for a body that stopped coming, the parsed request's path;
+ * else OpenAI's. The connection is closed after the answer, as
  * Node does: the parser cannot resynchronize with the stream. Closed for good, not only our side of
  * it: node:http's sockets are half-open capable, so ending ours waits for the client's end, which a
  * client that never reads nor closes never sends; its socket then stayed counted against the
@@ -37,6 +38,13 @@ function requestPath(raw: unknown): string | null {
   return match ? match[1]! : null;
 }
 
+/** The path of a parsed request's URL (`/api/v1/messages?beta=true`), without its query. */
+function pathOf(url: string | undefined): string | null {
+  if (!url) return null;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 /**
  * Installs the handler on `server`. `newRequestId` names the answer (`x-request-id`); `onError`
  * sees each refusal (for the debug log).
@@ -52,7 +60,9 @@ export function answerClientErrors(server: Server, newRequestId: () => string, o
     const code = codeFor(err.code);
     onError?.(code, err);
     const error = gatewayError(code);
-    const path = requestPath(err.rawPacket);
+    // A request whose head was parsed (a body that stopped coming) has its path on the response Node
+    // made for it; only the bytes after the head are left in `rawPacket` then.
+    const path = requestPath(err.rawPacket) ?? pathOf(inFlight?.req?.url);
     const dialect = path ? dialects.find((d) => d.routes.some((r) => r.path === path)) : undefined;
     const body = JSON.stringify((dialect?.errorBody ?? openAIErrorBody)(error));
     const headers = Object.entries(Object.assign({}, error.headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': newRequestId(), connection: 'close' }))

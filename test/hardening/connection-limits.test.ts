@@ -189,6 +189,20 @@ describe('connections that never close (issue 39, item 4)', () => {
     assert.ok(await until(() => stubborn.every((c) => c.closed)), `${stubborn.filter((c) => !c.closed).length} of 5 still open`);
     assert.equal(await openConnections(tg), 0);
   });
+
+  test('a body that stops coming on /api/v1/messages is answered 408 in Anthropic\'s shape, and the socket closed', async () => {
+    const socket = connect(tg.gateway.address.port, '127.0.0.1');
+    clients.push({ socket, received: '', closed: false } as SlowClient);
+    let received = '';
+    socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); });
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`POST /api/v1/messages HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tg.apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"model":`);
+    await closed;
+    assert.match(received, /^HTTP\/1\.1 408/);
+    const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) as { type?: string; error?: { type?: string } };
+    assert.equal(body.type, 'error', received);
+    assert.equal(typeof body.error?.type, 'string');
+  });
 });
 
 describe('idle connections at the caps (issue 39, item 4)', () => {
