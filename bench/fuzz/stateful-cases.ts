@@ -95,7 +95,9 @@ function byIdCase(rng: Rng, ids: FuzzIdentities): Case {
   const items = method === 'GET' && rng.chance(0.4);
   const query = items && rng.chance(0.5) ? `?${rng.pick(['limit=0', 'limit=101', 'limit=1&order=asc', 'order=sideways', 'after=msg_fuzz_other_1', 'before=%00', 'limit=1e308'])}` : '';
   const url = `/api/v1/responses/${encodeURIComponent(id)}${items ? '/input_items' : ''}${query}`;
-  const expect = whose === 'other' ? [404] : whose === 'disposable' ? [200, 404] : whose === 'own' && !query ? [200] : null;
+  // A query the API refuses (limit outside 1-100, order not asc/desc) may be answered 400 before the
+  // id is looked up; another user's response is never 200 either way.
+  const expect = whose === 'other' ? (query ? [400, 404] : [404]) : whose === 'disposable' ? (query ? [200, 400, 404] : [200, 404]) : whose === 'own' && !query ? [200] : null;
   return {
     kind: 'responses-state', method, url, headers: { authorization: `Bearer ${ids.mainKey}` }, body: null, chunked: false, shape: 'openai', expect, upstreamFault: false,
     errors: whose === 'other' ? [NOT_FOUND_RESPONSE] : [], forbidden: [OTHER_USER_MARKER], description: `${method} ${items ? 'input_items of ' : ''}${whose} response ${JSON.stringify(id.slice(0, 40))}`,
