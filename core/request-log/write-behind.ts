@@ -249,6 +249,7 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
           const writes = batch.flatMap((item) => item.writes);
           yield () => target.writeBatch(writes);
           // The store answers again (under steady load the queue may never be empty at the end of a flush).
+          if (failing) log.info('background writes resumed', { queued: queuedWrites });
           failing = false;
           consume(batch.length);
         } catch (err) {
@@ -257,8 +258,10 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
         }
       } catch (err) {
         inFlight = 0;
+        // Once per outage, not once per flush (every 50 ms while a lock is held); /readyz and
+        // /metrics show it meanwhile.
+        if (!failing) log.error('background write failed; writes kept for retry', { queued: queuedWrites, err });
         failing = true;
-        log.error('background write failed; writes kept for retry', { queued: queuedWrites, err });
         break;
       }
     }
