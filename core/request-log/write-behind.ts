@@ -24,7 +24,8 @@
  *
  * Failure policy (a background job never throws out of a timer, and never kills the process):
  * - the store is unavailable (locked, disk full, read-only, I/O; PostgreSQL down or restarting): the
- *   batch stays queued, is retried on the next flush, and the failure is logged; `status()` says so
+ *   batch stays queued, is retried on the next flush, and the failure is logged (once per outage, and
+ *   its end); `status()` says so
  *   (`GET /readyz`, `/metrics`) until a flush succeeds; past `maxQueueSize` writes the oldest items
  *   (whole: a row with its spend) are dropped and counted;
  * - the store refuses a write for good (a constraint, a bad value): the batch is retried item by
