@@ -12,7 +12,7 @@ import { createLog, type Log } from './runtime/log.ts';
 import { createKeyringSource, databaseUrl, openGatewayStore } from './store/data-dir.ts';
 import { countAdmins, createAdmin } from './accounts/admin-users.ts';
 import { generatePassword } from './accounts/passwords.ts';
-import { isUniqueViolation, type Store } from './store/store.ts';
+import { isUniqueViolation, PATIENT_BUSY_TIMEOUT_MS, SERVING_BUSY_TIMEOUT_MS, setBusyTimeout, type Store } from './store/store.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { createServiceRegistry, type ProviderSummary, type RequestLogService, type UpstreamHealthService } from './services.ts';
 import { createTokenEstimator } from './tokens/token-estimate.ts';
@@ -152,6 +152,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     origin = `http://${urlHost}:${address.port}`;
     const loopbackHost = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '[::1]' : urlHost;
     loopbackOrigin = `http://${loopbackHost}:${address.port}`;
+    // From now on a lock held by another process must not freeze the event loop (store.ts says why).
+    setBusyTimeout(store, SERVING_BUSY_TIMEOUT_MS);
     const adminMount = admin;
     const running = server;
     const shared = coordination;
@@ -167,6 +169,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         closing ??= (async () => {
           await running.shutdown();
           adminMount?.close();
+          // Serving is over: the last flush may wait for another process's lock.
+          setBusyTimeout(store, PATIENT_BUSY_TIMEOUT_MS);
           await pipeline.close();
           await shared.close();
           await upstream.close();

@@ -24,7 +24,8 @@
  *
  * Failure policy (a background job never throws out of a timer, and never kills the process):
  * - the store is unavailable (locked, disk full, read-only, I/O; PostgreSQL down or restarting): the
- *   batch stays queued, is retried on the next flush, and the failure is logged; `status()` says so
+ *   batch stays queued, is retried on the next flush, and the failure is logged (once per outage, and
+ *   its end); `status()` says so
  *   (`GET /readyz`, `/metrics`) until a flush succeeds; past `maxQueueSize` writes the oldest items
  *   (whole: a row with its spend) are dropped and counted;
  * - the store refuses a write for good (a constraint, a bad value): the batch is retried item by
@@ -249,6 +250,7 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
           const writes = batch.flatMap((item) => item.writes);
           yield () => target.writeBatch(writes);
           // The store answers again (under steady load the queue may never be empty at the end of a flush).
+          if (failing) log.info('background writes resumed', { queued: queuedWrites });
           failing = false;
           consume(batch.length);
         } catch (err) {
@@ -257,8 +259,10 @@ export function createWriteBehind(target: WriteTarget, settings: WriteBehindSett
         }
       } catch (err) {
         inFlight = 0;
+        // Once per outage, not once per flush (every 50 ms while a lock is held); /readyz and
+        // /metrics show it meanwhile.
+        if (!failing) log.error('background write failed; writes kept for retry', { queued: queuedWrites, err });
         failing = true;
-        log.error('background write failed; writes kept for retry', { queued: queuedWrites, err });
         break;
       }
     }

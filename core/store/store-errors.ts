@@ -34,3 +34,18 @@ export function isStoreUnavailableError(err: unknown): boolean {
   if (typeof message === 'string' && PG_UNREACHABLE_MESSAGE.test(message)) return true;
   return Array.isArray(errors) && errors.length > 0 && errors.every(isStoreUnavailableError);
 }
+
+/** pg's errors for a connection that was open and is gone (its query never ran to the end there). */
+const PG_LOST_MESSAGE = /Connection terminated|Client was closed and is not queryable|Client has encountered a connection error/i;
+
+/**
+ * True when `err` says the PostgreSQL connection a query ran on was lost (57P01 admin_shutdown,
+ * 57P02 crash_shutdown, ECONNRESET, EPIPE, pg's "Connection terminated" and "Client was closed"),
+ * while the server itself may answer on a new connection: a read that failed so is worth one retry.
+ * Not a refused or timed-out connect (the server is away: a retry now would fail the same way).
+ */
+export function isConnectionLostError(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code === '57P01' || code === '57P02' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+  return typeof message === 'string' && PG_LOST_MESSAGE.test(message);
+}

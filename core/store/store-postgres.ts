@@ -14,12 +14,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { Counter, Histogram } from 'prom-client';
 import type { MetricsRegistry } from '../runtime/metrics.ts';
 import type { Database } from './db-types.ts';
 import { readMigrations, type PostgresStore, type Store } from './store.ts';
 import { isStoreUnavailableError } from './store-errors.ts';
+import { ReadRetryPostgresDialect } from './postgres-read-retry.ts';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -123,7 +124,8 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
 
 /** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types: storeTypeParsers, Client: TollgateClient });
+  const maxConnections = options.maxConnections ?? 10;
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, types: storeTypeParsers, Client: TollgateClient });
   // A client's error (the server restarted, an administrator terminated the connection) must not
   // crash the process. The pool listens on its idle clients only ('error' below) and removes that
   // listener while a client is checked out, and Kysely adds none when it acquires one: so every client
@@ -150,7 +152,17 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   // never waiting on it; the next successful probe says it is back.
   let healthy = true;
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
+    // A read whose pooled connection was terminated (a restart) is sent once more on a new one.
+    dialect: new ReadRetryPostgresDialect({
+      pool,
+      maxConcurrentRetries: maxConnections,
+      async connectFresh() {
+        const client = new TollgateClient({ connectionString: url, types: storeTypeParsers });
+        client.on('error', (err) => options.onError?.(err));
+        await client.connect();
+        return client;
+      },
+    }),
     log: (event) => {
       if (event.level === 'error') {
         failures?.inc();

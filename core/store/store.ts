@@ -152,6 +152,27 @@ export interface OpenStoreOptions {
   changePollMs?: number;
 }
 
+/**
+ * How long a statement waits for another connection's lock before SQLITE_BUSY, ms, while nothing
+ * else waits on the process (the CLI, migrations at start, a graceful stop's last flush): a CLI
+ * command or a gateway starting beside another writer waits its turn.
+ */
+export const PATIENT_BUSY_TIMEOUT_MS = 5000;
+/**
+ * The same wait while the gateway serves, ms. better-sqlite3 waits on the main thread, so every
+ * write that meets a lock (another process's `BEGIN EXCLUSIVE`, a long CLI transaction) would
+ * freeze every request for the whole wait, once per write-behind flush: ten requests took minutes.
+ * A few ms absorb a short commit of another process; beyond, the write fails at once as
+ * unavailable (the write-behind keeps its writes for the next flush, a request's own write
+ * answers 503 `store_unavailable`).
+ */
+export const SERVING_BUSY_TIMEOUT_MS = 5;
+
+/** Sets how long `store`'s SQLite connection waits for a lock, ms (`*_BUSY_TIMEOUT_MS`); nothing on PostgreSQL. */
+export function setBusyTimeout(store: Store, timeoutMs: number): void {
+  if (store.engine === 'sqlite' && store.sqlite.open) store.sqlite.pragma(`busy_timeout = ${Math.trunc(timeoutMs)}`);
+}
+
 /** Opens (creating if needed) the database file and brings its schema up to date. */
 export function openStore(file: string, options: OpenStoreOptions = {}): SqliteStore {
   mkdirSync(dirname(file), { recursive: true });
@@ -159,7 +180,7 @@ export function openStore(file: string, options: OpenStoreOptions = {}): SqliteS
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${PATIENT_BUSY_TIMEOUT_MS}`);
   const schemaVersion = migrate(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
 

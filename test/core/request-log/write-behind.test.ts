@@ -133,7 +133,7 @@ describe('write-behind queue', () => {
     await store.close();
   });
 
-  test('rows wait in the queue while the database is locked by another connection', async () => {
+  test('rows wait in the queue while the database is locked by another connection; the outage is logged once, and its end', async () => {
     const file = join(tempDir(), 'log.db');
     const store = openStore(file);
     store.sqlite.pragma('busy_timeout = 0');
@@ -146,9 +146,13 @@ describe('write-behind queue', () => {
     assert.equal(writer.depth(), 1);
     assert.ok(lines.some((l) => l.includes('writes kept for retry')));
     assert.deepEqual(writer.status(), { queued: 1, dropped: 0, failing: true });
+    // Retried on every flush (each 50 ms) while locked: logged once per outage, not once per flush.
+    assert.equal(writer.flush(), 0);
+    assert.equal(lines.filter((l) => l.includes('writes kept for retry')).length, 1);
     other.sqlite.exec('COMMIT');
     assert.equal(writer.flush(), 1);
     assert.deepEqual(writer.status(), { queued: 0, dropped: 0, failing: false });
+    assert.ok(lines.some((l) => l.includes('background writes resumed')));
     await writer.close();
     await other.close();
     await store.close();

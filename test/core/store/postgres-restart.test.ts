@@ -58,6 +58,34 @@ function steadyLoad(tg: TestGateway, workers: number) {
 }
 
 describe('a gateway on PostgreSQL while the database restarts', { skip }, () => {
+  test('a key lookup whose connection is terminated while it runs is retried on a new connection and served 200', async () => {
+    const url = await server.createDatabase();
+    const database = new URL(url).pathname.slice(1);
+    const tg = await startTestGateway({ providers: { openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-o' } }, databaseUrl: url });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // The lookup of the (not yet cached) key waits on this lock, so it is under way, on a pooled
+      // connection, when that connection is terminated: no race with the pool noticing idle ones.
+      await admin.query('BEGIN');
+      await admin.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+      const answer = tg.post('/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+      const others = 'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()';
+      await eventually(async () => {
+        const waiting = await admin.query(`${others} AND wait_event_type = 'Lock'`, [database]);
+        assert.ok(waiting.rowCount! > 0, 'the key lookup waits on the lock');
+      });
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM (${others}) AS gateway`, [database]);
+      await admin.query('COMMIT');
+      const res = await answer;
+      assert.equal(res.status, 200, res.text);
+      assert.equal((await tg.logRow(res.requestId)).status, 200);
+    } finally {
+      await admin.end();
+      await tg.close();
+    }
+  });
+
   test('survives terminated connections and a restart; every 200 has one log row; spend equals the logged costs', async () => {
     const url = await server.createDatabase();
     const tg = await startTestGateway({ providers: { openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-o' } }, databaseUrl: url });
