@@ -19,5 +19,8 @@ const selected = filter.length ? files.filter((f) => filter.some((x) => f.includ
 // Test files mostly wait (child processes, sockets, Chromium): on a 2-core machine two at a time
 // finish the suite sooner than Node's default of one (availableParallelism() - 1). TEST_CONCURRENCY overrides.
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism() - 1));
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...selected.sort()], { stdio: 'inherit' });
+// TEST_FILE_TIMES=<file>: also write each file's time there (test/helpers/file-times-reporter.mjs).
+const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+if (process.env.TEST_FILE_TIMES) reporters.push(`--test-reporter=${join(root, 'helpers/file-times-reporter.mjs')}`, `--test-reporter-destination=${process.env.TEST_FILE_TIMES}`);
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...selected.sort()], { stdio: 'inherit' });
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
