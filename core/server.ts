@@ -244,7 +244,6 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       hold.release();
       const parsed = dialect.parseRequest(value, route.operation, req.headers);
       ex.request = parsed.canonical;
-      ex.embedding = parsed.embedding ?? null;
       ex.clientBody = parsed.body;
       ex.untranslatable = parsed.untranslatable ?? null;
       ex.ownCredentialOnly = parsed.ownCredentialOnly ?? null;
