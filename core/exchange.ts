@@ -4,10 +4,10 @@
  */
 import type { AbortSource } from './http/exchange-abort.ts';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatCompletionRequest, TokenCounts, Usage } from './canonical/chat-types.ts';
+import type { TokenCounts, Usage } from './canonical/chat-types.ts';
+import type { CanonicalRequest } from './canonical/canonical-request.ts';
 import type { ModelPrice } from './money/price-table.ts';
 import type { Dialect } from './dialects/dialect.ts';
-import type { EmbeddingRequest } from './canonical/embedding-types.ts';
 import type { GatewayError } from './errors.ts';
 import type { PromptTokenRules } from './tokens/prompt-token-rules.ts';
 
@@ -95,14 +95,13 @@ export interface Exchange {
   readonly cancellation?: AbortSource;
   /** The dialect the client speaks on a model call; null on other endpoints (account, model lists). */
   readonly dialect: Dialect | null;
-  /** The canonical (OpenAI chat-shaped) request of a model call, whatever the dialect; null otherwise. */
-  request: ChatCompletionRequest | null;
   /**
-   * The canonical embeddings call (`core/canonical/embedding-types.ts`) of an embeddings exchange; null (or
-   * absent, in a hand-built exchange) for every other. Its inputs are what the prompt estimate
-   * counts, and it generates no output tokens.
+   * The canonical request of a model call, whatever the dialect; null otherwise (and before the body
+   * is read). A chat request (OpenAI chat-shaped) or, on an embeddings call, the `EmbeddingRequest`
+   * whose inputs the prompt estimate counts and which generates no output tokens: tell them apart
+   * with `isEmbeddingRequest` / `chatRequestOf` (`core/canonical/canonical-request.ts`).
    */
-  embedding?: EmbeddingRequest | null;
+  request: CanonicalRequest | null;
   /** The client's own validated body, in its dialect's shape (forwarded on native pass-through). */
   clientBody: Readonly<Record<string, unknown>> | null;
   /** What the canonical request could not carry (`ParsedRequest.untranslatable`): refused if translated. */

@@ -55,6 +55,36 @@ function isReply(value: unknown): value is Reply {
 }
 
 /**
+ * One pipeline's hooks, computed once at boot from the plugins in manifest order, and what its runs
+ * read besides. Passed to the module's functions (a record, not closures over the factory's locals:
+ * each is a named function in stack traces and takes what it needs explicitly).
+ */
+interface Chain {
+  readonly plugins: readonly AnyPlugin[];
+  readonly deps: ProxyDeps;
+  /** The terminal plugin's `route`, last in the chain. */
+  readonly router: Step<NonNullable<AnyPlugin['route']>>;
+  readonly onRequest: readonly Step<NonNullable<AnyPlugin['onRequest']>>[];
+  /** Index of the first plugin that is not `headersOnly`: the body is read before its request hook. */
+  readonly bodyAt: number;
+  /** `beforeBody` hooks of the plugins from `bodyAt` on (a `headersOnly` plugin's would run after its onRequest). */
+  readonly beforeBody: readonly Step<NonNullable<AnyPlugin['beforeBody']>>[];
+  /** By plugin index: whether that plugin has a `beforeBody` hook in `beforeBody`. */
+  readonly hasBeforeBody: readonly boolean[];
+  readonly beforeUpstream: readonly Step<NonNullable<AnyPlugin['beforeUpstream']>>[];
+  /** The response-path hooks, in reverse manifest order. */
+  readonly onError: readonly Step<NonNullable<AnyPlugin['onError']>>[];
+  readonly onResponseStart: readonly Step<NonNullable<AnyPlugin['onResponseStart']>>[];
+  readonly onResponseChunk: readonly Step<NonNullable<AnyPlugin['onResponseChunk']>>[];
+  readonly onResponseComplete: readonly Step<NonNullable<AnyPlugin['onResponseComplete']>>[];
+  readonly onResponseEnd: readonly Step<NonNullable<AnyPlugin['onResponseEnd']>>[];
+  /** By plugin index: its `createState`, bound; null when it keeps no state. */
+  readonly createState: readonly (((ex: Exchange) => unknown) | null)[];
+  /** The response hooks of an exchange that entered every plugin (the proxied ones): built once. */
+  readonly proxiedHooks: ResponseHooks;
+}
+
+/**
  * Builds the runner. `plugins` are in manifest order; exactly one implements `route` and it must be
  * last (the manifest loader enforces both, this re-checks).
  */
@@ -63,147 +93,147 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   if (routers.length !== 1 || routers[0]!.index !== plugins.length - 1) {
     throw new Error('pipeline: exactly one plugin must implement route(), and it must be the last one');
   }
-  const router = routers[0]!;
-  const onRequest = stepsFor(plugins, 'onRequest');
   const bodyAt = Math.max(0, plugins.findIndex((p) => !p.headersOnly));
-  /** `beforeBody` hooks of the plugins from `bodyAt` on (a `headersOnly` plugin's would run after its onRequest). */
   const beforeBody = stepsFor(plugins, 'beforeBody').filter((step) => step.index >= bodyAt);
-  const hasBeforeBody = plugins.map((_, index) => beforeBody.some((step) => step.index === index));
-  const beforeUpstream = stepsFor(plugins, 'beforeUpstream');
-  const onError = stepsFor(plugins, 'onError').reverse();
-  const onResponseStart = stepsFor(plugins, 'onResponseStart').reverse();
-  const onResponseChunk = stepsFor(plugins, 'onResponseChunk').reverse();
-  const onResponseComplete = stepsFor(plugins, 'onResponseComplete').reverse();
-  const onResponseEnd = stepsFor(plugins, 'onResponseEnd').reverse();
-  const createState = plugins.map((p) => (p.createState ? p.createState.bind(p) : null));
+  const everyPlugin = plugins.length;
+  const chain: Chain = {
+    plugins,
+    deps,
+    router: routers[0]!,
+    onRequest: stepsFor(plugins, 'onRequest'),
+    bodyAt,
+    beforeBody,
+    hasBeforeBody: plugins.map((_, index) => beforeBody.some((step) => step.index === index)),
+    beforeUpstream: stepsFor(plugins, 'beforeUpstream'),
+    onError: stepsFor(plugins, 'onError').reverse(),
+    onResponseStart: stepsFor(plugins, 'onResponseStart').reverse(),
+    onResponseChunk: stepsFor(plugins, 'onResponseChunk').reverse(),
+    onResponseComplete: stepsFor(plugins, 'onResponseComplete').reverse(),
+    onResponseEnd: stepsFor(plugins, 'onResponseEnd').reverse(),
+    createState: plugins.map((p) => (p.createState ? p.createState.bind(p) : null)),
+    proxiedHooks: {
+      start: (ex) => runResponseStart(chain, ex, everyPlugin, 0),
+      chunk: (ex, chunk) => runResponseChunk(chain, ex, chunk, everyPlugin, 0),
+      complete: (ex, final) => runResponseComplete(chain, ex, final, everyPlugin, 0),
+    },
+  };
+  return {
+    run: (ex, res, loadBody) => runExchange(chain, ex, res, loadBody),
+    close: () => closePlugins(plugins, deps),
+    pluginNames: plugins.map((p) => p.name),
+  };
+}
 
-  function stateOf(ex: Exchange, index: number): unknown {
-    let state = ex.states[index];
-    if (state === undefined) {
-      const create = createState[index];
-      if (create) state = ex.states[index] = create(ex);
-    }
-    return state;
+/** The state of the plugin at `index` for `ex`, made by its `createState` on first use. */
+function stateOf(chain: Chain, ex: Exchange, index: number): unknown {
+  let state = ex.states[index];
+  if (state === undefined) {
+    const create = chain.createState[index];
+    if (create) state = ex.states[index] = create(ex);
   }
+  return state;
+}
 
-  /**
-   * Whether the plugin at `index` is entered: its request hook returned (`index < entered`), or its
-   * `beforeBody` did (`index < heldBelow`, see core/plugin.ts).
-   */
-  function isEntered(index: number, entered: number, heldBelow: number): boolean {
-    return index < entered || (index < heldBelow && hasBeforeBody[index]!);
-  }
+/**
+ * Whether the plugin at `index` is entered: its request hook returned (`index < entered`), or its
+ * `beforeBody` did (`index < heldBelow`, see core/plugin.ts).
+ */
+function isEntered(chain: Chain, index: number, entered: number, heldBelow: number): boolean {
+  return index < entered || (index < heldBelow && chain.hasBeforeBody[index]!);
+}
 
-  function responseHooks(entered: number, heldBelow = 0): ResponseHooks {
-    return {
-      start(ex) {
-        for (const step of onResponseStart) if (isEntered(step.index, entered, heldBelow)) step.fn(ex, stateOf(ex, step.index));
-      },
-      chunk(ex, chunk: ChatCompletionChunk) {
-        for (const step of onResponseChunk) if (isEntered(step.index, entered, heldBelow)) step.fn(ex, stateOf(ex, step.index), chunk);
-      },
-      async complete(ex, final: unknown) {
-        for (const step of onResponseComplete) {
-          if (!isEntered(step.index, entered, heldBelow)) continue;
-          try {
-            await step.fn(ex, stateOf(ex, step.index), final);
-          } catch (err) {
-            deps.log.error('onResponseComplete hook failed', { requestId: ex.id, plugin: plugins[step.index]!.name, err });
-          }
-        }
-      },
-    };
-  }
+function runResponseStart(chain: Chain, ex: Exchange, entered: number, heldBelow: number): void {
+  for (const step of chain.onResponseStart) if (isEntered(chain, step.index, entered, heldBelow)) step.fn(ex, stateOf(chain, ex, step.index));
+}
 
-  /**
-   * An answer given before the body was read (a stranger's 401, a rate-limit 429) closes the
-   * connection: draining the rest of an unread body (up to 32 MiB) for keep-alive would make the
-   * gateway read what it refused to.
-   */
-  function closingIf(bodyUnread: boolean, headers: Record<string, string>): Record<string, string> {
-    return bodyUnread ? Object.assign({}, headers, { connection: 'close' }) : headers;
-  }
+function runResponseChunk(chain: Chain, ex: Exchange, chunk: ChatCompletionChunk, entered: number, heldBelow: number): void {
+  for (const step of chain.onResponseChunk) if (isEntered(chain, step.index, entered, heldBelow)) step.fn(ex, stateOf(chain, ex, step.index), chunk);
+}
 
-  /** The hooks of an exchange that entered every plugin (the proxied ones): built once. */
-  const allResponseHooks = responseHooks(plugins.length);
-
-  function fail(ex: Exchange, res: ServerResponse, err: unknown, entered: number, bodyUnread: boolean, heldBelow: number): void {
-    const error = toGatewayError(err);
-    if (error.code === 'internal_error') deps.log.error('request failed', { requestId: ex.id, err: error.cause ?? err });
-    ex.status = error.status;
-    ex.errorCode = error.code;
-    for (const step of onError) {
-      if (!isEntered(step.index, entered, heldBelow)) continue;
-      try {
-        step.fn(ex, stateOf(ex, step.index), error);
-      } catch (hookErr) {
-        deps.log.error('onError hook failed', { requestId: ex.id, plugin: plugins[step.index]!.name, err: hookErr });
-      }
-    }
-    if (res.headersSent) return;
+/** The `onResponseComplete` hooks of the entered plugins; a failing one is logged, never thrown. */
+async function runResponseComplete(chain: Chain, ex: Exchange, final: unknown, entered: number, heldBelow: number): Promise<void> {
+  for (const step of chain.onResponseComplete) {
+    if (!isEntered(chain, step.index, entered, heldBelow)) continue;
     try {
-      responseHooks(entered, heldBelow).start(ex);
+      await step.fn(ex, stateOf(chain, ex, step.index), final);
+    } catch (err) {
+      chain.deps.log.error('onResponseComplete hook failed', { requestId: ex.id, plugin: chain.plugins[step.index]!.name, err });
+    }
+  }
+}
+
+/**
+ * An answer given before the body was read (a stranger's 401, a rate-limit 429) closes the
+ * connection: draining the rest of an unread body (up to 32 MiB) for keep-alive would make the
+ * gateway read what it refused to.
+ */
+function closingIf(bodyUnread: boolean, headers: Record<string, string>): Record<string, string> {
+  return bodyUnread ? Object.assign({}, headers, { connection: 'close' }) : headers;
+}
+
+/** Ends `ex` with `err`: the entered plugins' `onError`, then (before headers) their `onResponseStart` and the error body. */
+function fail(chain: Chain, ex: Exchange, res: ServerResponse, err: unknown, entered: number, bodyUnread: boolean, heldBelow: number): void {
+  const { log } = chain.deps;
+  const error = toGatewayError(err);
+  if (error.code === 'internal_error') log.error('request failed', { requestId: ex.id, err: error.cause ?? err });
+  ex.status = error.status;
+  ex.errorCode = error.code;
+  for (const step of chain.onError) {
+    if (!isEntered(chain, step.index, entered, heldBelow)) continue;
+    try {
+      step.fn(ex, stateOf(chain, ex, step.index), error);
     } catch (hookErr) {
-      deps.log.error('onResponseStart hook failed', { requestId: ex.id, err: hookErr });
-    }
-    sendError(res, error, ex.id, closingIf(bodyUnread, ex.responseHeaders), ex.dialect?.errorBody);
-  }
-
-  function answer(ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean, heldBelow = 0): void {
-    ex.status = r.status;
-    responseHooks(entered, heldBelow).start(ex);
-    sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
-  }
-
-  async function end(ex: Exchange, entered: number, heldBelow: number): Promise<void> {
-    if (ex.clientAborted && ex.errorCode === null) {
-      ex.status = 499;
-      ex.errorCode = 'client_disconnected';
-    }
-    for (const step of onResponseEnd) {
-      if (!isEntered(step.index, entered, heldBelow)) continue;
-      try {
-        const done = step.fn(ex, stateOf(ex, step.index));
-        if (isPromise(done)) await done;
-      } catch (err) {
-        deps.log.error('onResponseEnd hook failed', { requestId: ex.id, plugin: plugins[step.index]!.name, err });
-      }
+      log.error('onError hook failed', { requestId: ex.id, plugin: chain.plugins[step.index]!.name, err: hookErr });
     }
   }
+  if (res.headersSent) return;
+  try {
+    runResponseStart(chain, ex, entered, heldBelow);
+  } catch (hookErr) {
+    log.error('onResponseStart hook failed', { requestId: ex.id, err: hookErr });
+  }
+  sendError(res, error, ex.id, closingIf(bodyUnread, ex.responseHeaders), ex.dialect?.errorBody);
+}
 
-  async function run(ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
-    let entered = 0;
-    /** Plugins below this index whose `beforeBody` returned are entered too. */
-    let heldBelow = 0;
-    // The body is read once, when the first plugin that may need it is reached (inline, not a helper:
-    // a closure and a promise fewer per request), after the `beforeBody` hooks.
-    let pendingBody = loadBody;
+/** Answers `ex` with a plugin's local reply, after the entered plugins' `onResponseStart`. */
+function answer(chain: Chain, ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean, heldBelow = 0): void {
+  ex.status = r.status;
+  runResponseStart(chain, ex, entered, heldBelow);
+  sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
+}
+
+/** The entered plugins' `onResponseEnd`, exactly once per exchange; a client that left is a 499. */
+async function end(chain: Chain, ex: Exchange, entered: number, heldBelow: number): Promise<void> {
+  if (ex.clientAborted && ex.errorCode === null) {
+    ex.status = 499;
+    ex.errorCode = 'client_disconnected';
+  }
+  for (const step of chain.onResponseEnd) {
+    if (!isEntered(chain, step.index, entered, heldBelow)) continue;
     try {
-      for (const step of onRequest) {
-        if (pendingBody && step.index >= bodyAt) {
-          entered = bodyAt;
-          for (const hold of beforeBody) {
-            const held = hold.fn(ex, stateOf(ex, hold.index));
-            if (isPromise(held)) await held;
-            heldBelow = hold.index + 1;
-          }
-          const load = pendingBody;
-          pendingBody = undefined;
-          await load();
-        }
-        entered = step.index;
-        const returned = step.fn(ex, stateOf(ex, step.index));
-        const result = isPromise(returned) ? await returned : returned;
-        if (isReply(result)) {
-          entered = step.index + 1;
-          answer(ex, res, result, entered, pendingBody !== undefined, heldBelow);
-          return;
-        }
-      }
-      if (pendingBody) {
+      const done = step.fn(ex, stateOf(chain, ex, step.index));
+      if (isPromise(done)) await done;
+    } catch (err) {
+      chain.deps.log.error('onResponseEnd hook failed', { requestId: ex.id, plugin: chain.plugins[step.index]!.name, err });
+    }
+  }
+}
+
+/** `Pipeline.run`: the request hooks (reading the body when first needed), the route, `beforeUpstream`, the proxy, `end`. */
+async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
+  const { bodyAt, beforeBody, router } = chain;
+  let entered = 0;
+  /** Plugins below this index whose `beforeBody` returned are entered too. */
+  let heldBelow = 0;
+  // The body is read once, when the first plugin that may need it is reached (inline, not a helper:
+  // a closure and a promise fewer per request), after the `beforeBody` hooks.
+  let pendingBody = loadBody;
+  try {
+    for (const step of chain.onRequest) {
+      if (pendingBody && step.index >= bodyAt) {
         entered = bodyAt;
         for (const hold of beforeBody) {
-          const held = hold.fn(ex, stateOf(ex, hold.index));
+          const held = hold.fn(ex, stateOf(chain, ex, hold.index));
           if (isPromise(held)) await held;
           heldBelow = hold.index + 1;
         }
@@ -211,40 +241,58 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
         pendingBody = undefined;
         await load();
       }
-      entered = router.index;
-      if (ex.refusal) throw ex.refusal;
-      const routing = router.fn(ex, stateOf(ex, router.index));
-      const routed: ModelCall | Reply = isPromise(routing) ? await routing : routing;
-      entered = plugins.length;
-      if (isReply(routed)) {
-        answer(ex, res, routed, entered, false);
+      entered = step.index;
+      const returned = step.fn(ex, stateOf(chain, ex, step.index));
+      const result = isPromise(returned) ? await returned : returned;
+      if (isReply(result)) {
+        entered = step.index + 1;
+        answer(chain, ex, res, result, entered, pendingBody !== undefined, heldBelow);
         return;
       }
-      // The router's fallback plan stays with the request even when a hook replaces the call (an output cap).
-      const fallback = routed.fallback ?? null;
-      let call = routed;
-      for (const step of beforeUpstream) {
-        const returned = step.fn(ex, stateOf(ex, step.index), call);
-        call = (isPromise(returned) ? await returned : returned) ?? call;
+    }
+    if (pendingBody) {
+      entered = bodyAt;
+      for (const hold of beforeBody) {
+        const held = hold.fn(ex, stateOf(chain, ex, hold.index));
+        if (isPromise(held)) await held;
+        heldBelow = hold.index + 1;
       }
-      await proxyWithFallback(ex, call, fallback, res, allResponseHooks, deps);
+      const load = pendingBody;
+      pendingBody = undefined;
+      await load();
+    }
+    entered = router.index;
+    if (ex.refusal) throw ex.refusal;
+    const routing = router.fn(ex, stateOf(chain, ex, router.index));
+    const routed: ModelCall | Reply = isPromise(routing) ? await routing : routing;
+    entered = chain.plugins.length;
+    if (isReply(routed)) {
+      answer(chain, ex, res, routed, entered, false);
+      return;
+    }
+    // The router's fallback plan stays with the request even when a hook replaces the call (an output cap).
+    const fallback = routed.fallback ?? null;
+    let call = routed;
+    for (const step of chain.beforeUpstream) {
+      const returned = step.fn(ex, stateOf(chain, ex, step.index), call);
+      call = (isPromise(returned) ? await returned : returned) ?? call;
+    }
+    await proxyWithFallback(ex, call, fallback, res, chain.proxiedHooks, chain.deps);
+  } catch (err) {
+    if (ex.clientAborted) return;
+    fail(chain, ex, res, err, entered, pendingBody !== undefined, heldBelow);
+  } finally {
+    await end(chain, ex, entered, heldBelow);
+  }
+}
+
+/** `Pipeline.close`: every plugin's `close`, in reverse manifest order; a failing one is logged. */
+async function closePlugins(plugins: readonly AnyPlugin[], deps: ProxyDeps): Promise<void> {
+  for (const plugin of [...plugins].reverse()) {
+    try {
+      await plugin.close?.();
     } catch (err) {
-      if (ex.clientAborted) return;
-      fail(ex, res, err, entered, pendingBody !== undefined, heldBelow);
-    } finally {
-      await end(ex, entered, heldBelow);
+      deps.log.error('plugin close failed', { plugin: plugin.name, err });
     }
   }
-
-  async function close(): Promise<void> {
-    for (const plugin of [...plugins].reverse()) {
-      try {
-        await plugin.close?.();
-      } catch (err) {
-        deps.log.error('plugin close failed', { plugin: plugin.name, err });
-      }
-    }
-  }
-
-  return { run, close, pluginNames: plugins.map((p) => p.name) };
 }

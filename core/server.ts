@@ -14,9 +14,9 @@ import type { Pipeline } from './pipeline.ts';
 import type { Log } from './runtime/log.ts';
 import { GatewayError, endpointNotFound, gatewayShutdown, methodNotAllowed, routeNotFound, shuttingDown, toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './http/respond.ts';
-import { createBodyBytesInFlight, parseJsonBodyOffThread, readRequestBody } from './http/request-body.ts';
+import { createBodyBytesInFlight, parseJsonBodyOffThread, readRequestBody, type BodyBytesInFlight } from './http/request-body.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
-import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration } from './routes.ts';
+import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration, type RouteTable } from './routes.ts';
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
 import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './http/cors.ts';
@@ -132,133 +132,78 @@ export function newRequestId(): string {
 /** 256 MiB: eight bodies at Anthropic's 32 MiB limit, each costing about three times its size until parsed. */
 export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 256 * 1024 * 1024;
 
+/**
+ * What the request handling of one server reads, built once by `createGatewayServer` and passed to
+ * the module's functions (a record, not closures over the factory's locals, so each reads as a named
+ * function in stack traces and takes what it needs explicitly).
+ */
+interface ServerContext {
+  readonly options: GatewayServerOptions;
+  readonly pipeline: Pipeline;
+  readonly log: Log;
+  readonly clock: Clock;
+  readonly table: RouteTable<PipelineRoute>;
+  readonly bodiesInFlight: BodyBytesInFlight;
+  readonly running: RunningExchanges;
+  readonly localRoutes: NonNullable<GatewayServerOptions['localRoutes']>;
+  /** Local routes' paths, checked before the route table. */
+  readonly localPaths: ReadonlySet<string>;
+  /** `prefixRoutes` with `prefix/` precomputed: the admin subtree is checked on every request. */
+  readonly prefixes: ReadonlyArray<NonNullable<GatewayServerOptions['prefixRoutes']>[number] & { under: string }>;
+  readonly drain: DrainState;
+}
+
+/** A server's shutdown, as it goes. */
+interface DrainState {
+  /** True once `shutdown()` began: new pipeline requests get 503 and `/readyz` says `draining`. */
+  draining: boolean;
+  /** Resolves the drain's wait when the last running exchange ends. */
+  drainedResolve: (() => void) | null;
+  /** The one drain `shutdown()` started (it is idempotent). */
+  shutdownPromise: Promise<void> | null;
+}
+
+/** Builds the gateway's HTTP server (not listening yet: `listen`), wiring the module's functions to one `ServerContext`. */
 export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
-  const { pipeline, log } = options;
-  const bodiesInFlight = createBodyBytesInFlight(options.maxBodyBytesInFlight ?? DEFAULT_MAX_BODY_BYTES_IN_FLIGHT);
-  const clock = options.clock ?? systemClock;
-  const table = createRouteTable(options.routes);
-  const running = new RunningExchanges();
-  let draining = false;
-  let drainedResolve: (() => void) | null = null;
-  const localRoutes: NonNullable<GatewayServerOptions['localRoutes']> = {
+  const drain: DrainState = { draining: false, drainedResolve: null, shutdownPromise: null };
+  const localRoutes = Object.assign(builtInRoutes(options, drain), options.localRoutes);
+  const ctx: ServerContext = {
+    options,
+    pipeline: options.pipeline,
+    log: options.log,
+    clock: options.clock ?? systemClock,
+    table: createRouteTable(options.routes),
+    bodiesInFlight: createBodyBytesInFlight(options.maxBodyBytesInFlight ?? DEFAULT_MAX_BODY_BYTES_IN_FLIGHT),
+    running: new RunningExchanges(),
+    localRoutes,
+    localPaths: new Set(Object.keys(localRoutes).map((key) => key.slice(key.indexOf(' ') + 1))),
+    prefixes: (options.prefixRoutes ?? []).map((subtree) => Object.assign({}, subtree, { under: `${subtree.prefix}/` })),
+    drain,
+  };
+  const server = createHttpServer(ctx);
+  return {
+    server,
+    listen: (port, host) => listen(ctx, server, port, host),
+    shutdown() {
+      drain.shutdownPromise ??= drainAndClose(ctx, server);
+      return drain.shutdownPromise;
+    },
+    inFlight: () => ctx.running.size,
+  };
+}
+
+/** `GET /healthz` and `GET /readyz` (the latter `draining` once shutdown began, with `readinessDetail`). */
+function builtInRoutes(options: GatewayServerOptions, drain: DrainState): NonNullable<GatewayServerOptions['localRoutes']> {
+  return {
     'GET /healthz': (_req, res, id) => sendJson(res, 200, { status: 'ok' }, id),
     'GET /readyz': (_req, res, id) =>
-      draining ? sendJson(res, 503, { status: 'draining' }, id) : sendJson(res, 200, { status: 'ready', ...options.readinessDetail?.() }, id),
-    ...options.localRoutes,
+      drain.draining ? sendJson(res, 503, { status: 'draining' }, id) : sendJson(res, 200, { status: 'ready', ...options.readinessDetail?.() }, id),
   };
-  // `prefix/` precomputed: the admin subtree is checked on every request.
-  const prefixes = (options.prefixRoutes ?? []).map((subtree) => Object.assign({}, subtree, { under: `${subtree.prefix}/` }));
-  const localPaths = new Set(Object.keys(localRoutes).map((key) => key.slice(key.indexOf(' ') + 1)));
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = newRequestId();
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    let route: PipelineRoute | null = null;
-    let matched: ReturnType<typeof table.match> = null;
-    if (options.cors && path.startsWith('/api/') && options.cors.apply(req, res, requestId)) return;
-    try {
-      const local = localPaths.has(path) ? localRoutes[`${method} ${path}`] : undefined;
-      if (local) return await local(req, res, requestId);
-      for (const subtree of prefixes) {
-        if (path === subtree.prefix || path.startsWith(subtree.under)) return await subtree.handle(req, res, requestId, path);
-      }
-      matched = table.match(path);
-      if (!matched && path.startsWith('/api/')) {
-        if (draining) throw shuttingDown();
-        return await runExchange(req, res, requestId, method, path, unknownEndpoint(method), NO_PARAMS, endpointNotFound(method, path, endpointsNear(path)));
-      }
-      if (!matched) throw routeNotFound(method, path);
-      route = matched.byMethod.get(method) ?? null;
-      if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
-      if (draining) throw shuttingDown();
-      await runExchange(req, res, requestId, method, path, route, matched.params, null, q === -1 ? '' : url.slice(q + 1));
-    } catch (err) {
-      const error = toGatewayError(err);
-      if (error.code === 'internal_error') log.error('request failed', { requestId, err });
-      // Before the exchange exists (bad body, unknown path) the error still speaks the route's dialect,
-      // or the dialect of the matched path whatever the method: a 405 on /v1/messages speaks Anthropic.
-      const pathDialect = matched ? [...matched.byMethod.values()].find((r) => r.dialect)?.dialect : null;
-      const errorBody = (route?.dialect ?? pathDialect)?.errorBody ?? openAIErrorBody;
-      if (req.readableEnded || req.destroyed) sendError(res, error, requestId, undefined, errorBody);
-      else sendError(res, error, requestId, { connection: 'close' }, errorBody);
-    }
-  }
-
-  /** `METHOD /path` of every declared endpoint under the path's version prefix (`/api/v1`), else under `/api`. */
-  function endpointsNear(path: string): string[] {
-    const version = /^\/api\/v\d+\//.exec(path)?.[0];
-    const under = version && table.routes.some((r) => r.path.startsWith(version)) ? version : '/api/';
-    return table.routes.filter((r) => r.path.startsWith(under)).map((r) => `${r.method} ${r.path.replace('+}', '}')}`);
-  }
-
-  async function runExchange(
-    req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string,
-    route: PipelineRoute, params: Readonly<Record<string, string>>, refusal: GatewayError | null = null, search = '',
-  ): Promise<void> {
-    const startedAtPerfMs = performance.now();
-    const startedAtMs = clock();
-    const { dialect } = route;
-    const cancellation = new ExchangeAbort();
-    const ex = new LiveExchange({
-      id: requestId,
-      operation: route.operation,
-      method,
-      path,
-      headers: req.headers,
-      params,
-      query: search ? Object.fromEntries(new URLSearchParams(search)) : NO_PARAMS,
-      startedAtMs,
-      startedAtPerfMs,
-      cancellation,
-      dialect,
-      refusal,
-    });
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      ex.clientAborted = true;
-      cancellation.abort();
-    });
-    running.add(cancellation);
-    const hasBody = dialect !== null && route.hasBody === true;
-    try {
-      await pipeline.run(ex, res, hasBody ? () => loadBody(req, res, ex, dialect, route) : undefined);
-    } finally {
-      running.delete(cancellation);
-      if (draining && running.size === 0) drainedResolve?.();
-    }
-  }
-
-  /**
-   * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed
-   * and the `beforeBody` hooks held their slots). Its bytes count against `bodiesInFlight` until it is
-   * parsed. A refused body (400, 413, 503) closes the connection when part of it was left unread.
-   */
-  async function loadBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
-    const maxBodyBytes = options.maxBodyBytesByDialect?.[dialect.id] || options.maxBodyBytes;
-    const hold = bodiesInFlight.hold();
-    try {
-      const value = await parseJsonBodyOffThread(await readRequestBody(req, maxBodyBytes, { inFlight: bodiesInFlight, hold }));
-      hold.release();
-      const parsed = dialect.parseRequest(value, route.operation, req.headers);
-      ex.request = parsed.canonical;
-      ex.embedding = parsed.embedding ?? null;
-      ex.clientBody = parsed.body;
-      ex.untranslatable = parsed.untranslatable ?? null;
-      ex.ownCredentialOnly = parsed.ownCredentialOnly ?? null;
-      ex.stream = parsed.stream;
-      ex.clientWantsUsage = parsed.wantsStreamUsage;
-    } catch (err) {
-      if (err instanceof GatewayError && !req.readableEnded) err.headers.connection = 'close';
-      throw err;
-    } finally {
-      hold.release();
-    }
-  }
-
-  const limits = Object.assign({}, CONNECTION_DEFAULTS, options.connections);
+/** The node:http server with the client-side limits, the connection caps and the client-error answers. */
+function createHttpServer(ctx: ServerContext): Server {
+  const limits = Object.assign({}, CONNECTION_DEFAULTS, ctx.options.connections);
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
     // Node checks both timeouts on this interval (30 s by default, far coarser than a short headers timeout).
@@ -266,50 +211,165 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     requestTimeout: Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs),
   }, (req, res) => {
-    void handle(req, res);
+    void handle(ctx, req, res);
   });
   // From the first request on, request-scoped literals are not pretenured (`v8-pretenuring.ts`).
   server.once('request', stopPretenuring);
   // Not `server.maxConnections`: at the cap an idle connection makes room (`connection-limits.ts`).
   limitConnections(server, limits);
-  answerClientErrors(server, newRequestId, (code, err) => log.debug('client error', { code, cause: err.message }));
+  answerClientErrors(server, newRequestId, (code, err) => ctx.log.debug('client error', { code, cause: err.message }));
+  return server;
+}
 
-  let shutdownPromise: Promise<void> | null = null;
-  async function drainAndClose(): Promise<void> {
-    draining = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    if (running.size > 0) {
-      const drained = new Promise<void>((resolve) => (drainedResolve = resolve));
-      const waitMs = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
-      if ((await Promise.race([drained, waitMs(options.drainTimeoutMs)])) === 'timeout') {
-        log.warn('drain timeout: cutting in-flight requests', { inFlight: running.size });
-        for (const cancellation of running.list()) cancellation.abort(gatewayShutdown());
-        // Cut exchanges still run their response hooks (the logger records them); give them a moment.
-        await Promise.race([drained, waitMs(2_000)]);
-      }
+/** Answers one request: CORS, a local route, a prefix subtree, or a pipeline exchange; any failure as the route's dialect's error. */
+async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = newRequestId();
+  const method = req.method ?? 'GET';
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  let route: PipelineRoute | null = null;
+  let matched: RouteMatch = null;
+  const { cors } = ctx.options;
+  if (cors && path.startsWith('/api/') && cors.apply(req, res, requestId)) return;
+  try {
+    const local = ctx.localPaths.has(path) ? ctx.localRoutes[`${method} ${path}`] : undefined;
+    if (local) return await local(req, res, requestId);
+    for (const subtree of ctx.prefixes) {
+      if (path === subtree.prefix || path.startsWith(subtree.under)) return await subtree.handle(req, res, requestId, path);
     }
-    server.closeAllConnections();
-    await closed;
+    matched = ctx.table.match(path);
+    if (!matched && path.startsWith('/api/')) {
+      if (ctx.drain.draining) throw shuttingDown();
+      return await runExchange(ctx, req, res, requestId, method, path, unknownEndpoint(method), NO_PARAMS, endpointNotFound(method, path, endpointsNear(ctx.table.routes, path)));
+    }
+    if (!matched) throw routeNotFound(method, path);
+    route = matched.byMethod.get(method) ?? null;
+    if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
+    if (ctx.drain.draining) throw shuttingDown();
+    await runExchange(ctx, req, res, requestId, method, path, route, matched.params, null, q === -1 ? '' : url.slice(q + 1));
+  } catch (err) {
+    sendRequestError(ctx.log, req, res, requestId, err, route, matched);
   }
+}
 
-  return {
-    server,
-    listen(port, host) {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          // Start-up's memory goes back when nothing is served for a few seconds (`start-up-memory.ts`).
-          releaseStartUpMemoryWhenIdle(server, (ms) => log.debug('gave back the start-up memory', { gcMs: Math.round(ms), rssMb: Math.round(process.memoryUsage.rss() / 1_048_576) }));
-          resolve(server.address() as AddressInfo);
-        });
-      });
-    },
-    shutdown() {
-      shutdownPromise ??= drainAndClose();
-      return shutdownPromise;
-    },
-    inFlight: () => running.size,
-  };
+type RouteMatch = ReturnType<ServerContext['table']['match']>;
+
+/** The error of a request that failed before its exchange ran (bad body, unknown path, 405), in the route's dialect. */
+function sendRequestError(
+  log: Log, req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown, route: PipelineRoute | null, matched: RouteMatch,
+): void {
+  const error = toGatewayError(err);
+  if (error.code === 'internal_error') log.error('request failed', { requestId, err });
+  // Before the exchange exists (bad body, unknown path) the error still speaks the route's dialect,
+  // or the dialect of the matched path whatever the method: a 405 on /v1/messages speaks Anthropic.
+  const pathDialect = matched ? [...matched.byMethod.values()].find((r) => r.dialect)?.dialect : null;
+  const errorBody = (route?.dialect ?? pathDialect)?.errorBody ?? openAIErrorBody;
+  if (req.readableEnded || req.destroyed) sendError(res, error, requestId, undefined, errorBody);
+  else sendError(res, error, requestId, { connection: 'close' }, errorBody);
+}
+
+/** `METHOD /path` of every declared endpoint under the path's version prefix (`/api/v1`), else under `/api`. */
+function endpointsNear(routes: readonly PipelineRoute[], path: string): string[] {
+  const version = /^\/api\/v\d+\//.exec(path)?.[0];
+  const under = version && routes.some((r) => r.path.startsWith(version)) ? version : '/api/';
+  return routes.filter((r) => r.path.startsWith(under)).map((r) => `${r.method} ${r.path.replace('+}', '}')}`);
+}
+
+/** Builds the exchange of a pipeline route and runs it through the pipeline; tracked in `running` until it ends. */
+async function runExchange(
+  ctx: ServerContext, req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string,
+  route: PipelineRoute, params: Readonly<Record<string, string>>, refusal: GatewayError | null = null, search = '',
+): Promise<void> {
+  const startedAtPerfMs = performance.now();
+  const startedAtMs = ctx.clock();
+  const { dialect } = route;
+  const cancellation = new ExchangeAbort();
+  const ex = new LiveExchange({
+    id: requestId,
+    operation: route.operation,
+    method,
+    path,
+    headers: req.headers,
+    params,
+    query: search ? Object.fromEntries(new URLSearchParams(search)) : NO_PARAMS,
+    startedAtMs,
+    startedAtPerfMs,
+    cancellation,
+    dialect,
+    refusal,
+  });
+  res.on('close', () => {
+    if (res.writableFinished) return;
+    ex.clientAborted = true;
+    cancellation.abort();
+  });
+  ctx.running.add(cancellation);
+  const hasBody = dialect !== null && route.hasBody === true;
+  try {
+    await ctx.pipeline.run(ex, res, hasBody ? () => loadBody(ctx, req, ex, dialect, route) : undefined);
+  } finally {
+    ctx.running.delete(cancellation);
+    if (ctx.drain.draining && ctx.running.size === 0) ctx.drain.drainedResolve?.();
+  }
+}
+
+/**
+ * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed
+ * and the `beforeBody` hooks held their slots). Its bytes count against `bodiesInFlight` until it is
+ * parsed. A refused body (400, 413, 503) closes the connection when part of it was left unread.
+ */
+async function loadBody(ctx: ServerContext, req: IncomingMessage, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
+  const { bodiesInFlight } = ctx;
+  const maxBodyBytes = ctx.options.maxBodyBytesByDialect?.[dialect.id] || ctx.options.maxBodyBytes;
+  const hold = bodiesInFlight.hold();
+  try {
+    const value = await parseJsonBodyOffThread(await readRequestBody(req, maxBodyBytes, { inFlight: bodiesInFlight, hold }));
+    hold.release();
+    const parsed = dialect.parseRequest(value, route.operation, req.headers);
+    ex.request = parsed.canonical;
+    ex.clientBody = parsed.body;
+    ex.untranslatable = parsed.untranslatable ?? null;
+    ex.ownCredentialOnly = parsed.ownCredentialOnly ?? null;
+    ex.stream = parsed.stream;
+    ex.clientWantsUsage = parsed.wantsStreamUsage;
+  } catch (err) {
+    if (err instanceof GatewayError && !req.readableEnded) err.headers.connection = 'close';
+    throw err;
+  } finally {
+    hold.release();
+  }
+}
+
+/** Starts listening on `host:port`; rejects with the listen error (`EADDRINUSE`, ...). */
+function listen(ctx: ServerContext, server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      // Start-up's memory goes back when nothing is served for a few seconds (`start-up-memory.ts`).
+      releaseStartUpMemoryWhenIdle(server, (ms) => ctx.log.debug('gave back the start-up memory', { gcMs: Math.round(ms), rssMb: Math.round(process.memoryUsage.rss() / 1_048_576) }));
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/** Stops accepting, waits for the running exchanges up to `drainTimeoutMs`, cuts the rest, closes every connection. */
+async function drainAndClose(ctx: ServerContext, server: Server): Promise<void> {
+  const { running, log, drain } = ctx;
+  drain.draining = true;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  if (running.size > 0) {
+    const drained = new Promise<void>((resolve) => (drain.drainedResolve = resolve));
+    const waitMs = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(resolve, ms, 'timeout').unref());
+    if ((await Promise.race([drained, waitMs(ctx.options.drainTimeoutMs)])) === 'timeout') {
+      log.warn('drain timeout: cutting in-flight requests', { inFlight: running.size });
+      for (const cancellation of running.list()) cancellation.abort(gatewayShutdown());
+      // Cut exchanges still run their response hooks (the logger records them); give them a moment.
+      await Promise.race([drained, waitMs(2_000)]);
+    }
+  }
+  server.closeAllConnections();
+  await closed;
 }

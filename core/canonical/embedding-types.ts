@@ -1,7 +1,7 @@
 /**
  * The canonical embeddings call, beside the canonical chat request (`chat-types.ts`): what the
- * `openai-embeddings` dialect parses a client's body into (`EmbeddingRequest`, carried on
- * `Exchange.embedding`) and what every provider's embeddings codec decodes its upstream's answer into
+ * `openai-embeddings` dialect parses a client's body into (`EmbeddingRequest`, the exchange's canonical
+ * request: `canonical-request.ts`) and what every provider's embeddings codec decodes its upstream's answer into
  * (`EmbeddingResult`). Shapes follow OpenAI's `POST /v1/embeddings` (openai-node
  * `src/resources/embeddings.ts`): `input` is text or token ids, one vector per input, in input order.
  * An embeddings call generates nothing: it is billed on its input tokens alone (`worst-case.ts`).

@@ -15,8 +15,8 @@
  * used for nothing but an error that ends a stream cut short.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatCompletionRequest } from '../canonical/chat-types.ts';
-import type { EmbeddingRequest, EmbeddingResult } from '../canonical/embedding-types.ts';
+import type { CanonicalRequest } from '../canonical/canonical-request.ts';
+import type { EmbeddingResult } from '../canonical/embedding-types.ts';
 import type { GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
 import type { DecodedChunk, DecodedResponse } from '../upstream/upstream-call.ts';
@@ -25,13 +25,10 @@ import type { RouteDeclaration } from '../routes.ts';
 /** A client's request as the dialect read it. */
 export interface ParsedRequest {
   /**
-   * The canonical request that plugins and translating providers read. For an embeddings call it
-   * carries the `model` only and no messages: the inputs are in `embedding`, and the accounting
-   * (`token-estimate.ts`, `worst-case.ts`) reads them from there.
+   * The canonical request that plugins and translating providers read (`Exchange.request`): a chat
+   * request, or the `EmbeddingRequest` of a dialect operation that embeds (`openai-embeddings`).
    */
-  canonical: ChatCompletionRequest;
-  /** The canonical embeddings call, for a dialect operation that embeds (`openai-embeddings`). */
-  embedding?: EmbeddingRequest | null;
+  canonical: CanonicalRequest;
   /** The client's own body (validated), forwarded on native pass-through. */
   body: Readonly<Record<string, unknown>>;
   /** True when the client asked for a streamed answer. */

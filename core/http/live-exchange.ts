@@ -22,9 +22,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Exchange, Operation, Principal, RequestCost, Target, UpstreamAttempt } from '../exchange.ts';
 import type { ExchangeAbort } from './exchange-abort.ts';
-import type { ChatCompletionRequest, TokenCounts, Usage } from '../canonical/chat-types.ts';
+import type { TokenCounts, Usage } from '../canonical/chat-types.ts';
+import type { CanonicalRequest } from '../canonical/canonical-request.ts';
 import type { Dialect } from '../dialects/dialect.ts';
-import type { EmbeddingRequest } from '../canonical/embedding-types.ts';
 import type { GatewayError } from '../errors.ts';
 
 /** What the server knows of a request when it starts its exchange (the fields `Exchange` documents). */
@@ -45,8 +45,7 @@ export class LiveExchange implements Exchange {
   readonly cancellation: ExchangeAbort;
   readonly dialect: Dialect | null;
   readonly refusal: GatewayError | null;
-  request: ChatCompletionRequest | null = null;
-  embedding: EmbeddingRequest | null = null;
+  request: CanonicalRequest | null = null;
   clientBody: Readonly<Record<string, unknown>> | null = null;
   untranslatable: GatewayError | null = null;
   ownCredentialOnly: GatewayError | null = null;

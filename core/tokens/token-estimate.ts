@@ -31,6 +31,7 @@
 import type { TokenCounts } from '../canonical/chat-types.ts';
 import type { Exchange } from '../exchange.ts';
 import { isTokenInput, type EmbeddingRequest } from '../canonical/embedding-types.ts';
+import { isEmbeddingRequest } from '../canonical/canonical-request.ts';
 import { createTokenMeter, TextCountCache } from './bounded-token-count.ts';
 import type { Log } from '../runtime/log.ts';
 import { promptParts, promptTokensWith, type PromptParts } from './prompt-tokens.ts';
@@ -62,8 +63,8 @@ export interface TokenEstimator {
   /** Tokens in `text` (bounded work: exact when small, estimated beyond the budget). */
   count(text: string): number;
   /**
-   * Prompt tokens of the canonical `ex.request` (or, for an embeddings call, of `ex.embedding`'s
-   * inputs), computed once per exchange (memoized on `ex.promptTokensEstimate`).
+   * Prompt tokens of the canonical `ex.request` (for an embeddings call, of its inputs), computed once
+   * per exchange (memoized on `ex.promptTokensEstimate`).
    */
   promptTokens(ex: Exchange): number;
   /** Tokens of what the upstream generated so far (`ex.generated`). */
@@ -155,8 +156,9 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
   const promptTokensBound = (ex: Exchange): number | null => {
     boundBytes = 0;
     let tokens = 0;
-    if (ex.embedding) tokens = embeddingTokens(ex.embedding, boundTokens);
-    else if (ex.request) tokens = promptTokensWith(promptParts(ex.request, boundTokens), ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES);
+    const request = ex.request;
+    if (request && isEmbeddingRequest(request)) tokens = embeddingTokens(request, boundTokens);
+    else if (request) tokens = promptTokensWith(promptParts(request, boundTokens), ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES);
     return boundBytes > BOUND_PROMPT_MAX_BYTES ? null : tokens;
   };
   return {
@@ -170,15 +172,18 @@ export function createTokenEstimator(log?: Log): TokenEstimator {
     },
     promptTokens(ex) {
       const rules = ex.target?.promptTokenRules ?? DEFAULT_PROMPT_TOKEN_RULES;
-      if (ex.promptTokensEstimate !== null && ((countedWith.get(ex) ?? rules) === rules || ex.embedding)) return ex.promptTokensEstimate;
+      const request = ex.request;
+      // An embeddings call's count has no rules in it (texts and token ids only): it never changes with the target.
+      const embedding = request !== null && isEmbeddingRequest(request);
+      if (ex.promptTokensEstimate !== null && ((countedWith.get(ex) ?? rules) === rules || embedding)) return ex.promptTokensEstimate;
       // A null estimate means the request changed (or was never counted): count its text again.
       const parts = ex.promptTokensEstimate === null ? undefined : partsOf.get(ex);
       if (parts) ex.promptTokensEstimate = promptTokensWith(parts, rules);
-      else if (ex.embedding) {
-        ex.promptTokensEstimate = embeddingTokens(ex.embedding, promptCounter());
+      else if (embedding) {
+        ex.promptTokensEstimate = embeddingTokens(request, promptCounter());
         forget();
-      } else if (ex.request) {
-        const counted = promptParts(ex.request, promptCounter());
+      } else if (request) {
+        const counted = promptParts(request, promptCounter());
         forget();
         partsOf.set(ex, counted);
         ex.promptTokensEstimate = promptTokensWith(counted, rules);

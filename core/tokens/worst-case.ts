@@ -3,11 +3,12 @@
  * prompt's tokens (a short prompt's byte bound, else counted locally: `token-estimate.ts`; `exact`
  * counts even a short one) plus every output token the request may make the
  * model generate: its output cap (`max_completion_tokens`, else `max_tokens`, else the plugin's
- * configured estimate) for each of its `n` choices. An embeddings call (`ex.embedding`) generates
+ * configured estimate) for each of its `n` choices. An embeddings call (`isEmbeddingRequest`) generates
  * nothing: its worst case is its inputs alone, no output tokens (not a default output estimate).
  * One helper, so budget and rate-limit reserve the same thing.
  */
 import { maxOutputTokens, withChatOutputCap } from '../canonical/chat-types.ts';
+import { chatRequestOf, isEmbeddingRequest } from '../canonical/canonical-request.ts';
 import type { Exchange } from '../exchange.ts';
 import type { TokenEstimator } from './token-estimate.ts';
 
@@ -39,7 +40,7 @@ export function worstCaseTokens(ex: Exchange, tokens: TokenEstimator, defaultMax
   const bound = exact ? null : tokens.promptTokensBound(ex);
   const promptTokens = bound ?? tokens.promptTokens(ex);
   const promptBound = bound !== null;
-  if (ex.embedding) return { promptTokens, promptBound, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 };
+  if (isEmbeddingRequest(request)) return { promptTokens, promptBound, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 };
   const perChoice = maxOutputTokens(request) ?? defaultMaxOutputTokens;
   const choices = typeof request.n === 'number' && request.n > 1 ? Math.floor(request.n) : 1;
   return { promptTokens, promptBound, outputTokens: perChoice * choices, outputTokensPerChoice: perChoice, choices };
@@ -51,6 +52,7 @@ export function worstCaseTokens(ex: Exchange, tokens: TokenEstimator, defaultMax
  * sends). The caller rebuilds the upstream call afterwards (`UpstreamCall.withOutputCap`).
  */
 export function capOutputTokens(ex: Exchange, tokens: number): void {
-  if (ex.request) ex.request = withChatOutputCap(ex.request, tokens);
+  const chat = chatRequestOf(ex.request);
+  if (chat) ex.request = withChatOutputCap(chat, tokens);
   if (ex.clientBody && ex.dialect) ex.clientBody = ex.dialect.capOutput(ex.clientBody, tokens);
 }

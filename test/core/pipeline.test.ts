@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createPipeline } from '../../core/pipeline.ts';
+import { chatRequestOf } from '../../core/canonical/canonical-request.ts';
 import { createGatewayServer, pipelineRoutes, type GatewayServer } from '../../core/server.ts';
 import { createUpstreamClient } from '../../core/upstream/upstream-client.ts';
 import { createLog } from '../../core/runtime/log.ts';
@@ -75,7 +76,7 @@ function router(events: string[], mode: 'reply' | 'upstream' = 'reply'): Plugin 
       events.push('router.route');
       if (mode === 'reply') return reply(200, { routed: true });
       ex.target = { provider: 'openai', model: 'gpt-4o-mini' };
-      return provider.buildChatCall(ex.request!, { model: 'gpt-4o-mini', credential: provider.sharedCredential()! });
+      return provider.buildChatCall(chatRequestOf(ex.request)!, { model: 'gpt-4o-mini', credential: provider.sharedCredential()! });
     },
     onResponseEnd() {
       events.push('router.onResponseEnd');

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createPipeline } from '../../core/pipeline.ts';
+import { chatRequestOf } from '../../core/canonical/canonical-request.ts';
 import { createGatewayServer, pipelineRoutes, type GatewayServer } from '../../core/server.ts';
 import { createUpstreamClient } from '../../core/upstream/upstream-client.ts';
 import { createLog } from '../../core/runtime/log.ts';
@@ -57,7 +58,7 @@ function router(): Plugin {
           model: 'native', credential: { ...credential, baseUrl: responsesSim.baseUrl }, operation: ex.operation, body: ex.clientBody!, stream: ex.stream, headers: {},
         });
       }
-      return chat.buildChatCall(ex.request!, { model: 'gpt-4o-mini', credential: { ...credential, baseUrl: chatSim.baseUrl } });
+      return chat.buildChatCall(chatRequestOf(ex.request)!, { model: 'gpt-4o-mini', credential: { ...credential, baseUrl: chatSim.baseUrl } });
     },
   };
 }

@@ -2,9 +2,9 @@
  * The `openai-embeddings` dialect: OpenAI's embeddings API (`POST /api/v1/embeddings`, operation
  * `embeddings.create`), what `client.embeddings.create` of the openai SDKs speaks. The body is checked
  * (`input-check.ts`, `request-schema.ts`) and normalized to the canonical `EmbeddingRequest`
- * (`core/canonical/embedding-types.ts`, carried on `Exchange.embedding`); the canonical chat request beside it
- * carries only the `model`, for the router, the log and the accounting plugins, which count the
- * inputs as prompt tokens and no output (`core/tokens/worst-case.ts`). Never streamed: `stream` is refused.
+ * (`core/canonical/embedding-types.ts`), which is the exchange's canonical request (`Exchange.request`):
+ * the router, the log and the accounting plugins read its `model`, and count its inputs as prompt
+ * tokens and no output (`core/tokens/worst-case.ts`). Never streamed: `stream` is refused.
  *
  * OpenAI and OpenAI-compatible upstreams speak it natively (the body goes with only `model`
  * replaced, the answer comes back byte for byte); other providers translate the canonical call
@@ -62,7 +62,7 @@ export const openAIEmbeddings: Dialect = {
   streamContentType: 'application/json',
   parseRequest(json: unknown): ParsedRequest {
     const { body, embedding } = parseEmbeddingBody(json);
-    return { canonical: { model: embedding.model, messages: [] }, embedding, body, stream: false, wantsStreamUsage: false };
+    return { canonical: embedding, body, stream: false, wantsStreamUsage: false };
   },
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIEmbeddingsRenderer,

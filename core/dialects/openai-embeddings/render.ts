@@ -11,6 +11,7 @@
  */
 import type { EmbeddingResult } from '../../canonical/embedding-types.ts';
 import { vectorToBase64 } from '../../canonical/embedding-types.ts';
+import { embeddingRequestOf } from '../../canonical/canonical-request.ts';
 import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
 import { sseError } from '../../proxy/sse.ts';
@@ -41,7 +42,7 @@ class OpenAIEmbeddingsRenderer implements ResponseRenderer {
 
   embeddings(result: EmbeddingResult): string {
     const { ex } = this;
-    const base64 = ex.embedding?.encodingFormat === 'base64';
+    const base64 = embeddingRequestOf(ex.request)?.encodingFormat === 'base64';
     const promptTokens = ex.usage?.promptTokens ?? 0;
     return JSON.stringify({
       object: 'list',

@@ -8,15 +8,17 @@
  * (`ex.ownCredentialOnly`: a stored item the gateway does not hold); the router then tries the
  * request's other deployments, as for any deployment that cannot take it.
  *
- * An embeddings exchange (`ex.embedding`) follows the same choice: native pass-through to a provider
- * that speaks `openai-embeddings`, else the provider's own `buildEmbeddingCall`; a provider with
- * neither (Anthropic) is refused with a 400 naming it and the configured providers that embed.
+ * An embeddings exchange (its `ex.request` an `EmbeddingRequest`) follows the same choice: native
+ * pass-through to a provider that speaks `openai-embeddings`, else the provider's own
+ * `buildEmbeddingCall`; a provider with neither (Anthropic) is refused with a 400 naming it and the
+ * configured providers that embed.
  */
 import type { Exchange } from '../../../core/exchange.ts';
 import type { ModelCall, UpstreamCall } from '../../../core/upstream/upstream-call.ts';
 import type { ChatCallOptions, Provider } from '../providers/base.ts';
 import { capOutputTokens } from '../../../core/tokens/worst-case.ts';
 import { embeddingsUnsupported } from '../../../core/errors.ts';
+import { isEmbeddingRequest } from '../../../core/canonical/canonical-request.ts';
 
 /** The allow-listed dialect headers the client sent, by lowercase name. */
 function dialectHeaders(ex: Exchange, names: readonly string[]): Record<string, string> {
@@ -84,10 +86,11 @@ function buildCall(ex: Exchange, provider: Provider, options: ChatCallOptions, e
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
     return provider.buildNativeCall(dialect.id, Object.assign({}, options, { operation: ex.operation, body: clientBody, stream: ex.stream, headers }));
   }
-  if (ex.embedding) {
+  const request = ex.request!;
+  if (isEmbeddingRequest(request)) {
     if (!provider.buildEmbeddingCall) throw embeddingsUnsupported(provider.name, embedders);
-    return provider.buildEmbeddingCall(ex.embedding, options);
+    return provider.buildEmbeddingCall(request, options);
   }
   if (ex.untranslatable) throw ex.untranslatable;
-  return provider.buildChatCall(ex.request!, options);
+  return provider.buildChatCall(request, options);
 }

@@ -6,13 +6,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { anthropicMessages } from '../../../core/dialects/anthropic-messages/index.ts';
+import { chatRequestOf } from '../../../core/canonical/canonical-request.ts';
 import { GatewayError, gatewayError, upstreamError } from '../../../core/errors.ts';
 const base = { model: 'anthropic/claude-sonnet-4-5', max_tokens: 256 };
 const user = (content: unknown) => ({ role: 'user', content });
 const assistant = (content: unknown) => ({ role: 'assistant', content });
 
 function canonical(body: Record<string, unknown>, operation = 'messages.create') {
-  return anthropicMessages.parseRequest({ ...base, ...body }, operation).canonical;
+  return chatRequestOf(anthropicMessages.parseRequest({ ...base, ...body }, operation).canonical)!;
 }
 
 /** The 400 a translated request gets: thrown at once (invalid), or recorded as untranslatable. */
@@ -142,8 +143,8 @@ describe('anthropic-messages parts only a native upstream can take', () => {
       messages: [user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' } }, { type: 'text', text: 'Summarize' }])],
     };
     const parsed = anthropicMessages.parseRequest(body, 'messages.create');
-    assert.deepEqual(parsed.canonical.messages, [{ role: 'user', content: 'Summarize' }]);
-    assert.equal(parsed.canonical.tools, undefined);
+    assert.deepEqual(chatRequestOf(parsed.canonical)!.messages, [{ role: 'user', content: 'Summarize' }]);
+    assert.equal(chatRequestOf(parsed.canonical)!.tools, undefined);
     assert.deepEqual(parsed.body, body);
     assert.equal(parsed.untranslatable?.param, 'messages[0].content[0].type');
   });

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openAIEmbeddings } from '../../../core/dialects/openai-embeddings/index.ts';
 import { vectorFromBase64, vectorToBase64 } from '../../../core/canonical/embedding-types.ts';
+import { embeddingRequestOf } from '../../../core/canonical/canonical-request.ts';
 import { GatewayError } from '../../../core/errors.ts';
 import type { Exchange } from '../../../core/exchange.ts';
 
@@ -41,8 +42,7 @@ describe('openai-embeddings request schema', () => {
     ];
     for (const [input, normalized] of cases) {
       const parsed = parse({ model, input });
-      assert.deepEqual(parsed.embedding, { model, input: normalized, dimensions: null, encodingFormat: 'float' });
-      assert.deepEqual(parsed.canonical, { model, messages: [] });
+      assert.deepEqual(parsed.canonical, { model, input: normalized, dimensions: null, encodingFormat: 'float' });
       assert.equal(parsed.stream, false);
     }
   });
@@ -50,7 +50,7 @@ describe('openai-embeddings request schema', () => {
   test('keeps dimensions, encoding_format and user; the client body is forwarded as sent', () => {
     const body = { model, input: 'x', dimensions: 256, encoding_format: 'base64', user: 'u-1' };
     const parsed = parse(body);
-    assert.deepEqual(parsed.embedding, { model, input: ['x'], dimensions: 256, encodingFormat: 'base64' });
+    assert.deepEqual(parsed.canonical, { model, input: ['x'], dimensions: 256, encodingFormat: 'base64' });
     assert.deepEqual(parsed.body, body);
   });
 
@@ -81,13 +81,13 @@ describe('openai-embeddings request schema', () => {
   });
 
   test('accepts 2048 inputs', () => {
-    assert.equal((parse({ model, input: Array(2048).fill('a') }).embedding!.input as string[]).length, 2048);
+    assert.equal((embeddingRequestOf(parse({ model, input: Array(2048).fill('a') }).canonical)!.input as string[]).length, 2048);
   });
 });
 
 describe('openai-embeddings rendering', () => {
   const exchange = (encodingFormat: 'float' | 'base64') => ({
-    embedding: { model, input: ['a', 'b'], dimensions: null, encodingFormat },
+    request: { model, input: ['a', 'b'], dimensions: null, encodingFormat },
     target: { provider: 'gemini', model: 'gemini-embedding-001' },
     usage: { promptTokens: 7, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 },
   }) as unknown as Exchange;

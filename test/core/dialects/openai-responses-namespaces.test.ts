@@ -2,6 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openAIResponses } from '../../../core/dialects/openai-responses/index.ts';
+import { chatRequestOf } from '../../../core/canonical/canonical-request.ts';
 import { declaredNamespaces, splitName } from '../../../core/dialects/openai-responses/namespaces.ts';
 
 const tools = [
@@ -13,7 +14,7 @@ describe('namespaced tools through translation', () => {
   test('a namespace\'s functions become chat functions named <namespace>__<name>', () => {
     const parsed = openAIResponses.parseRequest({ model: 'anthropic/x', input: 'hi', tools }, 'responses.create');
     assert.equal(parsed.untranslatable, null);
-    assert.deepEqual(parsed.canonical.tools, [
+    assert.deepEqual(chatRequestOf(parsed.canonical)!.tools, [
       { type: 'function', function: { name: 'exec_command', parameters: { type: 'object' } } },
       { type: 'function', function: { name: 'multi_agent_v1__spawn_agent', description: 'Start one', parameters: { type: 'object' } } },
     ]);
@@ -24,7 +25,7 @@ describe('namespaced tools through translation', () => {
       model: 'anthropic/x', tools,
       input: [{ type: 'function_call', call_id: 'c1', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'ok' }],
     }, 'responses.create');
-    assert.equal(parsed.canonical.messages[0]!.tool_calls![0]!.function.name, 'multi_agent_v1__spawn_agent');
+    assert.equal(chatRequestOf(parsed.canonical)!.messages[0]!.tool_calls![0]!.function.name, 'multi_agent_v1__spawn_agent');
     const namespaces = declaredNamespaces(parsed.body);
     assert.deepEqual(namespaces, ['multi_agent_v1']);
     assert.deepEqual(splitName('multi_agent_v1__spawn_agent', namespaces), { name: 'spawn_agent', namespace: 'multi_agent_v1' });

@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openAIResponses } from '../../../core/dialects/openai-responses/index.ts';
+import { chatRequestOf } from '../../../core/canonical/canonical-request.ts';
 import { toCanonical } from '../../../core/dialects/openai-responses/to-canonical.ts';
 import type { ResponseCreateParams } from '../../../core/dialects/openai-responses/types.ts';
 import { GatewayError, gatewayError } from '../../../core/errors.ts';
@@ -147,20 +148,20 @@ describe('openai-responses untranslatable parts', () => {
   test('records the first untranslatable part and still maps the rest', () => {
     const parsed = openAIResponses.parseRequest({ ...base, input: [user([text('hi'), { type: 'input_file', file_id: 'f' }])], tools: [{ type: 'web_search' }, { type: 'function', name: 'f' }] }, 'responses.create');
     assert.equal(parsed.untranslatable?.param, 'input[0].content[1].type');
-    assert.deepEqual(parsed.canonical.messages, [{ role: 'user', content: 'hi' }]);
-    assert.deepEqual(parsed.canonical.tools, [{ type: 'function', function: { name: 'f' } }]);
+    assert.deepEqual(chatRequestOf(parsed.canonical)!.messages, [{ role: 'user', content: 'hi' }]);
+    assert.deepEqual(chatRequestOf(parsed.canonical)!.tools, [{ type: 'function', function: { name: 'f' } }]);
   });
 
   test('leaves out the built-in tools the client marks optional (x-tollgate-optional-tools), and only those', () => {
     const tools = [{ type: 'web_search' }, { type: 'function', name: 'f' }, { type: 'file_search', vector_store_ids: ['vs'] }];
     const parse = (header: string) => openAIResponses.parseRequest({ ...base, input: 'hi', tools }, 'responses.create', { 'x-tollgate-optional-tools': header });
     const some = parse('web_search, image_generation');
-    assert.deepEqual(some.canonical.tools, [{ type: 'function', function: { name: 'f' } }]);
+    assert.deepEqual(chatRequestOf(some.canonical)!.tools, [{ type: 'function', function: { name: 'f' } }]);
     assert.equal(some.untranslatable?.param, 'tools[2]', 'file_search was not marked optional');
     assert.deepEqual(some.body.tools, tools, 'the client body (native pass-through) keeps them');
     const all = parse('*');
     assert.equal(all.untranslatable, null);
-    assert.deepEqual(all.canonical.tools, [{ type: 'function', function: { name: 'f' } }]);
+    assert.deepEqual(chatRequestOf(all.canonical)!.tools, [{ type: 'function', function: { name: 'f' } }]);
   });
 
   const invalid: Array<[string, Record<string, unknown>, string, string]> = [

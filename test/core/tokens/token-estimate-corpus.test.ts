@@ -40,6 +40,7 @@ import { readFileSync } from 'node:fs';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { loadTokenEstimator } from '../../../core/tokens/token-estimate.ts';
 import { anthropicMessages } from '../../../core/dialects/anthropic-messages/index.ts';
+import { chatRequestOf } from '../../../core/canonical/canonical-request.ts';
 import type { ChatCompletionRequest, ChatMessage } from '../../../core/canonical/chat-types.ts';
 import type { Exchange } from '../../../core/exchange.ts';
 import type { PromptTokenRules } from '../../../core/tokens/prompt-token-rules.ts';
@@ -61,7 +62,7 @@ function estimate(request: ChatCompletionRequest, rules: PromptTokenRules): numb
 function fromAnthropic(body: Record<string, unknown>): ChatCompletionRequest {
   const parsed = anthropicMessages.parseRequest({ max_tokens: 1024, ...body }, 'messages.create');
   assert.equal(parsed.untranslatable, null);
-  return parsed.canonical;
+  return chatRequestOf(parsed.canonical)!;
 }
 
 // ---- The cookbook's method, exactly (the truth for OpenAI requests without a published count). ----

@@ -46,11 +46,11 @@ describe('worst case of a model call', () => {
 
   test('of an embeddings call is its inputs\' tokens and no output, whatever the default output estimate', () => {
     const texts = ['first text to embed', 'second'];
-    const ex = { request: { model: 'm', messages: [] }, embedding: { model: 'm', input: texts, dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
+    const ex = { request: { model: 'm', input: texts, dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
     const inputs = tokens.count(texts[0]!) + tokens.count(texts[1]!);
     assert.deepEqual(worstCaseTokens(ex, tokens, 4096, true), { promptTokens: inputs, promptBound: false, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 });
     assert.deepEqual(worstCaseTokens(ex, tokens, 4096), { promptTokens: 25, promptBound: true, outputTokens: 0, outputTokensPerChoice: 0, choices: 1 }, 'bounded by their 19 + 6 bytes');
-    const ids = { request: { model: 'm', messages: [] }, embedding: { model: 'm', input: [[1, 2, 3], [4]], dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
+    const ids = { request: { model: 'm', input: [[1, 2, 3], [4]], dimensions: null, encodingFormat: 'float' }, promptTokensEstimate: null, generated: [] } as unknown as Exchange;
     assert.equal(worstCaseTokens(ids, tokens, 4096).promptTokens, 4, 'token-id inputs count one token per id');
   });
 
