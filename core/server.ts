@@ -354,6 +354,13 @@ function listen(ctx: ServerContext, server: Server, port: number, host: string):
   });
 }
 
+/**
+ * How long the exchanges cut at the drain timeout may take to run their response hooks, in ms. They
+ * normally end within milliseconds (the drain resolves as soon as the last one did); the bound is for
+ * a hook stuck on a dependency. 2 s was too short on a loaded machine: a cut stream's log row was lost.
+ */
+const CUT_EXCHANGES_GRACE_MS = 10_000;
+
 /** Stops accepting, waits for the running exchanges up to `drainTimeoutMs`, cuts the rest, closes every connection. */
 async function drainAndClose(ctx: ServerContext, server: Server): Promise<void> {
   const { running, log, drain } = ctx;
@@ -366,8 +373,9 @@ async function drainAndClose(ctx: ServerContext, server: Server): Promise<void> 
     if ((await Promise.race([drained, waitMs(ctx.options.drainTimeoutMs)])) === 'timeout') {
       log.warn('drain timeout: cutting in-flight requests', { inFlight: running.size });
       for (const cancellation of running.list()) cancellation.abort(gatewayShutdown());
-      // Cut exchanges still run their response hooks (the logger records them); give them a moment.
-      await Promise.race([drained, waitMs(2_000)]);
+      // Cut exchanges still run their response hooks (the logger records them, the budget settles):
+      // wait for them, bounded so a hook stuck on a dead dependency cannot hold the shutdown for ever.
+      await Promise.race([drained, waitMs(CUT_EXCHANGES_GRACE_MS)]);
     }
   }
   server.closeAllConnections();
