@@ -36,9 +36,16 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
   let out = '';
   proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let stopping = false;
+  // A gateway that dies on its own is a defect the test may only see as refused connections: its last
+  // output goes to the test's log (CI shows it) with how it ended.
+  proc.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`# tollgate serve (pid ${proc.pid}) exited on its own (code ${code}, signal ${signal}); its last output:\n${out.split('\n').slice(-40).join('\n')}\n`);
+  });
   const origin = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Not left running: a live child would keep the test file's process from ever exiting.
+      stopping = true;
       proc.kill('SIGKILL');
       reject(new Error(`gateway did not start within ${START_TIMEOUT_MS} ms:\n${out}`));
     }, START_TIMEOUT_MS);
@@ -58,6 +65,7 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
     proc,
     output: () => out,
     async stop(signal = 'SIGTERM') {
+      stopping = true;
       if (proc.exitCode === null) proc.kill(signal);
       return exited;
     },
