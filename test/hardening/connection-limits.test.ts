@@ -192,7 +192,7 @@ describe('connections that never close (issue 39, item 4)', () => {
 
   test('a body that stops coming on /api/v1/messages is answered 408 in Anthropic\'s shape, and the socket closed', async () => {
     const socket = connect(tg.gateway.address.port, '127.0.0.1');
-    clients.push({ socket, received: '', closed: false } as SlowClient);
+    clients.push({ socket, received: '', closed: false });
     let received = '';
     socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); });
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));

@@ -259,7 +259,7 @@ describe('anthropic: tool calls', () => {
     assert.equal(final.choices[0]!.finish_reason, 'tool_calls');
     assert.equal(final.choices[0]!.message.content, SIM_TOOL_TEXT);
     assert.deepEqual(
-      final.choices[0]!.message.tool_calls!.map((c) => ({ id: c.id, type: c.type, function: (c as OpenAI.ChatCompletionMessageFunctionToolCall).function })),
+      final.choices[0]!.message.tool_calls!.map((c) => ({ id: c.id, type: c.type, function: c.function })),
       toolCalls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: c.function.arguments } })),
     );
   });
