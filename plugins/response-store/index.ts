@@ -176,12 +176,17 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
 
   /**
    * Inserts `row`, trying again after `INSERT_RETRY_DELAYS_MS` while the store is unavailable (locked,
-   * busy, unreachable); any other error, or the last one, is thrown (the core logs it).
+   * busy, unreachable); any other error, or the last one, is thrown (the core logs it). A response
+   * larger than `maxStoredBytesPerUser` on its own (expire-oldest) is not stored and deletes nothing:
+   * its size is known only once the answer's status is sent, too late for refuse mode's 413, so the
+   * client keeps its 200 and a continuation of it gets 400 `previous_response_not_found`; logged.
    */
   async function insertPatiently(row: NewStoredResponse, rowQuota: StoreQuota | null): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await table.insert(row, rowQuota);
+        if (!(await table.insert(row, rowQuota))) {
+          ctx.log.warn('response-store: a response larger than maxStoredBytesPerUser on its own is not stored', { responseId: row.id, maxBytes: quota.maxBytes });
+        }
         return;
       } catch (err) {
         const delayMs = INSERT_RETRY_DELAYS_MS[attempt];

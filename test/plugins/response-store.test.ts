@@ -364,6 +364,20 @@ describe('the per-user quota', () => {
     assert.ok(used.bytes <= 64 * KIB && used.responseCount <= 3, JSON.stringify(used));
   });
 
+  test('expire-oldest: a response larger than the byte quota on its own is not stored and deletes none of the user\'s responses', async () => {
+    const { client, userId } = await userOf(expiring, 'too-large');
+    const kept = (await client.responses.create({ model: MODEL, input: 'Keep me' })).id;
+    const table = createResponseTable(expiring.gateway.store);
+    const before = await table.totalsOf(userId);
+    // Answered 200 (its size is known only once the answer is under way), but not kept.
+    const huge = await client.responses.create({ model: MODEL, input: 'Huge', metadata: { blob: 'm'.repeat(70 * KIB) } });
+    assert.equal(huge.output_text, SIM_REPLY);
+    await assert.rejects(client.responses.retrieve(huge.id), OpenAI.NotFoundError);
+    assert.equal((await client.responses.retrieve(kept)).id, kept, 'the older response stays');
+    assert.deepEqual(await table.totalsOf(userId), before);
+    assert.ok(expiring.serverLog.some((line) => line.includes('larger than maxStoredBytesPerUser') && line.includes(huge.id)));
+  });
+
   test('/metrics reports the store\'s size: responses and bytes, every user together', async () => {
     const { client } = await userOf(expiring, 'metered');
     await client.responses.create({ model: MODEL, input: 'Count me' });
