@@ -122,10 +122,20 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
   }
 }
 
+/**
+ * How long opening a connection to PostgreSQL may take, ms, for the pool and for the connections
+ * opened beside it (a read's retry, the change feed). pg waits without bound by default, so during a
+ * network blackhole (packets dropped, no RST) a connect waited the OS's TCP timeout (~2 min) while a
+ * request waited on it; a reachable server, even a loaded one, accepts in well under this.
+ */
+export const CONNECT_TIMEOUT_MS = 5000;
+
 /** Connects, migrates and returns the store. Throws when the server is unreachable or a migration fails. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
   const maxConnections = options.maxConnections ?? 10;
-  const pool = new pg.Pool({ connectionString: url, max: maxConnections, types: storeTypeParsers, Client: TollgateClient });
+  const pool = new pg.Pool({
+    connectionString: url, max: maxConnections, types: storeTypeParsers, Client: TollgateClient, connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
   // A client's error (the server restarted, an administrator terminated the connection) must not
   // crash the process. The pool listens on its idle clients only ('error' below) and removes that
   // listener while a client is checked out, and Kysely adds none when it acquires one: so every client
@@ -157,7 +167,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
       pool,
       maxConcurrentRetries: maxConnections,
       async connectFresh() {
-        const client = new TollgateClient({ connectionString: url, types: storeTypeParsers });
+        const client = new TollgateClient({ connectionString: url, types: storeTypeParsers, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
         client.on('error', (err) => options.onError?.(err));
         await client.connect();
         return client;
@@ -194,7 +204,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
   let missed = false;
   const connectFeed = async (): Promise<void> => {
     if (closed || feed || listeners.size === 0) return;
-    const client = new TollgateClient({ connectionString: url, types: storeTypeParsers });
+    const client = new TollgateClient({ connectionString: url, types: storeTypeParsers, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     feed = client;
     const drop = (err?: Error) => {
       if (feed !== client) return;

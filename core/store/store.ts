@@ -163,8 +163,10 @@ export const PATIENT_BUSY_TIMEOUT_MS = 5000;
  * write that meets a lock (another process's `BEGIN EXCLUSIVE`, a long CLI transaction) would
  * freeze every request for the whole wait, once per write-behind flush: ten requests took minutes.
  * A few ms absorb a short commit of another process; beyond, the write fails at once as
- * unavailable (the write-behind keeps its writes for the next flush, a request's own write
- * answers 503 `store_unavailable`).
+ * unavailable: the write-behind keeps its writes for the next flush, a write a request makes
+ * before its answer's status answers 503 `store_unavailable`, and a write made after
+ * the upstream answered retries asynchronously for a while (the response-store's insert) since its
+ * client's status is already sent.
  */
 export const SERVING_BUSY_TIMEOUT_MS = 5;
 

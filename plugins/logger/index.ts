@@ -10,6 +10,7 @@
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { isMeteredOperation, isModelOperation } from '../../core/dialects/index.ts';
+import { servedModelName } from '../../core/dialects/model-field.ts';
 import { UNKNOWN_ENDPOINT } from '../../core/routes.ts';
 
 import { definePlugin } from '../../core/plugin.ts';
@@ -51,7 +52,9 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     gateway_user_id: ex.principal?.gatewayUserId ?? null,
     api_key_id: ex.principal?.apiKeyId ?? null,
     provider: ex.target?.provider ?? null,
-    model_requested: ex.request?.model ?? ex.params.model ?? null,
+    // The path's model is not checked against the body's MAX_MODEL_CHARS (no schema): cut the same
+    // way, or any length would be kept in the row and in the usage rollup's key.
+    model_requested: ex.request?.model ?? servedModelName(ex.params.model),
     model_served: ex.modelServed,
     status: ex.status,
     error_code: ex.errorCode,

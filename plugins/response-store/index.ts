@@ -31,6 +31,7 @@
  *   refused with 413 while the quota is full (`"refuse"`). The store's size is in `/metrics`
  *   (`store-gauges.ts`).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin, reply } from '../../core/plugin.ts';
 import type { Exchange } from '../../core/exchange.ts';
@@ -39,12 +40,13 @@ import { RESPONSES_CREATE } from '../../core/dialects/openai-responses/index.ts'
 import { conversationInput, normalizeInput, type Item } from './conversation.ts';
 import { inputItemsPage } from './input-items.ts';
 import type { Store } from '../../core/store/store.ts';
-import type { ResponseTable, StoredResponse, StoreQuota } from './store.ts';
+import type { NewStoredResponse, ResponseTable, StoredResponse, StoreQuota } from './store.ts';
 import { createSqliteResponseTable } from './store-sqlite.ts';
 import { createPostgresResponseTable } from './store-postgres.ts';
 import { RESPONSES_DELETE, RESPONSES_INPUT_ITEMS, RESPONSES_RETRIEVE, responseStoreRoutes } from './routes.ts';
 import { responseStoreSchema, type ResponseStoreConfig } from './schema.ts';
 import { createSweeper } from './sweep.ts';
+import { isStoreUnavailableError } from '../../core/store/store-errors.ts';
 import { checkReferenceCount, resolveReferences, type ExpansionBudget, type Holder } from './references.ts';
 import { registerStoreGauges } from './store-gauges.ts';
 
@@ -52,6 +54,14 @@ import { registerStoreGauges } from './store-gauges.ts';
 export const MAX_CHAIN_DEPTH = 1000;
 
 const DAY_MS = 86_400_000;
+/**
+ * Waits before each new try of a response's insert that found the store unavailable, ms (about 2 s
+ * in all). While serving, SQLite waits only a few ms for another process's lock
+ * (`SERVING_BUSY_TIMEOUT_MS`), so a CLI command holding the write lock a little longer would lose
+ * the response: the client already has its 200 and a `resp_…` id that no continuation could find.
+ * Waiting asynchronously here holds only this answer's last bytes, not the event loop.
+ */
+const INSERT_RETRY_DELAYS_MS = [10, 20, 40, 80, 160, 320, 640, 800];
 
 interface ExchangeState {
   /** True when this exchange's response is to be kept (a Responses create without `store: false`). */
@@ -164,6 +174,29 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
     return reply(200, ex.operation === RESPONSES_RETRIEVE ? stored.response : inputItemsPage(id, stored.inputItems, ex.query));
   }
 
+  /**
+   * Inserts `row`, trying again after `INSERT_RETRY_DELAYS_MS` while the store is unavailable (locked,
+   * busy, unreachable); any other error, or the last one, is thrown (the core logs it). A response
+   * larger than `maxStoredBytesPerUser` on its own (expire-oldest) is not stored and deletes nothing:
+   * its size is known only once the answer's status is sent, too late for refuse mode's 413, so the
+   * client keeps its 200 and a continuation of it gets 400 `previous_response_not_found`; logged.
+   */
+  async function insertPatiently(row: NewStoredResponse, rowQuota: StoreQuota | null): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (!(await table.insert(row, rowQuota))) {
+          ctx.log.warn('response-store: a response larger than maxStoredBytesPerUser on its own is not stored', { responseId: row.id, maxBytes: quota.maxBytes });
+        }
+        return;
+      } catch (err) {
+        const delayMs = INSERT_RETRY_DELAYS_MS[attempt];
+        if (delayMs === undefined || !isStoreUnavailableError(err)) throw err;
+        if (attempt === 0) ctx.log.warn('response-store: the store is unavailable, storing the response is retried', { responseId: row.id, err });
+        await sleep(delayMs);
+      }
+    }
+  }
+
   return {
     name: 'response-store',
     createState: () => ({ keep: false, ownInput: [], previousResponseId: null, holders: [], expandedBody: null, passthrough: false }),
@@ -188,7 +221,7 @@ function createResponseStore(config: ResponseStoreConfig, ctx: PluginContext): P
       if (!state.keep || !ex.principal || !ex.target || !isObject(final)) return;
       if (typeof final.id !== 'string' || (final.status !== 'completed' && final.status !== 'incomplete')) return;
       const nowMs = ctx.clock();
-      return table.insert({
+      return insertPatiently({
         gatewayUserId: ex.principal.gatewayUserId,
         id: final.id,
         createdAtMs: nowMs,

@@ -6,7 +6,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../core/store/db-types.ts';
 import { nowIso } from '../../core/store/store.ts';
 import {
-  overQuota, parseResponseRow, serializeResponse,
+  overQuota, parseResponseRow, serializeResponse, tooLargeAlone,
   type ResponseRow, type ResponseTable, type StoreQuota, type StoredItem, type StoredResponse, type StoreTotals,
 } from './store.ts';
 
@@ -86,6 +86,7 @@ export function createPostgresResponseTable(db: Kysely<Database>): ResponseTable
     },
     async insert(row, quota = null) {
       const serialized = serializeResponse(row);
+      if (quota && tooLargeAlone(serialized.sizeBytes, quota)) return false;
       await db.transaction().execute(async (trx) => {
         // Deleting first drops the replaced response's items with it (the foreign key cascades).
         await trx.deleteFrom('responses').where('gateway_user_id', '=', row.gatewayUserId).where('id', '=', row.id).execute();
@@ -105,6 +106,7 @@ export function createPostgresResponseTable(db: Kysely<Database>): ResponseTable
           }))
           .execute();
       });
+      return true;
     },
     async remove(gatewayUserId, id, nowMs) {
       const result = await db.deleteFrom('responses')

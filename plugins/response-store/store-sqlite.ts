@@ -6,7 +6,7 @@
 import type { SqliteDatabase as Sqlite } from '../../core/store/driver-sqlite.ts';
 import { nowIso } from '../../core/store/store.ts';
 import {
-  overQuota, parseResponseRow, serializeResponse,
+  overQuota, parseResponseRow, serializeResponse, tooLargeAlone,
   type NewStoredResponse, type ResponseRow, type ResponseTable, type StoreQuota, type StoredItem, type StoredResponse, type StoreTotals,
 } from './store.ts';
 
@@ -65,8 +65,9 @@ export function createSqliteResponseTable(sqlite: Sqlite): ResponseTable {
     }
   };
   // A response and its items are written together, with the room the quota makes for them.
-  const insertWithItems = sqlite.transaction((row: NewStoredResponse, quota: StoreQuota | null) => {
+  const insertWithItems = sqlite.transaction((row: NewStoredResponse, quota: StoreQuota | null): boolean => {
     const serialized = serializeResponse(row);
+    if (quota && tooLargeAlone(serialized.sizeBytes, quota)) return false;
     removeSame.run(row.gatewayUserId, row.id);
     if (quota) makeRoom(row.gatewayUserId, serialized.sizeBytes, quota);
     insert.run(
@@ -74,6 +75,7 @@ export function createSqliteResponseTable(sqlite: Sqlite): ResponseTable {
       row.previousResponseId, serialized.inputItems, serialized.response, serialized.sizeBytes,
     );
     for (const [itemId, json] of serialized.items) insertItem.run(row.gatewayUserId, itemId, row.id, json);
+    return true;
   });
   const find = (gatewayUserId: number, id: string, nowMs: number): StoredResponse | null => {
     const row = select.get(gatewayUserId, id, nowIso(nowMs));
@@ -112,7 +114,7 @@ export function createSqliteResponseTable(sqlite: Sqlite): ResponseTable {
       return found;
     },
     async insert(row, quota = null) {
-      insertWithItems(row, quota);
+      return insertWithItems(row, quota);
     },
     async remove(gatewayUserId, id, nowMs) {
       return remove.run(gatewayUserId, id, nowIso(nowMs)).changes > 0;

@@ -92,8 +92,11 @@ export interface ResponseTable {
    * Writes a response and its output items, together; an id the same user already has is replaced,
    * with its items (an upstream that repeats ids). With `quota`, the user's oldest responses are
    * deleted first, in the same transaction, until the new one fits (never the new one itself).
+   * Resolves to false, having written and deleted nothing, when `quota` is given and the response
+   * alone is larger than its `maxBytes` (`tooLargeAlone`): deleting all the user's responses would
+   * still not make it fit.
    */
-  insert(row: NewStoredResponse, quota?: StoreQuota | null): Promise<void>;
+  insert(row: NewStoredResponse, quota?: StoreQuota | null): Promise<boolean>;
   /** Deletes the caller's unexpired response `id` (and its items); false when there was none. */
   remove(gatewayUserId: number, id: string, nowMs: number): Promise<boolean>;
   /** Deletes at most `limit` rows expired at `nowMs`; resolves to how many it deleted. */
@@ -146,6 +149,11 @@ export function serializeResponse(row: NewStoredResponse): SerializedResponse {
     items.push([id, json]);
   }
   return { inputItems, response, items, sizeBytes };
+}
+
+/** True when one response of `sizeBytes` exceeds `quota` on its own, with nothing else stored. */
+export function tooLargeAlone(sizeBytes: number, quota: StoreQuota): boolean {
+  return overQuota({ responseCount: 0, bytes: 0 }, sizeBytes, quota);
 }
 
 /** True while `used` plus one response of `sizeBytes` exceeds `quota`. */

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startOllamaSimulator, type OllamaSimulator } from '../helpers/ollama-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { MAX_MODEL_CHARS } from '../../core/dialects/model-field.ts';
 
 let openai: OpenAISimulator;
 let ollama: OllamaSimulator;
@@ -55,6 +56,14 @@ describe('GET /api/v1/models/{model}', () => {
     const missing = await tg.client.models.retrieve('openai/gpt-9').catch((e: unknown) => e);
     assert.ok(missing instanceof OpenAI.NotFoundError);
     assert.equal(missing.code, 'model_not_found');
+  });
+
+  test('a path model longer than a body may carry is logged cut to MAX_MODEL_CHARS, as a body\'s would be refused', async () => {
+    const name = `openai/${'x'.repeat(5000)}`;
+    const res = await fetch(`${tg.gateway.origin}/api/v1/models/${name}`, { headers: { authorization: `Bearer ${tg.apiKey}` } });
+    assert.equal(res.status, 404);
+    const row = await tg.logRow(res.headers.get('x-request-id')!);
+    assert.equal(row.model_requested, name.slice(0, MAX_MODEL_CHARS));
   });
 
   test('without a key it is a 401, as the list is', async () => {

@@ -21,6 +21,7 @@ import { readMigrations } from '../../core/store/store.ts';
 import { openSqlite } from '../../core/store/driver-sqlite.ts';
 import { TEST_STORE_ENGINE, testDatabaseUrl } from '../helpers/test-store.ts';
 import pg from 'pg';
+import { eventually } from '../helpers/eventually.ts';
 import { SIM_REPLY, SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 
 const DAY_MS = 86_400_000;
@@ -363,6 +364,20 @@ describe('the per-user quota', () => {
     assert.ok(used.bytes <= 64 * KIB && used.responseCount <= 3, JSON.stringify(used));
   });
 
+  test('expire-oldest: a response larger than the byte quota on its own is not stored and deletes none of the user\'s responses', async () => {
+    const { client, userId } = await userOf(expiring, 'too-large');
+    const kept = (await client.responses.create({ model: MODEL, input: 'Keep me' })).id;
+    const table = createResponseTable(expiring.gateway.store);
+    const before = await table.totalsOf(userId);
+    // Answered 200 (its size is known only once the answer is under way), but not kept.
+    const huge = await client.responses.create({ model: MODEL, input: 'Huge', metadata: { blob: 'm'.repeat(70 * KIB) } });
+    assert.equal(huge.output_text, SIM_REPLY);
+    await assert.rejects(client.responses.retrieve(huge.id), OpenAI.NotFoundError);
+    assert.equal((await client.responses.retrieve(kept)).id, kept, 'the older response stays');
+    assert.deepEqual(await table.totalsOf(userId), before);
+    assert.ok(expiring.serverLog.some((line) => line.includes('larger than maxStoredBytesPerUser') && line.includes(huge.id)));
+  });
+
   test('/metrics reports the store\'s size: responses and bytes, every user together', async () => {
     const { client } = await userOf(expiring, 'metered');
     await client.responses.create({ model: MODEL, input: 'Count me' });
@@ -374,6 +389,30 @@ describe('the per-user quota', () => {
     assert.ok(Number(all.n) > 0);
     assert.equal(gauge('tollgate_stored_responses'), Number(all.n));
     assert.equal(gauge('tollgate_stored_responses_bytes'), Number(all.bytes));
+  });
+});
+
+describe('storing while another process holds SQLite\'s write lock', { skip: TEST_STORE_ENGINE === 'postgres' ? 'about the SQLite store; this run puts gateways on PostgreSQL' : false }, () => {
+  test('the insert waits for the lock (a CLI command\'s transaction) instead of losing the response: it can be continued afterwards', async () => {
+    const tg = await startTestGateway({ providers: { anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant' } } });
+    const other = openSqlite(tg.gateway.store.location);
+    try {
+      // The key is read (and cached) and the first row written while the file is writable.
+      const warm = await tg.client.responses.create({ model: MODEL, input: 'Warm up', store: false });
+      await tg.logRow(warm._request_id!);
+      other.exec('BEGIN EXCLUSIVE');
+      const pending = tg.client.responses.create({ model: MODEL, input: 'Remember me' });
+      // Released once the gateway has met the lock storing the response (longer than its 5 ms wait).
+      await eventually(async () => assert.ok(tg.serverLog.some((line) => line.includes('response-store')), 'the insert met the lock'));
+      other.exec('COMMIT');
+      const created = await pending;
+      const next = await tg.client.responses.create({ model: MODEL, input: 'Go on', previous_response_id: created.id, store: false });
+      assert.equal(next.output_text, SIM_REPLY);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      await tg.close();
+    }
   });
 });
 
