@@ -15,6 +15,7 @@ import {
 import { SIM_REPLY, SIM_USAGE, simStreamText } from '../helpers/openai-simulator.ts';
 import { RESPONSES_REPLY, RESPONSES_USAGE } from '../helpers/openai-responses-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
+import { DEFAULT_DATASET_PROVIDERS } from '../../core/money/price-dataset.ts';
 
 const API_VERSION = '2024-10-21';
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Say hello' }];
@@ -58,6 +59,8 @@ before(async () => {
       azurebad: { type: 'azure', baseUrl: sim.endpoint, apiKey: 'azure-wrong-key' },
       azurepool: { type: 'azure', baseUrl: sim.endpoint, apiKeys: ['azure-pool-bad-key', AZURE_SIM_KEY] },
     },
+    // A second Azure entry is priced from the dataset as "azure" is (docs/providers.md).
+    config: { pricing: { datasetProviders: { ...DEFAULT_DATASET_PROVIDERS, azuredep: 'openai' } } },
     // A 6 s retry-after ends the retries rather than being waited for; a refused pooled key is retried.
     router: { retry: { maxAttempts: 2, maxRetryAfterMs: 1_000 } },
   });
