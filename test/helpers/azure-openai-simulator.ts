@@ -184,7 +184,7 @@ export async function startAzureSimulator(): Promise<AzureSimulator> {
     }
     const route = req.method === 'POST' ? routeOf(path, body) : null;
     if (!route || (route.dated && !query['api-version'])) return sendError(res, 404, { code: '404', message: 'Resource not found' });
-    modelCall(res, route.operation, route.deployment, body ?? {});
+    return modelCall(res, route.operation, route.deployment, body ?? {});
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -16,6 +16,9 @@ import { SIM_REPLY, SIM_USAGE, simStreamText } from '../helpers/openai-simulator
 import { RESPONSES_REPLY, RESPONSES_USAGE } from '../helpers/openai-responses-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import { DEFAULT_DATASET_PROVIDERS } from '../../core/money/price-dataset.ts';
+import { AzureProvider } from '../../plugins/provider-router/providers/azure/index.ts';
+import { azurePath } from '../../plugins/provider-router/providers/azure/urls.ts';
+import { createUpstreamClient } from '../../core/upstream/upstream-client.ts';
 
 const API_VERSION = '2024-10-21';
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Say hello' }];
@@ -44,9 +47,9 @@ async function apiError(fn: () => Promise<unknown>): Promise<InstanceType<typeof
   return err;
 }
 
-/** The stored price of `model` for `provider` (the row the dataset import wrote). */
-async function storedPrice(model: string): Promise<{ input_price_per_million: number; output_price_per_million: number }> {
-  return tg.gateway.store.db.selectFrom('model_pricing').selectAll().where('model', '=', model).executeTakeFirstOrThrow() as never;
+/** The stored price row of `model` (as the dataset import wrote it). */
+function storedPrice(model: string) {
+  return tg.gateway.store.db.selectFrom('model_pricing').selectAll().where('model', '=', model).executeTakeFirstOrThrow();
 }
 
 before(async () => {
@@ -309,5 +312,32 @@ describe('azure models', () => {
       'azure/chat-prod', 'azure/embed-small', 'azuredep/chat-prod', 'azuredep/embed-small',
     ]);
     assert.equal(sim.requests.slice(from).length, 0);
+  });
+});
+
+describe('azure paths and credential test', () => {
+  test('builds each operation\'s path for both APIs, the deployment name percent-encoded', () => {
+    const cases: Array<[Parameters<typeof azurePath>, string]> = [
+      [['v1', '2024-10-21', '', 'chat', 'my dep'], '/openai/v1/chat/completions'],
+      [['v1', '2024-10-21', '', 'models', ''], '/openai/v1/models'],
+      [['deployments', '2024-10-21', '', 'chat', 'my dep'], '/openai/deployments/my%20dep/chat/completions?api-version=2024-10-21'],
+      [['deployments', '2024-10-21', '/proxy', 'embeddings', 'e'], '/proxy/openai/deployments/e/embeddings?api-version=2024-10-21'],
+      [['deployments', '2025-04-01-preview', '', 'responses', 'd'], '/openai/responses?api-version=2025-04-01-preview'],
+      [['deployments', '2024-10-21', '', 'models', ''], '/openai/models?api-version=2024-10-21'],
+    ];
+    for (const [args, path] of cases) assert.equal(azurePath(...args), path, args.join(' '));
+  });
+
+  test('testCredential asks the base-model list: a good key passes, a wrong one fails', async () => {
+    const upstream = createUpstreamClient({ connectTimeoutMs: 2_000, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, maxResponseBytes: 1_000_000, connectionsPerOrigin: 2 });
+    try {
+      for (const azureApi of ['v1', 'deployments'] as const) {
+        const provider = new AzureProvider('azure', { type: 'azure', baseUrl: sim.endpoint, apiKey: AZURE_SIM_KEY, azureApi }, upstream);
+        assert.equal((await provider.testCredential(provider.sharedCredential()!)).ok, true, azureApi);
+        assert.equal((await provider.testCredential({ apiKey: 'wrong', baseUrl: sim.endpoint, source: 'shared' })).ok, false, azureApi);
+      }
+    } finally {
+      await upstream.close();
+    }
   });
 });
