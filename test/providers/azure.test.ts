@@ -3,6 +3,8 @@
  * `@anthropic-ai/sdk` clients against Tollgate, the Azure simulator upstream on both data-plane APIs
  * (v1 and the dated deployment API). The simulator's wire format is first checked against the
  * `openai` package's own `AzureOpenAI` client, which builds the URLs and headers Azure expects.
+ * Every `assert.ok` has a message: without one, the message node:test generates for a failure here
+ * stalled the run for minutes under tsx.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,7 +87,7 @@ describe('the Azure simulator against the official AzureOpenAI client', () => {
     assert.equal(completion.model, 'gpt-4o-mini-2024-07-18');
     const chunks = await collect(await azure.chat.completions.create({ model: 'chat-prod', messages, stream: true, stream_options: { include_usage: true } }));
     assert.equal(chunks[0]!.choices.length, 0, 'the first chunk carries only prompt_filter_results');
-    assert.ok((chunks[0] as unknown as { prompt_filter_results: unknown[] }).prompt_filter_results.length > 0);
+    assert.ok((chunks[0] as unknown as { prompt_filter_results: unknown[] }).prompt_filter_results.length > 0, 'prompt_filter_results on the first chunk');
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), simStreamText(AZURE_SIM_STREAM_CHUNKS));
     assert.deepEqual(chunks.at(-1)!.usage, SIM_USAGE);
     const vectors = await azure.embeddings.create({ model: 'embed-small', input: ['a', 'b'] });
@@ -126,8 +128,8 @@ describe('azure chat through the gateway', () => {
     const { data, response } = await client.chat.completions.create({ model: 'azure/chat-prod', messages }).withResponse();
     assert.equal(data.choices[0]!.message.content, SIM_REPLY);
     assert.equal(data.choices[0]!.finish_reason, 'stop');
-    assert.ok(Array.isArray((data as unknown as { prompt_filter_results: unknown }).prompt_filter_results));
-    assert.ok((data.choices[0] as unknown as { content_filter_results: unknown }).content_filter_results);
+    assert.ok(Array.isArray((data as unknown as { prompt_filter_results: unknown }).prompt_filter_results), 'prompt_filter_results relayed');
+    assert.ok((data.choices[0] as unknown as { content_filter_results: unknown }).content_filter_results, 'content_filter_results relayed');
     const [sent] = callsSince(from);
     assert.equal(sent!.path, '/openai/v1/chat/completions');
     assert.deepEqual(sent!.query, {});
@@ -140,7 +142,7 @@ describe('azure chat through the gateway', () => {
     assert.equal(row.prompt_tokens, SIM_USAGE.prompt_tokens);
     assert.equal(row.completion_tokens, SIM_USAGE.completion_tokens);
     assert.equal(row.unpriced, 0);
-    assert.ok(row.cost_nanos! > 0);
+    assert.ok(row.cost_nanos! > 0, `cost ${row.cost_nanos}`);
   });
 
   test('the deployment API: /openai/deployments/{deployment}/chat/completions with the manifest\'s api-version', async () => {
@@ -159,20 +161,20 @@ describe('azure chat through the gateway', () => {
     }).withResponse();
     const chunks = await collect(stream);
     assert.equal(chunks[0]!.choices.length, 0);
-    assert.ok((chunks[0] as unknown as { prompt_filter_results?: unknown }).prompt_filter_results);
+    assert.ok((chunks[0] as unknown as { prompt_filter_results?: unknown }).prompt_filter_results, 'prompt_filter_results on the first chunk');
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), simStreamText(AZURE_SIM_STREAM_CHUNKS));
     assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason, 'stop');
     assert.deepEqual(chunks.at(-1)!.usage, SIM_USAGE);
     const row = await tg.logRow(response.headers.get('x-request-id')!);
     assert.equal(row.completion_tokens, SIM_USAGE.completion_tokens);
-    assert.ok(row.cost_nanos! > 0);
+    assert.ok(row.cost_nanos! > 0, `cost ${row.cost_nanos}`);
   });
 
   test('a stream whose client did not ask for usage still asks Azure for it, bills it and shows none', async () => {
     const from = sim.requests.length;
     const { data: stream, response } = await client.chat.completions.create({ model: 'azure/chat-prod', messages, stream: true }).withResponse();
     const chunks = await collect(stream);
-    assert.ok(chunks.every((c) => !c.usage));
+    assert.ok(chunks.every((c) => !c.usage), 'no usage shown');
     assert.deepEqual(callsSince(from)[0]!.body!.stream_options, { include_usage: true });
     const row = await tg.logRow(response.headers.get('x-request-id')!);
     assert.equal(row.prompt_tokens, SIM_USAGE.prompt_tokens);
