@@ -317,6 +317,17 @@ describe('azure models', () => {
   });
 });
 
+describe('azure prices in the catalog', () => {
+  test('GET /api/models shows a deployment at the price of the model it runs', async () => {
+    const res = await fetch(`${tg.gateway.origin}/api/models`, { headers: { authorization: `Bearer ${tg.apiKey}` } });
+    const { data } = (await res.json()) as { data: Array<{ id: string; owned_by: string; input_price_per_1k: number | null; output_price_per_1k: number | null }> };
+    const deployment = data.find((m) => m.id === 'azure/chat-prod')!;
+    const mini = await storedPrice('azure/gpt-4o-mini');
+    assert.equal(deployment.owned_by, 'gpt-4o-mini');
+    assert.deepEqual([deployment.input_price_per_1k, deployment.output_price_per_1k], [mini.input_price_per_million / 1000, mini.output_price_per_million / 1000]);
+  });
+});
+
 describe('azure paths and credential test', () => {
   test('builds each operation\'s path for both APIs, the deployment name percent-encoded', () => {
     const cases: Array<[Parameters<typeof azurePath>, string]> = [
