@@ -373,6 +373,7 @@ function firstCall(r: Router, ex: Exchange, state: RouterState, deployments: Dep
     picker: r.picker, retry: r.config.retry, retryOnStatus: r.retryOnStatus, sleep,
     build: (deployment) => attempt(r, ex, deployment, state),
     settle: (failedEx, failed) => settleFailed(r, failedEx, failed, state),
+    priceModelOf: (provider, model) => r.providers.get(provider)?.priceModelOf(model) ?? model,
   });
 }
 
