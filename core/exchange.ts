@@ -65,6 +65,11 @@ export interface Target {
   /** The model id sent upstream, without the provider prefix. */
   model: string;
   /**
+   * The model id whose price applies, when it is not `model` (an Azure deployment's name names no
+   * price; the model it runs does); absent = `model`. Pricing and budgets look prices up by it.
+   */
+  priceModel?: string;
+  /**
    * How this provider's prompt tokens differ from the local `o200k_base` count (images, tools'
    * system prompt, tokenizer scale), from `Provider.promptTokenRules`; absent = OpenAI's defaults.
    */

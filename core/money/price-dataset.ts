@@ -29,6 +29,9 @@ export const DEFAULT_DATASET_PROVIDERS: Readonly<Record<string, string>> = Objec
   openrouter: 'openrouter',
   together: 'together',
   fireworks: 'fireworks',
+  // Azure OpenAI's Global Standard deployments cost what OpenAI charges, and the dataset's own `azure`
+  // list lacks the GPT-4o, 4.1 and 5 families; Data Zone and Regional deployments cost more (set by hand).
+  azure: 'openai',
 });
 
 /** What the parent sends, once. */

@@ -259,7 +259,7 @@ function loadsFor(b: Budget, ex: Exchange, target: Target, call: ModelCall): Pro
     if (loading) (loads ??= []).push(loading);
   };
   add(b.ctx.tokens.readyFor(ex));
-  add(pricing?.ready(target.provider, target.model));
+  add(pricing?.ready(target.provider, target.priceModel ?? target.model));
   for (const fallback of call.fallback?.targets ?? []) add(pricing?.ready(fallback.provider, fallback.model));
   return loads && Promise.all(loads);
 }
@@ -312,7 +312,7 @@ function dearest(pricing: PriceBook, targets: readonly Target[], promptTokens: n
   let best: ModelPrice | null = null;
   let bestNanos = -1;
   for (const target of targets) {
-    const price = pricing.priceFor(target.provider, target.model);
+    const price = pricing.priceFor(target.provider, target.priceModel ?? target.model);
     if (!price) continue;
     const nanos = pricing.maxCostNanos(price, promptTokens, outputTokens);
     if (nanos > bestNanos) [best, bestNanos] = [price, nanos];

@@ -74,14 +74,15 @@ async function createPricing(config: PricingConfig, ctx: PluginContext): Promise
       const { target, usage } = ex;
       if (!isModelOperation(ex.operation) || !target || !usage) return;
       const served = ex.modelServed;
-      const price = () => book.priceFor(target.provider, target.model) ?? (served ? book.priceFor(target.provider, served) : null);
+      const model = target.priceModel ?? target.model;
+      const price = () => book.priceFor(target.provider, model) ?? (served ? book.priceFor(target.provider, served) : null);
       const found = price();
       if (found) {
         ex.cost = book.costOf(found, usage);
         return;
       }
       // A dated name may need the dataset's matcher: wait for it once, then price.
-      const loading = book.ready(target.provider, target.model) ?? (served ? book.ready(target.provider, served) : null);
+      const loading = book.ready(target.provider, model) ?? (served ? book.ready(target.provider, served) : null);
       if (!loading) {
         ex.cost = book.costOf(null, usage);
         return;

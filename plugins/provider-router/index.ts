@@ -155,7 +155,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     retryOnStatus: new Set(config.retry.retryOnStatus),
     embedders: [...providers.values()].filter((p) => p.embeds).map((p) => p.id),
     userCatalog: createUserCatalog(config.catalogTtlMs, ctx.log),
-    prices: (provider, model) => priceLookup(ctx, provider, model),
+    prices: (provider, model) => priceLookup(ctx, provider, providers.get(provider)?.priceModelOf(model) ?? model),
   };
 
   return {
@@ -284,6 +284,8 @@ function callOn(r: Router, ex: Exchange, deployment: Deployment, state: RouterSt
   const ticket: AttemptTicket = { deployment: deployment.target, admission, key, usersOwn: credential?.source === 'user' };
   try {
     ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
+    const priceModel = provider.priceModelOf(model);
+    if (priceModel !== model) ex.target.priceModel = priceModel;
     const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, r.embedders);
     state.ticket = ticket;
     return call;
@@ -371,6 +373,7 @@ function firstCall(r: Router, ex: Exchange, state: RouterState, deployments: Dep
     picker: r.picker, retry: r.config.retry, retryOnStatus: r.retryOnStatus, sleep,
     build: (deployment) => attempt(r, ex, deployment, state),
     settle: (failedEx, failed) => settleFailed(r, failedEx, failed, state),
+    priceModelOf: (provider, model) => r.providers.get(provider)?.priceModelOf(model) ?? model,
   });
 }
 

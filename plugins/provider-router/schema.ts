@@ -104,12 +104,28 @@ export const providerRouterSchema: JsonSchema = {
           type: { enum: [...providerTypes.keys()], description: 'Which implementation speaks to this upstream.' },
           baseUrl: {
             type: 'string', pattern: '^https?://',
-            description: 'Base URL as the provider documents it: "https://api.openai.com/v1", "https://api.anthropic.com", "https://generativelanguage.googleapis.com/v1beta", "https://api.mistral.ai/v1", "http://127.0.0.1:11434"; an OpenAI-compatible server\'s URL up to "/v1".',
+            description: 'Base URL as the provider documents it: "https://api.openai.com/v1", "https://api.anthropic.com", "https://generativelanguage.googleapis.com/v1beta", "https://api.mistral.ai/v1", "http://127.0.0.1:11434"; an Azure OpenAI resource endpoint "https://<resource>.openai.azure.com"; an OpenAI-compatible server\'s URL up to "/v1".',
           },
           nativeDialects: {
             type: 'array',
             items: { enum: ['openai-responses'] },
             description: 'For "openai-compatible": the dialects the server also serves natively besides Chat Completions (["openai-responses"] when it has /v1/responses); those requests are passed through instead of translated.',
+          },
+          azureApi: {
+            enum: ['v1', 'deployments'],
+            description: 'For "azure": the data-plane API to call (default "v1"). "v1": /openai/v1/... with the deployment name as the body\'s model, no api-version. "deployments": /openai/deployments/{deployment}/chat/completions?api-version=... (and /embeddings; Responses at /openai/responses?api-version=...).',
+          },
+          apiVersion: {
+            type: 'string', minLength: 1,
+            description: 'For "azure" with azureApi "deployments": the api-version query sent on every call, e.g. "2024-10-21" (the default, GA) or "2025-04-01-preview" (Responses need a preview version).',
+          },
+          deployments: {
+            type: 'object',
+            description: 'For "azure": the resource\'s deployments by name, listed in GET /api/v1/models as "<provider>/<deployment>" (Azure lists no deployments to an API key). "model" is the model the deployment runs (e.g. "gpt-4o-mini"): it is priced from the price dataset under that name and judged by it (prompt tokens, reasoning_effort). A deployment not listed here can still be called; it is then priced by its own name.',
+            additionalProperties: {
+              type: 'object', additionalProperties: false,
+              properties: { model: { type: 'string', minLength: 1, description: 'The model this deployment runs, as OpenAI names it (e.g. "gpt-4o-mini").' } },
+            },
           },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
           apiKeys: {

@@ -136,6 +136,14 @@ async function stream(res: ServerResponse, body: Json, agent: SimAgent | undefin
 
 async function handle(req: IncomingMessage, res: ServerResponse, body: Json | null, agent: SimAgent | undefined) {
   if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) return sendError(res, 401, 'invalid_request_error', 'invalid_api_key', 'Missing bearer authentication.');
+  return answerResponses(res, body, agent);
+}
+
+/**
+ * Answers an authenticated `POST /responses` body as this simulator does (also used by the Azure
+ * simulator, whose Responses API is OpenAI's behind another path and header).
+ */
+export async function answerResponses(res: ServerResponse, body: Json | null, agent?: SimAgent): Promise<void> {
   if (!body || typeof body.model !== 'string' || body.input === undefined) return sendError(res, 400, 'invalid_request_error', 'missing_required_parameter', 'Missing required parameter: \'model\' or \'input\'.');
   if (body.model === 'sim-429') return sendError(res, 429, 'requests', 'rate_limit_exceeded', 'Rate limit reached for requests.');
   if (body.stream === true) return stream(res, body, agent);

@@ -20,7 +20,7 @@ export type LogRow = Selectable<LlmRequestsTable>;
 
 export interface TestGatewayOptions {
   /** provider-router `providers`, e.g. `{ anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } }`. */
-  providers: Record<string, { type: string; baseUrl: string; apiKey?: string; apiKeys?: unknown[] }>;
+  providers: Record<string, { type: string; baseUrl: string; apiKey?: string; apiKeys?: unknown[]; [setting: string]: unknown }>;
   /** Extra provider-router config (e.g. `catalogTtlMs`). */
   router?: Record<string, unknown>;
   /** Manifest `upstream` settings (timeouts). */

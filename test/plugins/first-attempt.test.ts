@@ -47,6 +47,13 @@ describe('the router\'s first attempt', () => {
     assert.equal(typeof state.release, 'function');
   });
 
+  test('the plan\'s later targets carry the model their price is looked up by, when a provider names one', () => {
+    const { state, deps } = setup(callFor);
+    deps.priceModelOf = (provider, model) => (provider === 'b' ? 'gpt-4o-mini' : model);
+    const call = firstAttempt(ex, deployments, state, deps) as ModelCall;
+    assert.deepEqual(call.fallback!.targets, [{ provider: 'b', model: 'm', priceModel: 'gpt-4o-mini' }, { provider: 'c', model: 'm' }]);
+  });
+
   test('a deployment that throws is skipped, still synchronously; when all throw, the first error is thrown', () => {
     const { built, state, deps } = setup((d) => {
       if (d.target !== 'c/m') throw refused(d);

@@ -23,6 +23,12 @@ export interface ProviderSettings {
   apiKeys?: PoolKeyConfig[];
   /** Dialects an OpenAI-compatible server also speaks natively (e.g. `openai-responses`). */
   nativeDialects?: string[];
+  /** Azure: which data-plane API the calls use (`azure/urls.ts`); default `v1`. */
+  azureApi?: 'v1' | 'deployments';
+  /** Azure: the `api-version` query of the deployment-style API, e.g. `2024-10-21`. */
+  apiVersion?: string;
+  /** Azure: the deployments clients may see listed, by deployment name, with the model each runs (for prices). */
+  deployments?: Record<string, { model?: string }>;
 }
 
 /** The credential used for one call. */
@@ -152,6 +158,15 @@ export abstract class Provider {
       body: JSON.stringify(body),
       codec,
     };
+  }
+
+  /**
+   * The model id whose price applies to `model` (the upstream model id): `model` itself by default;
+   * a provider whose ids are names of the operator's own (Azure deployments) answers the model
+   * behind it, so the price dataset's row for it applies.
+   */
+  priceModelOf(model: string): string {
+    return model;
   }
 
   /**

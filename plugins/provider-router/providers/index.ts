@@ -5,6 +5,7 @@
 import type { UpstreamClient } from '../../../core/upstream/upstream-client.ts';
 import type { Provider, ProviderSettings } from './base.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
+import { AzureProvider } from './azure/index.ts';
 import { GeminiProvider } from './gemini/index.ts';
 import { MistralProvider } from './mistral/index.ts';
 import { OllamaProvider } from './ollama/index.ts';
@@ -19,5 +20,6 @@ export const providerTypes: ReadonlyMap<string, ProviderConstructor> = new Map<s
   ['gemini', GeminiProvider],
   ['mistral', MistralProvider],
   ['ollama', OllamaProvider],
+  ['azure', AzureProvider],
   ['openai-compatible', OpenAICompatibleProvider],
 ]);

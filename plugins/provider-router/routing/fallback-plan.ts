@@ -41,6 +41,8 @@ export interface AttemptDeps {
   settle(ex: Exchange, failed: FailedAttempt): boolean;
   /** Waits `ms` unless `signal` aborts first; resolves either way. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
+  /** The model whose price applies to a provider's model (`Provider.priceModelOf`); absent = the model itself. */
+  priceModelOf?: (provider: string, model: string) => string;
   random?: () => number;
 }
 
@@ -119,7 +121,7 @@ function createPlan(deployments: readonly Deployment[], started: number, state: 
   // the rest of round 0, then (with further rounds) those before the first. With one deployment, none.
   const later = deps.retry.retriesPerDeployment > 0 ? [...deployments.slice(started + 1), ...deployments.slice(0, started)] : deployments.slice(started + 1);
   const targets = deployments.length === 1 ? NO_TARGETS
-    : [...new Set(later.filter((d) => d !== first))].map((deployment) => targetOf(deployment.target));
+    : [...new Set(later.filter((d) => d !== first))].map((deployment) => targetOf(deployment.target, deps.priceModelOf));
   return {
     targets,
     async next(ex: Exchange, failed: FailedAttempt): Promise<ModelCall | null> {
@@ -174,7 +176,10 @@ function pastDeadline(ex: Exchange, retry: RetryConfig): boolean {
 }
 
 /** `provider/model` as a target (the model may itself contain slashes). */
-function targetOf(providerModel: string): Target {
+function targetOf(providerModel: string, priceModelOf?: AttemptDeps['priceModelOf']): Target {
   const slash = providerModel.indexOf('/');
-  return { provider: providerModel.slice(0, slash), model: providerModel.slice(slash + 1) };
+  const target: Target = { provider: providerModel.slice(0, slash), model: providerModel.slice(slash + 1) };
+  const priceModel = priceModelOf?.(target.provider, target.model);
+  if (priceModel !== undefined && priceModel !== target.model) target.priceModel = priceModel;
+  return target;
 }
