@@ -67,6 +67,11 @@ export function createBodyBytesInFlight(maxBytes: number): BodyBytesInFlight {
  * more than reading a small body.
  */
 export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold?: { inFlight: BodyBytesInFlight; hold: BodyHold }): Promise<Buffer> {
+  // A client that left while the exchange awaited before its body (a slot in `beforeBody`, a key
+  // lookup) fires no more `data`/`end`/`close`: listening now would wait for ever, holding the bytes
+  // and the caller's slot. The server destroys the request when its socket closes, in the same
+  // `close` that marks the response closed (`socket.destroyed` alone may run ahead of both).
+  if (req.destroyed) return Promise.reject(clientLeft());
   const declared = Number(req.headers['content-length']);
   if (declared > maxBodyBytes) return Promise.reject(requestTooLarge(maxBodyBytes));
   const declaredHeld = hold && declared > 0 ? declared : 0;
@@ -93,7 +98,7 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold
       cleanup();
       reject(err);
     };
-    const onClose = () => onError(Object.assign(new Error('The client closed the request before its body ended.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = () => onError(clientLeft());
     function cleanup(): void {
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
@@ -110,6 +115,11 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold
 }
 
 function ignoreLateError(): void {}
+
+/** The error of a body whose client left before it ended (as a stream's premature close). */
+function clientLeft(): Error {
+  return Object.assign(new Error('The client closed the request before its body ended.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
 
 /**
  * How deeply arrays and objects may nest in a request body. Real bodies stay under ~15 (a tool's JSON
