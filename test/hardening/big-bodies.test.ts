@@ -16,6 +16,8 @@ import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers
 import { eventually } from '../helpers/eventually.ts';
 import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
 import { createLog } from '../../core/runtime/log.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 
 const MiB = 1024 * 1024;
 
@@ -124,6 +126,48 @@ describe('bytes of bodies in flight capped (server.maxBodyBytesInFlight)', () =>
   test('once the admitted bodies are parsed their bytes are given back: a new big body is served', async () => {
     const res = await tg.post('/messages', JSON.parse(messagesBody(16 * MiB).toString()));
     assert.equal(res.status, 200, res.text.slice(0, 300));
+  });
+});
+
+describe('each user holds at most its share of the bodies in flight (server.maxBodyBytesInFlightPerUser)', () => {
+  let tg: TestGateway;
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } },
+      // The share is left to its default: a quarter of 64 MiB, raised to the 32 MiB of one Messages body.
+      server: { maxBodyBytesInFlight: 64 * MiB },
+    });
+  });
+  after(async () => {
+    await tg?.close();
+  });
+
+  test('a user stalling 4 declared 16 MiB bodies holds 2 (its 32 MiB); another user\'s body is served, the first user\'s next is refused', { timeout: 120_000 }, async () => {
+    const other = await createGatewayUser(tg.gateway.store.db, { name: `other-${process.pid}` });
+    const otherKey = (await createApiKey(tg.gateway.store.db, { gatewayUserId: other.id, name: 'other' })).key;
+    const body = messagesBody(16 * MiB);
+    const stalled = Array.from({ length: 4 }, () => partialMessages(tg.gateway.address.port, tg.apiKey, body));
+    // Every request either refused (answered, ended) or holding its declared bytes (running, unanswered).
+    await eventually(async () => assert.equal(stalled.filter((r) => r.answered()).length + tg.gateway.server.inFlight(), 4));
+    const refused = stalled.filter((r) => r.answered());
+    assert.equal(refused.length, 2, 'two 16 MiB bodies fill the user\'s 32 MiB share');
+    for (const request of refused) {
+      const answer = await request.response;
+      assert.match(answer, /^HTTP\/1\.1 503 /, answer.slice(0, 300));
+      assert.match(answer, /"type":"error"/, 'the Anthropic dialect\'s error shape');
+      assert.match(answer, /maxBodyBytesInFlightPerUser/, 'the caller\'s own share is named');
+    }
+    const res = await fetch(`${tg.gateway.origin}/api/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': otherKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body,
+    });
+    assert.equal(res.status, 200, (await res.text()).slice(0, 300));
+    const next = partialMessages(tg.gateway.address.port, tg.apiKey, messagesBody(1024 * 1024));
+    assert.match(await next.response, /^HTTP\/1\.1 503 [^]*maxBodyBytesInFlightPerUser/);
+    const held = stalled.filter((r) => !refused.includes(r));
+    for (const request of held) request.finish();
+    for (const request of held) assert.match(await request.response, /^HTTP\/1\.1 200 /);
   });
 });
 
