@@ -109,7 +109,7 @@ describe('body bytes in flight', () => {
     const second = inFlight.hold('user:1');
     const refused = second.grow(20);
     assert.equal(refused?.code, 'bodies_in_flight_full');
-    assert.match(refused!.message, /maxBodyBytesInFlightPerUser/, 'the caller\'s share, not the process\'s');
+    assert.match(refused.message, /maxBodyBytesInFlightPerUser/, 'the caller\'s share, not the process\'s');
     assert.equal(inFlight.hold('user:2').grow(40), null, 'another user fits');
     assert.equal(second.grow(10), null, 'up to the share');
     first.release();
