@@ -220,7 +220,6 @@ export function embeddingsUnsupported(providerName: string, alternatives: readon
   return invalidRequest(`${providerName} has no embeddings API; ${hint}.`, 'model');
 }
 
-/** 413: the request body exceeds `maxBodyBytes`. */
 /**
  * 503 `bodies_in_flight_full` with `Retry-After: 1`: reading this body would take the bytes of bodies
  * being read at once past `server.maxBodyBytesInFlight` (`core/http/request-body.ts`).
@@ -231,6 +230,17 @@ export function bodiesInFlightFull(maxBytesInFlight: number): GatewayError {
   });
 }
 
+/**
+ * 503 `bodies_in_flight_full` with `Retry-After: 1`, for one caller: its bodies being read at once
+ * would pass its share of them, `server.maxBodyBytesInFlightPerUser` (`core/http/request-body.ts`).
+ */
+export function bodiesInFlightFullForCaller(maxBytesPerUser: number): GatewayError {
+  return gatewayError('bodies_in_flight_full', {
+    message: `Your requests' bodies being read at once already hold your share of ${maxBytesPerUser} bytes (server.maxBodyBytesInFlightPerUser); this one does not fit now. Retry once one of them is done.`,
+  });
+}
+
+/** 413: the request body exceeds `maxBodyBytes`. */
 export function requestTooLarge(maxBodyBytes: number): GatewayError {
   return gatewayError('request_too_large', { message: `Request body exceeds the gateway's limit of ${maxBodyBytes} bytes.` });
 }

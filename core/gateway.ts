@@ -139,7 +139,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
       pipeline, log, routes, maxBodyBytes: manifest.server.maxBodyBytes, maxBodyBytesByDialect: manifest.server.maxBodyBytesByDialect,
-      maxBodyBytesInFlight: manifest.server.maxBodyBytesInFlight, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
+      maxBodyBytesInFlight: manifest.server.maxBodyBytesInFlight,
+      maxBodyBytesInFlightPerUser: manifest.server.maxBodyBytesInFlightPerUser, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
       connections: manifest.server,
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
       prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],

@@ -30,6 +30,10 @@ export const manifestSchema: JsonSchema = {
           type: 'integer', minimum: 1024, default: 256 * 1024 * 1024,
           description: 'Bytes of request bodies being read and parsed at once, all clients together (a body holds its content-length from before it is read until it is parsed). A body that does not fit is answered 503 bodies_in_flight_full with Retry-After: 1 at once, rather than queued: a queue would hold sockets and memory the cap exists to bound. Keep it at least the largest maxBodyBytesByDialect.',
         },
+        maxBodyBytesInFlightPerUser: {
+          type: 'integer', minimum: 1024,
+          description: 'Bytes of request bodies being read and parsed at once for one gateway user (before authentication: one client address), their share of maxBodyBytesInFlight, so one caller declaring big bodies and sending them slowly (or never) cannot refuse everyone else\'s. A body past it is answered 503 bodies_in_flight_full for that caller only. Default a quarter of maxBodyBytesInFlight, at least the largest body limit (maxBodyBytes, maxBodyBytesByDialect) and at most maxBodyBytesInFlight.',
+        },
         drainTimeoutMs: { type: 'integer', minimum: 0, default: 10_000, description: 'On SIGTERM, how long in-flight requests may take to finish before they are cut.' },
         headersTimeoutMs: { type: 'integer', minimum: 100, default: 20_000, description: 'Time a client has to send its request headers; then 408 and the connection is closed (slow-header clients cannot hold sockets).' },
         requestTimeoutMs: { type: 'integer', minimum: 100, default: 300_000, description: 'Time a client has to send its whole request, body included (408 after). Does not limit the answer. At least headersTimeoutMs.' },

@@ -33,6 +33,8 @@ export interface ServerSettings {
   maxBodyBytesByDialect: Record<string, number>;
   /** Bytes of request bodies read and parsed at once, process-wide (503 `bodies_in_flight_full` beyond). */
   maxBodyBytesInFlight: number;
+  /** Of them, bytes one principal (a user; a client address before authentication) may hold (503 `bodies_in_flight_full` for it beyond). */
+  maxBodyBytesInFlightPerUser: number;
   drainTimeoutMs: number;
   /** Time a client has to send its request headers (408 and close after). */
   headersTimeoutMs: number;
@@ -227,6 +229,15 @@ export function isTimeZone(tz: string): boolean {
 }
 
 /**
+ * `server.maxBodyBytesInFlightPerUser` when the manifest leaves it out: a quarter of the process's
+ * bytes in flight (four callers at their share fill it), yet at least the largest body one may send
+ * (`bodyLimits`), so one maximal body always fits, and at most the process's.
+ */
+export function defaultMaxBodyBytesInFlightPerUser(maxBodyBytesInFlight: number, bodyLimits: readonly number[]): number {
+  return Math.min(maxBodyBytesInFlight, Math.max(Math.floor(maxBodyBytesInFlight / 4), ...bodyLimits));
+}
+
+/**
  * Validates a parsed manifest against the registry. Returns the frozen manifest with defaults
  * filled in; throws `ManifestError` listing every problem.
  */
@@ -240,6 +251,10 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
   const server = (substituted as { server?: Partial<ServerSettings> }).server;
   if (server && typeof server.requestTimeoutMs === 'number' && typeof server.headersTimeoutMs === 'number' && server.requestTimeoutMs < server.headersTimeoutMs) {
     issues.push({ pointer: '/server/requestTimeoutMs', message: `must be >= headersTimeoutMs (${server.headersTimeoutMs}): the whole request includes its headers` });
+  }
+
+  if (server && typeof server.maxBodyBytesInFlight === 'number' && typeof server.maxBodyBytes === 'number') {
+    server.maxBodyBytesInFlightPerUser ??= defaultMaxBodyBytesInFlightPerUser(server.maxBodyBytesInFlight, [server.maxBodyBytes, ...Object.values(server.maxBodyBytesByDialect ?? {})]);
   }
 
   const cors = server?.cors;

@@ -44,6 +44,11 @@ export interface GatewayServerOptions {
    * Default `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT`.
    */
   maxBodyBytesInFlight?: number;
+  /**
+   * Of them, bytes one principal may hold: a gateway user, or a client address before authentication
+   * (manifest `server.maxBodyBytesInFlightPerUser`). Default `maxBodyBytesInFlight`.
+   */
+  maxBodyBytesInFlightPerUser?: number;
   drainTimeoutMs: number;
   /** Client-side limits (manifest `server`); `CONNECTION_DEFAULTS` where absent. */
   connections?: Partial<ConnectionSettings>;
@@ -173,7 +178,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     log: options.log,
     clock: options.clock ?? systemClock,
     table: createRouteTable(options.routes),
-    bodiesInFlight: createBodyBytesInFlight(options.maxBodyBytesInFlight ?? DEFAULT_MAX_BODY_BYTES_IN_FLIGHT),
+    bodiesInFlight: createBodyBytesInFlight(options.maxBodyBytesInFlight ?? DEFAULT_MAX_BODY_BYTES_IN_FLIGHT, options.maxBodyBytesInFlightPerUser),
     running: new RunningExchanges(),
     localRoutes,
     localPaths: new Set(Object.keys(localRoutes).map((key) => key.slice(key.indexOf(' ') + 1))),
@@ -316,15 +321,17 @@ async function runExchange(
 
 /**
  * Reads and parses an exchange's body into it (the pipeline calls this once authentication passed
- * and the `beforeBody` hooks held their slots). Its bytes count against `bodiesInFlight` until it is
- * parsed. A refused body (400, 413, 503) closes the connection when part of it was left unread.
+ * and the `beforeBody` hooks held their slots). Its bytes count against `bodiesInFlight`, and its
+ * principal's share of them, until it is parsed. A refused body (400, 413, 503) closes the connection
+ * when part of it was left unread.
  */
 async function loadBody(ctx: ServerContext, req: IncomingMessage, ex: Exchange, dialect: Dialect, route: PipelineRoute): Promise<void> {
   const { bodiesInFlight } = ctx;
   const maxBodyBytes = ctx.options.maxBodyBytesByDialect?.[dialect.id] || ctx.options.maxBodyBytes;
-  const hold = bodiesInFlight.hold();
+  // The user's share once authenticated; a route without authentication shares its client address's.
+  const hold = bodiesInFlight.hold(ex.principal ? `user:${ex.principal.gatewayUserId}` : `address:${req.socket.remoteAddress ?? ''}`);
   try {
-    const value = await parseJsonBodyOffThread(await readRequestBody(req, maxBodyBytes, { inFlight: bodiesInFlight, hold }));
+    const value = await parseJsonBodyOffThread(await readRequestBody(req, maxBodyBytes, hold));
     hold.release();
     const parsed = dialect.parseRequest(value, route.operation, req.headers);
     ex.request = parsed.canonical;

@@ -7,49 +7,66 @@
 import type { IncomingMessage } from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { bodiesInFlightFull, invalidRequest, requestTooLarge } from '../errors.ts';
+import { bodiesInFlightFull, bodiesInFlightFullForCaller, invalidRequest, requestTooLarge, type GatewayError } from '../errors.ts';
 import type { JsonSchema } from '../json-schema.ts';
 
 /**
  * The bytes of request bodies held at once by the whole process, at most `maxBytes`: 20 bodies of
  * 32 MiB read together once took 2.5 GB and froze the event loop for seconds. A body holds its bytes
- * from before it is read until it is parsed (`BodyHold.release`).
+ * from before it is read until it is parsed (`BodyHold.release`). Each principal (a gateway user; a
+ * client address before authentication) holds at most `maxBytesPerPrincipal` of them: a body counts
+ * its declared `content-length` before a byte arrives, so without a share one caller declaring eight
+ * 32 MiB bodies and sending nothing refused every other caller's body until its connections timed out.
  */
 export interface BodyBytesInFlight {
   readonly maxBytes: number;
+  readonly maxBytesPerPrincipal: number;
   /** Bytes held now. */
   readonly bytes: number;
-  /** A new hold of 0 bytes for one body. */
-  hold(): BodyHold;
+  /** A new hold of 0 bytes for one body of `principal` (`user:<id>`, `address:<ip>`). */
+  hold(principal: string): BodyHold;
 }
 
 /** One body's share of `BodyBytesInFlight`. */
 export interface BodyHold {
-  /** Takes `bytes` more; false (nothing taken) when that would pass the process's cap. */
-  grow(bytes: number): boolean;
+  /**
+   * Takes `bytes` more; null when taken, else (nothing taken) the 503 `bodies_in_flight_full` to answer:
+   * the process's cap, or the principal's share, would be passed.
+   */
+  grow(bytes: number): GatewayError | null;
   /** Gives back everything held. Idempotent. */
   release(): void;
 }
 
-/** Creates the process-wide count, capped at `maxBytes`. */
-export function createBodyBytesInFlight(maxBytes: number): BodyBytesInFlight {
+/** Creates the process-wide count, capped at `maxBytes`, each principal at `maxBytesPerPrincipal` (default `maxBytes`). */
+export function createBodyBytesInFlight(maxBytes: number, maxBytesPerPrincipal = maxBytes): BodyBytesInFlight {
   let bytes = 0;
+  /** Bytes held per principal; a principal holding none has no entry. */
+  const byPrincipal = new Map<string, number>();
   return {
     maxBytes,
+    maxBytesPerPrincipal,
     get bytes() {
       return bytes;
     },
-    hold() {
+    hold(principal) {
       let held = 0;
       return {
         grow(more) {
-          if (bytes + more > maxBytes) return false;
+          const principalBytes = byPrincipal.get(principal) ?? 0;
+          if (principalBytes + more > maxBytesPerPrincipal) return bodiesInFlightFullForCaller(maxBytesPerPrincipal);
+          if (bytes + more > maxBytes) return bodiesInFlightFull(maxBytes);
           bytes += more;
           held += more;
-          return true;
+          byPrincipal.set(principal, principalBytes + more);
+          return null;
         },
         release() {
+          if (held === 0) return;
           bytes -= held;
+          const left = (byPrincipal.get(principal) ?? 0) - held;
+          if (left > 0) byPrincipal.set(principal, left);
+          else byPrincipal.delete(principal);
           held = 0;
         },
       };
@@ -60,30 +77,38 @@ export function createBodyBytesInFlight(maxBytes: number): BodyBytesInFlight {
 /**
  * Reads the whole body, at most `maxBodyBytes`. Throws 413 `request_too_large` (a body that grows past
  * the cap mid-read is dropped and its connection closed), or the stream's error when the client
- * leaves mid-body. With a `hold`, the body's bytes are taken from the process's `BodyBytesInFlight`
- * before they are read (its declared `content-length` at once, else chunk by chunk); when they do
- * not fit, throws 503 `bodies_in_flight_full` (mid-read: the body is dropped as above). The caller
- * releases the hold. Listens for `data` rather than iterating: an async iterator per request cost
- * more than reading a small body.
+ * leaves mid-body or has already left (the request destroyed while the exchange awaited before its
+ * body: then no event would ever come, so it is refused before any byte is taken). With a `hold`,
+ * the body's bytes are taken from the process's `BodyBytesInFlight` before they are read (its
+ * declared `content-length` at once, else chunk by chunk); when they do not fit in the process's cap
+ * or its principal's share, throws 503 `bodies_in_flight_full` (mid-read: the body is dropped as
+ * above). The caller releases the hold. Listens for `data` rather than iterating: an async iterator
+ * per request cost more than reading a small body.
  */
-export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold?: { inFlight: BodyBytesInFlight; hold: BodyHold }): Promise<Buffer> {
+export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold?: BodyHold): Promise<Buffer> {
+  // A client that left while the exchange awaited before its body (a slot in `beforeBody`, a key
+  // lookup) fires no more `data`/`end`/`close`: listening now would wait for ever, holding the bytes
+  // and the caller's slot. The server destroys the request when its socket closes, in the same
+  // `close` that marks the response closed (`socket.destroyed` alone may run ahead of both).
+  if (req.destroyed) return Promise.reject(clientLeft());
   const declared = Number(req.headers['content-length']);
   if (declared > maxBodyBytes) return Promise.reject(requestTooLarge(maxBodyBytes));
   const declaredHeld = hold && declared > 0 ? declared : 0;
-  if (hold && declaredHeld > 0 && !hold.hold.grow(declaredHeld)) return Promise.reject(bodiesInFlightFull(hold.inFlight.maxBytes));
+  const refused = declaredHeld > 0 ? hold!.grow(declaredHeld) : null;
+  if (refused) return Promise.reject(refused);
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
     const onData = (part: Buffer) => {
       size += part.length;
-      const fits = size <= maxBodyBytes;
-      if (fits && (!hold || size <= declaredHeld || hold.hold.grow(part.length))) {
+      const refusal = size > maxBodyBytes ? requestTooLarge(maxBodyBytes) : !hold || size <= declaredHeld ? null : hold.grow(part.length);
+      if (!refusal) {
         parts.push(part);
         return;
       }
       cleanup();
       req.destroy();
-      reject(fits ? bodiesInFlightFull(hold!.inFlight.maxBytes) : requestTooLarge(maxBodyBytes));
+      reject(refusal);
     };
     const onEnd = () => {
       cleanup();
@@ -93,7 +118,7 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold
       cleanup();
       reject(err);
     };
-    const onClose = () => onError(Object.assign(new Error('The client closed the request before its body ended.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = () => onError(clientLeft());
     function cleanup(): void {
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
@@ -110,6 +135,11 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, hold
 }
 
 function ignoreLateError(): void {}
+
+/** The error of a body whose client left before it ended (as a stream's premature close). */
+function clientLeft(): Error {
+  return Object.assign(new Error('The client closed the request before its body ended.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
 
 /**
  * How deeply arrays and objects may nest in a request body. Real bodies stay under ~15 (a tool's JSON

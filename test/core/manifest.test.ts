@@ -130,7 +130,7 @@ describe('manifest validation', () => {
 
   test('accepts the built-in default and fills every default', () => {
     const manifest: Manifest = validateManifest(defaultManifest, pluginRegistry, { env: {} });
-    assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, maxBodyBytesByDialect: { 'anthropic-messages': 33554432 }, maxBodyBytesInFlight: 268435456, drainTimeoutMs: 10000,
+    assert.deepEqual(manifest.server, { host: '127.0.0.1', port: 8787, maxBodyBytes: 4194304, maxBodyBytesByDialect: { 'anthropic-messages': 33554432 }, maxBodyBytesInFlight: 268435456, maxBodyBytesInFlightPerUser: 67108864, drainTimeoutMs: 10000,
       headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 65000, maxConnections: 4096, maxConnectionsPerAddress: 256, maxIdleConnectionsPerAddress: 64, logLevel: 'info', cors: { allowedOrigins: [], allowCredentials: false, maxAgeSeconds: 600 } });
     assert.equal(manifest.upstream.headersTimeoutMs, 120000);
     assert.deepEqual(manifest.plugins.map((p) => p.name), ['auth-guard', 'logger', 'metrics', 'response-store', 'rate-limit', 'budget', 'pricing', 'account', 'provider-router']);

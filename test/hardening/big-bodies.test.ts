@@ -12,6 +12,12 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
+import { createLog } from '../../core/runtime/log.ts';
+import { createGatewayUser } from '../../core/accounts/gateway-users.ts';
+import { createApiKey } from '../../core/accounts/api-keys.ts';
 
 const MiB = 1024 * 1024;
 
@@ -123,6 +129,48 @@ describe('bytes of bodies in flight capped (server.maxBodyBytesInFlight)', () =>
   });
 });
 
+describe('each user holds at most its share of the bodies in flight (server.maxBodyBytesInFlightPerUser)', () => {
+  let tg: TestGateway;
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } },
+      // The share is left to its default: a quarter of 64 MiB, raised to the 32 MiB of one Messages body.
+      server: { maxBodyBytesInFlight: 64 * MiB },
+    });
+  });
+  after(async () => {
+    await tg?.close();
+  });
+
+  test('a user stalling 4 declared 16 MiB bodies holds 2 (its 32 MiB); another user\'s body is served, the first user\'s next is refused', { timeout: 120_000 }, async () => {
+    const other = await createGatewayUser(tg.gateway.store.db, { name: `other-${process.pid}` });
+    const otherKey = (await createApiKey(tg.gateway.store.db, { gatewayUserId: other.id, name: 'other' })).key;
+    const body = messagesBody(16 * MiB);
+    const stalled = Array.from({ length: 4 }, () => partialMessages(tg.gateway.address.port, tg.apiKey, body));
+    // Every request either refused (answered, ended) or holding its declared bytes (running, unanswered).
+    await eventually(async () => assert.equal(stalled.filter((r) => r.answered()).length + tg.gateway.server.inFlight(), 4));
+    const refused = stalled.filter((r) => r.answered());
+    assert.equal(refused.length, 2, 'two 16 MiB bodies fill the user\'s 32 MiB share');
+    for (const request of refused) {
+      const answer = await request.response;
+      assert.match(answer, /^HTTP\/1\.1 503 /, answer.slice(0, 300));
+      assert.match(answer, /"type":"error"/, 'the Anthropic dialect\'s error shape');
+      assert.match(answer, /maxBodyBytesInFlightPerUser/, 'the caller\'s own share is named');
+    }
+    const res = await fetch(`${tg.gateway.origin}/api/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': otherKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body,
+    });
+    assert.equal(res.status, 200, (await res.text()).slice(0, 300));
+    const next = partialMessages(tg.gateway.address.port, tg.apiKey, messagesBody(1024 * 1024));
+    assert.match(await next.response, /^HTTP\/1\.1 503 [^]*maxBodyBytesInFlightPerUser/);
+    const held = stalled.filter((r) => !refused.includes(r));
+    for (const request of held) request.finish();
+    for (const request of held) assert.match(await request.response, /^HTTP\/1\.1 200 /);
+  });
+});
+
 describe('the concurrency slot taken before the body is read', () => {
   let tg: TestGateway;
   before(async () => {
@@ -159,5 +207,61 @@ describe('the concurrency slot taken before the body is read', () => {
     assert.equal(res.status, 400);
     const served = await tg.post('/messages', JSON.parse(messagesBody(1024).toString()));
     assert.equal(served.status, 200, served.text);
+  });
+});
+
+describe('a client that left while its request waited before the body', { skip: skipWithoutRedis() }, () => {
+  let tg: TestGateway;
+  let redis: RedisServer;
+  /** The test's own connection, to pause and resume the gateway's Redis commands. */
+  let control: RedisConnection;
+  before(async () => {
+    redis = await startRedisServer();
+    control = await connectRedis(redis.url, createLog('error', () => {}), 5_000);
+    tg = await startTestGateway({
+      providers: { anthropic: { type: 'anthropic', baseUrl: sim.baseUrl, apiKey: 'sk-ant' } },
+      server: { maxBodyBytesInFlight: 40 * MiB },
+      // The paused slot acquire must wait for CLIENT UNPAUSE, not time out into a 503.
+      coordination: { redis: redis.url, commandTimeoutMs: 60_000 },
+      user: { maxConcurrent: 1 },
+    });
+  });
+  after(async () => {
+    await tg?.close();
+    await control?.close();
+    await redis?.stop();
+  });
+
+  test('ends as the client\'s cancel: its declared bytes and its concurrency slot are given back, its row is logged', { timeout: 90_000 }, async () => {
+    const server = tg.gateway.server;
+    const connections = () => new Promise<number>((resolve, reject) => server.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    // Scripts (the concurrency slot's acquire in rate-limit's beforeBody) wait until UNPAUSE.
+    await control.client.call('CLIENT', 'PAUSE', '600000', 'WRITE');
+    let unpaused = false;
+    try {
+      const socket = connect({ port: tg.gateway.address.port, host: '127.0.0.1' });
+      socket.on('error', () => {});
+      socket.write([
+        'POST /api/v1/messages HTTP/1.1', 'host: tollgate', 'content-type: application/json', `content-length: ${32 * MiB}`,
+        `x-api-key: ${tg.apiKey}`, 'anthropic-version: 2023-06-01', '', '',
+      ].join('\r\n'));
+      await eventually(async () => assert.equal(server.inFlight(), 1, 'the exchange runs'));
+      socket.resetAndDestroy();
+      await eventually(async () => assert.equal(await connections(), 0, 'the gateway saw the client leave'));
+      await control.client.call('CLIENT', 'UNPAUSE');
+      unpaused = true;
+      await eventually(async () => assert.equal(server.inFlight(), 0, 'the exchange ended'), { timeoutMs: 10_000 });
+    } finally {
+      if (!unpaused) await control.client.call('CLIENT', 'UNPAUSE');
+    }
+    // 16 MiB fits in the 40 MiB only once the 32 MiB declared by the client that left are given back;
+    // and the user's one concurrency slot is free again.
+    const res = await tg.post('/messages', JSON.parse(messagesBody(16 * MiB).toString()));
+    assert.equal(res.status, 200, res.text.slice(0, 300));
+    await eventually(async () => {
+      const rows = await tg.gateway.store.db.selectFrom('llm_requests').selectAll().where('status', '=', 499).execute();
+      assert.equal(rows.length, 1, 'the request that was left has its row');
+      assert.equal(rows[0]!.error_code, 'client_disconnected');
+    });
   });
 });

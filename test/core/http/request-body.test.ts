@@ -89,16 +89,30 @@ describe('large bodies parsed off the event loop', () => {
 describe('body bytes in flight', () => {
   test('holds take bytes up to the cap, refuse what does not fit without taking it, and give everything back', () => {
     const inFlight = createBodyBytesInFlight(100);
-    const a = inFlight.hold();
-    const b = inFlight.hold();
-    assert.equal(a.grow(60), true);
-    assert.equal(b.grow(50), false, 'over the cap');
+    const a = inFlight.hold('user:1');
+    const b = inFlight.hold('user:2');
+    assert.equal(a.grow(60), null);
+    assert.equal(b.grow(50)?.code, 'bodies_in_flight_full', 'over the cap');
     assert.equal(inFlight.bytes, 60, 'a refused grow takes nothing');
-    assert.equal(b.grow(40), true);
+    assert.equal(b.grow(40), null);
     a.release();
     a.release();
     assert.equal(inFlight.bytes, 40, 'release is idempotent');
     b.release();
     assert.equal(inFlight.bytes, 0);
+  });
+
+  test('a principal holds at most its share; others still fit, and its share is free again once released', () => {
+    const inFlight = createBodyBytesInFlight(100, 40);
+    const first = inFlight.hold('user:1');
+    assert.equal(first.grow(30), null);
+    const second = inFlight.hold('user:1');
+    const refused = second.grow(20);
+    assert.equal(refused?.code, 'bodies_in_flight_full');
+    assert.match(refused.message, /maxBodyBytesInFlightPerUser/, 'the caller\'s share, not the process\'s');
+    assert.equal(inFlight.hold('user:2').grow(40), null, 'another user fits');
+    assert.equal(second.grow(10), null, 'up to the share');
+    first.release();
+    assert.equal(second.grow(20), null);
   });
 });
