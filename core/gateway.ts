@@ -133,6 +133,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         manifest.admin,
         GATEWAY_VERSION,
         coordination.loginThrottle(manifest.admin.loginMaxFailures, manifest.admin.loginWindowMinutes * 60_000),
+        manifest.server.headersTimeoutMs,
       );
     }
     compileBodyValidators();

@@ -34,7 +34,11 @@ const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
   createAlertsRoutes, createUpstreamHealthRoutes,
 ];
 
-export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string, loginThrottle?: LoginThrottle): AdminMount {
+/**
+ * Mounts the admin UI and API. `anonymousBodyTimeoutMs`: how long a request without a session has to
+ * send its body (`createAdminRouter`; the gateway passes `server.headersTimeoutMs`).
+ */
+export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string, loginThrottle?: LoginThrottle, anonymousBodyTimeoutMs?: number): AdminMount {
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
   const throttle = loginThrottle ?? createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
@@ -47,6 +51,7 @@ export function createAdminMount(ctx: AdminContext, settings: AdminSettings, ver
       return token ? (await sessions.verify(token))?.admin ?? null : null;
     },
     ctx.log,
+    anonymousBodyTimeoutMs,
   );
   const files = createAdminStatic();
   const purge = () => {

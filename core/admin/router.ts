@@ -5,7 +5,8 @@
  * renders the handler's reply or thrown `GatewayError`. Responses are never cached (`no-store`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { methodNotAllowed, invalidRequest, routeNotFound, toGatewayError, type GatewayError } from '../errors.ts';
+import { gatewayError, methodNotAllowed, invalidRequest, routeNotFound, toGatewayError, type GatewayError } from '../errors.ts';
+import { CLOSE_GRACE_MS } from '../http/client-errors.ts';
 import { originMismatch, sessionRequired } from './session-errors.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
@@ -54,7 +55,15 @@ function match(compiled: CompiledRoute, segments: string[]): Record<string, stri
   return params;
 }
 
-export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: SessionLookup, log: Log): AdminApiHandler {
+/**
+ * The admin API's handler. `anonymousBodyTimeoutMs`: how long a request without a session (the sign-in)
+ * has to send its body, in ms; then 408 `request_timeout` and its connection closed. Without it, a
+ * stranger's sign-in that declares a body and never sends it held its connection for the whole
+ * `server.requestTimeoutMs` (5 min), counted as busy, so a few addresses could fill
+ * `server.maxConnections` with no key (issue 39, item 4). The gateway passes `server.headersTimeoutMs`:
+ * a stranger gets that long for its headers and its body alike.
+ */
+export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: SessionLookup, log: Log, anonymousBodyTimeoutMs = 20_000): AdminApiHandler {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, segments: route.pattern.split('/').filter(Boolean) }));
 
   function find(method: string, path: string): { route: AdminRoute; params: Record<string, string> } {
@@ -70,12 +79,32 @@ export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: 
     throw routeNotFound(method, path);
   }
 
-  async function readBody(req: IncomingMessage): Promise<unknown> {
-    const raw = await readRequestBody(req, MAX_ADMIN_BODY_BYTES);
+  async function readBody(req: IncomingMessage, res: ServerResponse, anonymous: boolean): Promise<unknown> {
+    const raw = anonymous ? await withinDeadline(req, res, readRequestBody(req, MAX_ADMIN_BODY_BYTES)) : await readRequestBody(req, MAX_ADMIN_BODY_BYTES);
     if (raw.length === 0) return {};
     const type = req.headers['content-type'] ?? '';
     if (!/^application\/json\b/i.test(type)) throw invalidRequest('Send the body as JSON with "Content-Type: application/json".');
     return parseJsonBody(raw);
+  }
+
+  /**
+   * `reading`, or 408 `request_timeout` once `anonymousBodyTimeoutMs` passed: the answer then says
+   * `connection: close`, and the socket is destroyed `CLOSE_GRACE_MS` after it (a client that never
+   * reads nor closes would otherwise keep it half-open).
+   */
+  function withinDeadline(req: IncomingMessage, res: ServerResponse, reading: Promise<Buffer>): Promise<Buffer> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        res.setHeader('connection', 'close');
+        res.once('finish', () => setTimeout(() => req.socket.destroy(), CLOSE_GRACE_MS).unref());
+        reject(gatewayError('request_timeout'));
+      }, anonymousBodyTimeoutMs);
+      timer.unref();
+    });
+    // The read still settles later (its socket closed): nobody waits for it then.
+    reading.catch(() => {});
+    return Promise.race([reading, late]).finally(() => clearTimeout(timer));
   }
 
   return async function handleAdminApi(req, res, requestId) {
@@ -87,7 +116,7 @@ export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: 
       const admin = await lookupSession(req);
       if (!admin && !route.public) throw sessionRequired();
       const request: AdminRequest = {
-        method, params, query: url.searchParams, body: MUTATING.has(method) && method !== 'DELETE' ? await readBody(req) : undefined,
+        method, params, query: url.searchParams, body: MUTATING.has(method) && method !== 'DELETE' ? await readBody(req, res, !admin) : undefined,
         admin, requestId, req, res,
       };
       const reply = await route.handler(request);

@@ -205,6 +205,32 @@ describe('connections that never close (issue 39, item 4)', () => {
   });
 });
 
+describe('a stranger\'s sign-in whose body never comes (issue 39, item 4)', () => {
+  let tg: TestGateway;
+  before(async () => {
+    tg = await startTestGateway({
+      providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-test' } },
+      server: { headersTimeoutMs: 300, requestTimeoutMs: 300_000 },
+    });
+  });
+  after(async () => {
+    await tg?.close();
+  });
+
+  test('is answered 408 after headersTimeoutMs and its connection closed, not held for requestTimeoutMs', async () => {
+    const socket = connect(tg.gateway.address.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write('POST /admin/api/login HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n');
+    await closed;
+    assert.match(received, /^HTTP\/1\.1 408/, received.slice(0, 200));
+    assert.match(received, /"code":"request_timeout"/);
+    assert.equal(await openConnections(tg), 0);
+  });
+});
+
 describe('idle connections at the caps (issue 39, item 4)', () => {
   let tg: TestGateway;
   /** The server's side of each connection it accepted (before any cap closes it), in order. */
