@@ -11,7 +11,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { packageRoot } from '../runtime/package-root.ts';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openSqlite } from './driver-sqlite.ts';
+import { openSqlite, type SqliteDatabase } from './driver-sqlite.ts';
 import { Kysely, SqliteDialect, sql, type Compilable } from 'kysely';
 import type { Database } from './db-types.ts';
 
@@ -175,11 +175,33 @@ export function setBusyTimeout(store: Store, timeoutMs: number): void {
   if (store.engine === 'sqlite' && store.sqlite.open) store.sqlite.pragma(`busy_timeout = ${Math.trunc(timeoutMs)}`);
 }
 
+/** Attempts at switching a file to WAL, and the wait between two, ms. */
+const WAL_ATTEMPTS = 50;
+const WAL_RETRY_MS = 20;
+
+/**
+ * Switches the file to WAL. Two processes opening a new file at once (two CLI commands, replicas
+ * starting) can meet while one converts it: SQLite then answers SQLITE_BUSY at once, without waiting
+ * `busy_timeout` (it does not wait where waiting could deadlock), so the switch is retried a while.
+ * Blocking waits are fine here: this runs once, when the store opens, before anything is served.
+ */
+function enableWal(sqlite: SqliteDatabase): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (attempt >= WAL_ATTEMPTS || !/^SQLITE_BUSY/.test(String((err as { code?: unknown }).code))) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_RETRY_MS);
+    }
+  }
+}
+
 /** Opens (creating if needed) the database file and brings its schema up to date. */
 export function openStore(file: string, options: OpenStoreOptions = {}): SqliteStore {
   mkdirSync(dirname(file), { recursive: true });
   const sqlite = openSqlite(file);
-  sqlite.pragma('journal_mode = WAL');
+  enableWal(sqlite);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${PATIENT_BUSY_TIMEOUT_MS}`);
