@@ -10,9 +10,9 @@ export function checkCommand(registry: PluginRegistry): Command {
     .description('validate a manifest (every error at once, with JSON pointers)')
     .option('--config <path>', 'manifest (default: ./tollgate.json if present, else the built-in default)')
     .option('--json', 'print the effective manifest, defaults filled in')
-    .action((options: { config?: string; json?: boolean }) => {
+    .action(async (options: { config?: string; json?: boolean }) => {
       try {
-        const { manifest, source } = loadManifest(options.config, registry);
+        const { manifest, source } = await loadManifest(options.config, registry);
         if (options.json) process.stdout.write(JSON.stringify(manifest, null, 2) + '\n');
         else process.stdout.write(`${source}: OK (plugins: ${manifest.plugins.map((p) => p.name).join(' → ')})\n`);
       } catch (err) {

@@ -43,7 +43,7 @@ export function modelsCommand(registry: PluginRegistry): Command {
     .option('--provider <id>', 'only this provider')
     .option('--json', 'print JSON')
     .action(async (options: ModelsOptions) => {
-      const { manifest } = loadManifest(options.config, registry);
+      const { manifest } = await loadManifest(options.config, registry);
       const router = manifest.plugins.find((p) => registry.get(p.name)?.terminal);
       if (!router) throw new CliError('the manifest has no routing plugin');
       const host = { registry, manifest, dataDir: resolveDataDir(options.dataDir) };

@@ -75,7 +75,7 @@ interface DatasetMapping {
 
 /** The dataset rows, mapped with the manifest's pricing `datasetProviders` (or the defaults). */
 async function readDataset(configPath: string | undefined, registry: PluginRegistry): Promise<unknown[]> {
-  const pricing = loadManifest(configPath, registry).manifest.plugins.find((p) => p.name === 'pricing');
+  const pricing = (await loadManifest(configPath, registry)).manifest.plugins.find((p) => p.name === 'pricing');
   const providers = (pricing?.config as DatasetMapping | undefined)?.datasetProviders ?? DEFAULT_DATASET_PROVIDERS;
   return (await datasetPrices(providers, Date.now())).rows;
 }
@@ -142,7 +142,7 @@ export function pricingCommand(registry: PluginRegistry): Command {
     .option('--config <path>', 'manifest (its pricing and budget settings; default: ./tollgate.json if present, else the built-in default)')
     .option('--json', 'print JSON')
     .action(async (options: RepriceCliOptions) => {
-      const { manifest } = loadManifest(options.config, registry);
+      const { manifest } = await loadManifest(options.config, registry);
       const pricingEntry = manifest.plugins.find((p) => p.name === 'pricing');
       if (!pricingEntry) throw new CliError('the manifest has no pricing plugin, so there is no price to bill at');
       const timeZone = (manifest.plugins.find((p) => p.name === 'budget')?.config as { timeZone?: string } | undefined)?.timeZone ?? 'UTC';

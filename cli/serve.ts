@@ -43,10 +43,10 @@ export function serveCommand(registry: PluginRegistry): Command {
     .option('--host <host>', 'interface to listen on (overrides the manifest)')
     .option('--port <n>', 'port to listen on, 0 for any free one (overrides the manifest)', (v: string) => (v === '0' ? 0 : parsePositiveInt('--port')(v)))
     .action(async (options: ServeOptions) => {
-      const { manifest, source } = loadManifest(options.config, registry);
+      const { manifest, source, registry: plugins } = await loadManifest(options.config, registry);
       const dataDir = resolveDataDir(options.dataDir);
       const port = options.port ?? manifest.server.port;
-      const gateway = await startGateway({ manifest, registry, dataDir, host: options.host, port }).catch((err: unknown) => {
+      const gateway = await startGateway({ manifest, registry: plugins, dataDir, host: options.host, port }).catch((err: unknown) => {
         throw listenError(err, port) ?? err;
       });
       const lines = [

@@ -30,8 +30,20 @@ export interface GatewayErrorInit {
   relayedBody?: string;
 }
 
+/**
+ * Marks every `GatewayError`, whichever copy of this module made it: a plugin loaded from a file gets
+ * the SDK's build (`dist/plugin.js`), a copy of this class apart from the gateway's, and its errors
+ * must still be told from a plugin's failure (`instanceof` below checks the mark, not the class).
+ */
+const GATEWAY_ERROR = Symbol.for('tollgate.GatewayError');
+
 /** A denial or failure with a status and body from the contract. Throw it; the pipeline renders it. */
 export class GatewayError extends Error {
+  /** True for a `GatewayError` of any copy of this module (see `GATEWAY_ERROR`). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [GATEWAY_ERROR]?: unknown })[GATEWAY_ERROR] === true;
+  }
+
   readonly status: number;
   readonly type: string;
   readonly code: string;
@@ -66,6 +78,7 @@ export class GatewayError extends Error {
     return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
   }
 }
+Object.defineProperty(GatewayError.prototype, GATEWAY_ERROR, { value: true });
 
 /** One catalog entry. `message` is the default; call sites add what they know. */
 export interface ErrorSpec {
@@ -120,6 +133,8 @@ export const ERROR_CATALOG = {
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down. Retry shortly.', headers: { connection: 'close' } },
   store_unavailable: { status: 503, type: 'server_error', message: 'The gateway cannot reach its database right now (restarting, locked, full or read-only). Retry shortly.', headers: { 'retry-after': '1' } },
   internal_error: { status: 500, type: 'server_error', message: 'The gateway hit an unexpected error. It has been logged; quote the x-request-id if you report it.' },
+  // An operator's plugin (docs/plugins.md) threw, rejected or overran its hookTimeoutMs; the message names the plugin and hook, never its error.
+  plugin_error: { status: 500, type: 'server_error', message: 'A plugin of this gateway failed on this request. It has been logged; quote the x-request-id if you report it.' },
   /** Log only: the client left before the answer was complete (status 499, never sent). */
   client_disconnected: { status: 499, type: 'client_error', message: 'The client closed the connection before the answer was complete.' },
   // Log-side too: a stream still running when the shutdown drain timed out; billed for what was sent.

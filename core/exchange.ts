@@ -152,6 +152,13 @@ export interface Exchange {
   status: number;
   /** `error.code` when the outcome is an error, including an error delivered mid-stream. */
   errorCode: string | null;
+  /** The plugin whose failure ended the request (`plugin_error`), for the log row; null or absent otherwise. */
+  errorPlugin?: string | null;
+  /**
+   * Fields plugins added to the log row (the SDK's `logField`), kept as JSON in `plugin_fields`; null
+   * until one is added.
+   */
+  logFields: Record<string, string | number | boolean | null> | null;
   /** `performance.now()` when the first chunk (stream) or the body (non-stream) was written. */
   firstByteAtPerfMs: number | null;
   /** True when the client left before the response was complete. */

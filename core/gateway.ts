@@ -122,7 +122,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       store, log, dataDir: options.dataDir, upstream, keyring,
       clock, services: createServiceRegistry(), tokens, metrics, rateCounters: coordination.rateCounters, budgetCounters: coordination.budgetCounters, leases: coordination.leases,
     };
-    for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx));
+    for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx, entry));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });
     let origin = '';
     // Calls to itself (the admin key test) go to loopback even when listening on every interface.

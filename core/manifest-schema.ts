@@ -139,9 +139,17 @@ export const manifestSchema: JsonSchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['name'],
+        anyOf: [{ required: ['name'] }, { required: ['module'] }],
         properties: {
-          name: { type: 'string', description: 'A registered plugin name (the plugin registry).' },
+          name: { type: 'string', description: "A built-in plugin's name; for a plugin loaded by `module`, optional (its own name, when written, must match)." },
+          module: {
+            type: 'string', minLength: 1,
+            description: 'A plugin written on the plugin SDK (docs/plugins.md): a file relative to this manifest\'s folder ("./my-plugin.mjs") or a package resolved from there ("@acme/tollgate-plugin-x"); its default export is definePlugin(...).',
+          },
+          hookTimeoutMs: {
+            type: 'integer', minimum: 1, maximum: 600_000,
+            description: 'For a plugin written on the plugin SDK: how long one of its hooks may take before the request fails with 500 plugin_error (default 5000), ms.',
+          },
           config: { type: 'object', default: {}, description: "The plugin's config, validated by its own schema." },
         },
       },

@@ -23,6 +23,13 @@ export type PluginRegistry = ReadonlyMap<string, PluginFactory>;
 export interface PluginEntry {
   name: string;
   config: Record<string, unknown>;
+  /**
+   * The file (`./x.mjs`, relative to the manifest's folder) or package the plugin was loaded from, for
+   * a plugin written on the SDK (`core/sdk/load-modules.ts`); absent for a built-in.
+   */
+  module?: string;
+  /** How long a hook of an SDK plugin may take (ms) before its request fails with `plugin_error` (`core/sdk/host.ts`). */
+  hookTimeoutMs?: number;
 }
 
 export interface ServerSettings {
@@ -221,6 +228,11 @@ export interface ValidateOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the manifest came from, for messages. */
   source?: string;
+  /**
+   * What loading the plugin modules the manifest names found (`core/sdk/load-modules.ts`): its issues
+   * are reported with the others, and the entries whose module failed are not checked again.
+   */
+  loaded?: { issues: readonly ManifestIssue[]; failed: ReadonlySet<number> };
 }
 
 /** True for an IANA timezone this runtime knows (`UTC`, `Europe/Paris`); the schema format `time-zone`. */
@@ -242,7 +254,7 @@ export function defaultMaxBodyBytesInFlightPerUser(maxBodyBytesInFlight: number,
  * filled in; throws `ManifestError` listing every problem.
  */
 export function validateManifest(input: unknown, registry: PluginRegistry, options: ValidateOptions = {}): Manifest {
-  const issues: ManifestIssue[] = [];
+  const issues: ManifestIssue[] = [...(options.loaded?.issues ?? [])];
   const substituted = substituteEnv(structuredClone(input), options.env ?? process.env, issues);
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
   ajv.addFormat('time-zone', { type: 'string', validate: isTimeZone });
@@ -270,20 +282,30 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
     const seen = new Set<string>();
     const terminal: number[] = [];
     plugins.forEach((entry: unknown, i) => {
+      if (options.loaded?.failed.has(i)) return;
       const name = (entry as { name?: unknown } | null)?.name;
       if (typeof name !== 'string') return;
       const factory = registry.get(name);
       if (!factory) {
-        issues.push({ pointer: `${PLUGINS_POINTER}/${i}/name`, message: `unknown plugin "${name}"; known plugins: ${[...registry.keys()].join(', ')}` });
+        const module = (entry as { module?: unknown }).module;
+        issues.push(typeof module === 'string'
+          ? { pointer: `${PLUGINS_POINTER}/${i}/module`, message: `plugin modules are loaded only by \`tollgate serve\` and \`tollgate check\` (core/sdk/load-modules.ts); "${module}" was not` }
+          : { pointer: `${PLUGINS_POINTER}/${i}/name`, message: `unknown plugin "${name}"; known plugins: ${[...registry.keys()].join(', ')}` });
         return;
+      }
+      if ((entry as { hookTimeoutMs?: unknown }).hookTimeoutMs !== undefined && !('sdk' in factory)) {
+        issues.push({ pointer: `${PLUGINS_POINTER}/${i}/hookTimeoutMs`, message: `applies only to plugins written on the plugin SDK; "${name}" is part of the gateway` });
       }
       if (seen.has(name)) issues.push({ pointer: `${PLUGINS_POINTER}/${i}/name`, message: `plugin "${name}" is listed twice` });
       seen.add(name);
       if (factory.terminal) terminal.push(i);
       const e = entry as { config?: unknown };
       if (e.config === undefined) e.config = {};
-      if (!ajv.validate(factory.configSchema, e.config)) issues.push(...ajvIssues(ajv.errors, `${PLUGINS_POINTER}/${i}/config`));
-      else for (const p of factory.checkConfig?.(e.config) ?? []) issues.push({ pointer: `${PLUGINS_POINTER}/${i}/config${p.pointer}`, message: p.message });
+      // A loaded plugin's problems name it: the entry has no name of its own to point at.
+      const named = (message: string) => ('sdk' in factory ? `${message} (plugin "${name}")` : message);
+      if (!ajv.validate(factory.configSchema, e.config)) {
+        issues.push(...ajvIssues(ajv.errors, `${PLUGINS_POINTER}/${i}/config`).map((issue) => ({ pointer: issue.pointer, message: named(issue.message) })));
+      } else for (const p of factory.checkConfig?.(e.config) ?? []) issues.push({ pointer: `${PLUGINS_POINTER}/${i}/config${p.pointer}`, message: named(p.message) });
     });
     const terminalNames = [...registry.values()].filter((f) => f.terminal).map((f) => f.name);
     if (terminal.length === 0 && plugins.length > 0) {
@@ -324,14 +346,20 @@ function orderIssues(plugins: unknown[], registry: ReadonlyMap<string, PluginFac
   return issues;
 }
 
-/** Reads and validates a manifest file. Throws `ManifestError` (with every problem) or a read error. */
-export function loadManifestFile(path: string, registry: PluginRegistry, options: Omit<ValidateOptions, 'source'> = {}): Manifest {
+/** Reads and parses a manifest file. Throws `ManifestError` for text that is not JSON, or a read error. */
+export function readManifestFile(path: string): unknown {
   const text = readFileSync(path, 'utf8');
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw new ManifestError(path, [{ pointer: '', message: `not valid JSON (${(err as Error).message})` }]);
   }
-  return validateManifest(parsed, registry, { ...options, source: path });
+}
+
+/**
+ * Reads and validates a manifest file naming built-in plugins only (`cli/manifest-source.ts` loads one
+ * with plugin modules). Throws `ManifestError` (with every problem) or a read error.
+ */
+export function loadManifestFile(path: string, registry: PluginRegistry, options: Omit<ValidateOptions, 'source'> = {}): Manifest {
+  return validateManifest(readManifestFile(path), registry, { ...options, source: path });
 }

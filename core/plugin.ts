@@ -59,6 +59,7 @@ import type { RateCounters } from './coordination/rate-counters.ts';
 import type { Leases } from './coordination/leases.ts';
 import type { BudgetCounters } from './coordination/budget-counters.ts';
 import type { MaybePromise } from './runtime/maybe-promise.ts';
+import type { PluginEntry } from './manifest.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -167,7 +168,8 @@ export interface PluginFactory<C = unknown> {
    * pointer into the config (`/models/fast/deployments/0/provider`). MUST NOT throw or do I/O.
    */
   checkConfig?(this: void, config: C): readonly ConfigProblem[];
-  create(config: C, ctx: PluginContext): MaybePromise<Plugin<unknown>>;
+  /** `entry` is the plugin's manifest entry (its `hookTimeoutMs`, for a plugin written on the SDK). */
+  create(config: C, ctx: PluginContext, entry?: PluginEntry): MaybePromise<Plugin<unknown>>;
 }
 
 /** A problem `PluginFactory.checkConfig` found: where in the plugin's config (a JSON pointer) and what. */
@@ -186,6 +188,6 @@ export function definePlugin<C>(factory: PluginFactory<C>): PluginFactory {
   return {
     ...factory,
     ...(checkConfig ? { checkConfig: (config: unknown) => checkConfig(config as C) } : {}),
-    create: (config: unknown, ctx: PluginContext) => factory.create(config as C, ctx),
+    create: (config: unknown, ctx: PluginContext, entry?: PluginEntry) => factory.create(config as C, ctx, entry),
   };
 }

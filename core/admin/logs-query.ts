@@ -304,6 +304,10 @@ export interface LogDetail extends LogRow {
   usage_reported: Record<string, unknown> | null;
   /** The price the row was billed at (a Price's fields, USD per million tokens); null when unpriced. */
   billed_price: Record<string, unknown> | null;
+  /** The plugin whose failure ended the request (error `plugin_error`); null otherwise. */
+  error_plugin: string | null;
+  /** Fields plugins added to the row (`logField` of the plugin SDK); null when none. */
+  plugin_fields: Record<string, unknown> | null;
 }
 
 /** A JSON object column; null when absent or unreadable (a row written before the column existed). */
@@ -340,6 +344,9 @@ export async function getLogRow(store: LogReader, id: number): Promise<LogDetail
     .compile();
   const raw = (await store.db.executeQuery(compiled)).rows[0];
   return raw
-    ? { ...toLogRow(raw), attempts: parseAttempts(raw.attempts), usage_reported: parseObject(raw.usage_reported), billed_price: parseObject(raw.billed_price) }
+    ? {
+      ...toLogRow(raw), attempts: parseAttempts(raw.attempts), usage_reported: parseObject(raw.usage_reported), billed_price: parseObject(raw.billed_price),
+      error_plugin: raw.error_plugin ?? null, plugin_fields: parseObject(raw.plugin_fields),
+    }
     : undefined;
 }

@@ -64,6 +64,8 @@ export class LiveExchange implements Exchange {
   cost: RequestCost | null = null;
   status = 0;
   errorCode: string | null = null;
+  errorPlugin: string | null = null;
+  logFields: Record<string, string | number | boolean | null> | null = null;
   firstByteAtPerfMs: number | null = null;
   clientAborted = false;
   readonly responseHeaders: Record<string, string> = {};

@@ -79,6 +79,10 @@ export interface LlmRequestsTable {
   usage_reported: string | null;
   /** JSON of the price the row was billed at (`ModelPrice`, USD per million tokens); null when unpriced. */
   billed_price: string | null;
+  /** The SDK plugin whose failure ended the request (`plugin_error`); null otherwise. */
+  error_plugin: string | null;
+  /** JSON object of the fields SDK plugins added (`logField`); null when none. */
+  plugin_fields: string | null;
 }
 
 export interface ModelPricingTable {

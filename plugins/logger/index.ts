@@ -73,6 +73,8 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     attempts: ex.attempts && ex.attempts.length > 0 ? JSON.stringify(ex.attempts) : null,
     usage_reported: reportedUsageJson(ex),
     billed_price: ex.cost?.price ? billedPriceJson(ex.cost.price) : null,
+    error_plugin: ex.errorPlugin ?? null,
+    plugin_fields: ex.logFields === null ? null : JSON.stringify(ex.logFields),
   };
 }
 

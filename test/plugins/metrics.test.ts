@@ -166,7 +166,7 @@ function exchange(fields: Partial<Exchange> = {}): Exchange {
     dialect: null, request: null, clientBody: null, untranslatable: null, refusal: null, stream: false, clientWantsUsage: false, principal: null, target: null, modelServed: null,
     usage: null, usageEstimated: false, usageReport: null, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
-    responseHeaders: {}, states: [],
+    responseHeaders: {}, logFields: null, states: [],
     ...fields,
   };
 }

@@ -22,7 +22,7 @@ function exchange(fields: Partial<Exchange> = {}): Exchange {
     target: { provider: 'openai', model: 'gpt-4o-mini' }, modelServed: null,
     usage: null, usageEstimated: false, usageReport: null, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
-    responseHeaders: {}, states: [],
+    responseHeaders: {}, logFields: null, states: [],
     ...fields,
   };
 }

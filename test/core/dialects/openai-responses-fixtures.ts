@@ -15,7 +15,7 @@ export function exchange(fields: Partial<Exchange> = {}): Exchange {
     target: { provider: 'openai', model: 'gpt-5-mini' }, modelServed: null,
     usage: null, usageEstimated: false, usageReport: null, promptTokensEstimate: null, generated: [], upstreamStatus: null,
     cost: null, status: 200, errorCode: null, firstByteAtPerfMs: null, clientAborted: false,
-    responseHeaders: {}, states: [],
+    responseHeaders: {}, logFields: null, states: [],
     ...fields,
   };
 }

@@ -1,0 +1,259 @@
+/**
+ * The types of the public plugin SDK (`tollgate/plugin`, `core/sdk/index.ts`): what an operator's
+ * plugin sees of the gateway. Each is a view of an internal type (`core/exchange.ts`,
+ * `core/plugin.ts`), narrowed to what a plugin may read and change; `core/sdk/host.ts` checks at
+ * compile time that the internal types satisfy them, so the gateway hands its own objects over
+ * without copying. Whatever is not named here is not part of the promise and may change in any
+ * release.
+ *
+ * Semver: within `apiVersion` 1, a minor release may add optional hooks, optional context members and
+ * readable fields; removing or changing one is a new `apiVersion`.
+ */
+import type { ChatCompletionChunk, ChatCompletionRequest, Usage } from '../canonical/chat-types.ts';
+import type { EmbeddingRequest } from '../canonical/embedding-types.ts';
+import type { JsonSchema } from '../json-schema.ts';
+
+export type { ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChatContentPart, ChatTool, ChatToolCall, Usage } from '../canonical/chat-types.ts';
+export type { EmbeddingRequest } from '../canonical/embedding-types.ts';
+export type { JsonSchema } from '../json-schema.ts';
+
+/** A value that may be awaited; hooks may answer synchronously, which costs the request no microtask. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * The request a model call carries, whatever the client's dialect: an OpenAI chat-completion-shaped
+ * request, or an embeddings request (which has no `messages`).
+ */
+export type CanonicalRequest = ChatCompletionRequest | EmbeddingRequest;
+
+/** Who is calling, once authentication ran. */
+export interface Principal {
+  readonly gatewayUserId: number;
+  readonly gatewayUserName: string;
+  readonly apiKeyId: number;
+}
+
+/** Where the request goes, once routing ran. */
+export interface Target {
+  /** Provider id as declared in the manifest (`openai`, `anthropic`, `azure`, ...). */
+  readonly provider: string;
+  /** The model id sent upstream, without the provider prefix. */
+  readonly model: string;
+}
+
+/** Token counts of one answer (reported by the upstream, or counted locally: `usageEstimated`). */
+export interface TokenCounts {
+  /** Every prompt token, cache reads and writes included. */
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  readonly cacheWriteTokens: number;
+}
+
+/** What a request cost, in integer nano-USD (1 USD = 1e9). */
+export interface RequestCost {
+  readonly totalNanos: number;
+  readonly inputNanos: number;
+  readonly cachedInputNanos: number;
+  readonly cacheWriteNanos: number;
+  readonly outputNanos: number;
+  /** True when the model has no price: every figure is 0. */
+  readonly unpriced: boolean;
+}
+
+/** The API surface the client speaks. */
+export interface DialectInfo {
+  /** `openai-chat`, `anthropic-messages`, `openai-responses`, `openai-embeddings`, ... */
+  readonly id: string;
+}
+
+/** A value a plugin may add to the request's log row (`logField`): kept as JSON in `plugin_fields`. */
+export type LogFieldValue = string | number | boolean | null;
+
+/**
+ * One request as a plugin sees it. Fields fill in as the request moves on: `principal` after
+ * authentication, `request` once the body was read, `target` after routing, `usage`, `cost` and
+ * `status` on the way back.
+ */
+export interface Exchange {
+  /** `x-request-id` of the response, e.g. `req_6f1c...`. */
+  readonly id: string;
+  /** The endpoint's stable name: `chat.completions`, `messages.create`, `responses.create`, `embeddings.create`, `models.list`, ... */
+  readonly operation: string;
+  readonly method: string;
+  readonly path: string;
+  /** The client's request headers, names lowercase. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Query-string parameters, the last value winning. */
+  readonly query: Readonly<Record<string, string>>;
+  /** Wall clock at arrival, ms since the epoch. */
+  readonly startedAtMs: number;
+  /** Aborted when the client left or the gateway gave up: pass it to any I/O a hook starts. */
+  readonly signal: AbortSignal;
+  /** The dialect of a model call; null on other endpoints (model lists, account). */
+  readonly dialect: DialectInfo | null;
+  /** The canonical request of a model call; null on other endpoints and before the body was read. */
+  readonly request: Readonly<CanonicalRequest> | null;
+  /** True when the client asked for a streamed answer. */
+  readonly stream: boolean;
+  readonly principal: Principal | null;
+  readonly target: Target | null;
+  /** The model the upstream says it served. */
+  readonly modelServed: string | null;
+  readonly usage: TokenCounts | null;
+  /** True when `usage` was counted locally, not reported by the upstream. */
+  readonly usageEstimated: boolean;
+  /** Set when the response ended (by the pricing plugin); null when nothing was billed. */
+  readonly cost: RequestCost | null;
+  /** The HTTP status sent, or being sent. */
+  readonly status: number;
+  /** `error.code` when the outcome is an error; null otherwise. */
+  readonly errorCode: string | null;
+  /** True when the client left before the response was complete. */
+  readonly clientAborted: boolean;
+  /** Headers to add to the response (lowercase names); written with the status line, so set them before `onResponseStart` returns. */
+  readonly responseHeaders: Record<string, string>;
+  /** Fields plugins added to this request's log row (`logField`); null when none. */
+  readonly logFields: Readonly<Record<string, LogFieldValue>> | null;
+}
+
+/** A locally produced answer: a JSON body with a status and headers (see `reply`). */
+export interface Reply {
+  readonly kind: 'reply';
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The error a hook throws to refuse a request (see `gatewayError`): the client gets `status` and a body
+ * in its own dialect's shape naming `code` and `message`.
+ */
+export interface GatewayErrorLike extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string;
+  readonly param: string | null;
+}
+
+/**
+ * One streamed chunk in the canonical (OpenAI chat-completion chunk) shape, as every chat dialect's
+ * stream is seen by `onResponseChunk`.
+ */
+export type StreamChunk = ChatCompletionChunk;
+
+/**
+ * The hooks of a plugin instance, every one optional. When each runs, what it may change and what it
+ * costs: `docs/plugins.md`. Request hooks run in manifest order, response hooks in reverse, and only
+ * for plugins whose request hook ran (the onion rule). A hook that throws anything but a
+ * `gatewayError`, or takes longer than the entry's `hookTimeoutMs`, fails the request with 500
+ * `plugin_error` (or is logged, on the response path) and never stops the gateway.
+ */
+export interface Plugin<S = void> {
+  /** Per-request private state, made the first time one of this plugin's hooks runs for a request. */
+  createState?(ex: Exchange): S;
+  /** Before the body is read: take what must be held while it is read. Throw a `gatewayError` to refuse. */
+  beforeBody?(ex: Exchange, state: S): MaybePromise<void>;
+  /** With the parsed request: check, refuse (throw a `gatewayError`) or answer locally (return a `Reply`). */
+  onRequest?(ex: Exchange, state: S): MaybePromise<void | Reply>;
+  /** The request failed (`error` decided); observational. */
+  onError?(ex: Exchange, state: S, error: GatewayErrorLike): void;
+  /** Status known, headers not sent: add to `ex.responseHeaders`. Synchronous. */
+  onResponseStart?(ex: Exchange, state: S): void;
+  /** Each canonical stream chunk before it is written; synchronous, must not change it. */
+  onResponseChunk?(ex: Exchange, state: S, chunk: StreamChunk): void;
+  /** Exactly once, after the last byte was written or the client left: count, record, release. */
+  onResponseEnd?(ex: Exchange, state: S): MaybePromise<void>;
+  /** At shutdown, after in-flight requests drained. */
+  close?(): MaybePromise<void>;
+}
+
+/** Writes one JSON line to the gateway's log; never pass keys, credentials or request bodies. */
+export interface PluginLog {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** A Prometheus counter the plugin registered (`PluginMetrics.counter`). */
+export interface Counter {
+  inc(labels?: Readonly<Record<string, string>>, value?: number): void;
+}
+
+/** A Prometheus histogram (`PluginMetrics.histogram`); values in the unit its name says. */
+export interface Histogram {
+  observe(labels: Readonly<Record<string, string>>, value: number): void;
+}
+
+/** A Prometheus gauge (`PluginMetrics.gauge`). */
+export interface Gauge {
+  set(labels: Readonly<Record<string, string>>, value: number): void;
+}
+
+/** What `PluginMetrics` makes: the name (`snake_case`, with its unit: `_seconds`, `_total`), help and label names. */
+export interface MetricSpec {
+  name: string;
+  help: string;
+  labelNames?: readonly string[];
+}
+
+/**
+ * Metrics served at `GET /metrics` beside the gateway's own. Every name gets the prefix
+ * `tollgate_plugin_<plugin name, - as _>_`, so plugins never collide with each other or the gateway.
+ */
+export interface PluginMetrics {
+  counter(spec: MetricSpec): Counter;
+  histogram(spec: MetricSpec & { buckets?: readonly number[] }): Histogram;
+  gauge(spec: MetricSpec): Gauge;
+}
+
+/** What a plugin gets when it is created (once, at start). */
+export interface PluginContext {
+  /** This plugin's name (its log lines and metrics carry it). */
+  readonly name: string;
+  readonly log: PluginLog;
+  /** Wall-clock time, ms since the epoch; read it here, never `Date.now()`, so tests can set the time. */
+  readonly clock: () => number;
+  readonly metrics: PluginMetrics;
+  /** The gateway's data directory (absolute), for a plugin that keeps files of its own. */
+  readonly dataDir: string;
+}
+
+/**
+ * Where the plugin must sit in the manifest relative to another, when both are listed; checked when the
+ * manifest loads, with `why` shown to the operator who breaks it.
+ */
+export interface OrderRule {
+  relation: 'after' | 'before';
+  plugin: string;
+  why: string;
+}
+
+/** A problem `checkConfig` found: where in the plugin's config (a JSON pointer) and what. */
+export interface ConfigProblem {
+  pointer: string;
+  message: string;
+}
+
+/** A plugin kind, as `definePlugin` takes it. */
+export interface PluginDefinition<C = Record<string, unknown>, S = unknown> {
+  /** Unique among the manifest's plugins: lowercase letters, digits and `-` (`acme-header`). */
+  readonly name: string;
+  /** The plugin's own version (semver), shown by `tollgate plugins list`. */
+  readonly version?: string;
+  readonly description: string;
+  /**
+   * JSON Schema (draft-07) of the manifest entry's `config`, validated when the manifest loads (at
+   * `serve` and in `tollgate check`) with defaults filled in; describe every field.
+   */
+  readonly configSchema: JsonSchema;
+  /** Rules the schema cannot state; MUST NOT throw or do I/O. */
+  checkConfig?(this: void, config: C): readonly ConfigProblem[];
+  readonly order?: readonly OrderRule[];
+  /** Creates the instance, once at start, with the config its schema accepted. */
+  create(config: C, ctx: PluginContext): MaybePromise<Plugin<S>>;
+}
+
+/** What `definePlugin` returns: the definition marked with the SDK version it was written for. */
+export type DefinedPlugin<C = Record<string, unknown>, S = unknown> = PluginDefinition<C, S> & { readonly apiVersion: 1 };
