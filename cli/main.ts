@@ -15,15 +15,19 @@ import { secretCommand } from './secret.ts';
 import { modelsCommand } from './models.ts';
 import { pricingCommand } from './pricing.ts';
 import { exportSqliteCommand, migrateCommand } from './store.ts';
+import { pluginsCommand } from './plugins.ts';
 import { CliError } from './output.ts';
 import { addGlobalOptions } from './global-options.ts';
 import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
+
+/** The gateway's version, as `--version` and `tollgate plugins list` show it. */
+const GATEWAY_VERSION = '0.1.0';
 
 /** The whole program, its commands given `registry`. */
 export function createProgram(registry: PluginRegistry): Command {
   return addGlobalOptions(new Command('tollgate'))
     .description('Tollgate: a self-hosted, OpenAI-compatible LLM gateway')
-    .version('0.1.0')
+    .version(GATEWAY_VERSION)
     .showHelpAfterError()
     .addCommand(serveCommand(registry))
     .addCommand(checkCommand(registry))
@@ -35,6 +39,7 @@ export function createProgram(registry: PluginRegistry): Command {
     .addCommand(secretCommand())
     .addCommand(modelsCommand(registry))
     .addCommand(pricingCommand(registry))
+    .addCommand(pluginsCommand(registry, GATEWAY_VERSION))
     .addCommand(migrateCommand())
     .addCommand(exportSqliteCommand());
 }

@@ -22,9 +22,14 @@ export interface GatewayProcess {
  */
 const START_TIMEOUT_MS = 300_000;
 
-export async function startGatewayProcess(options: { dataDir: string; manifest?: unknown; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
+/**
+ * `manifest` is written into the data dir; `configPath` names a manifest file written elsewhere (its
+ * plugin modules resolve from its folder).
+ */
+export async function startGatewayProcess(options: { dataDir: string; manifest?: unknown; configPath?: string; env?: NodeJS.ProcessEnv }): Promise<GatewayProcess> {
   const args = [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', options.dataDir];
-  if (options.manifest) {
+  if (options.configPath) args.push('--config', options.configPath);
+  else if (options.manifest) {
     const path = join(options.dataDir, 'tollgate.test.json');
     writeFileSync(path, JSON.stringify(options.manifest));
     args.push('--config', path);
