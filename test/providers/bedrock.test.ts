@@ -79,7 +79,7 @@ describe('Claude on Bedrock through /api/v1/messages (Claude Code\'s path)', () 
       messages: [{ role: 'user' as const, content: 'Say hello' }], metadata: { user_id: 'u-1' },
     };
     const { data, response } = await anthropic.messages.create(params, { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } }).withResponse();
-    assert.equal(data.content[0]!.type === 'text' && data.content[0]!.text, BEDROCK_SIM_REPLY);
+    assert.equal(data.content[0]!.type === 'text' && data.content[0].text, BEDROCK_SIM_REPLY);
     assert.equal(data.id, 'msg_bdrk_01SIM');
     const [sent] = callsSince(from);
     assert.equal(sent!.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
@@ -137,7 +137,7 @@ describe('Messages to a model that is not Claude', () => {
   test('is translated to Converse and answered as an Anthropic message', async () => {
     const from = sim.requests.length;
     const message = await anthropic.messages.create({ model: `bedrock/${NOVA}`, max_tokens: 20, messages: [{ role: 'user', content: 'Say hello' }] });
-    assert.equal(message.content[0]!.type === 'text' && message.content[0]!.text, BEDROCK_SIM_REPLY);
+    assert.equal(message.content[0]!.type === 'text' && message.content[0].text, BEDROCK_SIM_REPLY);
     assert.equal(callsSince(from)[0]!.path, `/model/${encodeURIComponent(NOVA)}/converse`);
     assert.deepEqual(callsSince(from)[0]!.body!.inferenceConfig, { maxTokens: 20 });
   });

@@ -10,7 +10,7 @@
  */
 import type { DecodedChunk, FramedEvent, StreamDecoder } from '../../../../core/upstream/upstream-call.ts';
 import { completionId, createChunkBuilder, parseUpstreamJson, truncatedStream, type ChunkBuilder } from '../canonical.ts';
-import { converseFinishReason, usageFromConverse, type ConverseUsage } from './converse.ts';
+import { converseFinishReason, usageFromConverse, type ConverseUsage } from './converse-answer.ts';
 import { bedrockStreamError } from './errors.ts';
 
 interface ConverseEvent {

@@ -25,11 +25,12 @@ import type { ChatCompletionRequest, ChatMessage, ChatTool } from '../../../../c
 import type { ResponseCodec } from '../../../../core/upstream/upstream-call.ts';
 import {
   completionId, contentParts, contentText, malformedResponse, maxOutputTokens, nowUnixSec, parseDataUrl, parseToolArguments,
-  parseUpstreamJson, unsupportedParameter, usageOf,
+  parseUpstreamJson, unsupportedParameter,
 } from '../canonical.ts';
 import { mapBedrockError } from './errors.ts';
 import { sseEvent, transcodeEventStream, type AwsStreamMessage } from './event-stream.ts';
 import { ConverseStreamDecoder } from './converse-stream.ts';
+import { converseFinishReason, usageFromConverse, type ConverseUsage } from './converse-answer.ts';
 
 type Block = Record<string, unknown>;
 interface Turn { role: 'user' | 'assistant'; content: Block[] }
@@ -44,26 +45,6 @@ const NO_OP: Readonly<Record<string, (value: unknown) => boolean>> = {
   response_format: (v) => (v as { type?: string }).type === 'text', modalities: (v) => Array.isArray(v) && v.length === 1 && v[0] === 'text',
 };
 const IMAGE_FORMATS: Readonly<Record<string, string>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
-const FINISH_REASONS: Readonly<Record<string, string>> = {
-  end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls',
-  guardrail_intervened: 'content_filter', content_filtered: 'content_filter', model_context_window_exceeded: 'length',
-};
-
-export function converseFinishReason(stopReason: unknown): string {
-  return FINISH_REASONS[typeof stopReason === 'string' ? stopReason : ''] ?? 'stop';
-}
-
-export interface ConverseUsage { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheWriteInputTokens?: number }
-
-const count = (value: number | undefined) => (typeof value === 'number' && value > 0 ? value : 0);
-
-/** Converse usage → canonical (module doc). */
-export function usageFromConverse(usage: ConverseUsage) {
-  const read = count(usage.cacheReadInputTokens);
-  const write = count(usage.cacheWriteInputTokens);
-  return usageOf(count(usage.inputTokens) + read + write, count(usage.outputTokens), read, write);
-}
-
 function userBlocks(message: ChatMessage, index: number, provider: string): Block[] {
   return contentParts(message.content).map((part, p) => {
     if (part.type === 'text') return { text: part.text };
