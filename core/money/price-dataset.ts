@@ -32,6 +32,9 @@ export const DEFAULT_DATASET_PROVIDERS: Readonly<Record<string, string>> = Objec
   // Azure OpenAI's Global Standard deployments cost what OpenAI charges, and the dataset's own `azure`
   // list lacks the GPT-4o, 4.1 and 5 families; Data Zone and Regional deployments cost more (set by hand).
   azure: 'openai',
+  // Bedrock's model and inference profile ids, priced by the dataset's `aws` rows (the provider maps
+  // `us.` / in-region ids to their `regional.` rows: `BedrockProvider.priceModelOf`).
+  bedrock: 'aws',
 });
 
 /** What the parent sends, once. */

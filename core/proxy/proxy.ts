@@ -59,6 +59,7 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
     const error = redactError(call.codec.decodeError(upstream.statusCode, text, upstream.headers), secrets);
     // The client speaks the upstream's dialect: its own words and status go back unchanged, except
     // where they could quote the credential (401, 403) or are not the upstream's error body.
+    if (call.passthrough && call.kind !== 'embeddings' && call.relayErrors === false) throw error;
     if (call.passthrough && relayable(upstream.statusCode, text)) throw error.relayed(upstream.statusCode, text);
     throw error;
   }
@@ -71,13 +72,18 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
-    else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, upstream.body, deps);
-    else await relayStream(ex, call, res, hooks, renderer, upstream.body, deps);
+    else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
+    else await relayStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
   } finally {
     // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
     // cut, is billed for what was generated so far, counted locally.
     if (ex.clientAborted || shutdownCut(ex) !== null) await settleUsage(ex, deps.tokens);
   }
+}
+
+/** A stream's body as the codec reads it: transcoded first when the upstream frames it its own way (`ResponseCodec.transcode`). */
+function streamBody(call: UpstreamCall, body: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+  return call.codec.transcode ? call.codec.transcode(body) : body;
 }
 
 async function relayCompletion(

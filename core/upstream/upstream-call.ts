@@ -23,6 +23,13 @@ export interface UpstreamRequest {
   /** Lowercase header names. Carries the credential: never log it. */
   headers: Record<string, string>;
   body: string | null;
+  /**
+   * Headers computed right before each dispatch, from the request as it will be sent, added to
+   * `headers` (AWS SigV4 signs the method, path, headers, body and the time, so a signature cannot be
+   * made when the call is built, and a retried call needs a fresh one). Absent: `headers` as they are.
+   * Rejects with a `GatewayError` when no signature can be made (no credentials).
+   */
+  authorize?: (this: void, request: UpstreamRequest) => Promise<Record<string, string>>;
 }
 
 /** A chat-shaped model call (a completion or a stream): the request plus how to read its answer. */
@@ -37,6 +44,12 @@ export interface UpstreamCall extends UpstreamRequest {
    */
   passthrough?: boolean;
   codec: ResponseCodec;
+  /**
+   * On a native pass-through, false when the upstream's error bodies are not in the client's dialect
+   * (Bedrock's `{"message"}` to a Messages client): its errors are then rendered by the dialect from
+   * the mapped error instead of relayed. Default true.
+   */
+  relayErrors?: boolean;
   /**
    * The same call with the request's output limit lowered to `tokens` per choice, in the client's
    * dialect and in the provider's own field (set by the router; a budget that can pay for less than
@@ -115,6 +128,13 @@ export interface DecodedResponse {
  */
 export interface ResponseCodec {
   readonly framing: StreamFraming;
+  /**
+   * A stream answer in a binary framing of the upstream's own (AWS's event stream), rewritten read by
+   * read into `framing` before anything else reads it; on a native pass-through what it yields is what
+   * the client receives. Pulled lazily (backpressure holds); throws `GatewayError` for bytes that are
+   * not valid framing. Absent: the upstream's bytes are already in `framing`.
+   */
+  transcode?(this: void, body: AsyncIterable<Buffer>): AsyncIterable<Buffer>;
   /** A non-2xx answer as the contract's error. `bodyText` may be empty or not JSON. */
   decodeError(this: void, status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): GatewayError;
   /** A 2xx non-streamed body. Throws `GatewayError` (502) when it is not a valid answer. */

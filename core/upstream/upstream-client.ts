@@ -84,6 +84,14 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
 
   function send(call: UpstreamRequest, signal?: AbortSource): Promise<UpstreamResponse> {
     if (signal?.aborted) return Promise.reject(transportError(call.provider, signal.reason));
+    if (!call.authorize) return dispatch(call, call.headers, signal);
+    return call.authorize(call).then(
+      (added) => (signal?.aborted ? Promise.reject(transportError(call.provider, signal.reason)) : dispatch(call, Object.assign({}, call.headers, added), signal)),
+      (err: unknown) => Promise.reject(transportError(call.provider, err)),
+    );
+  }
+
+  function dispatch(call: UpstreamRequest, headers: Record<string, string>, signal?: AbortSource): Promise<UpstreamResponse> {
     const stream = (call as { stream?: boolean }).stream === true;
     return new Promise((resolve, reject) => {
       const handler = new UpstreamCallHandler(scopeOf(call.provider), signal, !stream, resolve, reject);
@@ -91,7 +99,7 @@ export function createUpstreamClient(settings: Readonly<UpstreamSettings>): Upst
         origin: call.origin,
         path: call.path,
         method: call.method,
-        headers: call.headers,
+        headers,
         body: call.body,
         headersTimeout: settings.headersTimeoutMs,
         bodyTimeout: settings.bodyTimeoutMs,

@@ -358,8 +358,8 @@ function routeModelCall(r: Router, ex: Exchange, state: RouterState, found: Depl
 
 /** A token-count request: the local tokenizer answers unless the provider counts in the client's dialect. */
 async function countOrCall(r: Router, ex: Exchange, state: RouterState, deployments: Deployment[]): Promise<ModelCall | Reply> {
-  const { provider } = await prepare(r, ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
-  if (!provider.nativeDialects.has(ex.dialect!.id)) {
+  const { provider, model } = await prepare(r, ex, deployments[0]!, ex.principal?.gatewayUserId ?? null);
+  if (!provider.speaksNatively(ex.dialect!.id, model, ex.operation)) {
     if (ex.untranslatable) throw ex.untranslatable;
     await r.ctx.tokens.ready();
     return reply(200, ex.dialect!.tokenCountBody!(r.ctx.tokens.promptTokens(ex)));

@@ -99,7 +99,11 @@ export const providerRouterSchema: JsonSchema = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        required: ['type', 'baseUrl'],
+        required: ['type'],
+        // Bedrock derives its endpoints from its region; every other provider needs its base URL.
+        if: { properties: { type: { const: 'bedrock' } } },
+        then: { required: ['region'] },
+        else: { required: ['baseUrl'] },
         properties: {
           type: { enum: [...providerTypes.keys()], description: 'Which implementation speaks to this upstream.' },
           baseUrl: {
@@ -127,10 +131,15 @@ export const providerRouterSchema: JsonSchema = {
               properties: { model: { type: 'string', minLength: 1, description: 'The model this deployment runs, as OpenAI names it (e.g. "gpt-4o-mini").' } },
             },
           },
+          region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'For "bedrock" (required): the AWS region, e.g. "us-east-1": the runtime endpoint https://bedrock-runtime.{region}.amazonaws.com, the control plane https://bedrock.{region}.amazonaws.com, and the SigV4 signing region. "baseUrl" overrides the runtime endpoint (a VPC endpoint, a proxy).' },
+          controlPlaneUrl: { type: 'string', pattern: '^https?://', description: 'For "bedrock": the control-plane base URL the model list is read from (ListFoundationModels); default https://bedrock.{region}.amazonaws.com.' },
+          accessKeyId: { type: 'string', description: 'For "bedrock": a static AWS access key id, usually "${AWS_ACCESS_KEY_ID}". Without it (or with an empty one) the standard AWS credential chain is used: environment, shared profile (AWS_PROFILE), web identity, container or instance role.' },
+          secretAccessKey: { type: 'string', description: 'For "bedrock": the secret access key of accessKeyId, usually "${AWS_SECRET_ACCESS_KEY}".' },
+          sessionToken: { type: 'string', description: 'For "bedrock": the session token of temporary keys, usually "${AWS_SESSION_TOKEN}".' },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
           apiKeys: {
             type: 'array',
-            description: 'A pool of shared API keys (e.g. several accounts), with apiKey as its first key when both are set. Requests go round-robin over the keys that have room under their own rpm/tpm; a key answering 429 rests (its retry-after, else keyCooldownMs) and the attempt is retried on another key; a key the upstream refuses as a key (a 401 such as invalid_api_key, or a 403/400 the provider says is about a disabled key or account) rests for keyCooldownMs, the attempt is retried on another key, and once refused on a second model before it serves again it is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts; a 403 the request caused (a model the account may not use) counts against no key. Keys are shown only by their last 4 characters. Use "${NAME}" to read each from the environment; an empty one is left out. A user\'s own credential and a deployment\'s apiKey still win.',
+            description: 'A pool of shared API keys (e.g. several accounts), with apiKey as its first key when both are set. Requests go round-robin over the keys that have room under their own rpm/tpm; a key answering 429 rests (its retry-after, else keyCooldownMs) and the attempt is retried on another key; a key the upstream refuses as a key (a 401 such as invalid_api_key, or a 403/400 the provider says is about a disabled key or account) rests for keyCooldownMs, the attempt is retried on another key, and once refused on a second model before it serves again it is disabled until an admin enables it (POST /admin/api/upstream-health/keys/{provider}/{key}/enable) or the gateway restarts; a 403 the request caused (a model the account may not use) counts against no key. For "bedrock" each key is "accessKeyId:secretAccessKey" or "accessKeyId:secretAccessKey:sessionToken". Keys are shown only by their last 4 characters. Use "${NAME}" to read each from the environment; an empty one is left out. A user\'s own credential and a deployment\'s apiKey still win.',
             items: {
               oneOf: [
                 { type: 'string', description: 'The key.' },

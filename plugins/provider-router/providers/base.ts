@@ -29,6 +29,16 @@ export interface ProviderSettings {
   apiVersion?: string;
   /** Azure: the deployments clients may see listed, by deployment name, with the model each runs (for prices). */
   deployments?: Record<string, { model?: string }>;
+  /** Bedrock: the AWS region of the runtime and control-plane endpoints and of the SigV4 scope, e.g. `us-east-1`. */
+  region?: string;
+  /** Bedrock: the control-plane base URL (model lists); default `https://bedrock.{region}.amazonaws.com`. */
+  controlPlaneUrl?: string;
+  /** Bedrock: a static AWS access key id; absent = the standard AWS credential chain. */
+  accessKeyId?: string;
+  /** Bedrock: the secret of `accessKeyId`. */
+  secretAccessKey?: string;
+  /** Bedrock: the session token of temporary static credentials. */
+  sessionToken?: string;
 }
 
 /** The credential used for one call. */
@@ -183,6 +193,16 @@ export abstract class Provider {
    */
   get nativeDialects(): ReadonlySet<string> {
     return NO_DIALECTS;
+  }
+
+  /**
+   * True when a request in `dialect` for `model` (the operation `operation`, e.g.
+   * `messages.count_tokens`) is passed through (`buildNativeCall`) rather than translated. Default:
+   * `dialect` is one of `nativeDialects`, whatever the model; a provider whose models speak different
+   * wire formats (Bedrock: Claude natively, others through Converse) narrows it.
+   */
+  speaksNatively(dialect: string, _model: string, _operation?: string): boolean {
+    return this.nativeDialects.has(dialect);
   }
 
   /**

@@ -6,6 +6,7 @@ import type { UpstreamClient } from '../../../core/upstream/upstream-client.ts';
 import type { Provider, ProviderSettings } from './base.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
 import { AzureProvider } from './azure/index.ts';
+import { BedrockProvider } from './bedrock/index.ts';
 import { GeminiProvider } from './gemini/index.ts';
 import { MistralProvider } from './mistral/index.ts';
 import { OllamaProvider } from './ollama/index.ts';
@@ -21,5 +22,6 @@ export const providerTypes: ReadonlyMap<string, ProviderConstructor> = new Map<s
   ['mistral', MistralProvider],
   ['ollama', OllamaProvider],
   ['azure', AzureProvider],
+  ['bedrock', BedrockProvider],
   ['openai-compatible', OpenAICompatibleProvider],
 ]);

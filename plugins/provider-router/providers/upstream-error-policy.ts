@@ -29,6 +29,8 @@
  *    `retry-after-ms`.
  * 7. 503, Anthropic's 529 and any error the provider calls overloaded: 503 `overloaded` with
  *    `retry-after` / `retry-after-ms`.
+ * 7b. An error the provider calls a timeout (the model did not answer in time, Bedrock's
+ *    `ModelTimeoutException`): 504 `upstream_timeout`, retryable.
  * 8. Other 5xx: 502, the provider's code kept (the SDK retries a 502).
  * 9. 408 and 409: the status and the provider's code are kept and nothing says "do not retry":
  *    the OpenAI SDK retries both, and both are transient (a timeout, a conflicting request).
@@ -58,9 +60,9 @@ export interface UpstreamErrorFacts {
    * What the body says beyond its status, when the provider recognizes it: `credential`, the key
    * itself is refused (rule 1, whatever the status); `forbidden`, a valid key may not do what this
    * request asks (rule 2; said of a 401, since a 403 is that unless `credential`); `unknown_model`
-   * (rule 3), `quota` (5), `overloaded` (7).
+   * (rule 3), `quota` (5), `overloaded` (7), `timeout` (7b).
    */
-  kind?: 'credential' | 'forbidden' | 'unknown_model' | 'quota' | 'overloaded';
+  kind?: 'credential' | 'forbidden' | 'unknown_model' | 'quota' | 'overloaded' | 'timeout';
   /** A retry delay the provider found in its own fields (ms), used when the standard headers give none. */
   retryAfterMs?: number | null;
   /** The upstream's request id, quoted in the message so an operator can report it. */
@@ -101,6 +103,7 @@ export function upstreamErrorFor(
   if (status === 503 || status === 529 || facts.kind === 'overloaded') {
     return upstreamError({ status: 503, code: 'overloaded', message, headers: retryHeaders(headers, facts) });
   }
+  if (facts.kind === 'timeout') return upstreamError({ status: 504, code: 'upstream_timeout', message });
   if (status >= 500) return upstreamError({ status: 502, code: facts.code, message });
   const retryable = status === 408 || status === 409;
   return upstreamError({ status, code: facts.code, message, headers: retryable ? {} : { ...NOT_RETRYABLE } });

@@ -80,7 +80,7 @@ function withOutputCap(this: RebuildableCall, tokens: number): ModelCall {
 
 function buildCall(ex: Exchange, provider: Provider, options: ChatCallOptions, embedders: readonly string[]): ModelCall {
   const { dialect, clientBody } = ex;
-  if (dialect && clientBody && provider.nativeDialects.has(dialect.id)) {
+  if (dialect && clientBody && provider.speaksNatively(dialect.id, options.model, ex.operation)) {
     // A shared key must not carry what names another account's data upstream (an unknown item id).
     if (ex.ownCredentialOnly && options.credential.source !== 'user') throw ex.ownCredentialOnly;
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);

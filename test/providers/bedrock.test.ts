@@ -1,0 +1,240 @@
+/**
+ * The AWS Bedrock provider through the real in-process gateway: the official `@anthropic-ai/sdk`
+ * (Claude Code's path, `/api/v1/messages`) and `openai` clients against Tollgate, the Bedrock
+ * simulator upstream checking every call's SigV4 signature with the known secret.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import {
+  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE, type BedrockSimulator,
+} from '../helpers/bedrock-simulator.ts';
+import type { RecordedRequest } from '../helpers/sim-http.ts';
+
+const CLAUDE = 'anthropic.claude-sonnet-4-6-v1:0';
+const NOVA = 'amazon.nova-pro-v1:0';
+const STATIC_KEY = `${BEDROCK_SIM_KEYS.accessKeyId}:${BEDROCK_SIM_KEYS.secretAccessKey}`;
+const ENV_KEY_ID = 'AKIAFROMENVIRONMENT01';
+const ENV_SECRET = 'env/secret+0000000000000000000000000000001';
+
+let sim: BedrockSimulator;
+let tg: TestGateway;
+let client: OpenAI;
+let anthropic: Anthropic;
+const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, token: process.env.AWS_SESSION_TOKEN };
+
+const callsSince = (from: number): RecordedRequest[] => sim.requests.slice(from).filter((r) => r.method === 'POST');
+const promptOf = (u: typeof CLAUDE_SIM_USAGE) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+
+async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of stream) out.push(item);
+  return out;
+}
+
+async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
+  const err = await fn().then(() => null, (e: unknown) => e);
+  assert.ok(err, 'expected an error');
+  return err;
+}
+
+before(async () => {
+  sim = await startBedrockSimulator();
+  sim.keys.set(ENV_KEY_ID, ENV_SECRET);
+  // The default chain's first source: the environment of the gateway's process (this one).
+  process.env.AWS_ACCESS_KEY_ID = ENV_KEY_ID;
+  process.env.AWS_SECRET_ACCESS_KEY = ENV_SECRET;
+  delete process.env.AWS_SESSION_TOKEN;
+  const endpoints = { baseUrl: sim.endpoint, controlPlaneUrl: sim.endpoint, region: 'us-east-1' };
+  tg = await startTestGateway({
+    providers: {
+      bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
+      bedrockenv: { type: 'bedrock', ...endpoints },
+      bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
+      bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
+    },
+    router: { retry: { maxAttempts: 2, retriesPerDeployment: 1, backoffMs: 0, maxRetryAfterMs: 1_000 } },
+  });
+  client = tg.client;
+  anthropic = new Anthropic({ apiKey: tg.apiKey, baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
+});
+
+after(async () => {
+  await tg?.close();
+  await sim?.close();
+  for (const [name, value] of [['AWS_ACCESS_KEY_ID', saved.id], ['AWS_SECRET_ACCESS_KEY', saved.secret], ['AWS_SESSION_TOKEN', saved.token]] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+describe('Claude on Bedrock through /api/v1/messages (Claude Code\'s path)', () => {
+  test('a message goes as the client\'s body without model, with anthropic_version and anthropic_beta, signed, to /invoke', async () => {
+    const from = sim.requests.length;
+    const failures = sim.signatureFailures;
+    const params = {
+      model: `bedrock/${CLAUDE}`, max_tokens: 300, system: [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' as const } }],
+      messages: [{ role: 'user' as const, content: 'Say hello' }], metadata: { user_id: 'u-1' },
+    };
+    const { data, response } = await anthropic.messages.create(params, { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } }).withResponse();
+    assert.equal(data.content[0]!.type === 'text' && data.content[0].text, BEDROCK_SIM_REPLY);
+    assert.equal(data.id, 'msg_bdrk_01SIM');
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
+    const { model: _model, ...expected } = params;
+    assert.deepEqual(sent!.body, { ...expected, anthropic_version: 'bedrock-2023-05-31', anthropic_beta: ['interleaved-thinking-2025-05-14'] });
+    assert.match(String(sent!.headers.authorization), new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_SIM_KEYS.accessKeyId}/\\d{8}/us-east-1/bedrock/aws4_request`));
+    assert.equal(sim.signatureFailures, failures, 'the signature was valid');
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
+    assert.deepEqual([row.provider, row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.cache_write_tokens],
+      ['bedrock', promptOf(CLAUDE_SIM_USAGE), CLAUDE_SIM_USAGE.output_tokens, CLAUDE_SIM_USAGE.cache_read_input_tokens, CLAUDE_SIM_USAGE.cache_creation_input_tokens]);
+    assert.equal(row.unpriced, 0);
+    // Sonnet 4.6 in-region at the dataset's regional rates: $3.30 in, $16.50 out, $0.33 cache read, $4.125 cache write per million.
+    assert.equal(row.cost_nanos, 12 * 3300 + 7 * 16500 + 100 * 330 + 20 * 4125);
+  });
+
+  test('a stream arrives as Anthropic SSE decoded from AWS\'s event stream, billed from its usage', async () => {
+    const from = sim.requests.length;
+    const stream = anthropic.messages.stream({ model: `bedrock/${CLAUDE}`, max_tokens: 300, messages: [{ role: 'user', content: 'Say hello' }] });
+    const events = await collect(stream);
+    const final = await stream.finalMessage();
+    assert.deepEqual(events.map((e) => e.type).filter((t, i, all) => all.indexOf(t) === i),
+      ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    assert.equal(final.content[0]!.type === 'text' && final.content[0]!.text, BEDROCK_SIM_REPLY);
+    assert.equal(final.usage.cache_read_input_tokens, CLAUDE_SIM_USAGE.cache_read_input_tokens);
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`);
+    assert.equal(sent!.body!.stream, undefined);
+    const requestId = (await stream.withResponse()).response.headers.get('x-request-id')!;
+    const row = await tg.logRow(requestId);
+    assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.cached_tokens], [promptOf(CLAUDE_SIM_USAGE), CLAUDE_SIM_USAGE.output_tokens, CLAUDE_SIM_USAGE.cache_read_input_tokens]);
+    assert.ok(row.cost_nanos! > 0, `cost ${row.cost_nanos}`);
+  });
+
+  test('an exception in the event stream ends the stream with Anthropic\'s error event', async () => {
+    const stream = anthropic.messages.stream({ model: 'bedrock/us.anthropic.claude-sim-stream-throttled-v1:0', max_tokens: 300, messages: [{ role: 'user', content: 'hi' }] });
+    const err = await thrown(() => collect(stream));
+    assert.ok(err instanceof Anthropic.APIError, `expected an APIError, got ${String(err)}`);
+    assert.match(err.message, /rate_limit_error|Too many tokens/);
+  });
+
+  test('a ThrottlingException reaches a Messages client as Anthropic\'s 429 error', async () => {
+    const throttled = await thrown(() => anthropic.messages.create({ model: 'bedrock/sim.throttle', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }));
+    assert.ok(throttled instanceof Anthropic.APIError, String(throttled));
+    assert.equal(throttled.status, 429);
+    assert.equal((throttled.error as { type?: string }).type, 'error');
+    // A native Claude call too: Bedrock's {"message"} body is not relayed, the error is rendered as Anthropic's.
+    const native = await thrown(() => anthropic.messages.create({ model: 'bedrock/us.anthropic.claude-sim-throttle-v1:0', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }));
+    assert.ok(native instanceof Anthropic.APIError, String(native));
+    assert.equal(native.status, 429);
+    assert.equal((native.error as { type?: string; error?: { type?: string } }).error?.type, 'rate_limit_error');
+  });
+});
+
+describe('Messages to a model that is not Claude', () => {
+  test('is translated to Converse and answered as an Anthropic message', async () => {
+    const from = sim.requests.length;
+    const message = await anthropic.messages.create({ model: `bedrock/${NOVA}`, max_tokens: 20, messages: [{ role: 'user', content: 'Say hello' }] });
+    assert.equal(message.content[0]!.type === 'text' && message.content[0].text, BEDROCK_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `/model/${encodeURIComponent(NOVA)}/converse`);
+    assert.deepEqual(callsSince(from)[0]!.body!.inferenceConfig, { maxTokens: 20 });
+  });
+});
+
+describe('OpenAI chat to Bedrock', () => {
+  test('to Claude: translated through Anthropic\'s mapping, invoke with anthropic_version, usage with the cache', async () => {
+    const from = sim.requests.length;
+    const data = await client.chat.completions.create({ model: `bedrock/${CLAUDE}`, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say hello' }], max_tokens: 50 });
+    assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+    assert.equal(data.usage!.prompt_tokens, promptOf(CLAUDE_SIM_USAGE));
+    assert.equal(data.usage!.prompt_tokens_details!.cached_tokens, CLAUDE_SIM_USAGE.cache_read_input_tokens);
+    const [sent] = callsSince(from);
+    assert.equal(sent!.body!.anthropic_version, 'bedrock-2023-05-31');
+    assert.equal(sent!.body!.model, undefined);
+    assert.equal(sent!.body!.max_tokens, 50);
+    assert.deepEqual(sent!.body!.system, [{ type: 'text', text: 'Be brief.' }]);
+  });
+
+  test('to Claude, streamed: the text in order, the finish reason and the usage chunk', async () => {
+    const chunks = await collect(await client.chat.completions.create({ model: `bedrock/${CLAUDE}`, messages: [{ role: 'user', content: 'Say hello' }], stream: true, stream_options: { include_usage: true } }));
+    assert.deepEqual(chunks.map((c) => c.choices[0]?.delta.content ?? '').filter(Boolean), BEDROCK_SIM_PIECES);
+    assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason, 'stop');
+    assert.equal(chunks.at(-1)!.usage!.completion_tokens, CLAUDE_SIM_USAGE.output_tokens);
+  });
+
+  test('to another model through Converse: messages, system and inferenceConfig translated, the answer and usage back', async () => {
+    const from = sim.requests.length;
+    const { data, response } = await client.chat.completions.create({
+      model: `bedrock/${NOVA}`, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say hello' }], max_tokens: 64, temperature: 0.5, stop: ['END'],
+    }).withResponse();
+    assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+    assert.equal(data.choices[0]!.finish_reason, 'stop');
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `/model/${encodeURIComponent(NOVA)}/converse`);
+    assert.deepEqual(sent!.body, {
+      messages: [{ role: 'user', content: [{ text: 'Say hello' }] }], system: [{ text: 'Be brief.' }],
+      inferenceConfig: { maxTokens: 64, temperature: 0.5, stopSequences: ['END'] },
+    });
+    const row = await tg.logRow(response.headers.get('x-request-id')!);
+    assert.deepEqual([row.prompt_tokens, row.completion_tokens], [CONVERSE_SIM_USAGE.inputTokens, CONVERSE_SIM_USAGE.outputTokens]);
+    assert.ok(row.cost_nanos! > 0, `Nova Pro priced from the dataset: ${row.cost_nanos}`);
+  });
+
+  test('to another model through ConverseStream: the text in order, finish reason and usage', async () => {
+    const from = sim.requests.length;
+    const chunks = await collect(await client.chat.completions.create({ model: `bedrock/${NOVA}`, messages: [{ role: 'user', content: 'Say hello' }], stream: true, stream_options: { include_usage: true } }));
+    assert.deepEqual(chunks.map((c) => c.choices[0]?.delta.content ?? '').filter(Boolean), BEDROCK_SIM_PIECES);
+    assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason, 'stop');
+    assert.deepEqual([chunks.at(-1)!.usage!.prompt_tokens, chunks.at(-1)!.usage!.completion_tokens], [CONVERSE_SIM_USAGE.inputTokens, CONVERSE_SIM_USAGE.outputTokens]);
+    assert.equal(callsSince(from)[0]!.path, `/model/${encodeURIComponent(NOVA)}/converse-stream`);
+  });
+});
+
+describe('Bedrock credentials and errors', () => {
+  test('a 429 ThrottlingException is retried, and answered 429 rate_limit_exceeded when it persists', async () => {
+    const from = sim.requests.length;
+    sim.fail(1);
+    const data = await client.chat.completions.create({ model: `bedrock/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+    assert.equal(callsSince(from).length, 2, 'one throttled attempt, one served');
+    const err = await thrown(() => client.chat.completions.create({ model: 'bedrock/sim.throttle', messages: [{ role: 'user', content: 'hi' }] }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 429);
+    assert.equal(err.code, 'rate_limit_exceeded');
+  });
+
+  test('a refused signature (wrong secret) is upstream_authentication_error, in the OpenAI and the Anthropic shape', async () => {
+    const failures = sim.signatureFailures;
+    const err = await thrown(() => client.chat.completions.create({ model: `bedrockbad/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 403);
+    assert.equal(err.code, 'upstream_authentication_error');
+    const denied = await thrown(() => anthropic.messages.create({ model: 'bedrock/sim.denied', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }));
+    assert.ok(denied instanceof Anthropic.APIError, String(denied));
+    assert.equal(denied.status, 403);
+    assert.match(JSON.stringify(denied.error), /"type":"error".*upstream_authentication_error|rejected the gateway's credential/);
+    assert.ok(sim.signatureFailures > failures, 'the simulator refused the wrong signature');
+  });
+
+  test('a pool of static keys: a key the upstream does not know is refused, the next key serves', async () => {
+    const data = await client.chat.completions.create({ model: `bedrockpool/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+  });
+
+  test('without static keys, the default AWS chain signs with the environment\'s keys', async () => {
+    const from = sim.requests.length;
+    const data = await client.chat.completions.create({ model: `bedrockenv/${CLAUDE}`, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+    assert.match(String(callsSince(from)[0]!.headers.authorization), new RegExp(`Credential=${ENV_KEY_ID}/`));
+  });
+
+  test('GET /api/v1/models lists ListFoundationModels\' models under the provider', async () => {
+    const models = await client.models.list();
+    const ids = models.data.map((m) => m.id);
+    assert.ok(ids.includes(`bedrock/${CLAUDE}`) && ids.includes(`bedrock/${NOVA}`), ids.join(', '));
+    const listCall = sim.requests.find((r) => r.method === 'GET' && r.path === '/foundation-models');
+    assert.equal(listCall?.query.byOutputModality, 'TEXT');
+  });
+});
