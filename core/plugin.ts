@@ -59,7 +59,6 @@ import type { RateCounters } from './coordination/rate-counters.ts';
 import type { Leases } from './coordination/leases.ts';
 import type { BudgetCounters } from './coordination/budget-counters.ts';
 import type { MaybePromise } from './runtime/maybe-promise.ts';
-import type { PluginEntry } from './manifest.ts';
 
 /** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
 export interface Reply {
@@ -168,8 +167,14 @@ export interface PluginFactory<C = unknown> {
    * pointer into the config (`/models/fast/deployments/0/provider`). MUST NOT throw or do I/O.
    */
   checkConfig?(this: void, config: C): readonly ConfigProblem[];
-  /** `entry` is the plugin's manifest entry (its `hookTimeoutMs`, for a plugin written on the SDK). */
-  create(config: C, ctx: PluginContext, entry?: PluginEntry): MaybePromise<Plugin<unknown>>;
+  /** `entry` is what the plugin's manifest entry says besides its config (`core/manifest.ts` `PluginEntry`). */
+  create(config: C, ctx: PluginContext, entry?: PluginEntrySettings): MaybePromise<Plugin<unknown>>;
+}
+
+/** What a manifest entry says of its plugin besides its config. */
+export interface PluginEntrySettings {
+  /** How long a hook of a plugin written on the SDK may take, ms (`core/sdk/host.ts`). */
+  readonly hookTimeoutMs?: number;
 }
 
 /** A problem `PluginFactory.checkConfig` found: where in the plugin's config (a JSON pointer) and what. */
@@ -188,6 +193,6 @@ export function definePlugin<C>(factory: PluginFactory<C>): PluginFactory {
   return {
     ...factory,
     ...(checkConfig ? { checkConfig: (config: unknown) => checkConfig(config as C) } : {}),
-    create: (config: unknown, ctx: PluginContext, entry?: PluginEntry) => factory.create(config as C, ctx, entry),
+    create: (config: unknown, ctx: PluginContext, entry?: PluginEntrySettings) => factory.create(config as C, ctx, entry),
   };
 }

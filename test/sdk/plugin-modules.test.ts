@@ -95,6 +95,7 @@ let sim: OpenAISimulator;
 let gateway: GatewayProcess;
 let openai: OpenAI;
 let anthropic: Anthropic;
+let apiKey: string;
 
 before(async () => {
   folder = operatorFolder();
@@ -102,6 +103,7 @@ before(async () => {
   sim = await startOpenAISimulator();
   await cliJson(['users', 'create', '--name', 'operator-user'], { dataDir });
   const { key } = await cliJson<{ key: string }>(['keys', 'create', '--user', 'operator-user'], { dataDir });
+  apiKey = key;
   const configPath = writeManifest(folder, 'tollgate.json', manifestWith(
     { module: './acme-header.mjs', config: { value: 'from-config' }, hookTimeoutMs: 500 },
     { module: '@acme/tollgate-plugin-stamp' },
@@ -199,7 +201,7 @@ describe('a plugin loaded by "module" from the manifest\'s folder', () => {
   test('on /messages a plugin failure and a plugin refusal come in Anthropic\'s error shape', async () => {
     const call = (mode: string) => fetch(`${gateway.origin}/api/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': openai.apiKey, 'anthropic-version': '2023-06-01', 'x-acme-mode': mode },
+      headers: { 'content-type': 'application/json', 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'x-acme-mode': mode },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
     });
     const failed = await call('throw');
