@@ -195,7 +195,9 @@ export interface PatternOptions {
   description?: string;
   /**
    * The longest match, in UTF-16 units, the pattern can produce, lookarounds included; default 256.
-   * The stream redactor holds back this much text, and finds in a stream only matches up to this long.
+   * The stream redactor holds back this much text. A longer match is refused and the scan tries again
+   * one character later; a pattern that can read further than this (`a+`) may redact a stream
+   * differently from the same text whole, so operators should bound their repetitions (`a{1,40}`).
    */
   maxMatchChars?: number;
 }
