@@ -227,7 +227,7 @@ export function compilePattern(source: string, flags = '', options: PatternOptio
   try {
     regex = new RegExp(source, `${plainFlags}g`);
   } catch (err) {
-    throw new Error(`pattern /${source}/ is not a valid regular expression: ${(err as Error).message}`);
+    throw new Error(`pattern /${source}/ is not a valid regular expression: ${(err as Error).message}`, { cause: err });
   }
   if (regex.test('')) throw new Error(`pattern /${source}/ matches the empty string`);
   const maxMatchChars = options.maxMatchChars ?? 256;
