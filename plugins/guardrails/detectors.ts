@@ -33,6 +33,12 @@ export interface Detector {
   /** The longest span, in UTF-16 units, one match attempt reads, the match itself included. */
   readonly maxMatchChars: number;
   find(text: string, from?: number): Match[];
+  /**
+   * Optional, for streams: the earliest index at or after `from` where a match could start once more
+   * text is appended to `text` (`text.length` when none could). It may answer too early, never too
+   * late. Without it a stream holds back `maxMatchChars`; with it, only what could still be a match.
+   */
+  pendingStart?(text: string, from: number): number;
 }
 
 /**
@@ -54,12 +60,16 @@ function isHighSurrogate(code: number): boolean {
  * (a code point under the `u`/`v` flags) so that every position outside an accepted match is tried,
  * which is what makes `find(text, from)` agree with `find(text)`.
  */
-function regexDetector(id: string, description: string, maxMatchChars: number, regex: RegExp, accept?: Accept): Detector {
+function regexDetector(
+  id: string, description: string, maxMatchChars: number, regex: RegExp, accept?: Accept,
+  pendingStart?: (text: string, from: number) => number,
+): Detector {
   const unicode = regex.unicode || regex.flags.includes('v');
   return {
     id,
     description,
     maxMatchChars,
+    pendingStart,
     find(text: string, from = 0): Match[] {
       const matches: Match[] = [];
       regex.lastIndex = from;
@@ -79,7 +89,16 @@ function regexDetector(id: string, description: string, maxMatchChars: number, r
   };
 }
 
+/** The most characters of an email's local part: its `@` is at most this far from its start. */
+const EMAIL_LOCAL_CHARS = 64;
+
 const EMAIL = /(?<![\w.%+@-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-]|\.[A-Za-z0-9])/g;
+
+/** An email needs an `@` within 64 characters of its start: text far enough before the next one is clear. */
+function emailPendingStart(text: string, from: number): number {
+  const at = text.indexOf('@', from);
+  return Math.max(from, (at === -1 ? text.length : at) - EMAIL_LOCAL_CHARS);
+}
 
 /**
  * Phones: `+` and 9-15 digits with optional single separators (E.164 as people write it, parentheses
@@ -178,13 +197,43 @@ const SECRET = new RegExp([
   '-----END (?:[A-Z0-9]{1,12} ){0,2}PRIVATE KEY(?: BLOCK)?-----',
 ].join(''), 'g');
 
+/**
+ * What every secret starts with (the AWS secret: its label). The longest of them is 21 characters; an
+ * AWS secret starts at most 11 characters (quote, spaces, `=`) after its label ends.
+ */
+const SECRET_LEADS = [
+  'sk-', 'sk_live_', 'rk_live_', 'AKIA', 'ASIA', 'ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_',
+  'xoxa-', 'xoxb-', 'xoxp-', 'xoxr-', 'xoxs-', 'AIza', 'tg_', 'eyJ', '-----BEGIN ',
+  'aws_secret_access_key', 'AWS_SECRET_ACCESS_KEY', 'SecretAccessKey', 'secretAccessKey',
+];
+const SECRET_LEAD = new RegExp(SECRET_LEADS.join('|'), 'g');
+const SECRET_LEAD_REACH = 21 + 11;
+/** Every proper prefix of a lead, longest first: a text ending in one may be starting a secret. */
+const SECRET_LEAD_PREFIXES = [...new Set(SECRET_LEADS.flatMap((lead) => Array.from({ length: lead.length - 1 }, (_, k) => lead.slice(0, k + 1))))]
+  .sort((a, b) => b.length - a.length);
+
+/**
+ * A secret starts at a lead, or just after an AWS label (hence the search starting a label's reach
+ * before `from`); text ending in the beginning of a lead is held from there.
+ */
+function secretPendingStart(text: string, from: number): number {
+  SECRET_LEAD.lastIndex = Math.max(0, from - SECRET_LEAD_REACH);
+  const lead = SECRET_LEAD.exec(text);
+  if (lead !== null) return Math.max(from, lead.index);
+  for (const prefix of SECRET_LEAD_PREFIXES) {
+    const at = text.length - prefix.length;
+    if (at >= from && text.startsWith(prefix, at)) return at;
+  }
+  return text.length;
+}
+
 /** The built-in detectors, by id. */
-export const email: Detector = regexDetector('email', 'email addresses', 640, EMAIL);
+export const email: Detector = regexDetector('email', 'email addresses', 640, EMAIL, undefined, emailPendingStart);
 export const phone: Detector = regexDetector('phone', 'phone numbers: + international, or national with separators', 64, PHONE, acceptPhone);
 export const paymentCard: Detector = regexDetector('payment-card', 'payment card numbers of known networks, Luhn-checked', 40, CARD, acceptCard);
 export const iban: Detector = regexDetector('iban', 'IBANs, mod-97-checked, with their country length', 48, IBAN, acceptIban);
 // The longest attempt is a JWT (3 + 1,000 + 4 + 2,500 + 1 + 1,000 + 1) or a PEM block (~4,600).
-export const secret: Detector = regexDetector('secret', 'API keys, tokens, JWTs and PEM private keys', 4700, SECRET);
+export const secret: Detector = regexDetector('secret', 'API keys, tokens, JWTs and PEM private keys', 4700, SECRET, undefined, secretPendingStart);
 
 export const BUILT_IN_DETECTORS: readonly Detector[] = [email, phone, paymentCard, iban, secret];
 

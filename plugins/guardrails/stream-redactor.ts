@@ -7,9 +7,11 @@
  * each detector, a match attempt at a position `s` reads only `[s - maxMatchChars, s + maxMatchChars)`
  * (the {@link Detector} contract), so once the text received reaches `s + maxMatchChars` that attempt
  * ends as it would on the whole text: the match is final. Each detector's scan resumes where it stood
- * (after its last final match, or at its horizon), which `find(text, from)` allows. Overlaps are
- * resolved in order only below the horizon of the widest detector, where every detector's matches are
- * known; text is released up to that horizon, or to the end of a redaction that crosses it.
+ * (after its last final match, or at its horizon), which `find(text, from)` allows; a detector's
+ * `pendingStart` moves it further, past positions where no match can start whatever comes next.
+ * Overlaps are resolved in order only below the lowest of those points, where every detector's matches
+ * are known; text is released up to there, or to the end of a redaction that crosses it. So the text
+ * held back is at most the widest detector's `maxMatchChars`, and in plain prose far less.
  */
 import type { Detector, Match } from './detectors.ts';
 import { compareMatches, defaultReplacement, resolveOverlaps, type Replacement } from './redact.ts';
@@ -57,22 +59,34 @@ export function createStreamRedactor(detectors: readonly Detector[], options: St
   /** Resolved matches not yet released, in order. */
   let redactions: Match[] = [];
 
-  /** Moves each detector's scan up to its horizon (`Infinity` at the end of the stream). */
-  function scan(atEnd: boolean): void {
+  /**
+   * Moves each detector's scan up to its horizon (`Infinity` at the end of the stream): past every
+   * attempt that has read all it can, and past those its `pendingStart` rules out. Returns the global
+   * horizon: below it, every detector's matches are known.
+   */
+  function scan(atEnd: boolean): number {
     const received = bufferStart + buffer.length;
+    let known = Infinity;
     for (let k = 0; k < detectors.length; k++) {
       const detector = detectors[k]!;
       const horizon = atEnd ? Infinity : received - detector.maxMatchChars;
       let resume = resumeAt[k]!;
-      if (resume >= horizon) continue;
-      for (const match of detector.find(buffer, resume - bufferStart)) {
-        const start = match.start + bufferStart;
-        if (start >= horizon) break;
-        unresolved.push({ start, end: match.end + bufferStart, detector: match.detector });
-        resume = match.end + bufferStart;
+      if (resume < horizon) {
+        for (const match of detector.find(buffer, resume - bufferStart)) {
+          const start = match.start + bufferStart;
+          if (start >= horizon) break;
+          unresolved.push({ start, end: match.end + bufferStart, detector: match.detector });
+          resume = match.end + bufferStart;
+        }
       }
-      resumeAt[k] = Math.max(resume, horizon);
+      resume = Math.max(resume, horizon);
+      if (resume < received && detector.pendingStart !== undefined) {
+        resume = Math.max(resume, bufferStart + detector.pendingStart(buffer, resume - bufferStart));
+      }
+      resumeAt[k] = resume;
+      known = Math.min(known, resume);
     }
+    return Math.min(known, received);
   }
 
   /** Resolves the final matches that start below `horizon`, where no detector can add one. */
@@ -118,9 +132,7 @@ export function createStreamRedactor(detectors: readonly Detector[], options: St
       if (ended) throw new Error('stream redactor: push after flush');
       if (text.length === 0) return '';
       buffer += text;
-      scan(false);
-      const received = bufferStart + buffer.length;
-      const horizon = received - windowChars;
+      const horizon = scan(false);
       resolve(horizon);
       let until = Math.max(released, horizon);
       for (const match of redactions) {

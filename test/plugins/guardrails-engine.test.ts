@@ -262,6 +262,38 @@ describe('stream redactor', () => {
     }
   });
 
+  test('an AWS secret after its label is redacted wherever the cut falls, the label kept', () => {
+    const text = 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n';
+    for (let cut = 1; cut < text.length; cut++) {
+      const outputs = streamChunks(detectors, [text.slice(0, cut), text.slice(cut)]);
+      assert.equal(outputs.join(''), 'aws_secret_access_key = "[REDACTED:secret]"\n', `cut at ${cut}`);
+    }
+    assert.equal(streamChunks(detectors, [...text]).join(''), 'aws_secret_access_key = "[REDACTED:secret]"\n');
+  });
+
+  test('holds back no more than a phone number\'s width of plain prose', () => {
+    const redactor = createStreamRedactor(BUILT_IN_DETECTORS);
+    const prose = 'The quick brown fox jumps over the lazy dog, version 1.2.3, twice. '.repeat(40);
+    let out = '';
+    for (const chunk of randomSplit(prose, prng(11), 6)) {
+      out += redactor.push(chunk);
+      assert.ok(redactor.pendingChars <= phone.maxMatchChars, `held ${redactor.pendingChars}`);
+    }
+    assert.equal(out + redactor.flush(), prose);
+  });
+
+  test('holds an unfinished secret from its first character until it can decide', () => {
+    const redactor = createStreamRedactor(BUILT_IN_DETECTORS);
+    let out = redactor.push('x'.repeat(200) + ' my key is s');
+    assert.ok(!out.includes(' s'), out.slice(-20));
+    out += redactor.push('k-proj-Q3vXk9LmN2pR7sT1uW4yZ6bC8dE0fG5h');
+    assert.ok(!out.includes('sk-'));
+    out += redactor.push(' and more text. '.repeat(400));
+    assert.ok(out.includes('my key is [REDACTED:secret] and more text.'));
+    out += redactor.flush();
+    assert.equal(out, 'x'.repeat(200) + ' my key is [REDACTED:secret]' + ' and more text. '.repeat(400));
+  });
+
   test('releases text early once no match can cover it', () => {
     const redactor = createStreamRedactor([order]);
     assert.equal(redactor.push('abcdefghijklmnopqrstuvwxyz '), 'abcdefghijklmno');
