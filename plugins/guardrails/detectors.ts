@@ -198,19 +198,38 @@ const SECRET = new RegExp([
 ].join(''), 'g');
 
 /**
- * What every secret starts with (the AWS secret: its label). The longest of them is 21 characters; an
- * AWS secret starts at most 11 characters (quote, spaces, `=`) after its label ends.
+ * What every secret starts with: a token's prefix (after a boundary, as in {@link SECRET}), a PEM
+ * header, or an AWS label. The longest is 21 characters; an AWS secret starts at most 11 characters
+ * (quote, spaces, `=`) after its label ends.
  */
-const SECRET_LEADS = [
+const TOKEN_LEADS = [
   'sk-', 'sk_live_', 'rk_live_', 'AKIA', 'ASIA', 'ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_',
-  'xoxa-', 'xoxb-', 'xoxp-', 'xoxr-', 'xoxs-', 'AIza', 'tg_', 'eyJ', '-----BEGIN ',
-  'aws_secret_access_key', 'AWS_SECRET_ACCESS_KEY', 'SecretAccessKey', 'secretAccessKey',
+  'xoxa-', 'xoxb-', 'xoxp-', 'xoxr-', 'xoxs-', 'AIza', 'tg_', 'eyJ',
 ];
-const SECRET_LEAD = new RegExp(SECRET_LEADS.join('|'), 'g');
+const OTHER_LEADS = ['-----BEGIN ', 'aws_secret_access_key', 'AWS_SECRET_ACCESS_KEY', 'SecretAccessKey', 'secretAccessKey'];
+const SECRET_LEAD = new RegExp(`(?<![A-Za-z0-9_-])(?:${TOKEN_LEADS.join('|')})|${OTHER_LEADS.join('|')}`, 'g');
 const SECRET_LEAD_REACH = 21 + 11;
+const TOKEN_BOUNDARY = /[A-Za-z0-9_-]/;
+
+interface LeadPrefix {
+  text: string;
+  /** Whether only token leads start so, which need a boundary before them. */
+  bounded: boolean;
+}
+
 /** Every proper prefix of a lead, longest first: a text ending in one may be starting a secret. */
-const SECRET_LEAD_PREFIXES = [...new Set(SECRET_LEADS.flatMap((lead) => Array.from({ length: lead.length - 1 }, (_, k) => lead.slice(0, k + 1))))]
-  .sort((a, b) => b.length - a.length);
+const SECRET_LEAD_PREFIXES: readonly LeadPrefix[] = (() => {
+  const bounded = new Map<string, boolean>();
+  const add = (lead: string, isToken: boolean): void => {
+    for (let k = 1; k < lead.length; k++) {
+      const prefix = lead.slice(0, k);
+      bounded.set(prefix, isToken && bounded.get(prefix) !== false);
+    }
+  };
+  for (const lead of TOKEN_LEADS) add(lead, true);
+  for (const lead of OTHER_LEADS) add(lead, false);
+  return [...bounded].map(([text, isBounded]) => ({ text, bounded: isBounded })).sort((a, b) => b.text.length - a.text.length);
+})();
 
 /**
  * A secret starts at a lead, or just after an AWS label (hence the search starting a label's reach
@@ -221,8 +240,10 @@ function secretPendingStart(text: string, from: number): number {
   const lead = SECRET_LEAD.exec(text);
   if (lead !== null) return Math.max(from, lead.index);
   for (const prefix of SECRET_LEAD_PREFIXES) {
-    const at = text.length - prefix.length;
-    if (at >= from && text.startsWith(prefix, at)) return at;
+    const at = text.length - prefix.text.length;
+    if (at < from || !text.startsWith(prefix.text, at)) continue;
+    if (prefix.bounded && at > 0 && TOKEN_BOUNDARY.test(text[at - 1]!)) continue;
+    return at;
   }
   return text.length;
 }
