@@ -248,14 +248,22 @@ function secretPendingStart(text: string, from: number): number {
   return text.length;
 }
 
-/** The built-in detectors, by id. */
+// maxMatchChars below: the longest attempt each regex can read, lookarounds included, rounded up.
+/** `email`: addresses with a dotted domain and a letters-only TLD (longest attempt ~605). */
 export const email: Detector = regexDetector('email', 'email addresses', 640, EMAIL, undefined, emailPendingStart);
+/** `phone`: see {@link PHONE}; 9-15 digits (longest attempt ~62). */
 export const phone: Detector = regexDetector('phone', 'phone numbers: + international, or national with separators', 64, PHONE, acceptPhone);
+/** `payment-card`: 13-19 digits, Luhn-checked, of a known network (longest attempt 38). */
 export const paymentCard: Detector = regexDetector('payment-card', 'payment card numbers of known networks, Luhn-checked', 40, CARD, acceptCard);
+/** `iban`: mod-97-checked, with its country's length when known (longest attempt 44). */
 export const iban: Detector = regexDetector('iban', 'IBANs, mod-97-checked, with their country length', 48, IBAN, acceptIban);
-// The longest attempt is a JWT (3 + 1,000 + 4 + 2,500 + 1 + 1,000 + 1) or a PEM block (~4,600).
+/**
+ * `secret`: see {@link SECRET}. The longest attempt is a PEM block (~4,620) or a JWT (3 + 1,000 + 4 +
+ * 2,500 + 1 + 1,000 + 1); streams hold that much back only once a secret's lead has been seen.
+ */
 export const secret: Detector = regexDetector('secret', 'API keys, tokens, JWTs and PEM private keys', 4700, SECRET, undefined, secretPendingStart);
 
+/** Every built-in detector, in a fixed order: email, phone, payment-card, iban, secret. */
 export const BUILT_IN_DETECTORS: readonly Detector[] = [email, phone, paymentCard, iban, secret];
 
 /** How an operator's pattern becomes a detector; see {@link compilePattern}. */
