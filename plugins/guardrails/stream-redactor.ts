@@ -16,6 +16,10 @@
 import type { Detector, Match } from './detectors.ts';
 import { compareMatches, defaultReplacement, resolveOverlaps, type Replacement } from './redact.ts';
 
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
 export interface StreamRedactorOptions {
   /** Default `[REDACTED:<detector>]`. */
   replacement?: Replacement;
@@ -30,8 +34,10 @@ export interface StreamRedactor {
   /** Ends the stream: returns the rest, redacted. */
   flush(): string;
   /**
-   * Characters received and not yet returned. After each `push` at most the window (the largest
-   * `maxMatchChars` of the detectors); a caller bounds memory by its chunk size plus this.
+   * UTF-16 units received and not yet returned. After each `push` at most the window (the largest
+   * `maxMatchChars` of the detectors), plus one when the window's edge falls inside a surrogate pair;
+   * a caller bounds memory by its chunk size plus this. (The redactor also keeps up to a window of
+   * returned text before it, which lookbehinds may read.)
    */
   readonly pendingChars: number;
   /** The largest `maxMatchChars` among the detectors: the most text held back between chunks. */
@@ -135,6 +141,8 @@ export function createStreamRedactor(detectors: readonly Detector[], options: St
       const horizon = scan(false);
       resolve(horizon);
       let until = Math.max(released, horizon);
+      // Never end a release between the halves of a surrogate pair: each output is encoded on its own.
+      if (until > released && isHighSurrogate(buffer.charCodeAt(until - 1 - bufferStart))) until--;
       for (const match of redactions) {
         if (match.start >= until) break;
         if (match.end > until) until = match.end;

@@ -332,6 +332,14 @@ describe('stream redactor', () => {
     }
   });
 
+  test('never returns half of a surrogate pair while the stream goes on', () => {
+    const text = 'emoji 😀 and 🎉 '.repeat(30) + 'mail jane@example.com 😀';
+    const chunks = text.match(/[\s\S]{1,3}/g)!;
+    const outputs = streamChunks(BUILT_IN_DETECTORS, chunks);
+    for (const output of outputs.slice(0, -1)) assert.ok(!/[\uD800-\uDBFF]$/.test(output), JSON.stringify(output));
+    assert.equal(outputs.join(''), text.replace('jane@example.com', '[REDACTED:email]'));
+  });
+
   test('without detectors every chunk passes through at once', () => {
     const redactor = createStreamRedactor([]);
     assert.equal(redactor.push('sk-proj-Q3vXk9LmN2pR7sT1uW4yZ6bC8dE0fG5h'), 'sk-proj-Q3vXk9LmN2pR7sT1uW4yZ6bC8dE0fG5h');
