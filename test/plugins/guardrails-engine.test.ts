@@ -363,6 +363,8 @@ describe('adversarial inputs of ~100 KB', () => {
     ['at signs', 'a@'.repeat(SIZE / 2)],
     ['dotted labels', 'x@' + 'a.'.repeat(SIZE / 2)],
     ['local part', 'a'.repeat(SIZE) + '@'],
+    ['long domain label', 'x@' + 'a'.repeat(SIZE)],
+    ['hyphenated labels', 'x@' + 'a-'.repeat(SIZE / 2)],
     ['sk-', 'sk-'.repeat(SIZE / 3)],
     ['sk- spaced', 'sk- '.repeat(SIZE / 4)],
     ['eyJ', 'eyJ.'.repeat(SIZE / 4)],
