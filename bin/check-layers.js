@@ -5,7 +5,8 @@
 //   core/      imports neither a plugin, nor the CLI, nor the composition root (tollgate.ts);
 //   cli/       imports no plugin and not the composition root: it is handed the plugin registry;
 //   plugins/X/ imports core/ and its own folder only: no other plugin (plugins talk through the
-//              services declared in core/services.ts), not the registry, not the CLI.
+//              services declared in core/services.ts), not the registry, not the CLI; the plugins
+//              built on the public SDK (SDK_PLUGINS) import only its entry, core/sdk/index.ts.
 // The registry (plugins/index.ts) and the composition root may import any plugin.
 //
 // Inside core/, the rooms (docs/architecture.md "Rooms of core"; ROOM_RULES below, each with its
@@ -32,6 +33,14 @@ const CONTRACTS = new Set([
   // Pure (no imports): which engine errors mean "unavailable now", which the error catalog maps to 503.
   'core/store/store-errors.ts',
 ]);
+
+/**
+ * First-party plugins built on the public plugin SDK alone (docs/plugins.md): they import
+ * `core/sdk/index.ts` (what operators import as `tollgate/plugin`) and their own folder, nothing else
+ * of the gateway, which proves the SDK suffices for them.
+ */
+const SDK_PLUGINS = new Set(['cache', 'guardrails']);
+const SDK_ENTRY = 'core/sdk/index.ts';
 
 /** The spine at core/'s root: the request path's entry, which rooms below it never import. */
 const SPINE = new Set(['core/gateway.ts', 'core/server.ts', 'core/pipeline.ts']);
@@ -102,6 +111,9 @@ export function ruleBroken(from, to) {
         return `plugin "${source.plugin}" imports plugin "${target.plugin}" (plugins talk through core/services.ts)`;
       }
       if (target.layer === 'registry') return 'a plugin does not import the plugin registry';
+      if (SDK_PLUGINS.has(source.plugin) && target.layer !== 'plugin' && target.layer !== 'other' && to !== SDK_ENTRY) {
+        return `plugin "${source.plugin}" is built on the public plugin SDK alone: it imports ${SDK_ENTRY} (tollgate/plugin) and its own folder only`;
+      }
       if (target.layer === 'cli') return 'a plugin does not import the CLI';
       return forbiddenEverywhere;
     default:

@@ -160,7 +160,7 @@ class Guard {
         try {
           resolve(outcome());
         } catch (err) {
-          reject(err as Error);
+          reject(err instanceof Error ? err : new Error(String(err)));
         }
       };
       const timer = setTimeout(() => finish(() => onFailure('timeout')), this.timeoutMs);
@@ -208,17 +208,17 @@ function publicContext(name: string, ctx: InternalContext): PluginContext {
 /** The pipeline's plugin for an SDK plugin instance: each hook it has, wrapped by `guard`. */
 function wrapInstance(name: string, instance: Plugin<unknown>, guard: Guard): InternalPlugin<unknown> {
   const plugin: InternalPlugin<unknown> = { name };
-  const { createState, beforeBody, onRequest, onError, onResponseStart, onResponseChunk, onResponseEnd, close } = instance;
-  if (createState) plugin.createState = (ex) => guard.request(ex, 'createState', () => createState.call(instance, ex));
-  if (beforeBody) plugin.beforeBody = (ex, state) => guard.request(ex, 'beforeBody', () => beforeBody.call(instance, ex, state));
-  if (onRequest) plugin.onRequest = (ex, state) => guard.request(ex, 'onRequest', () => onRequest.call(instance, ex, state));
-  if (onError) plugin.onError = (ex, state, error) => void guard.response(ex, 'onError', () => onError.call(instance, ex, state, error));
-  if (onResponseStart) plugin.onResponseStart = (ex, state) => void guard.response(ex, 'onResponseStart', () => onResponseStart.call(instance, ex, state));
-  if (onResponseChunk) {
-    plugin.onResponseChunk = (ex, state, chunk: StreamChunk) => void guard.response(ex, 'onResponseChunk', () => onResponseChunk.call(instance, ex, state, chunk));
+  // Each hook is called on `instance`, as its author wrote it (a class's methods keep their `this`).
+  if (instance.createState) plugin.createState = (ex) => guard.request(ex, 'createState', () => instance.createState!(ex));
+  if (instance.beforeBody) plugin.beforeBody = (ex, state) => guard.request(ex, 'beforeBody', () => instance.beforeBody!(ex, state));
+  if (instance.onRequest) plugin.onRequest = (ex, state) => guard.request(ex, 'onRequest', () => instance.onRequest!(ex, state));
+  if (instance.onError) plugin.onError = (ex, state, error) => void guard.response(ex, 'onError', () => instance.onError!(ex, state, error));
+  if (instance.onResponseStart) plugin.onResponseStart = (ex, state) => void guard.response(ex, 'onResponseStart', () => instance.onResponseStart!(ex, state));
+  if (instance.onResponseChunk) {
+    plugin.onResponseChunk = (ex, state, chunk: StreamChunk) => void guard.response(ex, 'onResponseChunk', () => instance.onResponseChunk!(ex, state, chunk));
   }
-  if (onResponseEnd) plugin.onResponseEnd = (ex, state) => guard.response(ex, 'onResponseEnd', () => onResponseEnd.call(instance, ex, state));
-  if (close) plugin.close = () => close.call(instance);
+  if (instance.onResponseEnd) plugin.onResponseEnd = (ex, state) => guard.response(ex, 'onResponseEnd', () => instance.onResponseEnd!(ex, state));
+  if (instance.close) plugin.close = () => instance.close!();
   return plugin;
 }
 

@@ -12,7 +12,7 @@ import type { DefinedPlugin, Exchange, GatewayErrorLike, LogFieldValue, PluginDe
 export type * from './types.ts';
 
 /** The SDK generation this gateway runs; `definePlugin` stamps it, and the loader refuses another. */
-export const PLUGIN_API_VERSION = 1;
+export const PLUGIN_API_VERSION = 1 as const;
 
 /** A plugin's name: lowercase letters, digits and `-`, starting with a letter (it labels metrics and log rows). */
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,62}$/;
@@ -27,7 +27,7 @@ export function definePlugin<C = Record<string, unknown>, S = unknown>(definitio
     throw new TypeError(`definePlugin: name must match ${String(PLUGIN_NAME)} (lowercase letters, digits, -), got ${JSON.stringify(definition?.name)}`);
   }
   if (typeof definition.create !== 'function') throw new TypeError(`definePlugin(${definition.name}): create(config, ctx) is required`);
-  return Object.freeze({ ...definition, apiVersion: PLUGIN_API_VERSION as 1 });
+  return Object.freeze({ ...definition, apiVersion: PLUGIN_API_VERSION });
 }
 
 /**

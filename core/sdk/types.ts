@@ -9,7 +9,7 @@
  * Semver: within `apiVersion` 1, a minor release may add optional hooks, optional context members and
  * readable fields; removing or changing one is a new `apiVersion`.
  */
-import type { ChatCompletionChunk, ChatCompletionRequest, Usage } from '../canonical/chat-types.ts';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat-types.ts';
 import type { EmbeddingRequest } from '../canonical/embedding-types.ts';
 import type { JsonSchema } from '../json-schema.ts';
 

@@ -89,3 +89,18 @@ test('reports imports that cross a room of core/, and import cycles; a type-only
   assert.ok(!stderr.includes('core/exchange.ts'), 'the contracts may name each other through import type');
   assert.match(lines[0] ?? '', /^Layer check failed: 3 imports/);
 });
+
+test('a plugin built on the public SDK (cache, guardrails) may import only core/sdk/index.ts and its own folder', () => {
+  const root = tempDir();
+  plant(root, {
+    'core/sdk/index.ts': 'export const definePlugin = (x: unknown) => x;\n',
+    'core/errors.ts': 'export const e = 1;\n',
+    'plugins/guardrails/index.ts': "import { definePlugin } from '../../core/sdk/index.ts';\nimport { find } from './detectors.ts';\nexport default definePlugin(find);\n",
+    'plugins/guardrails/detectors.ts': "import { e } from '../../core/errors.ts';\nexport const find = e;\n",
+    'plugins/pricing/index.ts': "import { e } from '../../core/errors.ts';\nexport const pricing = e;\n",
+  });
+  const { code, stderr } = checkLayers(root);
+  assert.equal(code, 1);
+  assert.match(stderr, /plugins\/guardrails\/detectors\.ts:1: imports '\.\.\/\.\.\/core\/errors\.ts': plugin "guardrails" is built on the public plugin SDK alone/);
+  assert.doesNotMatch(stderr, /guardrails\/index\.ts|pricing/);
+});

@@ -43,7 +43,7 @@ describe('manifest validation', () => {
         '/plugins/1/config/providers/openai/baseUrl: must match pattern "^https?://"',
       ],
     ],
-    ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai", "anthropic", "gemini", "mistral", "ollama", "azure", "openai-compatible"']],
+    ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai", "anthropic", "gemini", "mistral", "ollama", "azure", "bedrock", "openai-compatible"']],
     [
       'an unset environment variable without default',
       { plugins: [router({ openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '${MISSING_KEY}' } })] },

@@ -129,7 +129,7 @@ async function logRow(requestId: string): Promise<Record<string, unknown>> {
   try {
     for (;;) {
       const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
-      if (row) return row as Record<string, unknown>;
+      if (row) return row;
       await new Promise((r) => setTimeout(r, 30));
     }
   } finally {
