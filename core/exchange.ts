@@ -4,7 +4,7 @@
  */
 import type { AbortSource } from './http/exchange-abort.ts';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TokenCounts, Usage } from './canonical/chat-types.ts';
+import type { ChatCompletion, TokenCounts, Usage } from './canonical/chat-types.ts';
 import type { CanonicalRequest } from './canonical/canonical-request.ts';
 import type { ModelPrice } from './money/price-table.ts';
 import type { Dialect } from './dialects/dialect.ts';
@@ -152,6 +152,11 @@ export interface Exchange {
   status: number;
   /** `error.code` when the outcome is an error, including an error delivered mid-stream. */
   errorCode: string | null;
+  /**
+   * The whole canonical answer of a chat call that completed (a stream's chunks joined), kept only when
+   * a plugin has `onAnswer` (`core/canonical/completion-assembler.ts`); null or absent otherwise.
+   */
+  answer?: ChatCompletion | null;
   /** The plugin whose failure ended the request (`plugin_error`), for the log row; null or absent otherwise. */
   errorPlugin?: string | null;
   /**

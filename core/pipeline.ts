@@ -12,6 +12,7 @@ import { toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './http/respond.ts';
 import type { ProxyDeps, ResponseHooks } from './proxy/relay-types.ts';
 import { proxyWithFallback } from './proxy/upstream-attempts.ts';
+import { relayLocalAnswer } from './proxy/local-answer.ts';
 
 
 /**
@@ -78,6 +79,7 @@ interface Chain {
   readonly onResponseChunk: readonly Step<NonNullable<AnyPlugin['onResponseChunk']>>[];
   readonly onResponseComplete: readonly Step<NonNullable<AnyPlugin['onResponseComplete']>>[];
   readonly onResponseEnd: readonly Step<NonNullable<AnyPlugin['onResponseEnd']>>[];
+  readonly onAnswer: readonly Step<NonNullable<AnyPlugin['onAnswer']>>[];
   /** By plugin index: its `createState`, bound; null when it keeps no state. */
   readonly createState: readonly (((ex: Exchange) => unknown) | null)[];
   /** The response hooks of an exchange that entered every plugin (the proxied ones): built once. */
@@ -110,11 +112,13 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     onResponseChunk: stepsFor(plugins, 'onResponseChunk').reverse(),
     onResponseComplete: stepsFor(plugins, 'onResponseComplete').reverse(),
     onResponseEnd: stepsFor(plugins, 'onResponseEnd').reverse(),
+    onAnswer: stepsFor(plugins, 'onAnswer').reverse(),
     createState: plugins.map((p) => (p.createState ? p.createState.bind(p) : null)),
     proxiedHooks: {
       start: (ex) => runResponseStart(chain, ex, everyPlugin, 0),
       chunk: (ex, chunk) => runResponseChunk(chain, ex, chunk, everyPlugin, 0),
       complete: (ex, final) => runResponseComplete(chain, ex, final, everyPlugin, 0),
+      wantsAnswer: stepsFor(plugins, 'onAnswer').length > 0,
     },
   };
   return {
@@ -195,8 +199,21 @@ function fail(chain: Chain, ex: Exchange, res: ServerResponse, err: unknown, ent
   sendError(res, error, ex.id, closingIf(bodyUnread, ex.responseHeaders), ex.dialect?.errorBody);
 }
 
-/** Answers `ex` with a plugin's local reply, after the entered plugins' `onResponseStart`. */
-function answer(chain: Chain, ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean, heldBelow = 0): void {
+/**
+ * Answers `ex` with a plugin's local reply, after the entered plugins' `onResponseStart`: a JSON body,
+ * or a canonical chat answer rendered in the client's dialect (`Reply.answer`, `local-answer.ts`).
+ */
+async function answer(chain: Chain, ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean, heldBelow = 0): Promise<void> {
+  if (r.answer && ex.dialect) {
+    const hooks: ResponseHooks = {
+      start: (into) => runResponseStart(chain, into, entered, heldBelow),
+      chunk: (into, chunk) => runResponseChunk(chain, into, chunk, entered, heldBelow),
+      complete: (into, final) => runResponseComplete(chain, into, final, entered, heldBelow),
+      wantsAnswer: false,
+    };
+    await relayLocalAnswer(ex, r.answer, res, hooks, r.headers);
+    return;
+  }
   ex.status = r.status;
   runResponseStart(chain, ex, entered, heldBelow);
   sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
@@ -207,6 +224,19 @@ async function end(chain: Chain, ex: Exchange, entered: number, heldBelow: numbe
   if (ex.clientAborted && ex.errorCode === null) {
     ex.status = 499;
     ex.errorCode = 'client_disconnected';
+  }
+  // A whole answer first: a cache stores it before the request's slots (concurrency) are given back.
+  const whole = ex.answer;
+  if (whole && ex.status === 200 && ex.errorCode === null && !ex.clientAborted) {
+    for (const step of chain.onAnswer) {
+      if (!isEntered(chain, step.index, entered, heldBelow)) continue;
+      try {
+        const done = step.fn(ex, stateOf(chain, ex, step.index), whole);
+        if (isPromise(done)) await done;
+      } catch (err) {
+        chain.deps.log.error('onAnswer hook failed', { requestId: ex.id, plugin: chain.plugins[step.index]!.name, err });
+      }
+    }
   }
   for (const step of chain.onResponseEnd) {
     if (!isEntered(chain, step.index, entered, heldBelow)) continue;
@@ -246,7 +276,7 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
       const result = isPromise(returned) ? await returned : returned;
       if (isReply(result)) {
         entered = step.index + 1;
-        answer(chain, ex, res, result, entered, pendingBody !== undefined, heldBelow);
+        await answer(chain, ex, res, result, entered, pendingBody !== undefined, heldBelow);
         return;
       }
     }
@@ -267,7 +297,7 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
     const routed: ModelCall | Reply = isPromise(routing) ? await routing : routing;
     entered = chain.plugins.length;
     if (isReply(routed)) {
-      answer(chain, ex, res, routed, entered, false);
+      await answer(chain, ex, res, routed, entered, false);
       return;
     }
     // The router's fallback plan stays with the request even when a hook replaces the call (an output cap).

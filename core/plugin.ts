@@ -35,13 +35,15 @@
  *   run this hook, nor does a failed answer. MAY return a Promise, awaited before the last bytes (so a
  *   client acting on them finds what the hook recorded); MUST NOT mutate `final`. A failure is logged,
  *   never sent.
+ * - `onAnswer(ex, state, answer)`: the whole canonical answer of a chat call that completed, just
+ *   before `onResponseEnd` (see the hook's TSDoc).
  * - `onResponseEnd(ex, state)`: exactly once, after the last byte was written or the client left.
  *   Settle, count, log. Errors here are logged, never sent (the response is gone).
  *
  * Per-exchange state: `createState(ex)` runs lazily, once per exchange, the first time a hook of that
  * plugin runs; the value is passed to every later hook of the same plugin for that exchange.
  */
-import type { ChatCompletionChunk } from './canonical/chat-types.ts';
+import type { ChatCompletion, ChatCompletionChunk } from './canonical/chat-types.ts';
 import type { Exchange } from './exchange.ts';
 import type { ModelCall } from './upstream/upstream-call.ts';
 import type { GatewayError } from './errors.ts';
@@ -60,12 +62,17 @@ import type { Leases } from './coordination/leases.ts';
 import type { BudgetCounters } from './coordination/budget-counters.ts';
 import type { MaybePromise } from './runtime/maybe-promise.ts';
 
-/** A locally produced answer: JSON body (serialized by the core) with a status and headers. */
+/**
+ * A locally produced answer: JSON body (serialized by the core) with a status and headers; or, with
+ * `answer`, a canonical chat answer the core renders in the client's dialect, streamed when the client
+ * asked for a stream (status 200; `body` unused).
+ */
 export interface Reply {
   readonly kind: 'reply';
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  answer?: ChatCompletion;
 }
 
 /** Builds a `Reply`; prefer this to object literals so the pipeline can tell replies from calls. */
@@ -91,6 +98,12 @@ export interface Plugin<S = void> {
   onResponseChunk?(ex: Exchange, state: S, chunk: ChatCompletionChunk): void;
   onResponseComplete?(ex: Exchange, state: S, final: unknown): MaybePromise<void>;
   onResponseEnd?(ex: Exchange, state: S): MaybePromise<void>;
+  /**
+   * The whole canonical answer of a chat call that completed (status 200, not cut, the client still
+   * there), streamed or not, translated or native; just before `onResponseEnd`. Kept only when a
+   * plugin has this hook (joining a stream's chunks costs).
+   */
+  onAnswer?(ex: Exchange, state: S, answer: ChatCompletion): MaybePromise<void>;
   /** Called once at shutdown, in reverse manifest order, after in-flight exchanges drained. */
   close?(): MaybePromise<void>;
 }

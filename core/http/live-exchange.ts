@@ -22,7 +22,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Exchange, Operation, Principal, RequestCost, Target, UpstreamAttempt } from '../exchange.ts';
 import type { ExchangeAbort } from './exchange-abort.ts';
-import type { TokenCounts, Usage } from '../canonical/chat-types.ts';
+import type { ChatCompletion, TokenCounts, Usage } from '../canonical/chat-types.ts';
 import type { CanonicalRequest } from '../canonical/canonical-request.ts';
 import type { Dialect } from '../dialects/dialect.ts';
 import type { GatewayError } from '../errors.ts';
@@ -64,6 +64,7 @@ export class LiveExchange implements Exchange {
   cost: RequestCost | null = null;
   status = 0;
   errorCode: string | null = null;
+  answer: ChatCompletion | null = null;
   errorPlugin: string | null = null;
   logFields: Record<string, string | number | boolean | null> | null = null;
   firstByteAtPerfMs: number | null = null;

@@ -169,6 +169,7 @@ function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: Observing
   if (ex.modelServed === null && chunk.model) ex.modelServed = servedModelName(chunk.model);
   for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
   if (chunk.usage) hooks.usage(ex, chunk.usage);
+  hooks.assembler?.add(chunk);
   hooks.chunk(ex, chunk);
 }
 

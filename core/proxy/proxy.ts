@@ -28,6 +28,7 @@ import { credentialsOf, redactError, redactText } from './redact.ts';
 import type { ResponseRenderer } from '../dialects/dialect.ts';
 import { servedModelName } from '../dialects/model-field.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
+import { createCompletionAssembler } from '../canonical/completion-assembler.ts';
 import { collectGenerated, readUsage } from './observe.ts';
 import { cancellationOf, dialectOf, relayNativeStream, relayStream, shutdownCut } from './stream-relay.ts';
 import type { ObservingHooks, ProxyDeps, ResponseHooks } from './relay-types.ts';
@@ -66,8 +67,9 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
   const renderer = dialectOf(ex).createRenderer(ex);
   const provider = call.provider;
   const hooks: ObservingHooks = {
-    start: responseHooks.start, chunk: responseHooks.chunk, complete: responseHooks.complete,
+    start: responseHooks.start, chunk: responseHooks.chunk, complete: responseHooks.complete, wantsAnswer: responseHooks.wantsAnswer,
     usage: (into, report) => readUsage(into, report, provider, deps.log), secrets,
+    assembler: responseHooks.wantsAnswer && call.kind !== 'embeddings' && call.stream ? createCompletionAssembler() : null,
   };
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
@@ -93,6 +95,7 @@ async function relayCompletion(
   const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
+  if (hooks.wantsAnswer) ex.answer = completion;
   ex.modelServed = servedModelName(completion.model);
   if (completion.usage) hooks.usage(ex, completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {

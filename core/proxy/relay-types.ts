@@ -5,6 +5,7 @@
  */
 import type { Exchange } from '../exchange.ts';
 import type { ChatCompletionChunk, Usage } from '../canonical/chat-types.ts';
+import type { CompletionAssembler } from '../canonical/completion-assembler.ts';
 import type { UpstreamClient } from '../upstream/upstream-client.ts';
 import type { Log } from '../runtime/log.ts';
 import type { TokenEstimator } from '../tokens/token-estimate.ts';
@@ -15,6 +16,8 @@ export interface ResponseHooks {
   chunk(this: void, ex: Exchange, chunk: ChatCompletionChunk): void;
   /** The `onResponseComplete` hooks with the final answer object; never rejects (failures are logged). */
   complete(this: void, ex: Exchange, final: unknown): Promise<void>;
+  /** True when a plugin has `onAnswer`: the relay keeps the whole answer in `ex.answer`. */
+  readonly wantsAnswer: boolean;
 }
 
 export interface ProxyDeps {
@@ -31,4 +34,6 @@ export interface ObservingHooks extends ResponseHooks {
   usage(ex: Exchange, report: Usage): void;
   /** The call's credentials (`credentialsOf`), redacted from every upstream text. */
   secrets: readonly string[];
+  /** Joins a stream's chunks when `wantsAnswer`; null otherwise. */
+  assembler: CompletionAssembler | null;
 }

@@ -87,6 +87,7 @@ export async function relayStream(
   let done = false;
   const finish = async () => {
     await settleUsage(ex, deps.tokens);
+    if (hooks.assembler) ex.answer = hooks.assembler.completion();
     const out = renderer.end();
     const final = renderer.finalAnswer?.();
     if (final !== undefined) await hooks.complete(ex, final);
@@ -207,7 +208,10 @@ export async function relayNativeStream(
   // it the client would take the stream for whole (or wait for an end marker that never comes).
   const unreadable = observer.unreadable();
   if (unreadable) failStream(ex, call, res, renderer, unreadable, deps.log, hooks.secrets);
-  else res.end();
+  else {
+    if (hooks.assembler && ex.errorCode === null) ex.answer = hooks.assembler.completion();
+    res.end();
+  }
 }
 
 /**

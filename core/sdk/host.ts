@@ -218,6 +218,7 @@ function wrapInstance(name: string, instance: Plugin<unknown>, guard: Guard): In
     plugin.onResponseChunk = (ex, state, chunk: StreamChunk) => void guard.response(ex, 'onResponseChunk', () => instance.onResponseChunk!(ex, state, chunk));
   }
   if (instance.onResponseEnd) plugin.onResponseEnd = (ex, state) => guard.response(ex, 'onResponseEnd', () => instance.onResponseEnd!(ex, state));
+  if (instance.onAnswer) plugin.onAnswer = (ex, state, answer) => guard.response(ex, 'onAnswer', () => instance.onAnswer!(ex, state, answer));
   if (instance.close) plugin.close = () => instance.close!();
   return plugin;
 }

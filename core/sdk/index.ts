@@ -7,7 +7,7 @@
  * Everything exported here is a promise under semver (`PLUGIN_API_VERSION`); see `./types.ts`.
  */
 import { GatewayError } from '../errors.ts';
-import type { DefinedPlugin, Exchange, GatewayErrorLike, LogFieldValue, PluginDefinition, Reply } from './types.ts';
+import type { ChatCompletion, DefinedPlugin, Exchange, GatewayErrorLike, LogFieldValue, PluginDefinition, Reply } from './types.ts';
 
 export type * from './types.ts';
 
@@ -36,6 +36,16 @@ export function definePlugin<C = Record<string, unknown>, S = unknown>(definitio
  */
 export function reply(status: number, body: unknown, headers?: Record<string, string>): Reply {
   return headers === undefined ? { kind: 'reply', status, body } : { kind: 'reply', status, body, headers };
+}
+
+/**
+ * A local chat answer for `onRequest` to return: `answer` (a canonical `chat.completion`, e.g. one
+ * `onAnswer` kept) is rendered in the client's dialect, as one JSON body or as a stream of its chunks
+ * when the client asked for a stream, with status 200 and `headers`. No upstream is called and nothing
+ * is billed (the request's usage stays empty). Only for a chat call (`ex.request` has `messages`).
+ */
+export function replyAnswer(answer: ChatCompletion, headers?: Record<string, string>): Reply {
+  return headers === undefined ? { kind: 'reply', status: 200, body: null, answer } : { kind: 'reply', status: 200, body: null, headers, answer };
 }
 
 /** Options of `gatewayError`. */

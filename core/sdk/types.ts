@@ -9,11 +9,11 @@
  * Semver: within `apiVersion` 1, a minor release may add optional hooks, optional context members and
  * readable fields; removing or changing one is a new `apiVersion`.
  */
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat-types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat-types.ts';
 import type { EmbeddingRequest } from '../canonical/embedding-types.ts';
 import type { JsonSchema } from '../json-schema.ts';
 
-export type { ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChatContentPart, ChatTool, ChatToolCall, Usage } from '../canonical/chat-types.ts';
+export type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChatContentPart, ChatTool, ChatToolCall, Usage } from '../canonical/chat-types.ts';
 export type { EmbeddingRequest } from '../canonical/embedding-types.ts';
 export type { JsonSchema } from '../json-schema.ts';
 
@@ -117,12 +117,16 @@ export interface Exchange {
   readonly logFields: Readonly<Record<string, LogFieldValue>> | null;
 }
 
-/** A locally produced answer: a JSON body with a status and headers (see `reply`). */
+/**
+ * A locally produced answer (see `reply` and `replyAnswer`): a JSON body with a status and headers, or
+ * a canonical chat answer (`answer`) the gateway renders in the client's dialect, streamed or not.
+ */
 export interface Reply {
   readonly kind: 'reply';
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  answer?: ChatCompletion;
 }
 
 /**
@@ -164,6 +168,14 @@ export interface Plugin<S = void> {
   onResponseChunk?(ex: Exchange, state: S, chunk: StreamChunk): void;
   /** Exactly once, after the last byte was written or the client left: count, record, release. */
   onResponseEnd?(ex: Exchange, state: S): MaybePromise<void>;
+  /**
+   * The whole answer of a chat call that completed (status 200, not cut, the client still there), in
+   * the canonical shape (OpenAI's `chat.completion`; a stream's chunks joined), whatever the client's
+   * dialect, streamed or not, translated or passed through natively; just before `onResponseEnd`.
+   * A local answer (`replyAnswer`) does not come here. Defining this hook makes the gateway keep each
+   * answer whole while it streams.
+   */
+  onAnswer?(ex: Exchange, state: S, answer: ChatCompletion): MaybePromise<void>;
   /** At shutdown, after in-flight requests drained. */
   close?(): MaybePromise<void>;
 }

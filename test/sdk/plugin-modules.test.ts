@@ -62,6 +62,32 @@ export default definePlugin({
 });
 `;
 
+/**
+ * A plugin that keeps each answer whole (\`onAnswer\`) and gives it again for the same messages
+ * (\`replyAnswer\`): the two hooks a response cache is built on, in every dialect, streamed or not.
+ */
+const MEMO_PLUGIN = `
+import { definePlugin, replyAnswer } from 'tollgate/plugin';
+const answers = new Map();
+const keyOf = (ex) => ex.request && ex.request.messages ? JSON.stringify(ex.request.messages.map((m) => [m.role, m.content])) : null;
+export default definePlugin({
+  name: 'memo',
+  description: 'Answers a repeated question from memory.',
+  configSchema: { type: 'object' },
+  create: () => ({
+    onRequest(ex) {
+      const key = ex.headers['x-memo'] ? keyOf(ex) : null;
+      const kept = key && answers.get(key);
+      if (kept) return replyAnswer(kept, { 'x-memo': 'hit' });
+    },
+    onAnswer(ex, state, answer) {
+      const key = ex.headers['x-memo'] ? keyOf(ex) : null;
+      if (key) answers.set(key, answer);
+    },
+  }),
+});
+`;
+
 type Entry = { name?: string; module?: string; config?: Record<string, unknown>; hookTimeoutMs?: number };
 
 /** The default manifest with `extra` entries before the router, and a quick log flush. */
@@ -76,6 +102,7 @@ function manifestWith(...extra: Entry[]): unknown {
 function operatorFolder(): string {
   const dir = tempDir('tollgate-operator-');
   writeFileSync(join(dir, 'acme-header.mjs'), ACME_PLUGIN);
+  writeFileSync(join(dir, 'memo.mjs'), MEMO_PLUGIN);
   const pkg = join(dir, 'node_modules', '@acme', 'tollgate-plugin-stamp');
   mkdirSync(pkg, { recursive: true });
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: '@acme/tollgate-plugin-stamp', version: '0.4.0', type: 'module', exports: './index.mjs' }));
@@ -107,6 +134,7 @@ before(async () => {
   const configPath = writeManifest(folder, 'tollgate.json', manifestWith(
     { module: './acme-header.mjs', config: { value: 'from-config' }, hookTimeoutMs: 500 },
     { module: '@acme/tollgate-plugin-stamp' },
+    { module: './memo.mjs' },
   ));
   gateway = await startGatewayProcess({ dataDir, configPath, env: { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-upstream-secret' } });
   openai = new OpenAI({ apiKey: key, baseURL: gateway.baseURL, maxRetries: 0 });
@@ -240,7 +268,47 @@ describe('a plugin loaded by "module" from the manifest\'s folder', () => {
     assert.equal(byName.get('stamp')!.version, '0.4.0', "a package plugin without a version of its own shows its package's");
     assert.equal(byName.get('stamp')!.source, '@acme/tollgate-plugin-stamp');
     assert.equal(byName.get('auth-guard')!.source, 'built-in');
-    assert.equal(byName.get('provider-router')!.position, 11);
+    assert.equal(byName.get('provider-router')!.position, 12);
+  });
+});
+
+describe('a plugin that keeps whole answers and answers locally (onAnswer, replyAnswer)', () => {
+  test('an answer kept from a non-streamed call is given again, streamed or not, in every dialect, and billed nothing', async () => {
+    const question = [{ role: 'user' as const, content: 'What is kept?' }];
+    const first = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: question }, { headers: { 'x-memo': '1' } }).withResponse();
+    assert.equal(first.response.headers.get('x-memo'), null);
+    const upstreamCalls = sim.requests.length;
+
+    const again = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: question }, { headers: { 'x-memo': '1' } }).withResponse();
+    assert.equal(again.response.headers.get('x-memo'), 'hit');
+    assert.equal(again.data.choices[0]!.message.content, first.data.choices[0]!.message.content);
+    assert.equal(again.response.headers.get('x-acme'), 'from-config', 'the plugins entered before it still shape the answer');
+
+    const streamed = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: question, stream: true }, { headers: { 'x-memo': '1' } });
+    let text = '';
+    for await (const chunk of streamed) text += chunk.choices[0]?.delta.content ?? '';
+    assert.equal(text, first.data.choices[0]!.message.content);
+
+    const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 50, messages: question }, { headers: { 'x-memo': '1' } });
+    assert.deepEqual(message.content, [{ type: 'text', text: first.data.choices[0]!.message.content, citations: null }].map(({ citations: _c, ...block }) => block));
+    assert.equal(sim.requests.length, upstreamCalls, 'the upstream was not called again');
+
+    const row = await logRow(again.response.headers.get('x-request-id')!);
+    assert.equal(row.status, 200);
+    assert.equal(row.cost_nanos, 0);
+    assert.equal(row.prompt_tokens, 0);
+    assert.equal(row.completion_tokens, 0);
+  });
+
+  test('an answer kept from a stream is the stream\'s chunks joined', async () => {
+    const question = [{ role: 'user' as const, content: 'What streams?' }];
+    const stream = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: question, stream: true }, { headers: { 'x-memo': '1' } });
+    let streamedText = '';
+    for await (const chunk of stream) streamedText += chunk.choices[0]?.delta.content ?? '';
+    const again = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: question }, { headers: { 'x-memo': '1' } }).withResponse();
+    assert.equal(again.response.headers.get('x-memo'), 'hit');
+    assert.equal(again.data.choices[0]!.message.content, streamedText);
+    assert.equal(again.data.choices[0]!.finish_reason, 'stop');
   });
 });
 
