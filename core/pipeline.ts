@@ -10,7 +10,9 @@ import type { ChatCompletionChunk } from './canonical/chat-types.ts';
 import type { ModelCall } from './upstream/upstream-call.ts';
 import { toGatewayError } from './errors.ts';
 import { sendError, sendJson } from './http/respond.ts';
-import type { ProxyDeps, ResponseHooks } from './proxy/relay-types.ts';
+import type { AnswerRewrite, ProxyDeps, ResponseHooks } from './proxy/relay-types.ts';
+import type { CanonicalRequest } from './canonical/canonical-request.ts';
+import { mapCanonicalRequestText } from './canonical/text-map.ts';
 import { proxyWithFallback } from './proxy/upstream-attempts.ts';
 import { relayLocalAnswer } from './proxy/local-answer.ts';
 
@@ -80,6 +82,9 @@ interface Chain {
   readonly onResponseComplete: readonly Step<NonNullable<AnyPlugin['onResponseComplete']>>[];
   readonly onResponseEnd: readonly Step<NonNullable<AnyPlugin['onResponseEnd']>>[];
   readonly onAnswer: readonly Step<NonNullable<AnyPlugin['onAnswer']>>[];
+  /** `rewriteRequestText` in manifest order, `rewriteAnswerText` in reverse. */
+  readonly rewriteRequest: readonly Step<NonNullable<AnyPlugin['rewriteRequestText']>>[];
+  readonly rewriteAnswer: readonly Step<NonNullable<AnyPlugin['rewriteAnswerText']>>[];
   /** By plugin index: its `createState`, bound; null when it keeps no state. */
   readonly createState: readonly (((ex: Exchange) => unknown) | null)[];
   /** The response hooks of an exchange that entered every plugin (the proxied ones): built once. */
@@ -113,14 +118,19 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     onResponseComplete: stepsFor(plugins, 'onResponseComplete').reverse(),
     onResponseEnd: stepsFor(plugins, 'onResponseEnd').reverse(),
     onAnswer: stepsFor(plugins, 'onAnswer').reverse(),
+    rewriteRequest: stepsFor(plugins, 'rewriteRequestText'),
+    rewriteAnswer: stepsFor(plugins, 'rewriteAnswerText').reverse(),
     createState: plugins.map((p) => (p.createState ? p.createState.bind(p) : null)),
     proxiedHooks: {
       start: (ex) => runResponseStart(chain, ex, everyPlugin, 0),
       chunk: (ex, chunk) => runResponseChunk(chain, ex, chunk, everyPlugin, 0),
       complete: (ex, final) => runResponseComplete(chain, ex, final, everyPlugin, 0),
       wantsAnswer: stepsFor(plugins, 'onAnswer').length > 0,
+      rewrite: null,
     },
   };
+  // The hooks above read the chain; the composed rewrite needs it built.
+  (chain.proxiedHooks as { rewrite: AnswerRewrite | null }).rewrite = answerRewrite(chain, everyPlugin, 0);
   return {
     run: (ex, res, loadBody) => runExchange(chain, ex, res, loadBody),
     close: () => closePlugins(plugins, deps),
@@ -210,6 +220,7 @@ async function answer(chain: Chain, ex: Exchange, res: ServerResponse, r: Reply,
       chunk: (into, chunk) => runResponseChunk(chain, into, chunk, entered, heldBelow),
       complete: (into, final) => runResponseComplete(chain, into, final, entered, heldBelow),
       wantsAnswer: false,
+      rewrite: answerRewrite(chain, entered, heldBelow),
     };
     await relayLocalAnswer(ex, r.answer, res, hooks, r.headers);
     return;
@@ -217,6 +228,38 @@ async function answer(chain: Chain, ex: Exchange, res: ServerResponse, r: Reply,
   ex.status = r.status;
   runResponseStart(chain, ex, entered, heldBelow);
   sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
+}
+
+/** The entered plugins' `rewriteAnswerText` composed (reverse manifest order), or null when none has one. */
+function answerRewrite(chain: Chain, entered: number, heldBelow: number): AnswerRewrite | null {
+  const steps = chain.rewriteAnswer.filter((step) => isEntered(chain, step.index, entered, heldBelow));
+  if (steps.length === 0) return null;
+  return (ex, text, end, choiceIndex) => {
+    let out = text;
+    for (const step of steps) out = step.fn(ex, stateOf(chain, ex, step.index), out, end, choiceIndex);
+    return out;
+  };
+}
+
+/**
+ * The `rewriteRequestText` hooks, in manifest order, over the canonical request and the client's own
+ * body (the same object for a dialect whose body is the canonical request).
+ */
+function rewriteRequest(chain: Chain, ex: Exchange): void {
+  const { dialect } = ex;
+  for (const step of chain.rewriteRequest) {
+    const { request, clientBody } = ex;
+    if (request === null) return;
+    const fn = (text: string) => step.fn(ex, stateOf(chain, ex, step.index), text);
+    if (clientBody !== null && (clientBody as unknown) === request && dialect) {
+      const next = dialect.mapRequestText(clientBody, fn);
+      ex.request = next as unknown as CanonicalRequest;
+      ex.clientBody = next;
+      continue;
+    }
+    ex.request = mapCanonicalRequestText(request, fn);
+    if (clientBody !== null && dialect) ex.clientBody = dialect.mapRequestText(clientBody, fn);
+  }
 }
 
 /** The entered plugins' `onResponseEnd`, exactly once per exchange; a client that left is a 499. */
@@ -293,6 +336,7 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
     }
     entered = router.index;
     if (ex.refusal) throw ex.refusal;
+    if (chain.rewriteRequest.length > 0) rewriteRequest(chain, ex);
     const routing = router.fn(ex, stateOf(chain, ex, router.index));
     const routed: ModelCall | Reply = isPromise(routing) ? await routing : routing;
     entered = chain.plugins.length;

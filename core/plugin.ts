@@ -104,6 +104,21 @@ export interface Plugin<S = void> {
    * plugin has this hook (joining a stream's chunks costs).
    */
   onAnswer?(ex: Exchange, state: S, answer: ChatCompletion): MaybePromise<void>;
+  /**
+   * Rewrites each text of the request (`core/canonical/text-map.ts`), after every `onRequest` and
+   * before routing, in manifest order: the canonical request and the client's own body (forwarded on
+   * native pass-through) alike. Synchronous; throw a `GatewayError` to refuse.
+   */
+  rewriteRequestText?(ex: Exchange, state: S, text: string): string;
+  /**
+   * Rewrites the answer's text on its way to the client, in reverse manifest order: called with each
+   * piece of a choice's text in order (a stream's deltas; a whole answer's text at once), then once
+   * with `end` true and `''` when that choice's text ends; returns what to send instead ('' holds the
+   * piece back, to be released with a later one). A native pass-through is then rendered from the
+   * decoded answer. Synchronous; a `GatewayError` thrown ends the answer with it (a stream with its
+   * error event).
+   */
+  rewriteAnswerText?(ex: Exchange, state: S, text: string, end: boolean, choiceIndex: number): string;
   /** Called once at shutdown, in reverse manifest order, after in-flight exchanges drained. */
   close?(): MaybePromise<void>;
 }

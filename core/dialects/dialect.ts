@@ -21,6 +21,7 @@ import type { GatewayError } from '../errors.ts';
 import type { Exchange } from '../exchange.ts';
 import type { DecodedChunk, DecodedResponse } from '../upstream/upstream-call.ts';
 import type { RouteDeclaration } from '../routes.ts';
+import type { TextMap } from '../canonical/text-map.ts';
 
 /** A client's request as the dialect read it. */
 export interface ParsedRequest {
@@ -95,4 +96,11 @@ export interface Dialect {
   capOutput(body: Readonly<Record<string, unknown>>, tokens: number): Readonly<Record<string, unknown>>;
   /** The body answering a token-count route (`kind: 'token-count'`) counted locally. */
   tokenCountBody?(inputTokens: number): unknown;
+  /**
+   * The client's body with every text mapped by `fn` (`core/canonical/text-map.ts`: message contents,
+   * system prompts, instructions, tool results; never ids, tool arguments or opaque blocks), as it is
+   * forwarded on native pass-through; the same object when nothing changed. A plugin that rewrites
+   * request text (`Plugin.rewriteRequestText`) changes this and the canonical request alike.
+   */
+  mapRequestText(body: Readonly<Record<string, unknown>>, fn: TextMap): Readonly<Record<string, unknown>>;
 }

@@ -9,14 +9,18 @@ import type { ServerResponse } from 'node:http';
 import type { Exchange } from '../exchange.ts';
 import type { ChatCompletion } from '../canonical/chat-types.ts';
 import { chunksOfCompletion } from '../canonical/completion-assembler.ts';
+import { mapCompletionText } from '../canonical/text-map.ts';
 import { sendJson } from '../http/respond.ts';
 import { servedModelName } from '../dialects/model-field.ts';
 import { dialectOf } from './stream-relay.ts';
 import type { ResponseHooks } from './relay-types.ts';
 
 /** Writes `answer` to `res` in `ex`'s dialect; `headers` are the reply's own. */
-export async function relayLocalAnswer(ex: Exchange, answer: ChatCompletion, res: ServerResponse, hooks: ResponseHooks, headers: Record<string, string> | undefined): Promise<void> {
+export async function relayLocalAnswer(ex: Exchange, given: ChatCompletion, res: ServerResponse, hooks: ResponseHooks, headers: Record<string, string> | undefined): Promise<void> {
   const dialect = dialectOf(ex);
+  // The plugins that rewrite answers' text rewrite this one too, whole.
+  const { rewrite } = hooks;
+  const answer = rewrite ? mapCompletionText(given, (piece, index) => rewrite(ex, piece, false, index) + rewrite(ex, '', true, index)) : given;
   const renderer = dialect.createRenderer(ex);
   ex.modelServed = servedModelName(answer.model);
   // No token was generated for it: the log row says 0 tokens at a cost of 0 (pricing prices only

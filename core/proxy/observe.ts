@@ -15,7 +15,7 @@ import { redactText } from './redact.ts';
 import type { ResponseRenderer } from '../dialects/dialect.ts';
 import { servedModelName } from '../dialects/model-field.ts';
 import { createUtf8StreamDecoder } from './utf8-stream.ts';
-import type { ObservingHooks } from './relay-types.ts';
+import type { AnswerRewrite, ObservingHooks } from './relay-types.ts';
 
 /** Exchanges whose upstream already sent an insane usage report (it is logged once per exchange). */
 const warnedOfUsage = new WeakSet<Exchange>();
@@ -164,20 +164,51 @@ export function decodeAll(
   return done;
 }
 
-/** Observes one canonical chunk: the served model, generated text, usage, then the chunk hooks. */
-function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
+/** Observes one canonical chunk as the upstream sent it: the served model, generated text (as generated, for counting), usage. */
+function observeUpstream(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
   if (ex.modelServed === null && chunk.model) ex.modelServed = servedModelName(chunk.model);
   for (const choice of chunk.choices) collectGenerated(ex.generated, choice.delta);
   if (chunk.usage) hooks.usage(ex, chunk.usage);
+}
+
+/** Hands one canonical chunk, as the client gets it, to the answer's assembler and the chunk hooks. */
+function deliver(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
   hooks.assembler?.add(chunk);
   hooks.chunk(ex, chunk);
+}
+
+function observeChunk(ex: Exchange, chunk: ChatCompletionChunk, hooks: ObservingHooks): void {
+  observeUpstream(ex, chunk, hooks);
+  deliver(ex, chunk, hooks);
+}
+
+/**
+ * Rewrites a decoded chunk's text with the plugins' `rewriteAnswerText` (`ObservingHooks.rewrite`):
+ * each choice's `delta.content`, and what they release when the choice finishes, sent before its
+ * `finish_reason`. The chunk is then serialized anew (`raw` dropped).
+ */
+function rewriteChunk(ex: Exchange, decoded: DecodedChunk, rewrite: AnswerRewrite): void {
+  for (const choice of decoded.chunk.choices) {
+    const { delta } = choice;
+    let content = typeof delta.content === 'string' && delta.content !== '' ? rewrite(ex, delta.content, false, choice.index) : delta.content;
+    if (choice.finish_reason) {
+      const released = rewrite(ex, '', true, choice.index);
+      if (released) content = (content ?? '') + released;
+    }
+    if (content !== delta.content) {
+      delta.content = content;
+      decoded.raw = null;
+    }
+  }
 }
 
 /** Observes decoded chunks and renders them in the exchange's dialect (one string per upstream read). */
 export function renderChunks(ex: Exchange, chunks: DecodedChunk[], hooks: ObservingHooks, renderer: ResponseRenderer): string {
   let out = '';
   for (const decoded of chunks) {
-    observeChunk(ex, decoded.chunk, hooks);
+    observeUpstream(ex, decoded.chunk, hooks);
+    if (hooks.rewrite) rewriteChunk(ex, decoded, hooks.rewrite);
+    deliver(ex, decoded.chunk, hooks);
     out += renderer.chunk(decoded);
   }
   chunks.length = 0;

@@ -29,6 +29,7 @@ import type { ResponseRenderer } from '../dialects/dialect.ts';
 import { servedModelName } from '../dialects/model-field.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
 import { createCompletionAssembler } from '../canonical/completion-assembler.ts';
+import { mapCompletionText } from '../canonical/text-map.ts';
 import { collectGenerated, readUsage } from './observe.ts';
 import { cancellationOf, dialectOf, relayNativeStream, relayStream, shutdownCut } from './stream-relay.ts';
 import type { ObservingHooks, ProxyDeps, ResponseHooks } from './relay-types.ts';
@@ -67,14 +68,15 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
   const renderer = dialectOf(ex).createRenderer(ex);
   const provider = call.provider;
   const hooks: ObservingHooks = {
-    start: responseHooks.start, chunk: responseHooks.chunk, complete: responseHooks.complete, wantsAnswer: responseHooks.wantsAnswer,
+    start: responseHooks.start, chunk: responseHooks.chunk, complete: responseHooks.complete, wantsAnswer: responseHooks.wantsAnswer, rewrite: responseHooks.rewrite,
     usage: (into, report) => readUsage(into, report, provider, deps.log), secrets,
     assembler: responseHooks.wantsAnswer && call.kind !== 'embeddings' && call.stream ? createCompletionAssembler() : null,
   };
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
-    else if (call.passthrough) await relayNativeStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
+    // A plugin that rewrites the answer's text gets it decoded, so a native stream is rendered anew.
+    else if (call.passthrough && !hooks.rewrite) await relayNativeStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
     else await relayStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
   } finally {
     // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
@@ -95,17 +97,21 @@ async function relayCompletion(
   const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
-  if (hooks.wantsAnswer) ex.answer = completion;
   ex.modelServed = servedModelName(completion.model);
   if (completion.usage) hooks.usage(ex, completion.usage);
   if (ex.usage === null || ex.usage.completionTokens === 0) {
     for (const choice of completion.choices) collectGenerated(ex.generated, choice.message);
     await settleUsage(ex, deps.tokens);
   }
+  // The text rewritten (a guardrail) before anything is sent; a native answer is then rendered anew.
+  const { rewrite } = hooks;
+  const answer = rewrite ? { completion: mapCompletionText(completion, (piece, index) => rewrite(ex, piece, false, index) + rewrite(ex, '', true, index)), raw: null } : decoded;
+  if (hooks.wantsAnswer) ex.answer = answer.completion;
   ex.status = 200;
   hooks.start(ex);
-  const payload = call.passthrough ? text : renderer.completion(decoded);
-  const final = call.passthrough ? decoded.final : renderer.finalAnswer?.();
+  const native = call.passthrough && !rewrite;
+  const payload = native ? text : renderer.completion(answer);
+  const final = native ? decoded.final : renderer.finalAnswer?.();
   if (final !== undefined) await hooks.complete(ex, final);
   ex.firstByteAtPerfMs = performance.now();
   sendJson(res, 200, payload, ex.id, ex.responseHeaders);

@@ -18,7 +18,15 @@ export interface ResponseHooks {
   complete(this: void, ex: Exchange, final: unknown): Promise<void>;
   /** True when a plugin has `onAnswer`: the relay keeps the whole answer in `ex.answer`. */
   readonly wantsAnswer: boolean;
+  /**
+   * The plugins' `rewriteAnswerText` hooks composed (`Plugin.rewriteAnswerText`), or null when no plugin
+   * has one. When set, an answer is always rendered from its decoded form, native pass-through too.
+   */
+  readonly rewrite: AnswerRewrite | null;
 }
+
+/** Rewrites one piece of a choice's answer text (`Plugin.rewriteAnswerText`, composed). */
+export type AnswerRewrite = (this: void, ex: Exchange, text: string, end: boolean, choiceIndex: number) => string;
 
 export interface ProxyDeps {
   upstream: UpstreamClient;

@@ -130,6 +130,19 @@ class Guard {
     });
   }
 
+  /**
+   * Runs a synchronous hook whose result the request needs (a text rewrite): as `request`, and a
+   * promise returned is the plugin's failure.
+   */
+  sync<T>(ex: InternalExchange, hook: string, run: () => T): T {
+    const result = this.request(ex, hook, run);
+    if (result instanceof Promise) {
+      result.catch(() => undefined);
+      throw this.failure(ex, hook, 'threw', new TypeError(`${hook} must return a string, not a promise`));
+    }
+    return result;
+  }
+
   /** Runs a response hook: any failure is swallowed (logged, counted). */
   response(ex: InternalExchange, hook: string, run: () => void | Promise<void>): void | Promise<void> {
     const startedAt = performance.now();
@@ -218,9 +231,21 @@ function wrapInstance(name: string, instance: Plugin<unknown>, guard: Guard): In
     plugin.onResponseChunk = (ex, state, chunk: StreamChunk) => void guard.response(ex, 'onResponseChunk', () => instance.onResponseChunk!(ex, state, chunk));
   }
   if (instance.onResponseEnd) plugin.onResponseEnd = (ex, state) => guard.response(ex, 'onResponseEnd', () => instance.onResponseEnd!(ex, state));
+  if (instance.rewriteRequestText) {
+    plugin.rewriteRequestText = (ex, state, text) => guard.sync(ex, 'rewriteRequestText', () => checkText(instance.rewriteRequestText!(ex, state, text)));
+  }
+  if (instance.rewriteAnswerText) {
+    plugin.rewriteAnswerText = (ex, state, text, end, choiceIndex) => guard.sync(ex, 'rewriteAnswerText', () => checkText(instance.rewriteAnswerText!(ex, state, text, end, choiceIndex)));
+  }
   if (instance.onAnswer) plugin.onAnswer = (ex, state, answer) => guard.response(ex, 'onAnswer', () => instance.onAnswer!(ex, state, answer));
   if (instance.close) plugin.close = () => instance.close!();
   return plugin;
+}
+
+/** A rewrite hook's result: a string, or the plugin's failure. */
+function checkText(value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError(`a text rewrite must return a string, got ${value === null ? 'null' : typeof value}`);
+  return value;
 }
 
 /**

@@ -176,6 +176,27 @@ export interface Plugin<S = void> {
    * answer whole while it streams.
    */
   onAnswer?(ex: Exchange, state: S, answer: ChatCompletion): MaybePromise<void>;
+  /**
+   * Rewrites each text of the request before it is routed: message contents and text parts (every
+   * role), system prompts and instructions, tool results; never ids, tool-call arguments or opaque
+   * blocks. Runs after every plugin's `onRequest`, in manifest order, once per text of the canonical
+   * request and once per text of the client's own body (what a native pass-through forwards): so it
+   * must give the same output for the same input. Return the text unchanged to keep it. Synchronous;
+   * throw a `gatewayError` to refuse the request.
+   */
+  rewriteRequestText?(ex: Exchange, state: S, text: string): string;
+  /**
+   * Rewrites the answer's text on its way to the client, in every dialect, streamed or not: called
+   * with each piece of choice `choiceIndex`'s text in order (a stream's text deltas as they come; a
+   * whole answer's text at once), then once with `end` true and `''` when that choice's text is
+   * complete. Return what to send in the piece's place: `''` holds it back (to release it, in full or
+   * redacted, with a later piece or at `end`), so a rule can wait until it can decide. Synchronous;
+   * throw a `gatewayError` to stop the answer (before its headers: that error; in a stream already
+   * started: the stream ends with it as its error event). Defining this hook makes the gateway render
+   * answers it would pass through natively from their decoded form (fields of the provider's own that
+   * the canonical form does not carry are not relayed then).
+   */
+  rewriteAnswerText?(ex: Exchange, state: S, text: string, end: boolean, choiceIndex: number): string;
   /** At shutdown, after in-flight requests drained. */
   close?(): MaybePromise<void>;
 }

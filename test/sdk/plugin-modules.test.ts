@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { simStreamText, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -88,6 +88,33 @@ export default definePlugin({
 });
 `;
 
+/**
+ * A plugin that rewrites text both ways: \`SECRET-<digits>\` leaves the request as \`[gone]\`, and
+ * "OpenAI simulator" never reaches the client, even split across stream chunks (it holds the answer's
+ * text back until the choice ends). Only for requests with \`x-redact\`.
+ */
+const REDACT_PLUGIN = `
+import { definePlugin } from 'tollgate/plugin';
+export default definePlugin({
+  name: 'redact',
+  description: 'Rewrites request and answer text.',
+  configSchema: { type: 'object' },
+  create: () => ({
+    createState: () => ({ held: new Map() }),
+    rewriteRequestText(ex, state, text) {
+      return ex.headers['x-redact'] ? text.replace(/SECRET-[0-9]+/g, '[gone]') : text;
+    },
+    rewriteAnswerText(ex, state, text, end, choice) {
+      if (!ex.headers['x-redact']) return text;
+      const held = (state.held.get(choice) ?? '') + text;
+      if (!end) { state.held.set(choice, held); return ''; }
+      state.held.delete(choice);
+      return held.replace(/OpenAI simulator/g, '[redacted]');
+    },
+  }),
+});
+`;
+
 type Entry = { name?: string; module?: string; config?: Record<string, unknown>; hookTimeoutMs?: number };
 
 /** The default manifest with `extra` entries before the router, and a quick log flush. */
@@ -103,6 +130,7 @@ function operatorFolder(): string {
   const dir = tempDir('tollgate-operator-');
   writeFileSync(join(dir, 'acme-header.mjs'), ACME_PLUGIN);
   writeFileSync(join(dir, 'memo.mjs'), MEMO_PLUGIN);
+  writeFileSync(join(dir, 'redact.mjs'), REDACT_PLUGIN);
   const pkg = join(dir, 'node_modules', '@acme', 'tollgate-plugin-stamp');
   mkdirSync(pkg, { recursive: true });
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: '@acme/tollgate-plugin-stamp', version: '0.4.0', type: 'module', exports: './index.mjs' }));
@@ -135,6 +163,7 @@ before(async () => {
     { module: './acme-header.mjs', config: { value: 'from-config' }, hookTimeoutMs: 500 },
     { module: '@acme/tollgate-plugin-stamp' },
     { module: './memo.mjs' },
+    { module: './redact.mjs' },
   ));
   gateway = await startGatewayProcess({ dataDir, configPath, env: { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-upstream-secret' } });
   openai = new OpenAI({ apiKey: key, baseURL: gateway.baseURL, maxRetries: 0 });
@@ -268,7 +297,7 @@ describe('a plugin loaded by "module" from the manifest\'s folder', () => {
     assert.equal(byName.get('stamp')!.version, '0.4.0', "a package plugin without a version of its own shows its package's");
     assert.equal(byName.get('stamp')!.source, '@acme/tollgate-plugin-stamp');
     assert.equal(byName.get('auth-guard')!.source, 'built-in');
-    assert.equal(byName.get('provider-router')!.position, 12);
+    assert.equal(byName.get('provider-router')!.position, 13);
   });
 });
 
@@ -309,6 +338,40 @@ describe('a plugin that keeps whole answers and answers locally (onAnswer, reply
     assert.equal(again.response.headers.get('x-memo'), 'hit');
     assert.equal(again.data.choices[0]!.message.content, streamedText);
     assert.equal(again.data.choices[0]!.finish_reason, 'stop');
+  });
+});
+
+describe('a plugin that rewrites request and answer text (rewriteRequestText, rewriteAnswerText)', () => {
+  const ask = { role: 'user' as const, content: 'My code is SECRET-1234, keep it.' };
+
+  test('the request goes upstream rewritten, and the answer comes back rewritten, not streamed', async () => {
+    const before = sim.requests.length;
+    const completion = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [ask] }, { headers: { 'x-redact': '1' } });
+    assert.equal(completion.choices[0]!.message.content, 'Hello from the [redacted].');
+    const sent = sim.requests.slice(before).find((r) => r.path.endsWith('/chat/completions'))!;
+    assert.deepEqual((sent.body!.messages as Array<{ content: string }>).map((m) => m.content), ['My code is [gone], keep it.']);
+    assert.doesNotMatch(sent.rawBody, /SECRET-1234/);
+  });
+
+  test('a natively relayed stream is rewritten even where the text spans chunks', async () => {
+    const stream = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [ask], stream: true, stream_options: { include_usage: true } }, { headers: { 'x-redact': '1' } });
+    let text = '';
+    let usage = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      usage = chunk.usage ?? usage;
+    }
+    assert.equal(text, simStreamText().replace('OpenAI simulator', '[redacted]'));
+    assert.ok(usage && usage.completion_tokens > 0, 'the stream still ends with its usage');
+  });
+
+  test('the Anthropic dialect: request text rewritten in the client\'s own body, answer rewritten', async () => {
+    const message = await anthropic.messages.create(
+      { model: 'openai/gpt-4o-mini', max_tokens: 50, system: 'Never say SECRET-99.', messages: [ask] }, { headers: { 'x-redact': '1' } },
+    );
+    assert.deepEqual(message.content.map((block) => (block.type === 'text' ? block.text : block.type)), ['Hello from the [redacted].']);
+    const sent = sim.requests.at(-1)!;
+    assert.doesNotMatch(sent.rawBody, /SECRET-/);
   });
 });
 

@@ -28,6 +28,7 @@ const validateCreate = createBodyValidator<MessageCreateParams>(messagesRequestS
 const validateCountTokens = createBodyValidator<MessageCountTokensParams>(countTokensRequestSchema);
 
 export { anthropicErrorBody } from './errors.ts';
+import { mapMessagesRequestText } from './text.ts';
 
 export const anthropicMessages: Dialect = {
   id: 'anthropic-messages',
@@ -56,4 +57,5 @@ export const anthropicMessages: Dialect = {
   tokenCountBody: (inputTokens) => ({ input_tokens: inputTokens }),
   // `max_tokens` is required and is the only output limit of a Messages request.
   capOutput: (body, tokens) => Object.assign({}, body, { max_tokens: tokens }),
+  mapRequestText: mapMessagesRequestText,
 };

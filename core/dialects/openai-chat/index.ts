@@ -6,6 +6,7 @@
  */
 import { withChatOutputCap, type ChatCompletionRequest } from '../../canonical/chat-types.ts';
 import type { GatewayError } from '../../errors.ts';
+import { mapChatRequestText } from '../../canonical/text-map.ts';
 import { createBodyValidator } from '../../http/request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { chatCompletionRequestSchema } from './request-schema.ts';
@@ -32,4 +33,6 @@ export const openAIChat: Dialect = {
   errorBody: openAIErrorBody,
   createRenderer: createOpenAIChatRenderer,
   capOutput: (body, tokens) => withChatOutputCap(body, tokens),
+  // The body is the canonical request itself.
+  mapRequestText: (body, fn) => mapChatRequestText(body as ChatCompletionRequest, fn),
 };

@@ -17,6 +17,7 @@
 import { createBodyValidator } from '../../http/request-body.ts';
 import { invalidRequest } from '../../errors.ts';
 import type { EmbeddingRequest } from '../../canonical/embedding-types.ts';
+import { mapItems, withField } from '../../canonical/text-map.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { openAIErrorBody } from '../openai-chat/index.ts';
 import { embeddingInputs } from './input-check.ts';
@@ -68,4 +69,9 @@ export const openAIEmbeddings: Dialect = {
   createRenderer: createOpenAIEmbeddingsRenderer,
   // An embeddings call generates nothing, so there is no output limit to lower.
   capOutput: (body) => body,
+  mapRequestText: (body, fn) => {
+    const { input } = body;
+    if (typeof input === 'string') return withField(body, 'input', fn(input));
+    return Array.isArray(input) ? withField(body, 'input', mapItems(input as unknown[], (item) => (typeof item === 'string' ? fn(item) : item))) : body;
+  },
 };

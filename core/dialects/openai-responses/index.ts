@@ -51,6 +51,8 @@ function optionalTools(headers: IncomingHttpHeaders | undefined): ReadonlySet<st
   return new Set((Array.isArray(value) ? value.join(',') : value).split(',').map((type) => type.trim()).filter(Boolean));
 }
 
+import { mapResponsesRequestText } from './text.ts';
+
 export const openAIResponses: Dialect = {
   id: 'openai-responses',
   routes: [{ method: 'POST', path: '/api/v1/responses', operation: RESPONSES_CREATE, hasBody: true, doc: responsesCreateDoc }],
@@ -75,4 +77,5 @@ export const openAIResponses: Dialect = {
   createRenderer: createOpenAIResponsesRenderer,
   // `max_output_tokens` is the Responses API's only output limit (reasoning included).
   capOutput: (body, tokens) => Object.assign({}, body, { max_output_tokens: tokens }),
+  mapRequestText: mapResponsesRequestText,
 };
