@@ -1,73 +1,7 @@
 -- Tollgate's only DDL. Each "-- version: N" section is a migration applied once, in order,
 -- when PRAGMA user_version < N. Later changes append a new section; shipped sections never change.
 --
--- PostgreSQL (several replicas, core/store/store-postgres.ts) starts at the "-- version: 18
--- The key-value store of plugins written on the SDK (`ctx.kv()`, core/store/plugin-kv.ts): each
--- plugin's own keys, a value's UTF-8 bytes with its key's (`size_bytes`), when it expires (ms since
--- the epoch, NULL = never) and when it was written (ms since the epoch: eviction drops a plugin's
--- oldest-written entries first, `plugin_kv_by_age`). `plugin_kv_totals`: each plugin's bytes, kept by
--- triggers on every insert, update and delete (a set, an eviction, the expiry sweep), so a set checks
--- its plugin's bound by reading one row instead of summing the table.
-CREATE TABLE plugin_kv (
-  plugin TEXT NOT NULL,
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
-  expires_at INTEGER,
-  written_at INTEGER NOT NULL,
-  PRIMARY KEY (plugin, key)
-) STRICT;
-CREATE INDEX plugin_kv_by_age ON plugin_kv (plugin, written_at, key);
-CREATE INDEX plugin_kv_by_expiry ON plugin_kv (expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE plugin_kv_totals (
-  plugin TEXT NOT NULL PRIMARY KEY,
-  bytes INTEGER NOT NULL
-) STRICT;
-CREATE TRIGGER plugin_kv_totals_insert AFTER INSERT ON plugin_kv BEGIN
-  INSERT INTO plugin_kv_totals (plugin, bytes) VALUES (NEW.plugin, NEW.size_bytes)
-    ON CONFLICT (plugin) DO UPDATE SET bytes = bytes + excluded.bytes;
-END;
-CREATE TRIGGER plugin_kv_totals_update AFTER UPDATE OF size_bytes ON plugin_kv BEGIN
-  UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes + NEW.size_bytes WHERE plugin = NEW.plugin;
-END;
-CREATE TRIGGER plugin_kv_totals_delete AFTER DELETE ON plugin_kv BEGIN
-  UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes WHERE plugin = OLD.plugin;
-END;
--- postgres:
--- `value` is bytea (the UTF-8 bytes): PostgreSQL's text cannot hold a NUL character, a plugin's value may.
-CREATE TABLE plugin_kv (
-  plugin text COLLATE "C" NOT NULL,
-  key text COLLATE "C" NOT NULL,
-  value bytea NOT NULL,
-  size_bytes bigint NOT NULL CHECK (size_bytes >= 0),
-  expires_at bigint,
-  written_at bigint NOT NULL,
-  PRIMARY KEY (plugin, key)
-);
-CREATE INDEX plugin_kv_by_age ON plugin_kv (plugin, written_at, key);
-CREATE INDEX plugin_kv_by_expiry ON plugin_kv (expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE plugin_kv_totals (
-  plugin text COLLATE "C" PRIMARY KEY,
-  bytes bigint NOT NULL
-);
-CREATE FUNCTION plugin_kv_totals_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO plugin_kv_totals (plugin, bytes) VALUES (NEW.plugin, NEW.size_bytes)
-      ON CONFLICT (plugin) DO UPDATE SET bytes = plugin_kv_totals.bytes + excluded.bytes;
-  ELSIF TG_OP = 'UPDATE' THEN
-    UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes + NEW.size_bytes WHERE plugin = NEW.plugin;
-  ELSE
-    UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes WHERE plugin = OLD.plugin;
-  END IF;
-  RETURN NULL;
-END
-$$;
-CREATE TRIGGER plugin_kv_totals_insert AFTER INSERT ON plugin_kv FOR EACH ROW EXECUTE FUNCTION plugin_kv_totals_change();
-CREATE TRIGGER plugin_kv_totals_update AFTER UPDATE OF size_bytes ON plugin_kv FOR EACH ROW EXECUTE FUNCTION plugin_kv_totals_change();
-CREATE TRIGGER plugin_kv_totals_delete AFTER DELETE ON plugin_kv FOR EACH ROW EXECUTE FUNCTION plugin_kv_totals_change();
-
--- postgres baseline: 13"
+-- PostgreSQL (several replicas, core/store/store-postgres.ts) starts at the "-- postgres baseline: 13"
 -- section at the end: the whole schema of version 13 in PostgreSQL's terms, applied as one migration.
 -- Every version after 13 has its SQLite text, then a "-- postgres:" line and the same change for
 -- PostgreSQL (core/store/store.ts `readMigrations` refuses a version without it). PostgreSQL keeps the same
@@ -506,6 +440,72 @@ ALTER TABLE llm_requests ADD COLUMN plugin_fields TEXT;
 -- postgres:
 ALTER TABLE llm_requests ADD COLUMN error_plugin text COLLATE "C";
 ALTER TABLE llm_requests ADD COLUMN plugin_fields text COLLATE "C";
+
+-- version: 18
+-- The key-value store of plugins written on the SDK (`ctx.kv()`, core/store/plugin-kv.ts): each
+-- plugin's own keys, a value's UTF-8 bytes with its key's (`size_bytes`), when it expires (ms since
+-- the epoch, NULL = never) and when it was written (ms since the epoch: eviction drops a plugin's
+-- oldest-written entries first, `plugin_kv_by_age`). `plugin_kv_totals`: each plugin's bytes, kept by
+-- triggers on every insert, update and delete (a set, an eviction, the expiry sweep), so a set checks
+-- its plugin's bound by reading one row instead of summing the table.
+CREATE TABLE plugin_kv (
+  plugin TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  expires_at INTEGER,
+  written_at INTEGER NOT NULL,
+  PRIMARY KEY (plugin, key)
+) STRICT;
+CREATE INDEX plugin_kv_by_age ON plugin_kv (plugin, written_at, key);
+CREATE INDEX plugin_kv_by_expiry ON plugin_kv (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE plugin_kv_totals (
+  plugin TEXT NOT NULL PRIMARY KEY,
+  bytes INTEGER NOT NULL
+) STRICT;
+CREATE TRIGGER plugin_kv_totals_insert AFTER INSERT ON plugin_kv BEGIN
+  INSERT INTO plugin_kv_totals (plugin, bytes) VALUES (NEW.plugin, NEW.size_bytes)
+    ON CONFLICT (plugin) DO UPDATE SET bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER plugin_kv_totals_update AFTER UPDATE OF size_bytes ON plugin_kv BEGIN
+  UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes + NEW.size_bytes WHERE plugin = NEW.plugin;
+END;
+CREATE TRIGGER plugin_kv_totals_delete AFTER DELETE ON plugin_kv BEGIN
+  UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes WHERE plugin = OLD.plugin;
+END;
+-- postgres:
+-- `value` is bytea (the UTF-8 bytes): PostgreSQL's text cannot hold a NUL character, a plugin's value may.
+CREATE TABLE plugin_kv (
+  plugin text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  value bytea NOT NULL,
+  size_bytes bigint NOT NULL CHECK (size_bytes >= 0),
+  expires_at bigint,
+  written_at bigint NOT NULL,
+  PRIMARY KEY (plugin, key)
+);
+CREATE INDEX plugin_kv_by_age ON plugin_kv (plugin, written_at, key);
+CREATE INDEX plugin_kv_by_expiry ON plugin_kv (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE plugin_kv_totals (
+  plugin text COLLATE "C" PRIMARY KEY,
+  bytes bigint NOT NULL
+);
+CREATE FUNCTION plugin_kv_totals_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO plugin_kv_totals (plugin, bytes) VALUES (NEW.plugin, NEW.size_bytes)
+      ON CONFLICT (plugin) DO UPDATE SET bytes = plugin_kv_totals.bytes + excluded.bytes;
+  ELSIF TG_OP = 'UPDATE' THEN
+    UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes + NEW.size_bytes WHERE plugin = NEW.plugin;
+  ELSE
+    UPDATE plugin_kv_totals SET bytes = bytes - OLD.size_bytes WHERE plugin = OLD.plugin;
+  END IF;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER plugin_kv_totals_insert AFTER INSERT ON plugin_kv FOR EACH ROW EXECUTE FUNCTION plugin_kv_totals_change();
+CREATE TRIGGER plugin_kv_totals_update AFTER UPDATE OF size_bytes ON plugin_kv FOR EACH ROW EXECUTE FUNCTION plugin_kv_totals_change();
+CREATE TRIGGER plugin_kv_totals_delete AFTER DELETE ON plugin_kv FOR EACH ROW EXECUTE FUNCTION plugin_kv_totals_change();
 
 -- postgres baseline: 13
 CREATE TABLE gateway_users (
