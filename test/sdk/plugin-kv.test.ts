@@ -46,7 +46,7 @@ async function sdkContext(name: string, engine: PluginKvEngine, clock = () => 0)
       captured = ctx;
       return {};
     },
-  }) as never, { kind: 'module', specifier: './test.mjs', path: '/tmp/test.mjs' });
+  }), { kind: 'module', specifier: './test.mjs', path: '/tmp/test.mjs' });
   const internal = { log: silent, clock, metrics: createMetricsRegistry(), dataDir: '/tmp', pluginKv: engine } as unknown as PluginContext;
   await factory.create({}, internal);
   return captured!;
@@ -69,7 +69,7 @@ const counterPlugin = hostPlugin(definePlugin({
       },
     };
   },
-}) as never, { kind: 'module', specifier: './kv-counter.mjs', path: '/tmp/kv-counter.mjs' });
+}), { kind: 'module', specifier: './kv-counter.mjs', path: '/tmp/kv-counter.mjs' });
 
 /** Starts a gateway on `dataDir` whose first plugin is `kv-counter`; `coordination` as the manifest's. */
 async function startCounterGateway(dataDir: string, coordination?: Record<string, unknown>) {
