@@ -9,7 +9,6 @@
  * opaque blocks (thinking signatures, images).
  */
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage } from './chat-types.ts';
-import type { EmbeddingRequest } from './embedding-types.ts';
 import type { CanonicalRequest } from './canonical-request.ts';
 
 /** The function applied to each text. */
@@ -62,8 +61,8 @@ export function mapChatRequestText(request: ChatCompletionRequest, fn: TextMap):
 
 /** A canonical request with every text mapped: each message's (any role), or an embeddings request's inputs. */
 export function mapCanonicalRequestText(request: CanonicalRequest, fn: TextMap): CanonicalRequest {
-  if ('messages' in request) return mapChatRequestText(request as ChatCompletionRequest, fn);
-  const embedding = request as EmbeddingRequest;
+  if ('messages' in request) return mapChatRequestText(request, fn);
+  const embedding = request;
   const { input } = embedding;
   if (typeof input === 'string') return withField(embedding, 'input', fn(input));
   if (Array.isArray(input)) return withField(embedding, 'input', mapItems(input as unknown[], (item) => (typeof item === 'string' ? fn(item) : item)));
