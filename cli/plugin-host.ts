@@ -22,6 +22,7 @@ import { createLog } from '../core/runtime/log.ts';
 import { systemClock } from '../core/runtime/clock.ts';
 import { createMetricsRegistry } from '../core/runtime/metrics.ts';
 import { createLocalRateCounters } from '../core/coordination/rate-counters.ts';
+import { createDatabaseKv } from '../core/store/plugin-kv-database.ts';
 
 /** What the host needs besides the plugin's manifest entry. */
 export interface PluginHostOptions {
@@ -55,13 +56,17 @@ const noTokenizer: TokenEstimator = {
 export async function withPlugin<T>(entry: PluginEntry, options: PluginHostOptions, fn: (services: ServiceRegistry) => Promise<T>): Promise<T> {
   const { manifest, store, dataDir } = options;
   const upstream = createUpstreamClient(manifest.upstream);
+  const log = createLog('warn');
+  // The database store even beside Redis: a command serves no requests and holds no coordination.
+  const pluginKv = createDatabaseKv(store, { clock: systemClock, leases: localLeases, log });
   const ctx: PluginContext = {
-    store, log: createLog('warn'), dataDir, upstream, keyring: lazyKeyring(dataDir), clock: systemClock,
+    store, log, dataDir, upstream, keyring: lazyKeyring(dataDir), clock: systemClock,
     services: createServiceRegistry(), tokens: noTokenizer, metrics: createMetricsRegistry(),
     // It serves no requests, so it counts none: nothing to share with the replicas.
     rateCounters: createLocalRateCounters(systemClock),
     budgetCounters: null,
     leases: localLeases,
+    pluginKv,
   };
   try {
     const plugin = await options.registry.get(entry.name)!.create(entry.config, ctx);
@@ -71,6 +76,7 @@ export async function withPlugin<T>(entry: PluginEntry, options: PluginHostOptio
       await plugin.close?.();
     }
   } finally {
+    await pluginKv.close();
     await upstream.close();
   }
 }

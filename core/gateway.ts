@@ -24,6 +24,8 @@ import { redirectToAdmin } from './admin/static-routes.ts';
 import { createCors } from './http/cors.ts';
 import { fileLimitWarning, openFilesLimit } from './http/connection-limits.ts';
 import { createCoordination, type Coordination } from './coordination/index.ts';
+import { createDatabaseKv } from './store/plugin-kv-database.ts';
+import type { PluginKvEngine } from './store/plugin-kv.ts';
 
 /**
  * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
@@ -112,15 +114,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let server: GatewayServer | null = null;
   let admin: AdminMount | null = null;
   let coordination: Coordination | null = null;
+  let kv: PluginKvEngine | null = null;
   try {
     const keyring = createKeyringSource(options.dataDir, env);
     const firstAdmin = await bootstrapAdmin(store, env);
     const tokens = createTokenEstimator(log);
     const clock = options.clock ?? systemClock;
     coordination = await createCoordination(manifest.coordination, { log, clock, env, metrics });
+    const pluginKv = coordination.pluginKv ?? createDatabaseKv(store, { clock, leases: coordination.leases, log });
+    kv = pluginKv;
     const ctx: PluginContext = {
       store, log, dataDir: options.dataDir, upstream, keyring,
       clock, services: createServiceRegistry(), tokens, metrics, rateCounters: coordination.rateCounters, budgetCounters: coordination.budgetCounters, leases: coordination.leases,
+      pluginKv,
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx, entry));
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });
@@ -174,6 +180,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           // Serving is over: the last flush may wait for another process's lock.
           setBusyTimeout(store, PATIENT_BUSY_TIMEOUT_MS);
           await pipeline.close();
+          await pluginKv.close();
           await shared.close();
           await upstream.close();
           await store.close();
@@ -186,6 +193,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await server?.shutdown();
     admin?.close();
     for (const plugin of plugins.reverse()) await plugin.close?.();
+    await kv?.close();
     await coordination?.close();
     await upstream.close();
     await store.close();

@@ -60,6 +60,7 @@ import type { RouteDeclaration } from './routes.ts';
 import type { RateCounters } from './coordination/rate-counters.ts';
 import type { Leases } from './coordination/leases.ts';
 import type { BudgetCounters } from './coordination/budget-counters.ts';
+import type { PluginKvEngine } from './store/plugin-kv.ts';
 import type { MaybePromise } from './runtime/maybe-promise.ts';
 
 /**
@@ -139,6 +140,12 @@ export interface PluginContext {
   readonly budgetCounters: BudgetCounters | null;
   /** Leases for periodic work one replica does for all (`leases.ts`): always granted in one process. */
   readonly leases: Leases;
+  /**
+   * Where the key-value stores of SDK plugins live (`ctx.kv()`, `core/sdk/kv.ts`): Redis when the
+   * manifest's `coordination` names one, else the store's database (`store/plugin-kv.ts`). The
+   * SDK's host hands each plugin its own view; built-in plugins keep their data in their own tables.
+   */
+  readonly pluginKv: PluginKvEngine;
 }
 
 /**

@@ -17,6 +17,8 @@ import { createRedisBudgetCounters } from './redis-budget-counters.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { createRedisLoginThrottle } from './redis-login-throttle.ts';
 import { localLeases, type Leases } from './leases.ts';
+import type { PluginKvEngine } from '../store/plugin-kv.ts';
+import { createRedisKv } from './redis-plugin-kv.ts';
 
 /** The manifest's `coordination` section, defaults filled in. */
 export interface CoordinationSettings {
@@ -40,6 +42,8 @@ export interface Coordination {
   readonly budgetCounters: BudgetCounters | null;
   /** Leases for work one replica does for all (`leases.ts`). */
   readonly leases: Leases;
+  /** The SDK plugins' key-value store in Redis (`redis-plugin-kv.ts`); null in one process (the database keeps it). */
+  readonly pluginKv: PluginKvEngine | null;
   /** The admin login throttle: in process, or counted in Redis for every replica. */
   loginThrottle(maxFailures: number, windowMs: number): LoginThrottle;
   /** `GET /readyz`'s view of the shared store: null in one process; `{redis: "ready"|"down", ...}` with Redis. */
@@ -66,7 +70,7 @@ export async function createCoordination(
   if (!url) {
     const rateCounters = createLocalRateCounters(deps.clock);
     return {
-      rateCounters, budgetCounters: null, leases: localLeases, readiness: () => null, close: () => rateCounters.close(),
+      rateCounters, budgetCounters: null, leases: localLeases, pluginKv: null, readiness: () => null, close: () => rateCounters.close(),
       loginThrottle: (maxFailures, windowMs) => createLoginThrottle(maxFailures, windowMs),
     };
   }
@@ -80,6 +84,7 @@ export async function createCoordination(
   return {
     rateCounters,
     budgetCounters,
+    pluginKv: createRedisKv(redis),
     leases: {
       async tryAcquire(name, ttlMs) {
         try {

@@ -23,7 +23,8 @@ import { gatewayError as catalogError, GatewayError } from '../errors.ts';
 import type { Exchange as InternalExchange } from '../exchange.ts';
 import type { Plugin as InternalPlugin, PluginContext as InternalContext, PluginFactory } from '../plugin.ts';
 import type { Log } from '../runtime/log.ts';
-import type { DefinedPlugin, Exchange, GatewayErrorLike, MetricSpec, Plugin, PluginContext, PluginMetrics, StreamChunk } from './types.ts';
+import type { DefinedPlugin, Exchange, GatewayErrorLike, KvOptions, MetricSpec, Plugin, PluginContext, PluginKv, PluginMetrics, StreamChunk } from './types.ts';
+import { createPluginKv } from './kv.ts';
 
 // The internal objects are handed to plugins as they are: these fail to compile when a view stops fitting.
 const exchangeView = (ex: InternalExchange): Exchange => ex;
@@ -202,7 +203,11 @@ function pluginLog(name: string, log: Log) {
 
 /** The SDK's `PluginContext` of plugin `name`, from the gateway's own. */
 function publicContext(name: string, ctx: InternalContext): PluginContext {
-  return Object.freeze({ name, log: pluginLog(name, ctx.log), clock: ctx.clock, metrics: pluginMetrics(name, ctx.metrics), dataDir: ctx.dataDir });
+  let store: PluginKv | null = null;
+  return Object.freeze({
+    name, log: pluginLog(name, ctx.log), clock: ctx.clock, metrics: pluginMetrics(name, ctx.metrics), dataDir: ctx.dataDir,
+    kv: (options?: KvOptions) => (store ??= createPluginKv(name, ctx.pluginKv, options)),
+  });
 }
 
 /** The pipeline's plugin for an SDK plugin instance: each hook it has, wrapped by `guard`. */

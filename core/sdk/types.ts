@@ -220,6 +220,44 @@ export interface PluginMetrics {
   gauge(spec: MetricSpec): Gauge;
 }
 
+/** Options of a plugin's key-value store. */
+export interface KvOptions {
+  /**
+   * Bytes (keys + values, UTF-8) the plugin's entries may take in all; setting past it evicts the
+   * oldest-written entries first. A positive whole number; default 64 MiB.
+   */
+  maxBytes?: number;
+}
+
+/**
+ * A key-value store of the plugin's own, shared by every replica: in the gateway's database (SQLite
+ * in one process, PostgreSQL for replicas), or in Redis when the manifest's `coordination` names one.
+ * Keys are the plugin's own (no other plugin sees them). Values are strings (serialize JSON yourself)
+ * up to 8 MiB; keys up to 512 characters.
+ *
+ * Limits, checked before anything is written (a call outside them rejects with a `TypeError` or
+ * `RangeError` naming the plugin, the key and the limit): a key is a non-empty string of at most 512
+ * characters without NUL; a value is a string of at most 8 MiB in UTF-8; key and value together
+ * fit the store's `maxBytes`; `ttlMs` is a positive number of ms (a fraction is rounded up).
+ *
+ * Every call may fail when the database or Redis is unreachable: a plugin decides what that means
+ * for its request (a cache treats it as a miss). On the request path, catch the rejection: a hook
+ * that lets it through fails its request with 500 `plugin_error`.
+ */
+export interface PluginKv {
+  /** The value set for `key`, or null when there is none (never set, deleted, expired or evicted). */
+  get(key: string): Promise<string | null>;
+  /**
+   * Sets `key` to `value`, replacing any value and TTL it had; the entry then counts as the newest
+   * written. When the plugin's entries would take more than `maxBytes`, its oldest-written others are
+   * evicted first.
+   * `ttlMs`: the entry expires that long after it was set (absent: never, until evicted).
+   */
+  set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
+  /** Removes `key`; resolves also when there was none. */
+  delete(key: string): Promise<void>;
+}
+
 /** What a plugin gets when it is created (once, at start). */
 export interface PluginContext {
   /** This plugin's name (its log lines and metrics carry it). */
@@ -230,6 +268,12 @@ export interface PluginContext {
   readonly metrics: PluginMetrics;
   /** The gateway's data directory (absolute), for a plugin that keeps files of its own. */
   readonly dataDir: string;
+  /**
+   * The plugin's key-value store (`PluginKv`: where it lives, its limits, its failures). Call it once,
+   * in `create`; a second call returns the same store, the first call's options applying. Throws a
+   * `RangeError` when `options.maxBytes` is not a positive whole number.
+   */
+  kv(options?: KvOptions): PluginKv;
 }
 
 /**

@@ -169,6 +169,28 @@ export interface ResponseTotalsTable {
 }
 
 /**
+ * `plugin_kv`: the key-value store of SDK plugins (schema.sql v18, `plugin-kv.ts`). `value` is text on
+ * SQLite and the UTF-8 bytes (bytea) on PostgreSQL; times are ms since the epoch.
+ */
+export interface PluginKvTable {
+  plugin: string;
+  key: string;
+  value: string | Buffer;
+  /** UTF-8 bytes of the key and the value. */
+  size_bytes: number;
+  /** When it expires, ms since the epoch; null = never. */
+  expires_at: number | null;
+  /** When it was written, ms since the epoch (eviction order). */
+  written_at: number;
+}
+
+/** `plugin_kv_totals`: each plugin's bytes in `plugin_kv`, kept by triggers (v18). */
+export interface PluginKvTotalsTable {
+  plugin: string;
+  bytes: number;
+}
+
+/**
  * Usage per UTC quarter hour (`bucket_start`, ISO-8601), user, provider and model, kept by the log writer
  * on `llm_requests` (schema.sql v9). Sentinels: `gateway_user_id` 0 = none, '' = no provider/model.
  */
@@ -223,6 +245,8 @@ export interface Database {
   responses: ResponsesTable;
   response_items: ResponseItemsTable;
   response_totals: ResponseTotalsTable;
+  plugin_kv: PluginKvTable;
+  plugin_kv_totals: PluginKvTotalsTable;
 }
 
 export type GatewayUser = Selectable<GatewayUsersTable>;
