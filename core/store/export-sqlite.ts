@@ -12,13 +12,19 @@ import type { Sqlite } from './store.ts';
 import { migratePostgres, TollgateClient } from './store-postgres.ts';
 
 /**
- * Tables in an order that satisfies every foreign key (parents first). `response_totals` is not
- * copied: PostgreSQL's triggers count the responses as they are copied in.
+ * Tables in an order that satisfies every foreign key (parents first). `response_totals` and
+ * `plugin_kv_totals` are not copied: PostgreSQL's triggers count the rows as they are copied in.
  */
 export const EXPORT_TABLES = [
   'gateway_users', 'api_keys', 'admin_users', 'admin_sessions', 'model_pricing', 'provider_credentials', 'model_catalog',
-  'llm_requests', 'usage_rollups', 'responses', 'response_items', 'budget_alerts',
+  'llm_requests', 'usage_rollups', 'responses', 'response_items', 'budget_alerts', 'plugin_kv',
 ] as const;
+
+/**
+ * Text columns of SQLite that are bytea in PostgreSQL (their UTF-8 bytes, schema.sql v18): sent as
+ * buffers, since a string parameter for a bytea column is read as bytea's own escape format.
+ */
+const TEXT_TO_BYTEA: Readonly<Record<string, ReadonlySet<string>>> = { plugin_kv: new Set(['value']) };
 
 /** Tables whose `id` is an identity column (its sequence must follow the copied ids). */
 const IDENTITY_TABLES = new Set(['gateway_users', 'api_keys', 'admin_users', 'provider_credentials', 'llm_requests', 'budget_alerts']);
@@ -96,6 +102,7 @@ async function copyTable(sqlite: Sqlite, client: pg.PoolClient, table: string, b
   const first = sqlite.prepare(`${select} ORDER BY ${keyList} LIMIT ?`).raw();
   const next = sqlite.prepare(`${select} WHERE (${keyList}) > (${keys.map(() => '?').join(', ')}) ORDER BY ${keyList} LIMIT ?`).raw();
   const identity = IDENTITY_TABLES.has(table) ? ' OVERRIDING SYSTEM VALUE' : '';
+  const asBytes = columns.map((c) => TEXT_TO_BYTEA[table]?.has(c) ?? false);
   let copied = 0;
   let last: unknown[] | null = null;
   for (;;) {
@@ -103,8 +110,8 @@ async function copyTable(sqlite: Sqlite, client: pg.PoolClient, table: string, b
     if (page.length === 0) break;
     last = page[page.length - 1]!.slice(0, keys.length);
     const params: unknown[] = [];
-    const tuples = page.map((row) => `(${row.slice(keys.length).map((value) => {
-      params.push(value);
+    const tuples = page.map((row) => `(${row.slice(keys.length).map((value, i) => {
+      params.push(asBytes[i] && typeof value === 'string' ? Buffer.from(value, 'utf8') : value);
       return `$${params.length}`;
     }).join(', ')})`);
     await client.query(`INSERT INTO ${table} (${columns.join(', ')})${identity} VALUES ${tuples.join(', ')}`, params);

@@ -37,7 +37,9 @@ async function snapshot(store: { db: import('kysely').Kysely<import('../../../co
   for (const table of EXPORT_TABLES) {
     const rows = await store.db.selectFrom(table).selectAll().execute();
     out[table] = rows
-      .map((row) => JSON.stringify(Object.entries(row).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, Buffer.isBuffer(v) ? v.toString('hex') : v])))
+      // plugin_kv.value is text in SQLite, its UTF-8 bytes in PostgreSQL (schema.sql v18).
+      .map((row) => JSON.stringify(Object.entries(row).sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, Buffer.isBuffer(v) ? v.toString(table === 'plugin_kv' ? 'utf8' : 'hex') : v])))
       .sort();
   }
   return out;
@@ -62,6 +64,11 @@ describe('tollgate export-sqlite', { skip }, () => {
     await sqlite.db.insertInto('response_items').values({ gateway_user_id: alice.id, item_id: 'msg_1', response_id: 'resp_1' }).execute();
     await sqlite.db.insertInto('budget_alerts').values({ gateway_user_id: alice.id, period_start: now, threshold_percent: 80, fired_at: now,
       payload: '{}', state: 'unsent', attempts: 0, next_attempt_at: null, delivered_at: null, last_error: null }).execute();
+    // A value bytea's escape format would misread (a backslash), a NUL text cannot hold, and UTF-8.
+    await sqlite.db.insertInto('plugin_kv').values([
+      { plugin: 'cache', key: 'k1', value: '{"a":"\\x41"}\u0000é😀', size_bytes: 20, expires_at: null, written_at: 1 },
+      { plugin: 'cache', key: 'k2', value: 'v', size_bytes: 3, expires_at: 5, written_at: 2 },
+    ]).execute();
     const expected = await snapshot(sqlite);
     await sqlite.close();
     assert.equal(expected.llm_requests!.length, 2_500);
@@ -77,6 +84,8 @@ describe('tollgate export-sqlite', { skip }, () => {
     const pg = await openPostgresStore(url);
     try {
       assert.deepEqual(await snapshot(pg), expected);
+      const totals = await pg.db.selectFrom('plugin_kv_totals').selectAll().execute();
+      assert.deepEqual(totals, [{ plugin: 'cache', bytes: 23 }], 'the triggers counted the copied entries');
       const carol = await createGatewayUser(pg.db, { name: 'carol' });
       assert.ok(carol.id > bob.id, `a new user gets an id past the copied ones (${carol.id})`);
     } finally {
