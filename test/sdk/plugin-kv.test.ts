@@ -7,7 +7,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { definePlugin } from '../../core/sdk/index.ts';
+import { definePlugin, reply } from '../../core/sdk/index.ts';
+import { startGateway } from '../../core/gateway.ts';
+import { validateManifest } from '../../core/manifest.ts';
+import { pluginRegistry } from '../../plugins/index.ts';
 import type { KvOptions, PluginContext as SdkContext, PluginKv } from '../../core/sdk/index.ts';
 import { hostPlugin } from '../../core/sdk/host.ts';
 import type { PluginContext } from '../../core/plugin.ts';
@@ -19,7 +22,7 @@ import { localLeases } from '../../core/coordination/leases.ts';
 import { createLog } from '../../core/runtime/log.ts';
 import { createMetricsRegistry } from '../../core/runtime/metrics.ts';
 import type { Store } from '../../core/store/store.ts';
-import { openTestStore, TEST_STORE_ENGINE } from '../helpers/test-store.ts';
+import { openTestStore, TEST_STORE_ENGINE, testStoreEnv } from '../helpers/test-store.ts';
 import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -43,7 +46,7 @@ async function sdkContext(name: string, engine: PluginKvEngine, clock = () => 0)
       captured = ctx;
       return {};
     },
-  }) as never, { kind: 'module', specifier: './test.mjs', path: '/tmp/test.mjs' });
+  }), { kind: 'module', specifier: './test.mjs', path: '/tmp/test.mjs' });
   const internal = { log: silent, clock, metrics: createMetricsRegistry(), dataDir: '/tmp', pluginKv: engine } as unknown as PluginContext;
   await factory.create({}, internal);
   return captured!;
@@ -51,6 +54,37 @@ async function sdkContext(name: string, engine: PluginKvEngine, clock = () => 0)
 
 async function kvOf(name: string, engine: PluginKvEngine, options?: KvOptions, clock?: () => number): Promise<PluginKv> {
   return (await sdkContext(name, engine, clock)).kv(options);
+}
+
+/** An SDK plugin that answers every request locally with how many it answered, counted in its kv store. */
+const counterPlugin = hostPlugin(definePlugin({
+  name: 'kv-counter', description: 'counts requests in ctx.kv', configSchema: { type: 'object' },
+  create(_config, ctx) {
+    const kv = ctx.kv({ maxBytes: 1_000 });
+    return {
+      async onRequest() {
+        const count = Number((await kv.get('count')) ?? 0) + 1;
+        await kv.set('count', String(count));
+        return reply(200, { count });
+      },
+    };
+  },
+}), { kind: 'module', specifier: './kv-counter.mjs', path: '/tmp/kv-counter.mjs' });
+
+/** Starts a gateway on `dataDir` whose first plugin is `kv-counter`; `coordination` as the manifest's. */
+async function startCounterGateway(dataDir: string, coordination?: Record<string, unknown>) {
+  const registry = new Map(pluginRegistry).set('kv-counter', counterPlugin);
+  const manifest = validateManifest({
+    ...(coordination ? { coordination } : {}),
+    plugins: [{ name: 'kv-counter' }, { name: 'provider-router', config: { providers: { openai: { type: 'openai', baseUrl: 'http://127.0.0.1:9', apiKey: 'sk-unused' } } } }],
+  }, registry, { env: {} });
+  return startGateway({ manifest, registry, dataDir, port: 0, host: '127.0.0.1', env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password', ...await testStoreEnv(dataDir) }, log: silent });
+}
+
+async function countOf(origin: string): Promise<number> {
+  const res = await fetch(`${origin}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(res.status, 200, await res.clone().text());
+  return ((await res.json()) as { count: number }).count;
 }
 
 /** A value of `bytes` ASCII bytes. */
@@ -212,6 +246,25 @@ describe(`plugin kv on the database (${TEST_STORE_ENGINE})`, () => {
     assert.deepEqual((await rowsOf('expired-first')).keys, ['live', 'next']);
   });
 
+  test('a gateway hands its SDK plugins a store in its database that outlives a restart', async () => {
+    const dir = tempDir();
+    const first = await startCounterGateway(dir);
+    try {
+      assert.equal(await countOf(first.origin), 1);
+      assert.equal(await countOf(first.origin), 2);
+    } finally {
+      await first.close();
+    }
+    const second = await startCounterGateway(dir);
+    try {
+      assert.equal(await countOf(second.origin), 3);
+      const row = await second.store.db.selectFrom('plugin_kv').select(['plugin', 'key', 'size_bytes']).executeTakeFirstOrThrow();
+      assert.deepEqual({ ...row, size_bytes: Number(row.size_bytes) }, { plugin: 'kv-counter', key: 'count', size_bytes: 6 });
+    } finally {
+      await second.close();
+    }
+  });
+
   test('two engines on one database (two replicas) see each other\'s entries and keep the bound exact when both write at once', async () => {
     // The second replica's own connection to the same database: the same file, or the same PostgreSQL database.
     const other = await openTestStore(dataDir);
@@ -302,6 +355,18 @@ describe('plugin kv in Redis', { skip: skipWithoutRedis() }, () => {
     ]);
     const state = await stateOf('replicas-redis');
     assert.deepEqual(state, { entries: 50, sum: 1_000, total: 1_000, ordered: 50 });
+  });
+
+  test('a gateway whose coordination names Redis keeps its SDK plugins\' entries there, shared by its replicas', async () => {
+    const [a, b] = await Promise.all([startCounterGateway(tempDir(), { redis: redis.url, commandTimeoutMs: 5_000 }), startCounterGateway(tempDir(), { redis: redis.url, commandTimeoutMs: 5_000 })]);
+    try {
+      assert.equal(await countOf(a.origin), 1);
+      assert.equal(await countOf(b.origin), 2, 'the second replica (another database) reads what the first wrote');
+      assert.equal(await one.client.get('tollgate:kv:kv-counter:count'), '2');
+      assert.equal(Number(await a.store.db.selectFrom('plugin_kv').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow().then((r) => r.n)), 0);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 
   test('every call rejects while Redis is unreachable', async () => {
