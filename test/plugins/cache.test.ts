@@ -190,10 +190,11 @@ describe('the Messages API (native to Anthropic) and the Responses API (translat
 
   test('Messages: fields the canonical request drops (top_k) still tell two requests apart', async () => {
     const client = anthropic();
-    const ask = { model: CLAUDE, max_tokens: 100, temperature: 0, messages: [{ role: 'user' as const, content: 'Pick a colour.' }] };
-    assert.equal((await client.messages.create({ ...ask, top_k: 5 }).withResponse()).response.headers.get('x-tollgate-cache'), 'miss');
-    assert.equal((await client.messages.create({ ...ask, top_k: 40 }).withResponse()).response.headers.get('x-tollgate-cache'), 'miss');
-    assert.equal((await client.messages.create({ ...ask, top_k: 5 }).withResponse()).response.headers.get('x-tollgate-cache'), 'hit');
+    // `top_k` is the Messages API's (the simulator accepts it); this SDK version's types leave it out.
+    const ask = (topK: number) => ({ model: CLAUDE, max_tokens: 100, temperature: 0, top_k: topK, messages: [{ role: 'user', content: 'Pick a colour.' }] }) as Anthropic.MessageCreateParamsNonStreaming;
+    assert.equal((await client.messages.create(ask(5)).withResponse()).response.headers.get('x-tollgate-cache'), 'miss');
+    assert.equal((await client.messages.create(ask(40)).withResponse()).response.headers.get('x-tollgate-cache'), 'miss');
+    assert.equal((await client.messages.create(ask(5)).withResponse()).response.headers.get('x-tollgate-cache'), 'hit');
   });
 
   test('Responses: a miss, then hits whole and streamed', async () => {
@@ -236,7 +237,8 @@ describe('scope', () => {
 
 describe('what is not cached', () => {
   test('x-tollgate-cache: bypass and cache-control: no-store skip the cache both ways', async () => {
-    for (const headers of [{ 'x-tollgate-cache': 'bypass' }, { 'cache-control': 'no-store' }]) {
+    const bypassing: Array<Record<string, string>> = [{ 'x-tollgate-cache': 'bypass' }, { 'cache-control': 'no-store' }];
+    for (const headers of bypassing) {
       const question = `Bypass with ${Object.keys(headers)[0]}`;
       const upstreamCalls = openaiSim.requests.length;
       assert.equal((await chat(question, { headers })).cache, 'bypass');
