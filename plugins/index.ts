@@ -16,11 +16,11 @@ import { hostPlugin } from '../core/sdk/host.ts';
 import cache from './cache/index.ts';
 
 /**
- * First-party plugins written on the public SDK (`tollgate/plugin`), hosted behind the same isolation
- * as an operator's module. Opt-in: the default manifest does not list them.
+ * The response cache is written on the public SDK (`tollgate/plugin`) and hosted behind the same
+ * isolation as an operator's module. Opt-in: the default manifest does not list it.
  */
-const sdkPlugins = [cache].map((definition) => hostPlugin(definition, { kind: 'built-in', specifier: null, path: null }));
+const hostedCache = hostPlugin(cache, { kind: 'built-in', specifier: null, path: null });
 
 export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
-  [authGuard, logger, metrics, responseStore, rateLimit, budget, pricing, account, providerRouter, ...sdkPlugins].map((f) => [f.name, f]),
+  [authGuard, logger, metrics, responseStore, rateLimit, hostedCache, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
 );
