@@ -45,6 +45,10 @@ function labelOf(without: string): string {
 /** Variants that add plugins written on the SDK to the whole chain, by label: their manifest entries. */
 const EXTRAS: ReadonlyMap<string, unknown[]> = new Map([
   ['with a loaded no-op plugin', [{ module: fileURLToPath(new URL('./noop-plugin.mjs', import.meta.url)) }]],
+  // The bench's requests carry no temperature, which the cache takes for sampling unless told otherwise.
+  ['with the cache, every request a hit', [{ name: 'cache', before: 'budget', config: { scope: 'shared', cacheNonZeroTemperature: true } }]],
+  // No answer fits in one byte: every request looks up, misses, goes upstream and is not kept.
+  ['with the cache, every request a miss', [{ name: 'cache', before: 'budget', config: { scope: 'shared', cacheNonZeroTemperature: true, maxEntryBytes: 1 } }]],
 ]);
 
 function run(variant: string): BenchSummary {

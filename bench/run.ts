@@ -49,8 +49,22 @@ const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
 const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 1)));
 const IDLE_WAIT_S = Number(process.env.BENCH_IDLE_WAIT_S ?? 25);
 const WITHOUT = (process.env.BENCH_WITHOUT ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-/** BENCH_EXTRA_PLUGINS: a JSON array of manifest entries added before provider-router (a module by absolute path, or a built-in off by default). */
-const EXTRA_PLUGINS = JSON.parse(process.env.BENCH_EXTRA_PLUGINS ?? '[]') as Array<Record<string, unknown>>;
+/**
+ * BENCH_EXTRA_PLUGINS: a JSON array of manifest entries added to the chain (a module by absolute path,
+ * or a built-in the default chain leaves out), each just before the plugin its `before` names
+ * (default provider-router, the last).
+ */
+const EXTRA_PLUGINS = JSON.parse(process.env.BENCH_EXTRA_PLUGINS ?? '[]') as Array<Record<string, unknown> & { before?: string }>;
+
+/** `plugins` with `extras` inserted, each before the plugin its `before` names. */
+function withExtras<T extends { name: string }>(plugins: readonly T[], extras: typeof EXTRA_PLUGINS): unknown[] {
+  const out: unknown[] = [...plugins];
+  for (const { before = 'provider-router', ...entry } of extras) {
+    const at = out.findIndex((p) => (p as { name?: string }).name === before);
+    out.splice(at < 0 ? out.length - 1 : at, 0, entry);
+  }
+  return out;
+}
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 function canPin(): boolean {
@@ -135,7 +149,7 @@ async function main(): Promise<void> {
     await store.close();
     const manifestPath = join(dataDir, 'bench-manifest.json');
     const kept = defaultManifest.plugins.filter((p) => !WITHOUT.includes(p.name));
-    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, plugins: [...kept.slice(0, -1), ...EXTRA_PLUGINS, ...kept.slice(-1)] }));
+    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, plugins: withExtras(kept, EXTRA_PLUGINS) }));
 
     const ceiling = await launch([process.execPath, '--import', 'tsx', 'bench/ceiling-proxy.ts'],
       { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench' }, /listening on (http:\/\/\S+)/);
