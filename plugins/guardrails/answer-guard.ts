@@ -20,7 +20,7 @@ export interface AnswerGuard {
 export function createAnswerGuard(rules: readonly Rule[], onMatch: OnMatch): AnswerGuard {
   const stages: StreamRedactor[] = rules.map((rule) => createStreamRedactor(rule.detectors, { replacement: (match) => onMatch(rule, match) }));
   /** Set once a rule stopped the answer: a redactor that threw mid-release is not used again. */
-  let stopped: unknown = null;
+  let stopped: Error | null = null;
   return {
     push(text, end) {
       if (stopped !== null) throw stopped;
@@ -29,8 +29,8 @@ export function createAnswerGuard(rules: readonly Rule[], onMatch: OnMatch): Ans
         for (const stage of stages) out = end ? stage.push(out) + stage.flush() : stage.push(out);
         return out;
       } catch (err) {
-        stopped = err;
-        throw err;
+        stopped = err instanceof Error ? err : new Error(String(err));
+        throw stopped;
       }
     },
   };

@@ -50,7 +50,7 @@ async function startCheckServer(): Promise<CheckServer> {
   const received: CheckServer['received'] = [];
   const server: Server = createServer((req: IncomingMessage, res) => {
     let raw = '';
-    req.on('data', (d: Buffer) => (raw += d));
+    req.on('data', (d: Buffer) => (raw += d.toString()));
     req.on('end', () => {
       const body = JSON.parse(raw) as { texts: string[]; direction: string };
       received.push(body);
