@@ -293,6 +293,8 @@ describe('output rules', () => {
         }
       });
       assert.match(failure.message, /Blocked by guardrail rule "out-block"/);
+      assert.equal(failure.status, undefined, 'the stream had started: the error is its error event');
+      assert.equal((failure.error as { code: string }).code, 'content_blocked');
       assert.ok('Note: '.startsWith(streamed), `${id}: at most the text before the match was sent, got ${JSON.stringify(streamed)}`);
     }
     assert.equal(await chatText('dave', 'All clear.', true), 'All clear.');
