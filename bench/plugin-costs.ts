@@ -11,7 +11,10 @@
  * moves every variant alike; on a noisy machine single runs differ by ±40 µs, three rounds bring that
  * well down.
  *
- * The last variant leaves out every plugin but the router (no auth, accounting or log): what the
+ * Then variants add plugins written on the public SDK to the whole chain (`EXTRAS`): a loaded no-op
+ * plugin (what hosting an operator's plugin costs), the cache and the guardrails.
+ *
+ * The last "without" variant leaves out every plugin but the router (no auth, accounting or log): what the
  * gateway's own request path costs (server, pipeline, validation, routing, translation), to set
  * beside the floor of `BENCH_FLOOR=1 npm run bench`.
  *
@@ -35,18 +38,30 @@ const dir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-costs-'));
 
 function labelOf(without: string): string {
   if (!without) return 'every plugin';
+  if (EXTRAS.has(without)) return without;
   return without === routerOnly ? 'only provider-router' : `without ${without}`;
 }
 
-function run(without: string): BenchSummary {
-  const file = join(dir, `${without || 'all'}.json`);
-  process.stderr.write(`bench:plugins: ${labelOf(without)}\n`);
+/** Variants that add plugins written on the SDK to the whole chain, by label: their manifest entries. */
+const EXTRAS: ReadonlyMap<string, unknown[]> = new Map([
+  ['with a loaded no-op plugin', [{ module: fileURLToPath(new URL('./noop-plugin.mjs', import.meta.url)) }]],
+  // The bench's requests carry no temperature, which the cache takes for sampling unless told otherwise.
+  ['with the cache, every request a hit', [{ name: 'cache', before: 'budget', config: { scope: 'shared', cacheNonZeroTemperature: true } }]],
+  // No answer fits in one byte: every request looks up, misses, goes upstream and is not kept.
+  ['with the cache, every request a miss', [{ name: 'cache', before: 'budget', config: { scope: 'shared', cacheNonZeroTemperature: true, maxEntryBytes: 1 } }]],
+]);
+
+function run(variant: string): BenchSummary {
+  const extra = EXTRAS.get(variant);
+  const without = extra ? '' : variant;
+  const file = join(dir, `${(variant || 'all').replace(/[^a-z0-9,-]+/gi, '-')}.json`);
+  process.stderr.write(`bench:plugins: ${labelOf(variant)}\n`);
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, BENCH_ROUNDS: '1', BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
+    env: { ...process.env, BENCH_ROUNDS: '1', BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_EXTRA_PLUGINS: JSON.stringify(extra ?? []), BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
   });
-  if (result.status !== 0) throw new Error(`bench without "${without}" failed (${result.status})`);
+  if (result.status !== 0) throw new Error(`bench ${labelOf(variant)} failed (${result.status})`);
   return JSON.parse(readFileSync(file, 'utf8')) as BenchSummary;
 }
 
@@ -66,7 +81,7 @@ const figures = (s: BenchSummary, name: string): Figures => {
 /** Per variant ('' = every plugin, else the plugins left out), per scenario: the figures of each round. */
 const optional = defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router');
 const routerOnly = optional.join(',');
-const variants = ['', ...optional, routerOnly];
+const variants = ['', ...optional, routerOnly, ...EXTRAS.keys()];
 const rounds = new Map(variants.map((v) => [v, { json: [] as Figures[], sse: [] as Figures[], node: '', pinned: false, durationS: 0 }]));
 
 try {
@@ -84,6 +99,7 @@ try {
   out(`Plugin costs (Node ${all.node}, ${all.pinned ? 'pinned' : 'not pinned'}, ${all.durationS}s runs, ` +
     `${ROUNDS === 1 ? 'one round' : `median of ${ROUNDS} interleaved rounds`}): Tollgate CPU µs/request and requests/s`);
   out('chain                        | JSON×50 CPU µs |  Δ µs | rps  | SSE×50 CPU µs |  Δ µs | rps');
+  // Δ is what leaving a plugin out saves, or (a variant "with ...") what adding one costs, as a negative number.
   const of = (xs: Figures[], key: keyof Figures) => median(xs.map((x) => x[key]));
   const [jsonAll, sseAll] = [of(all.json, 'cpu'), of(all.sse, 'cpu')];
   for (const without of variants) {

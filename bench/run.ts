@@ -23,6 +23,7 @@
  * the median of its rounds, the peak RSS their maximum: a VM whose speed drifts moves every target
  * alike, and one slow second no longer decides a ratio),
  * BENCH_WITHOUT (plugins to leave out of the chain, comma-separated: the cost of each plugin),
+ * BENCH_EXTRA_PLUGINS (a JSON array of manifest entries added before the router: an SDK plugin's cost),
  * BENCH_SCENARIOS (e.g. `json-50,sse-50`; default all four), BENCH_JSON (write the summary there),
  * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_NODE_FLAGS (more flags
  * for the gateway's node, space-separated, e.g. `--trace-gc-nvp`), BENCH_IDLE_WAIT_S (default 25),
@@ -48,6 +49,22 @@ const SEQUENTIAL_SAMPLES = Number(process.env.BENCH_SEQUENTIAL_SAMPLES ?? 500);
 const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 1)));
 const IDLE_WAIT_S = Number(process.env.BENCH_IDLE_WAIT_S ?? 25);
 const WITHOUT = (process.env.BENCH_WITHOUT ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+/**
+ * BENCH_EXTRA_PLUGINS: a JSON array of manifest entries added to the chain (a module by absolute path,
+ * or a built-in the default chain leaves out), each just before the plugin its `before` names
+ * (default provider-router, the last).
+ */
+const EXTRA_PLUGINS = JSON.parse(process.env.BENCH_EXTRA_PLUGINS ?? '[]') as Array<Record<string, unknown> & { before?: string }>;
+
+/** `plugins` with `extras` inserted, each before the plugin its `before` names. */
+function withExtras<T extends { name: string }>(plugins: readonly T[], extras: typeof EXTRA_PLUGINS): unknown[] {
+  const out: unknown[] = [...plugins];
+  for (const { before = 'provider-router', ...entry } of extras) {
+    const at = out.findIndex((p) => (p as { name?: string }).name === before);
+    out.splice(at < 0 ? out.length - 1 : at, 0, entry);
+  }
+  return out;
+}
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 function canPin(): boolean {
@@ -131,7 +148,8 @@ async function main(): Promise<void> {
     const { key } = await createApiKey(store.db, { gatewayUserId: user.id });
     await store.close();
     const manifestPath = join(dataDir, 'bench-manifest.json');
-    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, plugins: defaultManifest.plugins.filter((p) => !WITHOUT.includes(p.name)) }));
+    const kept = defaultManifest.plugins.filter((p) => !WITHOUT.includes(p.name));
+    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, plugins: withExtras(kept, EXTRA_PLUGINS) }));
 
     const ceiling = await launch([process.execPath, '--import', 'tsx', 'bench/ceiling-proxy.ts'],
       { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench' }, /listening on (http:\/\/\S+)/);

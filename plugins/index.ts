@@ -13,15 +13,16 @@ import { account } from './account/index.ts';
 import { responseStore } from './response-store/index.ts';
 import { providerRouter } from './provider-router/index.ts';
 import { hostPlugin } from '../core/sdk/host.ts';
+import cache from './cache/index.ts';
 import { guardrails } from './guardrails/index.ts';
 
 /**
- * First-party plugins written on the public SDK: hosted like an operator's module (the same isolation,
- * hook timing and `hookTimeoutMs`), so they prove the SDK and get no private door. Opt-in: not in the
- * default manifest.
+ * The response cache and the guardrails are written on the public SDK (`tollgate/plugin`) and hosted
+ * behind the same isolation as an operator's module. Opt-in: the default manifest lists neither.
  */
-const sdkPlugins: PluginFactory[] = [hostPlugin(guardrails, { kind: 'built-in', specifier: null, path: null })];
+const hostedCache = hostPlugin(cache, { kind: 'built-in', specifier: null, path: null });
+const hostedGuardrails = hostPlugin(guardrails, { kind: 'built-in', specifier: null, path: null });
 
 export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
-  [authGuard, logger, metrics, responseStore, rateLimit, budget, pricing, account, providerRouter, ...sdkPlugins].map((f) => [f.name, f]),
+  [authGuard, logger, metrics, responseStore, rateLimit, hostedGuardrails, hostedCache, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
 );

@@ -9,7 +9,7 @@
  * `tollgate/plugin` inside those modules resolves to this gateway's own SDK (`plugin-resolve-hooks.mjs`).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { register } from 'node:module';
+import * as nodeModule from 'node:module';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
@@ -39,8 +39,18 @@ function registerSdkResolution(): void {
   // The bundle keeps the SDK's build beside it (dist/plugin.js); from source, it is ./index.ts.
   const built = new URL('./plugin.js', import.meta.url);
   const sdkUrl = existsSync(built) ? built.href : new URL('./index.ts', import.meta.url).href;
-  register(new URL('./plugin-resolve-hooks.mjs', import.meta.url), { data: { sdkUrl } });
+  // Node 22.15+ resolves in the loading thread (`registerHooks`); older Nodes run `register`'s hooks
+  // on a loader thread of their own (a few MB more resident).
+  const { registerHooks } = nodeModule as { registerHooks?: (hooks: { resolve: SyncResolve }) => unknown };
+  if (registerHooks) {
+    registerHooks({ resolve: (specifier, context, next) => (specifier === 'tollgate/plugin' ? { url: sdkUrl, shortCircuit: true } : next(specifier, context)) });
+    return;
+  }
+  nodeModule.register(new URL('./plugin-resolve-hooks.mjs', import.meta.url), { data: { sdkUrl } });
 }
+
+/** `module.registerHooks`'s synchronous resolve hook (Node 22.15+), as far as it is used here. */
+type SyncResolve = (specifier: string, context: unknown, next: (specifier: string, context: unknown) => unknown) => unknown;
 
 /** The file URL `specifier` names, from the manifest's folder `baseDir`. Throws when nothing is there. */
 function locate(specifier: string, baseDir: string): string {

@@ -94,6 +94,13 @@ export interface Exchange {
   readonly dialect: DialectInfo | null;
   /** The canonical request of a model call; null on other endpoints and before the body was read. */
   readonly request: Readonly<CanonicalRequest> | null;
+  /**
+   * The client's own validated body, in its dialect's shape (the Messages API's, the Responses API's);
+   * null before the body was read. A native pass-through sends this body upstream, with the fields the
+   * canonical `request` cannot carry (Anthropic's `document` blocks and `top_k`, the Responses API's
+   * `include` and built-in tools); on OpenAI chat it is the canonical request itself. Read only.
+   */
+  readonly clientBody: Readonly<Record<string, unknown>> | null;
   /** True when the client asked for a streamed answer. */
   readonly stream: boolean;
   readonly principal: Principal | null;

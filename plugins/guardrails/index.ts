@@ -44,6 +44,7 @@ export const guardrails = definePlugin<GuardrailsConfig, GuardState>({
   order: [
     { relation: 'after', plugin: 'auth-guard', why: 'rules match users and keys, which authentication sets' },
     { relation: 'after', plugin: 'response-store', why: 'a continuation must be checked with the whole conversation response-store expands' },
+    { relation: 'before', plugin: 'cache', why: 'a cached answer is served from the cache\'s onRequest: the request must be checked first, and the replayed answer goes through the output rules' },
   ],
   create(config, ctx) {
     const rules = compileRules(config);
