@@ -14,13 +14,15 @@ import { responseStore } from './response-store/index.ts';
 import { providerRouter } from './provider-router/index.ts';
 import { hostPlugin } from '../core/sdk/host.ts';
 import cache from './cache/index.ts';
+import { guardrails } from './guardrails/index.ts';
 
 /**
- * The response cache is written on the public SDK (`tollgate/plugin`) and hosted behind the same
- * isolation as an operator's module. Opt-in: the default manifest does not list it.
+ * The response cache and the guardrails are written on the public SDK (`tollgate/plugin`) and hosted
+ * behind the same isolation as an operator's module. Opt-in: the default manifest lists neither.
  */
 const hostedCache = hostPlugin(cache, { kind: 'built-in', specifier: null, path: null });
+const hostedGuardrails = hostPlugin(guardrails, { kind: 'built-in', specifier: null, path: null });
 
 export const pluginRegistry: ReadonlyMap<string, PluginFactory> = new Map<string, PluginFactory>(
-  [authGuard, logger, metrics, responseStore, rateLimit, hostedCache, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
+  [authGuard, logger, metrics, responseStore, rateLimit, hostedGuardrails, hostedCache, budget, pricing, account, providerRouter].map((f) => [f.name, f]),
 );

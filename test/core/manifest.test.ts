@@ -28,7 +28,7 @@ describe('manifest validation', () => {
     ['no plugins', {}, ['/plugins: is required']],
     ['an empty plugin list', { plugins: [] }, ['/plugins: must NOT have fewer than 1 items']],
     ['an unknown top-level field', { plugins: [router()], extra: 1 }, ['/extra: unknown field']],
-    ['an unknown plugin', { plugins: [{ name: 'auth-gaurd' }, router()] }, ['/plugins/0/name: unknown plugin "auth-gaurd"; known plugins: auth-guard, logger, metrics, response-store, rate-limit, cache, budget, pricing, account, provider-router']],
+    ['an unknown plugin', { plugins: [{ name: 'auth-gaurd' }, router()] }, ['/plugins/0/name: unknown plugin "auth-gaurd"; known plugins: auth-guard, logger, metrics, response-store, rate-limit, guardrails, cache, budget, pricing, account, provider-router']],
     ['a plugin listed twice', { plugins: [{ name: 'logger' }, { name: 'logger' }, router()] }, ['/plugins/1/name: plugin "logger" is listed twice']],
     ['the router not last', { plugins: [router(), { name: 'logger' }] }, ['/plugins/0: the routing plugin must be the last one (it is terminal)']],
     ['no router', { plugins: [{ name: 'logger' }] }, ['/plugins: one routing plugin (provider-router) must be listed, last']],

@@ -19,6 +19,9 @@
  * - `sim-no-usage`: answers normally but reports no usage (not even the include_usage chunk)
  * - `sim-flood`: streams 4,000 chunks of ~1 KiB as fast as the socket takes them, counting how often
  *   the socket pushed back (`backpressureWaits`)
+ * - `sim-echo`: answers the last user message's text (its string content, or its text parts joined)
+ *   instead of `SIM_REPLY`; streamed as two content chunks split at the text's middle (`simEchoPieces`),
+ *   so a test chooses the answer and where a stream cuts it
  * Every other model answers normally. Bench and tests share this file.
  *
  * Faults can also be set while it runs (`fault`): every chat request carrying a given key, or asking
@@ -110,6 +113,22 @@ export function simStreamPiece(i: number): string {
 /** The text a normal stream with `contentChunks` pieces concatenates to. */
 export function simStreamText(contentChunks = 8): string {
   return Array.from({ length: contentChunks }, (_, i) => simStreamPiece(i)).join('');
+}
+
+/** The two content pieces `sim-echo` streams `text` as: cut at its middle (never inside a surrogate pair). */
+export function simEchoPieces(text: string): [string, string] {
+  let middle = Math.floor(text.length / 2);
+  if (middle > 0 && /[\uD800-\uDBFF]/.test(text[middle - 1]!)) middle++;
+  return [text.slice(0, middle), text.slice(middle)];
+}
+
+/** The text of the last user message of a chat request, for `sim-echo`. */
+function lastUserText(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body.messages) ? body.messages as Array<{ role?: unknown; content?: unknown }> : [];
+  const last = messages.filter((m) => m.role === 'user').at(-1);
+  if (typeof last?.content === 'string') return last.content;
+  if (!Array.isArray(last?.content)) return '';
+  return (last.content as Array<{ type?: unknown; text?: unknown }>).filter((p) => p.type === 'text' && typeof p.text === 'string').map((p) => p.text).join('');
 }
 
 function chunk(id: string, model: string, delta: Record<string, unknown>, finishReason: string | null, usage?: unknown) {
@@ -215,15 +234,16 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
   const faultOf = (req: IncomingMessage, model: string) =>
     faults.get(`key:${String(req.headers.authorization).slice(7)}`) ?? faults.get(`model:${model}`);
 
-  const completionBody = (model: string) =>
+  const completionBody = (model: string, reply = SIM_REPLY) =>
     JSON.stringify({
       id: 'chatcmpl-sim', object: 'chat.completion', created: 1_700_000_000, model, system_fingerprint: 'fp_sim',
-      choices: [{ index: 0, message: { role: 'assistant', content: SIM_REPLY, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: reply, refusal: null }, logprobs: null, finish_reason: 'stop' }],
       ...(usageOf(model) ? { usage: usageOf(model) } : {}), service_tier: 'default',
     });
-  const streamEvents = (model: string, includeUsage: boolean): string[] => {
+  const streamEvents = (model: string, includeUsage: boolean, pieces?: readonly string[]): string[] => {
     const events = [sse(chunk('chatcmpl-sim', model, { role: 'assistant', content: '', refusal: null }, null))];
-    for (let i = 0; i < contentChunks; i++) events.push(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)));
+    if (pieces) for (const text of pieces) events.push(sse(chunk('chatcmpl-sim', model, { content: text }, null)));
+    else for (let i = 0; i < contentChunks; i++) events.push(sse(chunk('chatcmpl-sim', model, { content: piece(i) }, null)));
     events.push(sse(chunk('chatcmpl-sim', model, {}, 'stop')));
     if (includeUsage && usageOf(model)) events.push(sse({ ...chunk('chatcmpl-sim', model, {}, null, usageOf(model)), choices: [] }));
     events.push('data: [DONE]\n\n');
@@ -290,12 +310,13 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
         return finish(stream ? 'data: {not json}\n\n' : '{"id": "chatcmpl-sim", "choices": [');
     }
     if (res.destroyed) return;
+    const echo = model === 'sim-echo' ? lastUserText(body) : null;
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_sim' });
-      return finish(completionBody(model));
+      return finish(completionBody(model, echo ?? SIM_REPLY));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': 'req_sim' });
-    const events = streamEvents(model, includeUsage);
+    const events = streamEvents(model, includeUsage, echo === null ? undefined : simEchoPieces(echo));
     const tail = events.slice(1 + contentChunks).join(''); // finish chunk, usage chunk if asked, [DONE]
     switch (model) {
       case 'sim-reset':
