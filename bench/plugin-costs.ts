@@ -49,6 +49,11 @@ const EXTRAS: ReadonlyMap<string, unknown[]> = new Map([
   ['with the cache, every request a hit', [{ name: 'cache', before: 'budget', config: { scope: 'shared', cacheNonZeroTemperature: true } }]],
   // No answer fits in one byte: every request looks up, misses, goes upstream and is not kept.
   ['with the cache, every request a miss', [{ name: 'cache', before: 'budget', config: { scope: 'shared', cacheNonZeroTemperature: true, maxEntryBytes: 1 } }]],
+  // Every built-in detector redacting input and output (the bench's texts match none: the cost of looking).
+  ['with guardrails, all detectors', [{
+    name: 'guardrails', before: 'budget',
+    config: { rules: [{ name: 'pii', detectors: ['email', 'phone', 'payment-card', 'iban', 'secret'], applyTo: 'both', action: 'redact' }] },
+  }]],
 ]);
 
 function run(variant: string): BenchSummary {
