@@ -3,7 +3,9 @@
  * `usage_rollups` in the same transaction. On SQLite through the write-behind queue's SQLite target;
  * on PostgreSQL through `store.db` (an insert and one rollup upsert per row, the writer's sums).
  */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { LlmRequestsTable } from '../../core/store/db-types.ts';
+import { openTestStore } from './test-store.ts';
 import type { Store } from '../../core/store/store.ts';
 import { createSqliteWriteTarget } from '../../core/request-log/write-target-sqlite.ts';
 import { countsAsError, quarterOf } from '../../core/request-log/usage-rollup-writer.ts';
@@ -43,4 +45,21 @@ export async function writeLogRows(store: Store, rows: ReadonlyArray<Partial<Req
           last_unpriced_at = greatest(t.last_unpriced_at, excluded.last_unpriced_at)`.execute(trx);
     }
   });
+}
+
+/**
+ * The `llm_requests` row of `requestId` in the gateway whose data dir is `dataDir`, once its background
+ * logger wrote it (polled; the test's own timeout bounds the wait).
+ */
+export async function waitForLogRow(dataDir: string, requestId: string): Promise<Selectable<LlmRequestsTable>> {
+  const store = await openTestStore(dataDir);
+  try {
+    for (;;) {
+      const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+      if (row) return row;
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  } finally {
+    await store.close();
+  }
 }

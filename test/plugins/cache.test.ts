@@ -17,7 +17,7 @@ import { SIM_REPLY as ANTHROPIC_REPLY, startAnthropicSimulator, type AnthropicSi
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { openTestStore } from '../helpers/test-store.ts';
+import { waitForLogRow } from '../helpers/log-rows.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 
 const GPT = 'openai/gpt-4o-mini';
@@ -99,18 +99,7 @@ async function chatStream(content: string, options: { gateway?: string; user?: s
 }
 
 /** The log row of `requestId`, once the background logger wrote it. */
-async function logRow(requestId: string): Promise<Record<string, unknown>> {
-  const store = await openTestStore(dataDir);
-  try {
-    for (;;) {
-      const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
-      if (row) return row;
-      await new Promise((r) => setTimeout(r, 30));
-    }
-  } finally {
-    await store.close();
-  }
-}
+const logRow = (requestId: string) => waitForLogRow(dataDir, requestId);
 
 /** The value of counter `name` in `gateway`'s /metrics (0 when absent). */
 async function counter(gateway: string, name: string): Promise<number> {

@@ -21,7 +21,7 @@ import { simEchoPieces, startOpenAISimulator, type OpenAISimulator } from '../he
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { openTestStore } from '../helpers/test-store.ts';
+import { waitForLogRow } from '../helpers/log-rows.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 
 const DETECTORS = ['email', 'phone', 'payment-card', 'iban', 'secret'] as const;
@@ -177,18 +177,7 @@ async function anthropicCall(user: string, text: string): Promise<Response> {
 }
 
 /** The log row of `requestId`, once the background logger wrote it. */
-async function logRow(requestId: string): Promise<Record<string, unknown>> {
-  const store = await openTestStore(dataDir);
-  try {
-    for (;;) {
-      const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
-      if (row) return row;
-      await new Promise((r) => setTimeout(r, 30));
-    }
-  } finally {
-    await store.close();
-  }
-}
+const logRow = (requestId: string) => waitForLogRow(dataDir, requestId);
 
 const metricsText = async () => (await fetch(`${gateway.origin}/metrics`)).text();
 

@@ -15,8 +15,8 @@ import { simStreamText, startOpenAISimulator, type OpenAISimulator } from '../he
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitForLogRow } from '../helpers/log-rows.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
-import { openTestStore } from '../helpers/test-store.ts';
 
 /** An operator's plugin: its mode per request comes from a header, so one gateway shows every outcome. */
 const ACME_PLUGIN = `
@@ -181,18 +181,7 @@ const chat = (mode?: string) => openai.chat.completions.create(
 );
 
 /** The log row of `requestId`, once the background logger wrote it. */
-async function logRow(requestId: string): Promise<Record<string, unknown>> {
-  const store = await openTestStore(dataDir);
-  try {
-    for (;;) {
-      const row = await store.db.selectFrom('llm_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst();
-      if (row) return row;
-      await new Promise((r) => setTimeout(r, 30));
-    }
-  } finally {
-    await store.close();
-  }
-}
+const logRow = (requestId: string) => waitForLogRow(dataDir, requestId);
 
 async function metricsText(): Promise<string> {
   return (await fetch(`${gateway.origin}/metrics`)).text();
