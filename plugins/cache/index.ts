@@ -76,6 +76,12 @@ function createCache(config: CacheConfig, ctx: PluginContext, kv: PluginKv) {
   const ttlMs = config.ttlSeconds * 1000;
   let lastWarnedAtMs = -Infinity;
   let failuresSinceWarning = 0;
+  /**
+   * The writes of this replica still under way, by key. The answer reached its client before it is
+   * kept (the write follows the last byte); a repeat that arrives meanwhile waits for the write
+   * instead of missing, so a client that asks again once answered finds its answer kept.
+   */
+  const writing = new Map<string, Promise<void>>();
 
   /** Counts a store failure; logs one warning a minute with how many there were. */
   function storeFailed(action: 'lookup' | 'write', err: unknown): void {
@@ -94,6 +100,8 @@ function createCache(config: CacheConfig, ctx: PluginContext, kv: PluginKv) {
   async function lookup(key: string): Promise<Entry | null> {
     let text: string | null;
     try {
+      const write = writing.get(key);
+      if (write) await within(write, config.lookupTimeoutMs, () => undefined);
       text = await within(kv.get(key), config.lookupTimeoutMs, () => {
         storeFailed('lookup', new Error(`no answer within lookupTimeoutMs (${config.lookupTimeoutMs} ms)`));
         return null;
@@ -150,12 +158,16 @@ function createCache(config: CacheConfig, ctx: PluginContext, kv: PluginKv) {
       const entry: Entry = { answer, storedAtMs: ctx.clock() };
       const value = JSON.stringify(entry);
       if (Buffer.byteLength(value, 'utf8') > config.maxEntryBytes) return;
-      try {
-        await kv.set(state.key, value, { ttlMs });
+      const key = state.key;
+      const write = kv.set(key, value, { ttlMs }).then(() => {
         metrics.stores.inc();
-      } catch (err) {
+      }, (err: unknown) => {
         storeFailed('write', err);
-      }
+      }).finally(() => {
+        if (writing.get(key) === write) writing.delete(key);
+      });
+      writing.set(key, write);
+      await write;
     },
   };
 }
