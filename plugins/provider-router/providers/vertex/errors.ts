@@ -37,7 +37,7 @@ function googleStatusOf(bodyText: string): GeminiErrorStatus | null {
   }
   if ((body as { type?: unknown } | null)?.type === 'error') return null;
   const error = Array.isArray(body) ? (body[0] as { error?: unknown } | undefined)?.error : (body as { error?: unknown } | null)?.error;
-  return error && typeof error === 'object' ? (error) : {};
+  return error && typeof error === 'object' ? error : {};
 }
 
 /** The policy's facts of a Google `Status` answered with HTTP `status` (the module doc's table). */
