@@ -21,7 +21,7 @@ import type { RecordedRequest } from '../helpers/sim-http.ts';
 const CLAUDE = 'claude-sonnet-4-5@20250929';
 const GEMINI = 'gemini-2.5-flash';
 const MODELS_PATH = `/v1/projects/${VERTEX_SIM_PROJECT}/locations/${VERTEX_SIM_LOCATION}/publishers`;
-const SA = { main: 'gateway@sim-project.iam.gserviceaccount.com', reuse: 'reuse@sim-project.iam.gserviceaccount.com', file: 'short-lived@sim-project.iam.gserviceaccount.com' };
+const SA = { main: 'gateway@sim-project.iam.gserviceaccount.com', reuse: 'reuse@sim-project.iam.gserviceaccount.com', file: 'short-lived@sim-project.iam.gserviceaccount.com', parallel: 'parallel@sim-project.iam.gserviceaccount.com' };
 
 let sim: VertexSimulator;
 let tg: TestGateway;
@@ -54,6 +54,7 @@ before(async () => {
     providers: {
       vertex: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.main) },
       vertexreuse: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.reuse) },
+      vertexparallel: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.parallel) },
       vertexfile: { type: 'vertex', ...endpoint, credentialsFile: keyFile },
       vertexbad: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey('unknown@sim-project.iam.gserviceaccount.com', { registered: false }) },
     },
@@ -176,6 +177,11 @@ describe('Google access tokens', () => {
     assert.equal(sim.tokenRequests.get(SA.reuse), 1);
     const bearers = new Set(callsSince(from).map((r) => r.headers.authorization));
     assert.equal(bearers.size, 1, [...bearers].join(', '));
+  });
+
+  test('calls that arrive together before any token share one token request', async () => {
+    await Promise.all([0, 1, 2].map(() => client.chat.completions.create({ model: `vertexparallel/${GEMINI}`, messages: hello })));
+    assert.equal(sim.tokenRequests.get(SA.parallel), 1);
   });
 
   test('a key file\'s token about to expire is fetched again for the next call', async () => {
