@@ -203,7 +203,8 @@ function messageOf(e: ErrorObject): string {
 }
 
 function ajvIssues(errors: ErrorObject[] | null | undefined, prefix: string): ManifestIssue[] {
-  return collapseAlternatives(errors ?? []).map((e) => {
+  // An `if` adds 'must match "then" schema' beside the errors of its branch, which say what to fix.
+  return collapseAlternatives((errors ?? []).filter((e) => e.keyword !== 'if')).map((e) => {
     const pointer = prefix + e.instancePath;
     switch (e.keyword) {
       case 'additionalProperties':

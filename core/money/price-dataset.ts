@@ -35,6 +35,9 @@ export const DEFAULT_DATASET_PROVIDERS: Readonly<Record<string, string>> = Objec
   // Bedrock's model and inference profile ids, priced by the dataset's `aws` rows (the provider maps
   // `us.` / in-region ids to their `regional.` rows: `BedrockProvider.priceModelOf`).
   bedrock: 'aws',
+  // Vertex AI's Claude and Gemini prices are the dataset's `google` rows (after `gemini` here, they
+  // are stored as `vertex/<model>`); ids without their `@version` (`VertexProvider.priceModelOf`).
+  vertex: 'google',
 });
 
 /** What the parent sends, once. */

@@ -100,10 +100,15 @@ export const providerRouterSchema: JsonSchema = {
         type: 'object',
         additionalProperties: false,
         required: ['type'],
-        // Bedrock derives its endpoints from its region; every other provider needs its base URL.
+        // Bedrock derives its endpoints from its region, Vertex AI from its project and location;
+        // every other provider needs its base URL.
         if: { properties: { type: { const: 'bedrock' } } },
         then: { required: ['region'] },
-        else: { required: ['baseUrl'] },
+        else: {
+          if: { properties: { type: { const: 'vertex' } } },
+          then: { required: ['project', 'location'] },
+          else: { required: ['baseUrl'] },
+        },
         properties: {
           type: { enum: [...providerTypes.keys()], description: 'Which implementation speaks to this upstream.' },
           baseUrl: {
@@ -136,6 +141,10 @@ export const providerRouterSchema: JsonSchema = {
           accessKeyId: { type: 'string', description: 'For "bedrock": a static AWS access key id, usually "${AWS_ACCESS_KEY_ID}". Without it (or with an empty one) the standard AWS credential chain is used: environment, shared profile (AWS_PROFILE), web identity, container or instance role.' },
           secretAccessKey: { type: 'string', description: 'For "bedrock": the secret access key of accessKeyId, usually "${AWS_SECRET_ACCESS_KEY}".' },
           sessionToken: { type: 'string', description: 'For "bedrock": the session token of temporary keys, usually "${AWS_SESSION_TOKEN}".' },
+          project: { type: 'string', pattern: '^[a-z][a-z0-9-]{4,28}[a-z0-9]$', description: 'For "vertex" (required): the Google Cloud project id the calls run in and are billed to, e.g. "my-project".' },
+          location: { type: 'string', pattern: '^(global|[a-z]+-[a-z]+\\d+)$', description: 'For "vertex" (required): the Vertex AI location, e.g. "us-east5", "europe-west1" or "global": the endpoint https://{location}-aiplatform.googleapis.com (https://aiplatform.googleapis.com for "global"). "baseUrl" overrides the endpoint (Private Service Connect, a proxy). Claude models are served in fewer locations than Gemini models.' },
+          credentialsFile: { type: 'string', minLength: 1, description: 'For "vertex": the path of a service-account key file (JSON), read on first use. Without it and without credentialsJson, Application Default Credentials are used: GOOGLE_APPLICATION_CREDENTIALS, gcloud\'s application-default login, workload identity or the metadata server.' },
+          credentialsJson: { type: 'string', description: 'For "vertex": a service-account key\'s JSON text, usually "${GOOGLE_VERTEX_CREDENTIALS}"; wins over credentialsFile. A pool (apiKeys) or a user\'s own credential holds such JSON texts too.' },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
           apiKeys: {
             type: 'array',

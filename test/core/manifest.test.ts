@@ -43,7 +43,12 @@ describe('manifest validation', () => {
         '/plugins/1/config/providers/openai/baseUrl: must match pattern "^https?://"',
       ],
     ],
-    ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai", "anthropic", "gemini", "mistral", "ollama", "azure", "bedrock", "openai-compatible"']],
+    ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai", "anthropic", "gemini", "mistral", "ollama", "azure", "bedrock", "vertex", "openai-compatible"']],
+    [
+      'a Vertex AI provider without its project and location, or with a malformed location',
+      { plugins: [router({ v: { type: 'vertex' }, w: { type: 'vertex', project: 'my-project', location: 'https://x' } })] },
+      ['/plugins/0/config/providers/v/project: is required', '/plugins/0/config/providers/v/location: is required', '/plugins/0/config/providers/w/location: must match pattern "^(global|[a-z]+-[a-z]+\\d+)$"'],
+    ],
     [
       'an unset environment variable without default',
       { plugins: [router({ openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '${MISSING_KEY}' } })] },

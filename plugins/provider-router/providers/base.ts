@@ -39,6 +39,14 @@ export interface ProviderSettings {
   secretAccessKey?: string;
   /** Bedrock: the session token of temporary static credentials. */
   sessionToken?: string;
+  /** Vertex AI: the Google Cloud project id the calls are billed to, e.g. `my-project`. */
+  project?: string;
+  /** Vertex AI: the location (region) of the endpoint, e.g. `us-east5`, or `global`. */
+  location?: string;
+  /** Vertex AI: path of a service-account key file (JSON); absent = `credentialsJson`, else Application Default Credentials. */
+  credentialsFile?: string;
+  /** Vertex AI: a service-account key's JSON text (usually from an environment variable). */
+  credentialsJson?: string;
 }
 
 /** The credential used for one call. */

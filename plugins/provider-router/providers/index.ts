@@ -12,6 +12,7 @@ import { MistralProvider } from './mistral/index.ts';
 import { OllamaProvider } from './ollama/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import { OpenAICompatibleProvider } from './openai-compatible.ts';
+import { VertexProvider } from './vertex/index.ts';
 
 export type ProviderConstructor = new (id: string, settings: ProviderSettings, upstream: UpstreamClient) => Provider;
 
@@ -23,5 +24,6 @@ export const providerTypes: ReadonlyMap<string, ProviderConstructor> = new Map<s
   ['ollama', OllamaProvider],
   ['azure', AzureProvider],
   ['bedrock', BedrockProvider],
+  ['vertex', VertexProvider],
   ['openai-compatible', OpenAICompatibleProvider],
 ]);
