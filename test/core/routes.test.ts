@@ -44,7 +44,7 @@ describe('createRouteTable', () => {
     ]);
     const gen = google.match('/api/v1beta/models/gemini-2.5-flash:generateContent');
     assert.deepEqual(gen?.params, { model: 'gemini-2.5-flash' });
-    assert.deepEqual([...gen!.byMethod.keys()], ['POST']);
+    assert.deepEqual([...gen.byMethod.keys()], ['POST']);
     assert.deepEqual(google.match('/api/v1beta/models/openai/gpt-4o:countTokens')?.params, { model: 'openai/gpt-4o' });
     assert.deepEqual([...google.match('/api/v1beta/models/openai/gpt-4o')!.byMethod.keys()], ['GET']);
     assert.deepEqual(google.match('/api/v1beta/models/m:embedContent')?.params, { model: 'm:embedContent' }, 'an undeclared action is the bare parameter');

@@ -89,7 +89,7 @@ describe('natively to Gemini', () => {
     const parts = first.candidates![0]!.content!.parts!;
     assert.equal(parts[0]!.thoughtSignature, SIM_SIGNATURE);
     assert.equal(first.functionCalls?.length, 2);
-    const answers = first.functionCalls!.map((call) => ({ functionResponse: { id: call.id, name: call.name!, response: { output: '18C' } } }));
+    const answers = first.functionCalls.map((call) => ({ functionResponse: { id: call.id, name: call.name!, response: { output: '18C' } } }));
     const second = await ai.models.generateContent({
       model: 'gemini/sim-tool', config: { tools },
       contents: [question, first.candidates![0]!.content!, { role: 'user', parts: answers }],

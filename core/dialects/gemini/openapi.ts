@@ -5,6 +5,7 @@
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { toJsonSchema2020 } from '../../openapi/json-schema-2020.ts';
+import { responseHeaders } from '../../openapi/openapi-errors.ts';
 import type { RouteDoc } from '../../routes.ts';
 import { countTokensRequestSchema, generateContentRequestSchema } from './request-schema.ts';
 
@@ -64,7 +65,7 @@ export const generateContentDoc: RouteDoc = {
   tag: TAG,
   parameters: [modelParameter],
   requestBody: { required: true, content: { 'application/json': { schema: schemaRef(GENERATE_REQUEST) } } },
-  success: { description: 'The answer.', content: { 'application/json': { schema: schemaRef(RESPONSE) } } },
+  success: { description: 'The answer: one GenerateContentResponse with its usageMetadata.', headers: responseHeaders(true), content: { 'application/json': { schema: schemaRef(RESPONSE) } } },
   errors,
   schemas,
 };
@@ -76,7 +77,7 @@ export const streamGenerateContentDoc: RouteDoc = {
   tag: TAG,
   parameters: [modelParameter, { name: 'alt', in: 'query', required: false, schema: { type: 'string' }, description: '"sse" for server-sent events.' }],
   requestBody: { required: true, content: { 'application/json': { schema: schemaRef(GENERATE_REQUEST) } } },
-  success: { description: 'The answer, streamed.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+  success: { description: 'The answer, streamed: GenerateContentResponse events, usageMetadata on the last.', headers: responseHeaders(true), content: { 'text/event-stream': { schema: { type: 'string' } } } },
   errors,
   schemas,
 };
@@ -88,7 +89,7 @@ export const countTokensDoc: RouteDoc = {
   tag: TAG,
   parameters: [modelParameter],
   requestBody: { required: true, content: { 'application/json': { schema: schemaRef(COUNT_REQUEST) } } },
-  success: { description: 'The count.', content: { 'application/json': { schema: { type: 'object', required: ['totalTokens'], properties: { totalTokens: { type: 'integer', description: 'Prompt tokens.' } } } } } },
+  success: { description: 'The prompt\'s token count, {"totalTokens": n}.', headers: responseHeaders(true), content: { 'application/json': { schema: { type: 'object', required: ['totalTokens'], properties: { totalTokens: { type: 'integer', description: 'Prompt tokens.' } } } } } },
   errors,
   schemas: { [COUNT_REQUEST]: toJsonSchema2020(countTokensRequestSchema) },
 };
