@@ -32,6 +32,8 @@ export interface RouteDoc {
  * One endpoint. `path` is absolute and may hold one `{param}` segment (`/api/providers/{provider}`,
  * `/api/v1/responses/{id}/input_items`), or end in one greedy `{param+}` that also takes slashes
  * (`/api/v1/models/{model+}`: model ids are `provider/model`, and clients send the slash raw or as `%2F`).
+ * Either may be followed by a `:action` suffix in the same segment, Google's custom-method form
+ * (`/api/v1beta/models/{model+}:generateContent`, https://google.aip.dev/136).
  * The OpenAPI document names a greedy parameter without its `+`.
  */
 export interface RouteDeclaration {
@@ -90,7 +92,7 @@ interface ParamPattern<T> {
   byMethod: Map<string, T>;
 }
 
-const PARAM_SEGMENT = /^(.*\/)\{([a-z_]+)(\+?)\}(\/.*)?$/;
+const PARAM_SEGMENT = /^(.*\/)\{([a-z_]+)(\+?)\}(\/.*|:[A-Za-z]+)?$/;
 
 /** Builds the table; throws when two declarations claim the same method and path. */
 export function createRouteTable<T extends { method: RouteMethod; path: string }>(routes: readonly T[]): RouteTable<T> {
@@ -102,7 +104,7 @@ export function createRouteTable<T extends { method: RouteMethod; path: string }
     if (param) {
       const greedy = param[3] === '+';
       const suffix = param[4] ?? '';
-      if (greedy && suffix) throw new Error(`route ${route.path}: a greedy {${param[2]}+} parameter must end the path`);
+      if (greedy && suffix.startsWith('/')) throw new Error(`route ${route.path}: a greedy {${param[2]}+} parameter must end the path (or its segment, before a :action)`);
       let pattern = patterns.find((p) => p.prefix === param[1] && p.suffix === suffix && p.greedy === greedy);
       if (!pattern) patterns.push((pattern = { prefix: param[1]!, param: param[2]!, greedy, suffix, byMethod: new Map() }));
       byMethod = pattern.byMethod;
@@ -114,8 +116,9 @@ export function createRouteTable<T extends { method: RouteMethod; path: string }
     if (byMethod.has(route.method)) throw new Error(`route ${route.method} ${route.path} is declared twice`);
     byMethod.set(route.method, route);
   }
-  // A greedy parameter would swallow a path a one-segment pattern names: those are tried first.
-  patterns.sort((a, b) => Number(a.greedy) - Number(b.greedy));
+  // A greedy parameter would swallow a path a one-segment pattern names: those are tried first; and
+  // `{model}` would swallow `{model}:generateContent`, so a longer suffix goes before a shorter one.
+  patterns.sort((a, b) => Number(a.greedy) - Number(b.greedy) || b.suffix.length - a.suffix.length);
   return {
     routes,
     match(path) {

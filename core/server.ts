@@ -333,7 +333,7 @@ async function loadBody(ctx: ServerContext, req: IncomingMessage, ex: Exchange, 
   try {
     const value = await parseJsonBodyOffThread(await readRequestBody(req, maxBodyBytes, hold));
     hold.release();
-    const parsed = dialect.parseRequest(value, route.operation, req.headers);
+    const parsed = dialect.parseRequest(value, route.operation, req.headers, ex.params);
     ex.request = parsed.canonical;
     ex.clientBody = parsed.body;
     ex.untranslatable = parsed.untranslatable ?? null;

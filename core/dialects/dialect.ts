@@ -82,9 +82,10 @@ export interface Dialect {
   /**
    * Validates a parsed JSON body for `operation` and maps it to the canonical request. Throws
    * `GatewayError` 400 (`invalid_request`, `param` naming the field) when it breaks the schema.
-   * `headers` (lowercase names) carry the client's wishes about the translation, where a dialect has any.
+   * `headers` (lowercase names) carry the client's wishes about the translation, where a dialect has any;
+   * `params` are the route's decoded path parameters (Gemini names the model in the path).
    */
-  parseRequest(json: unknown, operation: string, headers?: IncomingHttpHeaders): ParsedRequest;
+  parseRequest(json: unknown, operation: string, headers?: IncomingHttpHeaders, params?: Readonly<Record<string, string>>): ParsedRequest;
   /**
    * The JSON body of an error response in this dialect's shape (the status and headers are the error's).
    * Callable detached (`this: void`): the server and the pipeline pass it on as a function.

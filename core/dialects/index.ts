@@ -8,11 +8,12 @@ import { openAIChat } from './openai-chat/index.ts';
 import { anthropicMessages } from './anthropic-messages/index.ts';
 import { openAIResponses } from './openai-responses/index.ts';
 import { openAIEmbeddings } from './openai-embeddings/index.ts';
+import { gemini } from './gemini/index.ts';
 
 export type { Dialect, ParsedRequest, ResponseRenderer } from './dialect.ts';
 export { openAIErrorBody } from './openai-chat/index.ts';
 
-export const dialects: readonly Dialect[] = [openAIChat, anthropicMessages, openAIResponses, openAIEmbeddings];
+export const dialects: readonly Dialect[] = [openAIChat, anthropicMessages, openAIResponses, openAIEmbeddings, gemini];
 
 const operationsOf = (kind: 'model-call' | 'token-count'): ReadonlySet<string> =>
   new Set(dialects.flatMap((d) => d.routes.filter((r) => (r.kind ?? 'model-call') === kind).map((r) => r.operation)));

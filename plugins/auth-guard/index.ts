@@ -1,6 +1,7 @@
 /**
- * auth-guard: authenticates every request by gateway API key (`Authorization: Bearer <key>` or
- * `x-api-key: <key>`), then sets `ex.principal`. Unknown, revoked or expired keys get 401
+ * auth-guard: authenticates every request by gateway API key (`Authorization: Bearer <key>`,
+ * `x-api-key: <key>`, or as Google's clients send it, `x-goog-api-key: <key>` or `?key=<key>`), then
+ * sets `ex.principal`. Unknown, revoked or expired keys get 401
  * `invalid_api_key`, whose message says what was wrong when it can tell (a provider's key sent to the
  * gateway, a missing `Bearer `: `key-advice.ts`); a disabled user gets 403 `permission_denied`.
  *
@@ -36,15 +37,17 @@ interface KeyRecord {
   userDisabled: boolean;
 }
 
-/** The key presented by the client, or null. */
-export function presentedKey(headers: Exchange['headers']): string | null {
+/** The key presented by the client, or null: Bearer, else `x-api-key`, else `x-goog-api-key`, else `?key=`. */
+export function presentedKey(headers: Exchange['headers'], query: Exchange['query'] = {}): string | null {
   const authorization = headers.authorization;
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     return match ? match[1]! : null;
   }
-  const apiKey = headers['x-api-key'];
-  return typeof apiKey === 'string' && apiKey ? apiKey.trim() : null;
+  for (const apiKey of [headers['x-api-key'], headers['x-goog-api-key'], query.key]) {
+    if (typeof apiKey === 'string' && apiKey.trim()) return apiKey.trim();
+  }
+  return null;
 }
 
 /** The 401 for a request that presented no usable key: what is wrong with what it sent, if anything. */
@@ -124,7 +127,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
   }
 
   function identifyQuietly(ex: Exchange): void | Promise<void> {
-    const key = presentedKey(ex.headers);
+    const key = presentedKey(ex.headers, ex.query);
     if (!key || key.startsWith(TEST_TICKET_PREFIX)) return;
     const identify = (record: KeyRecord | false) => {
       const live = record && !record.revoked && !record.userDisabled && (record.expiresAtMs === null || record.expiresAtMs > ex.startedAtMs);
@@ -157,7 +160,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
       // A path no endpoint has answers its 404 to anyone (the endpoint list is public, as the OpenAPI
       // document is); a valid key only attributes the request for the log.
       if (ex.operation === UNKNOWN_ENDPOINT) return identifyQuietly(ex);
-      const key = presentedKey(ex.headers);
+      const key = presentedKey(ex.headers, ex.query);
       if (!key) throw missingKey(ex.headers);
       const isTicket = key.startsWith(TEST_TICKET_PREFIX);
       const hash = isTicket ? tickets.redeem(key, ex.startedAtMs) : hashApiKey(key);

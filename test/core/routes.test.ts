@@ -33,4 +33,23 @@ describe('createRouteTable', () => {
     assert.throws(() => createRouteTable([route('GET', '/a/{x+}/b')]), /must end the path/);
     assert.throws(() => createRouteTable([route('GET', '/a/{x}'), route('GET', '/a/{y}')]), /declared twice/);
   });
+
+  test('a parameter followed by a :action suffix matches only paths with that action, before the bare parameter', () => {
+    const google = createRouteTable([
+      route('GET', '/api/v1beta/models/{model+}'),
+      route('POST', '/api/v1beta/models/{model+}:generateContent'),
+      route('POST', '/api/v1beta/models/{model+}:countTokens'),
+      route('GET', '/api/x/{id}'),
+      route('POST', '/api/x/{id}:run'),
+    ]);
+    const gen = google.match('/api/v1beta/models/gemini-2.5-flash:generateContent');
+    assert.deepEqual(gen?.params, { model: 'gemini-2.5-flash' });
+    assert.deepEqual([...gen.byMethod.keys()], ['POST']);
+    assert.deepEqual(google.match('/api/v1beta/models/openai/gpt-4o:countTokens')?.params, { model: 'openai/gpt-4o' });
+    assert.deepEqual([...google.match('/api/v1beta/models/openai/gpt-4o')!.byMethod.keys()], ['GET']);
+    assert.deepEqual(google.match('/api/v1beta/models/m:embedContent')?.params, { model: 'm:embedContent' }, 'an undeclared action is the bare parameter');
+    assert.deepEqual([...google.match('/api/v1beta/models/:generateContent')!.byMethod.keys()], ['GET'], 'an empty parameter is not the action');
+    assert.deepEqual([...google.match('/api/x/a:run')!.byMethod.keys()], ['POST']);
+    assert.deepEqual([...google.match('/api/x/a')!.byMethod.keys()], ['GET']);
+  });
 });

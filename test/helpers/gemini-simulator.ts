@@ -3,7 +3,7 @@
  * (docs/provider-wire-formats.md §3; https://ai.google.dev/api/generate-content):
  * `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent?alt=sse` (whole
  * `GenerateContentResponse` events, CRLF-framed, running-total `usageMetadata`, no terminator),
- * `GET /v1beta/models` paged with `nextPageToken`, and Google's error bodies
+ * `:countTokens` (always `SIM_COUNT_TOKENS`), `GET /v1beta/models` paged with `nextPageToken`, and Google's error bodies
  * `{"error":{"code","message","status","details"}}`.
  *
  * It checks what Gemini checks: the `x-goog-api-key` header (`bad-key` → 400 API_KEY_INVALID), no
@@ -49,6 +49,8 @@ export interface GeminiSimulator {
 }
 
 export const SIM_REPLY = 'Hello from the Gemini simulator.';
+/** `totalTokens` of every `countTokens` answer. */
+export const SIM_COUNT_TOKENS = 17;
 export const SIM_TOOL_ANSWER = 'It is 18C in Paris and 24C in Tokyo.';
 /** A thought signature using every base64 character class, padding included. */
 export const SIM_SIGNATURE = 'q+/9c2lnbmF0dXJlLW9uZQ==';
@@ -265,6 +267,11 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
     if (req.method === 'GET' && path === '/v1beta/models') return listModels(res, query);
     const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(path);
     if (req.method === 'POST' && match && body) return chat(req, res, match[1]!, match[2]!, query, body);
+    if (req.method === 'POST' && /^\/v1beta\/models\/[^/:]+:countTokens$/.test(path) && body) {
+      if (!Array.isArray(body.contents) && typeof body.generateContentRequest !== 'object') return sendError(res, 400, 'INVALID_ARGUMENT', 'contents or generateContentRequest is required.');
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+      return res.end(JSON.stringify({ totalTokens: SIM_COUNT_TOKENS, promptTokensDetails: [{ modality: 'TEXT', tokenCount: SIM_COUNT_TOKENS }] }));
+    }
     const embed = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);
     if (req.method === 'POST' && embed && body) return batchEmbed(res, embed[1]!, body);
     sendError(res, 404, 'NOT_FOUND', `The simulator does not serve ${req.method} ${path}.`);

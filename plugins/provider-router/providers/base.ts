@@ -83,6 +83,8 @@ export interface NativeCallOptions extends ChatCallOptions {
   stream: boolean;
   /** The dialect's allow-listed request headers the client sent (lowercase names). */
   headers: Record<string, string>;
+  /** The client's query parameters (Gemini's `alt=sse` picks the stream's form); absent when none. */
+  query?: Readonly<Record<string, string>>;
 }
 
 const NO_DIALECTS: ReadonlySet<string> = new Set();
@@ -249,8 +251,13 @@ export abstract class Provider {
       path,
       method: 'POST',
       headers: Object.assign({}, this.authHeaders(options.credential), options.headers, { 'content-type': 'application/json', accept }),
-      body: JSON.stringify(Object.assign({}, options.body, { model: options.model })),
+      body: JSON.stringify(this.nativeBody(options)),
     };
+  }
+
+  /** The body a native call sends: the client's with `model` replaced. A dialect that names the model in the path overrides it. */
+  protected nativeBody(options: NativeCallOptions): Readonly<Record<string, unknown>> {
+    return Object.assign({}, options.body, { model: options.model });
   }
 
 

@@ -84,7 +84,7 @@ function buildCall(ex: Exchange, provider: Provider, options: ChatCallOptions, e
     // A shared key must not carry what names another account's data upstream (an unknown item id).
     if (ex.ownCredentialOnly && options.credential.source !== 'user') throw ex.ownCredentialOnly;
     const headers = dialectHeaders(ex, dialect.passthroughHeaders);
-    return provider.buildNativeCall(dialect.id, Object.assign({}, options, { operation: ex.operation, body: clientBody, stream: ex.stream, headers }));
+    return provider.buildNativeCall(dialect.id, Object.assign({}, options, { operation: ex.operation, body: clientBody, stream: ex.stream, headers, query: ex.query }));
   }
   const request = ex.request!;
   if (isEmbeddingRequest(request)) {

@@ -37,6 +37,9 @@ const CONTRACT_PATHS: Record<string, string[]> = {
   '/v1/responses': ['post'],
   '/v1/responses/{id}': ['delete', 'get'],
   '/v1/responses/{id}/input_items': ['get'],
+  '/v1beta/models/{model}:generateContent': ['post'],
+  '/v1beta/models/{model}:streamGenerateContent': ['post'],
+  '/v1beta/models/{model}:countTokens': ['post'],
   '/v1/embeddings': ['post'],
 };
 

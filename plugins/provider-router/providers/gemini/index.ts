@@ -25,7 +25,9 @@ import type { EmbeddingsCall, ResponseCodec, UpstreamCall } from '../../../../co
 import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { invalidRequest } from '../../../../core/errors.ts';
 import { malformedResponse, parseUpstreamJson } from '../canonical.ts';
-import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential } from '../base.ts';
+import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
+import type { ModelCall } from '../../../../core/upstream/upstream-call.ts';
+import { usageOf } from '../canonical.ts';
 import { mapGeminiError } from './errors.ts';
 import { toGeminiRequest } from './request.ts';
 import { toCompletion } from './response.ts';
@@ -43,6 +45,14 @@ function modelPath(model: string): string {
   }
   return path;
 }
+
+const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['gemini']);
+/** The Gemini method each `gemini` dialect operation calls. */
+const NATIVE_ACTIONS: Readonly<Record<string, string>> = {
+  'gemini.generateContent': 'generateContent',
+  'gemini.streamGenerateContent': 'streamGenerateContent',
+  'gemini.countTokens': 'countTokens',
+};
 
 /** Pages of the model list followed at most: a bound against a list that never ends. */
 const MAX_MODEL_PAGES = 20;
@@ -87,6 +97,50 @@ export class GeminiProvider extends Provider {
     return this.postEmbeddings(credential, origin, `${basePath}/${path}:batchEmbedContents`, body, {
       decodeError: (status, bodyText, headers) => mapGeminiError(provider, served, status, bodyText, headers),
       decodeEmbeddings: (bodyText) => decodeBatchEmbed(provider, served, bodyText),
+    });
+  }
+
+  /** Gemini model ids (`gemini-3.1-pro-preview`, `gemini-2.5-flash`) are Google's, listed or not. */
+  override claimsModel(modelId: string): boolean {
+    return modelId.startsWith('gemini-');
+  }
+
+  override get nativeDialects(): ReadonlySet<string> {
+    return NATIVE_DIALECTS;
+  }
+
+  /**
+   * A Gemini API request passed through: the client's body unchanged (the model is in the path, never
+   * in the body, which Gemini would refuse), the answer relayed byte for byte, so thought signatures
+   * and `functionCall` ids survive; the codec reads `usageMetadata` (thoughts and cached tokens
+   * included) for billing. A stream is asked for as SSE, the only stream form the codec reads: a client
+   * that wants the JSON-array form (no `alt=sse`) is refused here rather than billed blind.
+   */
+  override buildNativeCall(dialect: string, options: NativeCallOptions): ModelCall {
+    const action = NATIVE_ACTIONS[options.operation];
+    if (!NATIVE_DIALECTS.has(dialect) || !action) return super.buildNativeCall(dialect, options);
+    if (options.stream && options.query?.alt !== 'sse') {
+      throw invalidRequest('A Gemini stream is relayed as server-sent events only: add "?alt=sse" (the Gen AI SDKs and Gemini CLI always do).', 'alt');
+    }
+    const path = modelPath(options.model);
+    const { origin, basePath } = splitBaseUrl(options.credential.baseUrl);
+    const served = path.slice(path.indexOf('/') + 1);
+    const codec = action === 'countTokens' ? this.tokenCountCodec(served) : this.codec(served);
+    return this.postNative(options, origin, `${basePath}/${path}:${action}${options.stream ? '?alt=sse' : ''}`, codec);
+  }
+
+  protected override nativeBody(options: NativeCallOptions): Readonly<Record<string, unknown>> {
+    return options.body;
+  }
+
+  /** `countTokens` answers `{"totalTokens": n}`, which bills nothing. */
+  private tokenCountCodec(model: string): ResponseCodec {
+    const base = this.codec(model);
+    return Object.assign({}, base, {
+      decodeResponse: (bodyText: string) => {
+        parseUpstreamJson<{ totalTokens?: unknown }>(this.id, bodyText, 'a token count');
+        return { completion: { id: '', object: 'chat.completion' as const, created: 0, model, choices: [], usage: usageOf(0, 0) }, raw: null };
+      },
     });
   }
 

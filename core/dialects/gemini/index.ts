@@ -1,0 +1,76 @@
+/**
+ * The `gemini` dialect: Google's Gemini API (`POST /api/v1beta/models/{model}:generateContent`,
+ * `:streamGenerateContent`, `:countTokens`), what Gemini CLI and every `@google/genai` app speak
+ * (base URL `<gateway>/api`; the key in `x-goog-api-key`, `?key=` or Bearer). The model is the path's
+ * `{model}` (the SDKs send `models/<id>`; a `provider/model` id keeps its slash). Requests are
+ * validated (`request-schema.ts`) and mapped to the canonical request (`to-canonical.ts`); canonical
+ * answers are rendered as `GenerateContentResponse`s (`render.ts`); errors take Google's body
+ * (`errors.ts`). On a native Gemini upstream the client's body goes through unchanged.
+ *
+ * Sources: https://ai.google.dev/api/generate-content , https://ai.google.dev/api/tokens ;
+ * docs/provider-wire-formats.md §3; docs/architecture.md ("Dialects", "How to add a dialect").
+ */
+import { createBodyValidator } from '../../http/request-body.ts';
+import { invalidRequest } from '../../errors.ts';
+import type { Dialect, ParsedRequest } from '../dialect.ts';
+import { MAX_MODEL_CHARS } from '../model-field.ts';
+import { geminiErrorBody } from './errors.ts';
+import { countTokensDoc, generateContentDoc, streamGenerateContentDoc } from './openapi.ts';
+import { createGeminiRenderer } from './render.ts';
+import { countTokensRequestSchema, generateContentRequestSchema } from './request-schema.ts';
+import { mapGeminiRequestText } from './text.ts';
+import { toCanonical } from './to-canonical.ts';
+import type { GenerateContentRequest } from './types.ts';
+
+/** Operation of `POST /api/v1beta/models/{model}:generateContent`. */
+export const GEMINI_GENERATE_CONTENT = 'gemini.generateContent';
+/** Operation of `POST /api/v1beta/models/{model}:streamGenerateContent`. */
+export const GEMINI_STREAM_GENERATE_CONTENT = 'gemini.streamGenerateContent';
+/** Operation of `POST /api/v1beta/models/{model}:countTokens`. */
+export const GEMINI_COUNT_TOKENS = 'gemini.countTokens';
+
+const validateGenerate = createBodyValidator<GenerateContentRequest>(generateContentRequestSchema);
+const validateCount = createBodyValidator<{ contents?: GenerateContentRequest['contents']; generateContentRequest?: GenerateContentRequest }>(countTokensRequestSchema);
+
+export { geminiErrorBody } from './errors.ts';
+
+/** The path's model: `models/` (which the SDKs put before every id) taken off, bounded like every dialect's `model`. */
+function modelOf(params: Readonly<Record<string, string>> | undefined): string {
+  const model = (params?.model ?? '').replace(/^models\//, '');
+  if (model === '' || model.length > MAX_MODEL_CHARS) {
+    throw invalidRequest(`The model in the path must be 1 to ${MAX_MODEL_CHARS} characters.`, 'model');
+  }
+  return model;
+}
+
+export const gemini: Dialect = {
+  id: 'gemini',
+  routes: [
+    { method: 'POST', path: '/api/v1beta/models/{model+}:generateContent', operation: GEMINI_GENERATE_CONTENT, hasBody: true, doc: generateContentDoc },
+    { method: 'POST', path: '/api/v1beta/models/{model+}:streamGenerateContent', operation: GEMINI_STREAM_GENERATE_CONTENT, hasBody: true, doc: streamGenerateContentDoc },
+    { method: 'POST', path: '/api/v1beta/models/{model+}:countTokens', operation: GEMINI_COUNT_TOKENS, hasBody: true, kind: 'token-count', doc: countTokensDoc },
+  ],
+  passthroughHeaders: [],
+  streamContentType: 'text/event-stream; charset=utf-8',
+  parseRequest(json: unknown, operation: string, _headers, params): ParsedRequest {
+    const model = modelOf(params);
+    if (operation === GEMINI_COUNT_TOKENS) {
+      const body = validateCount(json);
+      const counted = body.generateContentRequest ?? { contents: body.contents ?? [] };
+      const { request, untranslatable } = toCanonical(counted, model, false);
+      return { canonical: request, body, stream: false, wantsStreamUsage: false, untranslatable };
+    }
+    const body = validateGenerate(json);
+    const stream = operation === GEMINI_STREAM_GENERATE_CONTENT;
+    // Every Gemini stream carries usageMetadata, so a streaming client always wants usage.
+    const { request, untranslatable } = toCanonical(body, model, stream);
+    return { canonical: request, body, stream, wantsStreamUsage: stream, untranslatable };
+  },
+  errorBody: geminiErrorBody,
+  createRenderer: createGeminiRenderer,
+  tokenCountBody: (inputTokens) => ({ totalTokens: inputTokens }),
+  capOutput: (body, tokens) => Object.assign({}, body, {
+    generationConfig: Object.assign({}, body.generationConfig as Record<string, unknown> | undefined, { maxOutputTokens: tokens }),
+  }),
+  mapRequestText: mapGeminiRequestText,
+};
