@@ -22,7 +22,8 @@
  * second earlier, it is still loading the tokenizer and optimizing its hot functions, which cost its
  * first run ~30 % more a request than the same chain once warm.
  *
- * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED, BENCH_WARMUP_S), and BENCH_ROUNDS.
+ * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED, BENCH_WARMUP_S), BENCH_ROUNDS, and
+ * BENCH_PLUGIN_VARIANTS=extras (only the whole chain and the SDK plugins added to it).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -86,7 +87,8 @@ const figures = (s: BenchSummary, name: string): Figures => {
 /** Per variant ('' = every plugin, else the plugins left out), per scenario: the figures of each round. */
 const optional = defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router');
 const routerOnly = optional.join(',');
-const variants = ['', ...optional, routerOnly, ...EXTRAS.keys()];
+// BENCH_PLUGIN_VARIANTS=extras: only the whole chain and the variants that add an SDK plugin (a shorter run).
+const variants = process.env.BENCH_PLUGIN_VARIANTS === 'extras' ? ['', ...EXTRAS.keys()] : ['', ...optional, routerOnly, ...EXTRAS.keys()];
 const rounds = new Map(variants.map((v) => [v, { json: [] as Figures[], sse: [] as Figures[], node: '', pinned: false, durationS: 0 }]));
 
 try {
