@@ -14,6 +14,11 @@
  * Misbehaviour, by model id: `sim.throttle` answers 429 `ThrottlingException`, `sim.denied` 403
  * `AccessDeniedException`, `sim.stream-throttled` a Claude stream that throws a
  * `throttlingException` after its first text; `fail` makes the next N calls answer 429.
+ *
+ * Started with `agent`, a Claude model plays the scripted coding agent (sim-agent.ts) as the
+ * Anthropic simulator does for Claude Code: the same message, or the same stream events each wrapped
+ * in a `chunk`, the last one carrying `amazon-bedrock-invocationMetrics` (usage: the Anthropic
+ * simulator's `SIM_USAGE`). Requests without the agent's tools get the ordinary reply.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +26,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { Sha256 } from '../../plugins/provider-router/providers/bedrock/auth.ts';
+import { agentReply, SIM_USAGE as AGENT_USAGE } from './anthropic-simulator.ts';
+import type { SimAgent } from './sim-agent.ts';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
 
 export const SIM_REGION = 'us-east-1';
@@ -30,6 +37,11 @@ export const BEDROCK_SIM_PIECES = ['Hello', ' from', ' Bedrock!'];
 /** Claude usage the simulator reports (cache reads and writes included). */
 export const CLAUDE_SIM_USAGE = { input_tokens: 12, output_tokens: 7, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 };
 export const CONVERSE_SIM_USAGE = { inputTokens: 9, outputTokens: 5, totalTokens: 14 };
+
+export interface BedrockSimulatorOptions {
+  /** Claude models play a scripted coding agent (sim-agent.ts). */
+  agent?: SimAgent;
+}
 
 export interface BedrockSimulator {
   readonly endpoint: string;
@@ -107,6 +119,18 @@ function converseStream(): Uint8Array[] {
   ];
 }
 
+/** The agent's turn as Bedrock sends it: Anthropic's message, or its events in `chunk`s; null when the body offers none of its tools. */
+function agentAnswer(agent: SimAgent, model: string, body: Record<string, unknown>): { message: unknown; events: Uint8Array[] } | null {
+  const reply = agentReply(agent, { ...body, model: model.replace(/^.*anthropic\./, '') });
+  if (!reply) return null;
+  const metrics = {
+    inputTokenCount: AGENT_USAGE.input_tokens, outputTokenCount: AGENT_USAGE.output_tokens, invocationLatency: 500, firstByteLatency: 100,
+    cacheReadInputTokenCount: AGENT_USAGE.cache_read_input_tokens, cacheWriteInputTokenCount: AGENT_USAGE.cache_creation_input_tokens,
+  };
+  const events = reply.events.map((event) => claudeChunk(event.type === 'message_stop' ? { ...event, 'amazon-bedrock-invocationMetrics': metrics } : event));
+  return { message: reply.message, events };
+}
+
 const FOUNDATION_MODELS = {
   modelSummaries: [
     { modelId: 'anthropic.claude-sonnet-4-6-v1:0', modelName: 'Claude Sonnet 4.6', providerName: 'Anthropic', outputModalities: ['TEXT'] },
@@ -140,7 +164,7 @@ async function checkSignature(req: RecordedRequest & { rawPath: string }, keys: 
   return signed.headers.authorization === auth ? null : 'InvalidSignatureException';
 }
 
-export async function startBedrockSimulator(): Promise<BedrockSimulator> {
+export async function startBedrockSimulator(options: BedrockSimulatorOptions = {}): Promise<BedrockSimulator> {
   const requests: RecordedRequest[] = [];
   const keys = new Map([[BEDROCK_SIM_KEYS.accessKeyId, BEDROCK_SIM_KEYS.secretAccessKey]]);
   let failures = 0;
@@ -184,9 +208,10 @@ export async function startBedrockSimulator(): Promise<BedrockSimulator> {
       if (route[2]!.startsWith('invoke') && (!claude || request.body?.anthropic_version !== 'bedrock-2023-05-31')) {
         return sendError(res, 400, 'ValidationException', 'Malformed input request: anthropic_version is required.');
       }
+      const scripted = options.agent && route[2]!.startsWith('invoke') ? agentAnswer(options.agent, model, request.body ?? {}) : null;
       if (route[2] === 'invoke') {
         res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-bedrock-input-token-count': '12', 'x-amzn-bedrock-output-token-count': '7' });
-        res.end(JSON.stringify(claudeMessage(model)));
+        res.end(JSON.stringify(scripted?.message ?? claudeMessage(model)));
         return;
       }
       if (route[2] === 'converse') {
@@ -194,7 +219,7 @@ export async function startBedrockSimulator(): Promise<BedrockSimulator> {
         res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: BEDROCK_SIM_REPLY }] } }, stopReason: 'end_turn', usage: CONVERSE_SIM_USAGE, metrics: { latencyMs: 100 } }));
         return;
       }
-      const messages = route[2] === 'converse-stream' ? converseStream() : claudeStream(model.includes('stream-throttled'));
+      const messages = route[2] === 'converse-stream' ? converseStream() : scripted?.events ?? claudeStream(model.includes('stream-throttled'));
       res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
       // Each message split in two writes: the gateway must join messages cut across reads.
       for (const message of messages) {
