@@ -22,13 +22,15 @@
  * - `sim-429`: Azure's token-rate 429 with `retry-after: 6` and `retry-after-ms: 6000`
  * - `sim-tool`: offered a function tool and no `tool` message yet, calls it with `{"city":"Paris"}`
  * Every other configured deployment answers `SIM_REPLY` (streamed in `simStreamPiece`s) with `SIM_USAGE`.
- * Responses are answered by the OpenAI Responses simulator's logic (`answerResponses`).
+ * Responses are answered by the OpenAI Responses simulator's logic (`answerResponses`); started with
+ * `agent`, they play its scripted coding agent (sim-agent.ts) for Codex.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
 import { SIM_REPLY, SIM_USAGE, simStreamPiece } from './openai-simulator.ts';
 import { answerResponses } from './openai-responses-simulator.ts';
+import type { SimAgent } from './sim-agent.ts';
 import { simEmbedding, simEmbeddingTokens, simInputs, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 
 export const AZURE_SIM_KEY = 'azure-sim-key-0001';
@@ -40,10 +42,16 @@ export const AZURE_SIM_DEPLOYMENTS: Readonly<Record<string, string>> = {
   'sim-filter-finish': 'gpt-4o-mini-2024-07-18',
   'sim-429': 'gpt-4o-mini-2024-07-18',
   'sim-tool': 'gpt-4o-mini-2024-07-18',
+  'codex-prod': 'gpt-5-mini-2025-08-07',
 };
 export const AZURE_SIM_STREAM_CHUNKS = 4;
 /** The text `sim-filter-finish` answers before the filter stops it. */
 export const AZURE_SIM_FILTERED_TEXT = 'Hello from';
+
+export interface AzureSimulatorOptions {
+  /** Responses play a scripted coding agent (sim-agent.ts). */
+  agent?: SimAgent;
+}
 
 export interface AzureSimulator {
   /** The resource endpoint, as a manifest's `baseUrl` (`https://<resource>.openai.azure.com`). */
@@ -133,7 +141,7 @@ function embeddings(res: ServerResponse, deployment: string, body: Json) {
 }
 
 /** A model call after its key, api-version and deployment were checked: the deployment's behaviour. */
-function modelCall(res: ServerResponse, operation: string, deployment: string, body: Json) {
+function modelCall(res: ServerResponse, operation: string, deployment: string, body: Json, agent: SimAgent | undefined) {
   if (!(deployment in AZURE_SIM_DEPLOYMENTS)) {
     return sendError(res, 404, { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.' });
   }
@@ -152,7 +160,7 @@ function modelCall(res: ServerResponse, operation: string, deployment: string, b
   }
   if (operation === 'chat') return chat(res, deployment, body);
   if (operation === 'embeddings') return embeddings(res, deployment, body);
-  return answerResponses(res, body);
+  return answerResponses(res, body, agent);
 }
 
 /** `{ operation, deployment }` of a model-call path, or null. The v1 API and Responses name the deployment in the body. */
@@ -170,7 +178,7 @@ function authorized(req: IncomingMessage, keys: Set<string>): boolean {
   return typeof key === 'string' && keys.has(key);
 }
 
-export async function startAzureSimulator(): Promise<AzureSimulator> {
+export async function startAzureSimulator(options: AzureSimulatorOptions = {}): Promise<AzureSimulator> {
   const requests: RecordedRequest[] = [];
   const keys = new Set([AZURE_SIM_KEY]);
   const server: Server = createServer(async (req, res) => {
@@ -184,7 +192,7 @@ export async function startAzureSimulator(): Promise<AzureSimulator> {
     }
     const route = req.method === 'POST' ? routeOf(path, body) : null;
     if (!route || (route.dated && !query['api-version'])) return sendError(res, 404, { code: '404', message: 'Resource not found' });
-    return modelCall(res, route.operation, route.deployment, body ?? {});
+    return modelCall(res, route.operation, route.deployment, body ?? {}, options.agent);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
