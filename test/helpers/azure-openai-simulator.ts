@@ -7,9 +7,9 @@
  * - deployment API: `POST /openai/deployments/{deployment}/chat/completions?api-version=…` and
  *   `/embeddings?api-version=…`, `POST /openai/responses?api-version=…`, `GET /openai/models?api-version=…`;
  *   a call without `api-version` answers 404 as Azure does ("Resource not found").
- * Every call needs `api-key: <one of keys>`; a Bearer token or a wrong key answers Azure's 401
- * "Access denied due to invalid subscription key or wrong API endpoint". (Azure itself takes an
- * Entra ID token as Bearer; the simulator has no token endpoint, so it refuses every Bearer.)
+ * Every call needs `api-key: <one of keys>` or `Authorization: Bearer <one of tokens>` (an Entra ID
+ * token, e.g. one issued by entra-token-endpoint.ts); anything else answers Azure's 401 "Access
+ * denied due to invalid subscription key or wrong API endpoint".
  *
  * Answers carry Azure's content-filter fields: `prompt_filter_results` on a completion, and on a
  * stream's first chunk, which has `choices: []`, an empty `id`/`model` and nothing else;
@@ -59,6 +59,8 @@ export interface AzureSimulator {
   readonly requests: RecordedRequest[];
   /** Keys the resource accepts (a test may add or remove some). */
   readonly keys: Set<string>;
+  /** Entra ID access tokens the resource accepts as `Authorization: Bearer`. */
+  readonly tokens: Set<string>;
   close(): Promise<void>;
 }
 
@@ -173,19 +175,22 @@ function routeOf(path: string, body: Json | null): { operation: string; deployme
   return null;
 }
 
-function authorized(req: IncomingMessage, keys: Set<string>): boolean {
+function authorized(req: IncomingMessage, keys: Set<string>, tokens: Set<string>): boolean {
   const key = req.headers['api-key'];
-  return typeof key === 'string' && keys.has(key);
+  if (typeof key === 'string') return keys.has(key);
+  const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+  return bearer !== undefined && tokens.has(bearer);
 }
 
 export async function startAzureSimulator(options: AzureSimulatorOptions = {}): Promise<AzureSimulator> {
   const requests: RecordedRequest[] = [];
   const keys = new Set([AZURE_SIM_KEY]);
+  const tokens = new Set<string>();
   const server: Server = createServer(async (req, res) => {
     const { request } = await readSimRequest(req);
     requests.push(request);
     const { path, query, body } = request;
-    if (!authorized(req, keys)) return sendError(res, 401, ACCESS_DENIED);
+    if (!authorized(req, keys, tokens)) return sendError(res, 401, ACCESS_DENIED);
     if (req.method === 'GET' && (path === '/openai/v1/models' || (path === '/openai/models' && query['api-version']))) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_721_172_741, status: 'succeeded' }] }));
@@ -196,5 +201,5 @@ export async function startAzureSimulator(options: AzureSimulatorOptions = {}): 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { endpoint, requests, keys, close: () => closeServer(server) };
+  return { endpoint, requests, keys, tokens, close: () => closeServer(server) };
 }
