@@ -80,7 +80,7 @@ describe('Azure OpenAI with a Microsoft Entra ID token', () => {
     const fetched = entra.tokenRequests.slice(tokenRequests);
     assert.equal(fetched.length, 1, 'one token for all three calls');
     assert.deepEqual(
-      [fetched[0]!.tenant, fetched[0]!.form.grant_type, fetched[0]!.form.client_id, fetched[0]!.form.scope.split(' ').includes(SCOPE)],
+      [fetched[0]!.tenant, fetched[0]!.form.grant_type, fetched[0]!.form.client_id, (fetched[0]!.form.scope ?? '').split(' ').includes(SCOPE)],
       [ENTRA_SIM_TENANT, 'client_credentials', ENTRA_SIM_CLIENT.clientId, true],
     );
     const token = issued.at(-1)!;
