@@ -22,6 +22,8 @@ const SCOPE = 'https://cognitiveservices.azure.com/.default';
 
 let sim: AzureSimulator;
 let entra: EntraTokenEndpoint;
+/** Issues tokens that live two minutes: inside the five-minute margin, so none is reused. */
+let shortLived: EntraTokenEndpoint;
 let gateway: GatewayProcess;
 let client: OpenAI;
 /** Every token the endpoint issued, in order. */
@@ -39,6 +41,7 @@ before(async () => {
       if (scope.split(' ').includes(SCOPE)) sim.tokens.add(token);
     },
   });
+  shortLived = await startEntraTokenEndpoint({ tls, expiresInSec: 120, onIssue: (token) => sim.tokens.add(token) });
   const identity = { tenantId: ENTRA_SIM_TENANT, ...ENTRA_SIM_CLIENT, authorityHost: entra.authorityHost };
   const deployments = { 'chat-prod': { model: 'gpt-4o-mini' } };
   const manifest = structuredClone(defaultManifest) as { plugins: Array<{ name: string; config: Record<string, unknown> }> };
@@ -46,6 +49,7 @@ before(async () => {
     providers: {
       azure: { type: 'azure', baseUrl: sim.endpoint, deployments, entra: identity },
       azurekey: { type: 'azure', baseUrl: sim.endpoint, apiKey: AZURE_SIM_KEY, deployments, entra: identity },
+      azureshort: { type: 'azure', baseUrl: sim.endpoint, deployments, entra: { ...identity, authorityHost: shortLived.authorityHost } },
       azurebadsecret: { type: 'azure', baseUrl: sim.endpoint, deployments, entra: { ...identity, clientSecret: 'not-the-secret' } },
     },
   };
@@ -59,6 +63,7 @@ before(async () => {
 after(async () => {
   await gateway?.stop();
   await entra?.close();
+  await shortLived?.close();
   await sim?.close();
 });
 
@@ -88,6 +93,15 @@ describe('Azure OpenAI with a Microsoft Entra ID token', () => {
       assert.equal(call.headers.authorization, `Bearer ${token}`);
       assert.equal(call.headers['api-key'], undefined);
     }
+  });
+
+  test('a token within five minutes of its expiry is not reused: the next call fetches a new one', async () => {
+    const from = sim.requests.length;
+    await client.chat.completions.create({ model: 'azureshort/chat-prod', messages });
+    await client.chat.completions.create({ model: 'azureshort/chat-prod', messages });
+    assert.equal(shortLived.tokenRequests.length, 2);
+    const [first, second] = callsSince(from).map((r) => r.headers.authorization);
+    assert.ok(first && second && first !== second, `two different tokens: ${first} ${second}`);
   });
 
   test('a provider with an api-key sends it, not a token', async () => {
