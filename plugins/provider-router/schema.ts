@@ -136,6 +136,17 @@ export const providerRouterSchema: JsonSchema = {
               properties: { model: { type: 'string', minLength: 1, description: 'The model this deployment runs, as OpenAI names it (e.g. "gpt-4o-mini").' } },
             },
           },
+          entra: {
+            type: 'object', additionalProperties: false,
+            description: 'For "azure": authenticate with Microsoft Entra ID tokens (scope https://cognitiveservices.azure.com/.default, sent as "Authorization: Bearer") instead of an api-key; used for calls without a key (apiKey empty, no pool key, no user\'s own key). With tenantId, clientId and clientSecret: that app registration\'s client secret. With clientId alone: that user-assigned managed identity. {}: the default Azure credential (AZURE_* environment, workload identity, the managed identity, the Azure CLI login). The identity needs the "Cognitive Services OpenAI User" role on the resource.',
+            properties: {
+              tenantId: { type: 'string', minLength: 1, description: 'The directory (tenant) id of the app registration.' },
+              clientId: { type: 'string', minLength: 1, description: 'The app registration\'s application (client) id, or a user-assigned managed identity\'s client id.' },
+              clientSecret: { type: 'string', minLength: 1, description: 'The app registration\'s client secret, usually "${AZURE_CLIENT_SECRET}"; needs tenantId and clientId.' },
+              authorityHost: { type: 'string', pattern: '^https://', description: 'The Entra authority host (default https://login.microsoftonline.com), e.g. https://login.microsoftonline.us for Azure Government.' },
+            },
+            dependencies: { clientSecret: ['tenantId', 'clientId'] },
+          },
           region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'For "bedrock" (required): the AWS region, e.g. "us-east-1": the runtime endpoint https://bedrock-runtime.{region}.amazonaws.com, the control plane https://bedrock.{region}.amazonaws.com, and the SigV4 signing region. "baseUrl" overrides the runtime endpoint (a VPC endpoint, a proxy).' },
           controlPlaneUrl: { type: 'string', pattern: '^https?://', description: 'For "bedrock": the control-plane base URL the model list is read from (ListFoundationModels); default https://bedrock.{region}.amazonaws.com.' },
           accessKeyId: { type: 'string', description: 'For "bedrock": a static AWS access key id, usually "${AWS_ACCESS_KEY_ID}". Without it (or with an empty one) the standard AWS credential chain is used: environment, shared profile (AWS_PROFILE), web identity, container or instance role.' },

@@ -50,6 +50,20 @@ describe('manifest validation', () => {
       ['/plugins/0/config/providers/v/project: is required', '/plugins/0/config/providers/v/location: is required', '/plugins/0/config/providers/w/location: must match pattern "^(global|[a-z]+-[a-z]+\\d+)$"'],
     ],
     [
+      'an Azure entra with a secret but no tenant, an http authority or an unknown field',
+      {
+        plugins: [router({
+          a: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { clientId: 'c', clientSecret: 's' } },
+          b: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { authorityHost: 'http://login.test', tenant: 't' } },
+        })],
+      },
+      [
+        '/plugins/0/config/providers/a/entra: must have properties tenantId, clientId when property clientSecret is present',
+        '/plugins/0/config/providers/b/entra/tenant: unknown field',
+        '/plugins/0/config/providers/b/entra/authorityHost: must match pattern "^https://"',
+      ],
+    ],
+    [
       'an unset environment variable without default',
       { plugins: [router({ openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: '${MISSING_KEY}' } })] },
       ['/plugins/0/config/providers/openai/apiKey: environment variable MISSING_KEY is not set (write "${MISSING_KEY:-}" to allow it to be empty)'],

@@ -3,8 +3,10 @@
  * `claude -p <task> --output-format json` with `ANTHROPIC_BASE_URL=<gateway>/api` and a gateway key,
  * a throwaway HOME and working directory, no stdin, nothing but 127.0.0.1 to talk to. The simulators
  * play a scripted agent (test/helpers/sim-agent.ts): the first answer calls Claude Code's `Write`
- * tool, the next one (after the tool's result) is the final text. Twice: natively passed through to
- * an Anthropic simulator, and translated to an OpenAI-format one by a manifest model name.
+ * tool, the next one (after the tool's result) is the final text. Three times: natively passed
+ * through to an Anthropic simulator, translated to an OpenAI-format one by a manifest model name, and
+ * natively to Claude on a simulated AWS Bedrock (`bedrock/<model id>`: SigV4-signed, the answer in
+ * AWS's binary event stream).
  *
  * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
  * does it). Without it the tests skip, unless `CI` is set: then they fail.
@@ -22,6 +24,7 @@ import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
+import { BEDROCK_SIM_KEYS, startBedrockSimulator, type BedrockSimulator } from '../helpers/bedrock-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import type { SimAgent } from '../helpers/sim-agent.ts';
 
@@ -30,6 +33,8 @@ const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
 const NATIVE = 'claude-sonnet-4-5';
 /** Mapped to `openai/gpt-4o-mini` by the manifest. */
 const TRANSLATED = 'claude-haiku-4-5';
+/** Claude on Bedrock, by an inference profile id. */
+const BEDROCK = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const TIMEOUT_MS = 90_000;
 
 const claude = testTool('claude');
@@ -37,6 +42,7 @@ const skip = skipWithout([[claude, 'Claude Code']]);
 
 let anthropic: AnthropicSimulator;
 let openai: OpenAISimulator;
+let bedrock: BedrockSimulator;
 let tg: TestGateway;
 /** What reached the gateway: method and URL (with its query). */
 const received: Array<{ method: string; url: string }> = [];
@@ -44,15 +50,19 @@ const received: Array<{ method: string; url: string }> = [];
 before(async () => {
   anthropic = await startAnthropicSimulator({ agent: AGENT });
   openai = await startOpenAISimulator({ agent: AGENT });
+  bedrock = await startBedrockSimulator({ agent: AGENT });
   const dataDir = await dataDirWithPrices([
     { model: NATIVE, provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
     { model: 'gpt-4o-mini', provider: 'openai', input: 0.15, output: 0.6, cachedInput: 0.075 },
+    // A geographic inference profile is priced as the in-region (`regional.`) row (docs/providers.md).
+    { model: `regional.${BEDROCK.slice('us.'.length)}`, provider: 'bedrock', input: 3.3, output: 16.5, cachedInput: 0.33, cacheWrite: 4.125 },
   ]);
   tg = await startTestGateway({
     dataDir,
     providers: {
       anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
       openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-openai-upstream' },
+      bedrock: { type: 'bedrock', baseUrl: bedrock.endpoint, region: 'us-east-1', ...BEDROCK_SIM_KEYS },
     },
     router: { models: { [TRANSLATED]: 'openai/gpt-4o-mini' } },
   });
@@ -65,6 +75,7 @@ after(async () => {
   await tg?.close();
   await anthropic?.close();
   await openai?.close();
+  await bedrock?.close();
 });
 
 type Run = AgentRun;
@@ -163,6 +174,43 @@ describe('Claude Code against the gateway', { skip }, () => {
       assert.equal(row.completion_tokens, OPENAI_USAGE.completion_tokens);
       // 16 × $0.15 + 3 cached × $0.075 + 24 × $0.60, per million, in nano-USD.
       assert.equal(row.cost_nanos, 16 * 150 + 3 * 75 + 24 * 600);
+    }
+  });
+});
+
+describe('Claude Code against the gateway to a cloud upstream', { skip }, () => {
+  test('a task needing a tool call runs against Claude on Bedrock, signed and decoded from AWS\'s event stream, billed as messages.create', async (t) => {
+    const model = `bedrock/${BEDROCK}`;
+    const first = bedrock.requests.length;
+    const [firstAnthropic, firstOpenAI] = [anthropic.requests.length, openai.requests.length];
+    const failures = bedrock.signatureFailures;
+    const run = await runClaude(model);
+    const upstream = bedrock.requests.slice(first).filter((r) => r.method === 'POST');
+    summarize(t, upstream);
+    assertDone(run);
+
+    assert.deepEqual([anthropic.requests.length, openai.requests.length], [firstAnthropic, firstOpenAI], 'nothing reached Anthropic or OpenAI');
+    assert.equal(bedrock.signatureFailures, failures, 'every call was signed with the known secret');
+    const streamed = upstream.filter((r) => r.path === `/model/${encodeURIComponent(BEDROCK)}/invoke-with-response-stream`);
+    assert.ok(streamed.length >= 2, `the tool call and the final answer: ${upstream.map((r) => r.path).join(', ')}`);
+    const last = streamed.at(-1)!.body!;
+    assert.equal(last.model, undefined, 'the path names the model');
+    assert.equal(last.stream, undefined, 'the path says it streams');
+    assert.equal(last.anthropic_version, 'bedrock-2023-05-31');
+    assert.ok((last.anthropic_beta as string[]).includes('claude-code-20250219'), 'the beta header goes in the body');
+    assert.ok((last.tools as Array<{ name: string }>).some((tool) => tool.name === 'Write'));
+    const turns = last.messages as Array<{ role: string; content: Array<{ type: string }> }>;
+    assert.ok(turns.at(-1)!.content.some((block) => block.type === 'tool_result'), 'the Write tool\'s result comes back');
+
+    const rows = (await tg.logRowsOf(model, streamed.length)).filter((row) => row.endpoint !== 'messages.count_tokens');
+    for (const row of rows) {
+      assert.equal(row.endpoint, 'messages.create');
+      assert.equal(row.provider, 'bedrock');
+      assert.equal(row.status, 200);
+      assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
+      assert.equal(row.unpriced, 0);
+      // 12 × $3.30 + 5 × $0.33 + 3 × $4.125 + 9 × $16.50, per million, in nano-USD.
+      assert.equal(row.cost_nanos, 12 * 3300 + 5 * 330 + 3 * 4125 + 9 * 16500);
     }
   });
 });

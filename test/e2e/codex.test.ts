@@ -5,7 +5,8 @@
  * working directory, no stdin, nothing but 127.0.0.1 to talk to. The simulators play a scripted agent
  * (test/helpers/sim-agent.ts): the first answer calls Codex's `exec_command` tool to write a file, the
  * next one (after its output) is the final text. Natively passed through to an OpenAI Responses
- * simulator, and translated (Responses → chat → Anthropic and back) to an Anthropic one.
+ * simulator, translated (Responses → chat → Anthropic and back) to an Anthropic one, and natively to
+ * a deployment on a simulated Azure OpenAI resource (`azure/<deployment>`, the v1 API, `api-key`).
  *
  * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
  * does it). Without it the tests skip, unless `CI` is set: then they fail.
@@ -29,6 +30,7 @@ import { dataDirWithPrices } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { RESPONSES_USAGE, startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
 import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
+import { AZURE_SIM_KEY, startAzureSimulator, type AzureSimulator } from '../helpers/azure-openai-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import type { SimAgent } from '../helpers/sim-agent.ts';
 
@@ -36,6 +38,8 @@ const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', ans
 const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
 const NATIVE = 'openai/gpt-5-mini';
 const TRANSLATED = 'anthropic/claude-sonnet-4-5';
+/** A deployment of gpt-5-mini on Azure (the simulator's `codex-prod`). */
+const AZURE = 'azure/codex-prod';
 interface ConfigExtra { topLevel?: string[]; provider?: string[]; features?: string[] }
 /**
  * What a translated route needs: Codex's built-in `web_search` marked optional, so the translation
@@ -49,6 +53,7 @@ const skip = skipWithout([[codex, 'Codex']]);
 
 let responses: ResponsesSimulator;
 let anthropic: AnthropicSimulator;
+let azure: AzureSimulator;
 let tg: TestGateway;
 /** How commands run: in Codex's sandbox when it works here. */
 let sandbox: string[];
@@ -58,15 +63,19 @@ const received: Array<{ method: string; url: string }> = [];
 before(async () => {
   responses = await startResponsesSimulator({ agent: AGENT });
   anthropic = await startAnthropicSimulator({ agent: AGENT });
+  azure = await startAzureSimulator({ agent: AGENT });
   const dataDir = await dataDirWithPrices([
     { model: 'gpt-5-mini', provider: 'openai', input: 0.25, output: 2, cachedInput: 0.025 },
     { model: 'claude-sonnet-4-5', provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
+    // A deployment is priced as the model it runs (`deployments.<name>.model`), here at a price of Azure's own.
+    { model: 'azure/gpt-5-mini', provider: 'azure', input: 0.3, output: 2.4, cachedInput: 0.03 },
   ]);
   tg = await startTestGateway({
     dataDir,
     providers: {
       openai: { type: 'openai', baseUrl: responses.baseUrl, apiKey: 'sk-openai-upstream' },
       anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
+      azure: { type: 'azure', baseUrl: azure.endpoint, apiKey: AZURE_SIM_KEY, deployments: { 'codex-prod': { model: 'gpt-5-mini' } } },
     },
   });
   tg.gateway.server.server.on('request', (req) => {
@@ -83,6 +92,7 @@ after(async () => {
   await tg?.close();
   await responses?.close();
   await anthropic?.close();
+  await azure?.close();
 });
 
 type Run = AgentRun;
@@ -207,5 +217,40 @@ describe('Codex against the gateway', { skip }, () => {
     assert.match(error.error?.param ?? '', /^tools\[\d+\]$/, run.stderr);
     assert.match(error.error!.message, /"web_search" tools cannot be translated/);
     assert.equal(anthropic.requests.length, first, 'nothing reached Anthropic');
+  });
+});
+
+describe('Codex against the gateway to a cloud upstream', { skip }, () => {
+  test('a task needing a tool call runs against an Azure OpenAI deployment, natively at the v1 API, billed as responses.create', async (t) => {
+    const first = azure.requests.length;
+    const [firstNative, firstAnthropic] = [responses.requests.length, anthropic.requests.length];
+    const run = await runCodex(t, config(AZURE));
+    const upstream = azure.requests.slice(first);
+    summarize(t, upstream);
+    assertDone(run);
+
+    assert.deepEqual([responses.requests.length, anthropic.requests.length], [firstNative, firstAnthropic], 'nothing reached OpenAI or Anthropic');
+    assert.ok(upstream.length >= 2, 'the tool call and the final answer');
+    assert.ok(upstream.every((r) => r.method === 'POST' && r.path === '/openai/v1/responses'), upstream.map((r) => r.path).join(', '));
+    const last = upstream.at(-1)!;
+    assert.equal(last.body!.model, 'codex-prod', 'the deployment is the body\'s model');
+    assert.equal(last.body!.stream, true);
+    assert.equal(last.headers['api-key'], AZURE_SIM_KEY);
+    assert.equal(last.headers.authorization, undefined, 'the gateway key does not reach Azure');
+    assert.ok((last.body!.tools as Array<{ name?: string }>).some((tool) => tool.name === 'exec_command'));
+    const input = last.body!.input as Array<{ type: string }>;
+    assert.equal(input.at(-1)!.type, 'function_call_output', 'the command\'s output comes back');
+
+    const rows = await tg.logRowsOf(AZURE, upstream.length);
+    for (const row of rows) {
+      assert.equal(row.endpoint, 'responses.create');
+      assert.equal(row.provider, 'azure');
+      assert.equal(row.status, 200);
+      assert.equal(row.prompt_tokens, RESPONSES_USAGE.input_tokens);
+      assert.equal(row.completion_tokens, RESPONSES_USAGE.output_tokens);
+      assert.equal(row.unpriced, 0);
+      // (21 − 5) × $0.30 + 5 × $0.03 + 13 × $2.40 per million, in nano-USD.
+      assert.equal(row.cost_nanos, 16 * 300 + 5 * 30 + 13 * 2400);
+    }
   });
 });

@@ -314,6 +314,18 @@ function blockEvents(block: Block, index: number): string[] {
   return out;
 }
 
+/**
+ * The scripted agent's answer (sim-agent.ts) to a Messages body, as Anthropic's message and as its
+ * stream events (the `data` objects, in order), or null when the body offers none of the agent's
+ * tools: for simulators of clouds that carry Anthropic's shapes in their own framing (Bedrock).
+ */
+export function agentReply(agent: SimAgent, body: Json): { message: Json; events: Json[] } | null {
+  const answer = agentAnswer(agent, body);
+  if (!answer) return null;
+  const events = streamEvents(body, answer).map((text) => JSON.parse(/^data: (.*)$/m.exec(text)![1]!) as Json);
+  return { message: messageBody(body, answer), events };
+}
+
 const RATE_LIMIT_HEADERS = {
   'retry-after': '7',
   'anthropic-ratelimit-requests-limit': '50',

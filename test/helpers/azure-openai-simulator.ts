@@ -7,9 +7,9 @@
  * - deployment API: `POST /openai/deployments/{deployment}/chat/completions?api-version=…` and
  *   `/embeddings?api-version=…`, `POST /openai/responses?api-version=…`, `GET /openai/models?api-version=…`;
  *   a call without `api-version` answers 404 as Azure does ("Resource not found").
- * Every call needs `api-key: <one of keys>`; a Bearer token or a wrong key answers Azure's 401
- * "Access denied due to invalid subscription key or wrong API endpoint". (Azure itself takes an
- * Entra ID token as Bearer; the simulator has no token endpoint, so it refuses every Bearer.)
+ * Every call needs `api-key: <one of keys>` or `Authorization: Bearer <one of tokens>` (an Entra ID
+ * token, e.g. one issued by entra-token-endpoint.ts); anything else answers Azure's 401 "Access
+ * denied due to invalid subscription key or wrong API endpoint".
  *
  * Answers carry Azure's content-filter fields: `prompt_filter_results` on a completion, and on a
  * stream's first chunk, which has `choices: []`, an empty `id`/`model` and nothing else;
@@ -22,13 +22,15 @@
  * - `sim-429`: Azure's token-rate 429 with `retry-after: 6` and `retry-after-ms: 6000`
  * - `sim-tool`: offered a function tool and no `tool` message yet, calls it with `{"city":"Paris"}`
  * Every other configured deployment answers `SIM_REPLY` (streamed in `simStreamPiece`s) with `SIM_USAGE`.
- * Responses are answered by the OpenAI Responses simulator's logic (`answerResponses`).
+ * Responses are answered by the OpenAI Responses simulator's logic (`answerResponses`); started with
+ * `agent`, they play its scripted coding agent (sim-agent.ts) for Codex.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
 import { SIM_REPLY, SIM_USAGE, simStreamPiece } from './openai-simulator.ts';
 import { answerResponses } from './openai-responses-simulator.ts';
+import type { SimAgent } from './sim-agent.ts';
 import { simEmbedding, simEmbeddingTokens, simInputs, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 
 export const AZURE_SIM_KEY = 'azure-sim-key-0001';
@@ -40,10 +42,16 @@ export const AZURE_SIM_DEPLOYMENTS: Readonly<Record<string, string>> = {
   'sim-filter-finish': 'gpt-4o-mini-2024-07-18',
   'sim-429': 'gpt-4o-mini-2024-07-18',
   'sim-tool': 'gpt-4o-mini-2024-07-18',
+  'codex-prod': 'gpt-5-mini-2025-08-07',
 };
 export const AZURE_SIM_STREAM_CHUNKS = 4;
 /** The text `sim-filter-finish` answers before the filter stops it. */
 export const AZURE_SIM_FILTERED_TEXT = 'Hello from';
+
+export interface AzureSimulatorOptions {
+  /** Responses play a scripted coding agent (sim-agent.ts). */
+  agent?: SimAgent;
+}
 
 export interface AzureSimulator {
   /** The resource endpoint, as a manifest's `baseUrl` (`https://<resource>.openai.azure.com`). */
@@ -51,6 +59,8 @@ export interface AzureSimulator {
   readonly requests: RecordedRequest[];
   /** Keys the resource accepts (a test may add or remove some). */
   readonly keys: Set<string>;
+  /** Entra ID access tokens the resource accepts as `Authorization: Bearer`. */
+  readonly tokens: Set<string>;
   close(): Promise<void>;
 }
 
@@ -133,7 +143,7 @@ function embeddings(res: ServerResponse, deployment: string, body: Json) {
 }
 
 /** A model call after its key, api-version and deployment were checked: the deployment's behaviour. */
-function modelCall(res: ServerResponse, operation: string, deployment: string, body: Json) {
+function modelCall(res: ServerResponse, operation: string, deployment: string, body: Json, agent: SimAgent | undefined) {
   if (!(deployment in AZURE_SIM_DEPLOYMENTS)) {
     return sendError(res, 404, { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.' });
   }
@@ -152,7 +162,7 @@ function modelCall(res: ServerResponse, operation: string, deployment: string, b
   }
   if (operation === 'chat') return chat(res, deployment, body);
   if (operation === 'embeddings') return embeddings(res, deployment, body);
-  return answerResponses(res, body);
+  return answerResponses(res, body, agent);
 }
 
 /** `{ operation, deployment }` of a model-call path, or null. The v1 API and Responses name the deployment in the body. */
@@ -165,28 +175,31 @@ function routeOf(path: string, body: Json | null): { operation: string; deployme
   return null;
 }
 
-function authorized(req: IncomingMessage, keys: Set<string>): boolean {
+function authorized(req: IncomingMessage, keys: Set<string>, tokens: Set<string>): boolean {
   const key = req.headers['api-key'];
-  return typeof key === 'string' && keys.has(key);
+  if (typeof key === 'string') return keys.has(key);
+  const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+  return bearer !== undefined && tokens.has(bearer);
 }
 
-export async function startAzureSimulator(): Promise<AzureSimulator> {
+export async function startAzureSimulator(options: AzureSimulatorOptions = {}): Promise<AzureSimulator> {
   const requests: RecordedRequest[] = [];
   const keys = new Set([AZURE_SIM_KEY]);
+  const tokens = new Set<string>();
   const server: Server = createServer(async (req, res) => {
     const { request } = await readSimRequest(req);
     requests.push(request);
     const { path, query, body } = request;
-    if (!authorized(req, keys)) return sendError(res, 401, ACCESS_DENIED);
+    if (!authorized(req, keys, tokens)) return sendError(res, 401, ACCESS_DENIED);
     if (req.method === 'GET' && (path === '/openai/v1/models' || (path === '/openai/models' && query['api-version']))) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_721_172_741, status: 'succeeded' }] }));
     }
     const route = req.method === 'POST' ? routeOf(path, body) : null;
     if (!route || (route.dated && !query['api-version'])) return sendError(res, 404, { code: '404', message: 'Resource not found' });
-    return modelCall(res, route.operation, route.deployment, body ?? {});
+    return modelCall(res, route.operation, route.deployment, body ?? {}, options.agent);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { endpoint, requests, keys, close: () => closeServer(server) };
+  return { endpoint, requests, keys, tokens, close: () => closeServer(server) };
 }

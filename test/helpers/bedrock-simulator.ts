@@ -11,9 +11,19 @@
  * names as signed, its `x-amz-date` and the known secret, and answers 403
  * `UnrecognizedClientException` for an unknown key, `InvalidSignatureException` for a wrong one.
  *
+ * Converse offered tools (`toolConfig.tools`) calls the first one with `BEDROCK_SIM_TOOL_INPUT`
+ * (`toolUse`, stop reason `tool_use`) unless the last turn carries a `toolResult`; then it answers
+ * `BEDROCK_SIM_TOOL_ANSWER`. A stream sends the call as `contentBlockStart.start.toolUse` and its input
+ * JSON in two `contentBlockDelta.delta.toolUse.input` pieces, as Bedrock does.
+ *
  * Misbehaviour, by model id: `sim.throttle` answers 429 `ThrottlingException`, `sim.denied` 403
  * `AccessDeniedException`, `sim.stream-throttled` a Claude stream that throws a
  * `throttlingException` after its first text; `fail` makes the next N calls answer 429.
+ *
+ * Started with `agent`, a Claude model plays the scripted coding agent (sim-agent.ts) as the
+ * Anthropic simulator does for Claude Code: the same message, or the same stream events each wrapped
+ * in a `chunk`, the last one carrying `amazon-bedrock-invocationMetrics` (usage: the Anthropic
+ * simulator's `SIM_USAGE`). Requests without the agent's tools get the ordinary reply.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +31,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { Sha256 } from '../../plugins/provider-router/providers/bedrock/auth.ts';
+import { agentReply, SIM_USAGE as AGENT_USAGE } from './anthropic-simulator.ts';
+import type { SimAgent } from './sim-agent.ts';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
 
 export const SIM_REGION = 'us-east-1';
@@ -29,7 +41,15 @@ export const BEDROCK_SIM_REPLY = 'Hello from Bedrock!';
 export const BEDROCK_SIM_PIECES = ['Hello', ' from', ' Bedrock!'];
 /** Claude usage the simulator reports (cache reads and writes included). */
 export const CLAUDE_SIM_USAGE = { input_tokens: 12, output_tokens: 7, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 };
+export const BEDROCK_SIM_TOOL_INPUT = { city: 'Paris' };
+export const BEDROCK_SIM_TOOL_USE_ID = 'tooluse_sim_0001';
+export const BEDROCK_SIM_TOOL_ANSWER = 'It is 18 °C in Paris.';
 export const CONVERSE_SIM_USAGE = { inputTokens: 9, outputTokens: 5, totalTokens: 14 };
+
+export interface BedrockSimulatorOptions {
+  /** Claude models play a scripted coding agent (sim-agent.ts). */
+  agent?: SimAgent;
+}
 
 export interface BedrockSimulator {
   readonly endpoint: string;
@@ -97,14 +117,61 @@ function claudeStream(throttled: boolean): Uint8Array[] {
   return out;
 }
 
-function converseStream(): Uint8Array[] {
+type Json = Record<string, unknown>;
+
+/** The tool a Converse body's answer calls (see the module doc), or null when it answers text. */
+function converseToolCall(body: Json): { toolUseId: string; name: string; input: unknown } | null {
+  const tools = ((body.toolConfig as Json | undefined)?.tools ?? []) as Array<{ toolSpec?: { name?: string } }>;
+  const messages = (body.messages ?? []) as Array<{ content?: Json[] }>;
+  if (tools.length === 0 || (messages.at(-1)?.content ?? []).some((block) => block.toolResult)) return null;
+  return { toolUseId: BEDROCK_SIM_TOOL_USE_ID, name: String(tools[0]!.toolSpec?.name), input: BEDROCK_SIM_TOOL_INPUT };
+}
+
+/** Converse's non-streamed answer to `body`. */
+function converseAnswer(body: Json): Json {
+  const call = converseToolCall(body);
+  const toolResult = !call && ((body.toolConfig as Json | undefined)?.tools as unknown[] | undefined)?.length;
+  const content = call ? [{ toolUse: call }] : [{ text: toolResult ? BEDROCK_SIM_TOOL_ANSWER : BEDROCK_SIM_REPLY }];
+  return { output: { message: { role: 'assistant', content } }, stopReason: call ? 'tool_use' : 'end_turn', usage: CONVERSE_SIM_USAGE, metrics: { latencyMs: 100 } };
+}
+
+function converseToolStream(call: { toolUseId: string; name: string; input: unknown }): Uint8Array[] {
+  const json = JSON.stringify(call.input);
   return [
     eventMessage('messageStart', { role: 'assistant' }),
-    ...BEDROCK_SIM_PIECES.map((text) => eventMessage('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
+    eventMessage('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: call.toolUseId, name: call.name } } }),
+    eventMessage('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: json.slice(0, 5) } } }),
+    eventMessage('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: json.slice(5) } } }),
+    eventMessage('contentBlockStop', { contentBlockIndex: 0 }),
+    eventMessage('messageStop', { stopReason: 'tool_use' }),
+    eventMessage('metadata', { usage: CONVERSE_SIM_USAGE, metrics: { latencyMs: 100 } }),
+  ];
+}
+
+function converseStream(body: Json): Uint8Array[] {
+  const call = converseToolCall(body);
+  if (call) return converseToolStream(call);
+  const answer = (converseAnswer(body).output as { message: { content: Array<{ text: string }> } }).message.content[0]!.text;
+  const pieces = answer === BEDROCK_SIM_REPLY ? BEDROCK_SIM_PIECES : [answer];
+  return [
+    eventMessage('messageStart', { role: 'assistant' }),
+    ...pieces.map((text) => eventMessage('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
     eventMessage('contentBlockStop', { contentBlockIndex: 0 }),
     eventMessage('messageStop', { stopReason: 'end_turn' }),
     eventMessage('metadata', { usage: CONVERSE_SIM_USAGE, metrics: { latencyMs: 100 } }),
   ];
+}
+
+/** The agent's turn as Bedrock sends it: Anthropic's message, or its events in `chunk`s; null when the body offers none of its tools. */
+function agentAnswer(agent: SimAgent, model: string, body: Record<string, unknown>): { message: unknown; events: Uint8Array[] } | null {
+  const reply = agentReply(agent, { ...body, model: model.replace(/^.*anthropic\./, '') });
+  if (!reply) return null;
+  const metrics = {
+    inputTokenCount: AGENT_USAGE.input_tokens, outputTokenCount: AGENT_USAGE.output_tokens, invocationLatency: 500, firstByteLatency: 100,
+    cacheReadInputTokenCount: AGENT_USAGE.cache_read_input_tokens, cacheWriteInputTokenCount: AGENT_USAGE.cache_creation_input_tokens,
+  };
+  const events = reply.events.map((event) => claudeChunk(event.type === 'message_stop' ? { ...event, 'amazon-bedrock-invocationMetrics': metrics } : event));
+  return { message: reply.message, events };
 }
 
 const FOUNDATION_MODELS = {
@@ -140,7 +207,7 @@ async function checkSignature(req: RecordedRequest & { rawPath: string }, keys: 
   return signed.headers.authorization === auth ? null : 'InvalidSignatureException';
 }
 
-export async function startBedrockSimulator(): Promise<BedrockSimulator> {
+export async function startBedrockSimulator(options: BedrockSimulatorOptions = {}): Promise<BedrockSimulator> {
   const requests: RecordedRequest[] = [];
   const keys = new Map([[BEDROCK_SIM_KEYS.accessKeyId, BEDROCK_SIM_KEYS.secretAccessKey]]);
   let failures = 0;
@@ -184,17 +251,18 @@ export async function startBedrockSimulator(): Promise<BedrockSimulator> {
       if (route[2]!.startsWith('invoke') && (!claude || request.body?.anthropic_version !== 'bedrock-2023-05-31')) {
         return sendError(res, 400, 'ValidationException', 'Malformed input request: anthropic_version is required.');
       }
+      const scripted = options.agent && route[2]!.startsWith('invoke') ? agentAnswer(options.agent, model, request.body ?? {}) : null;
       if (route[2] === 'invoke') {
         res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-bedrock-input-token-count': '12', 'x-amzn-bedrock-output-token-count': '7' });
-        res.end(JSON.stringify(claudeMessage(model)));
+        res.end(JSON.stringify(scripted?.message ?? claudeMessage(model)));
         return;
       }
       if (route[2] === 'converse') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: BEDROCK_SIM_REPLY }] } }, stopReason: 'end_turn', usage: CONVERSE_SIM_USAGE, metrics: { latencyMs: 100 } }));
+        res.end(JSON.stringify(converseAnswer(request.body ?? {})));
         return;
       }
-      const messages = route[2] === 'converse-stream' ? converseStream() : claudeStream(model.includes('stream-throttled'));
+      const messages = route[2] === 'converse-stream' ? converseStream(request.body ?? {}) : scripted?.events ?? claudeStream(model.includes('stream-throttled'));
       res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
       // Each message split in two writes: the gateway must join messages cut across reads.
       for (const message of messages) {

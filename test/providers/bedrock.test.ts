@@ -5,25 +5,34 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import {
-  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE, type BedrockSimulator,
+  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_TOOL_ANSWER, BEDROCK_SIM_TOOL_INPUT, BEDROCK_SIM_TOOL_USE_ID, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE, type BedrockSimulator,
 } from '../helpers/bedrock-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
+import { tempDir } from '../helpers/tmp.ts';
 
 const CLAUDE = 'anthropic.claude-sonnet-4-6-v1:0';
 const NOVA = 'amazon.nova-pro-v1:0';
 const STATIC_KEY = `${BEDROCK_SIM_KEYS.accessKeyId}:${BEDROCK_SIM_KEYS.secretAccessKey}`;
 const ENV_KEY_ID = 'AKIAFROMENVIRONMENT01';
 const ENV_SECRET = 'env/secret+0000000000000000000000000000001';
+const PROFILE_KEYS = { accessKeyId: 'AKIAFROMPROFILEFILE1', secretAccessKey: 'profile/secret+00000000000000000000000001', sessionToken: 'profile-session-token-0001' };
+const weatherTool: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
 
 let sim: BedrockSimulator;
 let tg: TestGateway;
 let client: OpenAI;
 let anthropic: Anthropic;
 const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, token: process.env.AWS_SESSION_TOKEN };
+const AWS_FILE_VARS = ['AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'AWS_PROFILE'] as const;
 
 const callsSince = (from: number): RecordedRequest[] => sim.requests.slice(from).filter((r) => r.method === 'POST');
 const promptOf = (u: typeof CLAUDE_SIM_USAGE) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
@@ -43,6 +52,7 @@ async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
 before(async () => {
   sim = await startBedrockSimulator();
   sim.keys.set(ENV_KEY_ID, ENV_SECRET);
+  sim.keys.set(PROFILE_KEYS.accessKeyId, PROFILE_KEYS.secretAccessKey);
   // The default chain's first source: the environment of the gateway's process (this one).
   process.env.AWS_ACCESS_KEY_ID = ENV_KEY_ID;
   process.env.AWS_SECRET_ACCESS_KEY = ENV_SECRET;
@@ -52,6 +62,7 @@ before(async () => {
     providers: {
       bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
       bedrockenv: { type: 'bedrock', ...endpoints },
+      bedrockprofile: { type: 'bedrock', ...endpoints },
       bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
       bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
     },
@@ -190,9 +201,44 @@ describe('OpenAI chat to Bedrock', () => {
     assert.deepEqual([chunks.at(-1)!.usage!.prompt_tokens, chunks.at(-1)!.usage!.completion_tokens], [CONVERSE_SIM_USAGE.inputTokens, CONVERSE_SIM_USAGE.outputTokens]);
     assert.equal(callsSince(from)[0]!.path, `/model/${encodeURIComponent(NOVA)}/converse-stream`);
   });
+
+  test('to another model, a tool call round trip through Converse: toolUse answered as tool_calls, the tool message sent back as toolResult', async () => {
+    const from = sim.requests.length;
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+    const first = await client.chat.completions.create({ model: `bedrock/${NOVA}`, messages, tools: [weatherTool] });
+    assert.equal(first.choices[0]!.finish_reason, 'tool_calls');
+    const [call] = first.choices[0]!.message.tool_calls!;
+    assert.ok(call && call.type === 'function');
+    assert.deepEqual([call.id, call.function.name, JSON.parse(call.function.arguments)], [BEDROCK_SIM_TOOL_USE_ID, 'get_weather', BEDROCK_SIM_TOOL_INPUT]);
+
+    const followUp: OpenAI.ChatCompletionMessageParam[] = [...messages, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '18 °C' }];
+    const chunks = await collect(await client.chat.completions.create({ model: `bedrock/${NOVA}`, messages: followUp, tools: [weatherTool], stream: true }));
+    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), BEDROCK_SIM_TOOL_ANSWER);
+    assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason, 'stop');
+
+    const [asked, answered] = callsSince(from);
+    const spec = (asked!.body!.toolConfig as { tools: Array<{ toolSpec: { name: string; inputSchema: { json: unknown } } }> }).tools[0]!.toolSpec;
+    assert.deepEqual([spec.name, spec.inputSchema.json], ['get_weather', weatherTool.function.parameters]);
+    assert.equal(answered!.path, `/model/${encodeURIComponent(NOVA)}/converse-stream`);
+    assert.deepEqual(answered!.body!.messages, [
+      { role: 'user', content: [{ text: 'Weather in Paris?' }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: BEDROCK_SIM_TOOL_USE_ID, name: 'get_weather', input: BEDROCK_SIM_TOOL_INPUT } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: BEDROCK_SIM_TOOL_USE_ID, content: [{ text: '18 °C' }] } }] },
+    ]);
+  });
+
+  test('to another model, a streamed tool call arrives as tool_calls deltas whose arguments join to the input', async () => {
+    const chunks = await collect(await client.chat.completions.create({ model: `bedrock/${NOVA}`, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool], stream: true }));
+    const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    assert.equal(deltas[0]!.id, BEDROCK_SIM_TOOL_USE_ID);
+    assert.equal(deltas[0]!.function!.name, 'get_weather');
+    assert.deepEqual(JSON.parse(deltas.map((d) => d.function?.arguments ?? '').join('')), BEDROCK_SIM_TOOL_INPUT);
+    assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason, 'tool_calls');
+  });
 });
 
 describe('Bedrock credentials and errors', () => {
+
   test('a 429 ThrottlingException is retried, and answered 429 rate_limit_exceeded when it persists', async () => {
     const from = sim.requests.length;
     sim.fail(1);
@@ -228,6 +274,37 @@ describe('Bedrock credentials and errors', () => {
     const data = await client.chat.completions.create({ model: `bedrockenv/${CLAUDE}`, messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
     assert.match(String(callsSince(from)[0]!.headers.authorization), new RegExp(`Credential=${ENV_KEY_ID}/`));
+  });
+
+  test('without static keys or environment keys, the default AWS chain signs with the profile AWS_PROFILE names in AWS_SHARED_CREDENTIALS_FILE', async () => {
+    const dir = tempDir('tollgate-aws-');
+    const credentials = join(dir, 'credentials');
+    writeFileSync(credentials, [
+      '[default]', 'aws_access_key_id = AKIANOTTHISPROFILE01', 'aws_secret_access_key = wrong', '',
+      '[tollgate-bedrock]', `aws_access_key_id = ${PROFILE_KEYS.accessKeyId}`, `aws_secret_access_key = ${PROFILE_KEYS.secretAccessKey}`,
+      `aws_session_token = ${PROFILE_KEYS.sessionToken}`, '',
+    ].join('\n'));
+    writeFileSync(join(dir, 'config'), '');
+    const before = Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', ...AWS_FILE_VARS].map((name) => [name, process.env[name]]));
+    // The gateway's environment (this process): no keys, only the files and the profile's name.
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+    Object.assign(process.env, { AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: join(dir, 'config'), AWS_PROFILE: 'tollgate-bedrock' });
+    try {
+      const from = sim.requests.length;
+      const failures = sim.signatureFailures;
+      const data = await client.chat.completions.create({ model: `bedrockprofile/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+      const [sent] = callsSince(from);
+      assert.match(String(sent!.headers.authorization), new RegExp(`Credential=${PROFILE_KEYS.accessKeyId}/`));
+      assert.equal(sent!.headers['x-amz-security-token'], PROFILE_KEYS.sessionToken);
+      assert.equal(sim.signatureFailures, failures, 'the signature was valid');
+    } finally {
+      for (const [name, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   test('GET /api/v1/models lists ListFoundationModels\' models under the provider', async () => {

@@ -4,7 +4,9 @@
  * provider and differs in:
  * - where calls go: the v1 API (`/openai/v1/...`) or the deployment API
  *   (`/openai/deployments/{deployment}/...?api-version=`), per the manifest (`urls.ts`);
- * - the credential: `api-key: <key>`, not `Authorization: Bearer` (`auth.ts`);
+ * - the credential: `api-key: <key>`, not `Authorization: Bearer` (`auth.ts`); or, for a call without
+ *   a key when the manifest has `entra`, a Microsoft Entra ID token as `Authorization: Bearer`,
+ *   added at dispatch (`entra.ts`);
  * - error answers: Azure's codes (`DeploymentNotFound`, `content_filter`, `401` "Access denied due to
  *   invalid subscription key") and its request id (`errors.ts`);
  * - the model list: the deployments the manifest declares, since neither API lists deployments with
@@ -21,7 +23,7 @@
  * (chat completions: `stream_options.include_usage`, `prompt_filter_results`, `content_filter_results`).
  */
 import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
-import type { ModelCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import type { ModelCall, ResponseCodec, UpstreamCall, UpstreamRequest } from '../../../../core/upstream/upstream-call.ts';
 import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 import type { UpstreamHeaders } from '../canonical.ts';
 import { splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
@@ -29,6 +31,7 @@ import { OpenAIProvider } from '../openai/index.ts';
 import { responsesCodec } from '../openai/responses-codec.ts';
 import { openAIEmbeddingsCodec } from '../openai/embeddings-codec.ts';
 import { azureAuthHeaders } from './auth.ts';
+import { EntraTokens } from './entra.ts';
 import { mapAzureError } from './errors.ts';
 import { azurePath, DEFAULT_AZURE_API_VERSION, type AzureApi, type AzureOperation } from './urls.ts';
 
@@ -40,6 +43,20 @@ export class AzureProvider extends OpenAIProvider {
   override readonly name: string = 'Azure OpenAI';
   private readonly api: AzureApi = this.settings.azureApi ?? 'v1';
   private readonly apiVersion: string = this.settings.apiVersion ?? DEFAULT_AZURE_API_VERSION;
+  /** Entra ID tokens for calls without a key; null without `entra` in the manifest. */
+  private readonly entra: EntraTokens | null = this.settings.entra ? new EntraTokens(this.id, this.settings.entra) : null;
+
+  /** With `entra` there is always one: the key when set, else the Entra identity (an empty key). */
+  override sharedCredential(): Credential | null {
+    if (!this.entra) return super.sharedCredential();
+    return { apiKey: this.settings.apiKey, baseUrl: this.baseUrl, source: 'shared' };
+  }
+
+  /** `call` with the Entra token added at dispatch when its credential has no key and `entra` is set. */
+  private withEntra<T extends UpstreamRequest>(call: T, credential: Credential): T {
+    if (this.entra && !credential.apiKey) call.authorize = this.entra.authorize;
+    return call;
+  }
 
   override get nativeDialects(): ReadonlySet<string> {
     return NATIVE_DIALECTS;
@@ -72,7 +89,7 @@ export class AzureProvider extends OpenAIProvider {
   override buildChatCall(request: ChatCompletionRequest, options: ChatCallOptions): UpstreamCall {
     const openAICall = super.buildChatCall(request, options);
     const { origin, path } = this.target(options.credential, 'chat', options.model);
-    return Object.assign(openAICall, { origin, path });
+    return this.withEntra(Object.assign(openAICall, { origin, path }), options.credential);
   }
 
   /** Responses and embeddings passed through as for OpenAI, at Azure's paths, errors read as Azure's. */
@@ -81,8 +98,8 @@ export class AzureProvider extends OpenAIProvider {
     if (!NATIVE_DIALECTS.has(dialect) || !operation) return super.buildNativeCall(dialect, options);
     const { origin, path } = this.target(options.credential, operation, options.model);
     const decodeError = this.errorDecoder(options.model);
-    if (operation === 'embeddings') return this.postNativeEmbeddings(options, origin, path, openAIEmbeddingsCodec(this.id, decodeError));
-    return this.postNative(options, origin, path, responsesCodec(this.id, options.model, decodeError));
+    if (operation === 'embeddings') return this.withEntra(this.postNativeEmbeddings(options, origin, path, openAIEmbeddingsCodec(this.id, decodeError)), options.credential);
+    return this.withEntra(this.postNative(options, origin, path, responsesCodec(this.id, options.model, decodeError)), options.credential);
   }
 
   protected override codec(deployment: string): ResponseCodec {
@@ -107,7 +124,8 @@ export class AzureProvider extends OpenAIProvider {
   override async testCredential(credential: Credential): Promise<{ ok: boolean; message: string }> {
     const { origin, path } = this.target(credential, 'models', '');
     try {
-      await this.upstream.getJson(this.id, `${origin}${path}`, this.authHeaders(credential));
+      const headers = this.entra && !credential.apiKey ? await this.entra.headers() : this.authHeaders(credential);
+      await this.upstream.getJson(this.id, `${origin}${path}`, headers);
       return { ok: true, message: `${this.name} accepted the credential.` };
     } catch (err) {
       return { ok: false, message: (err as Error).message };
