@@ -16,6 +16,11 @@ const files = [];
 })(root);
 const filter = process.argv.slice(2);
 const selected = filter.length ? files.filter((f) => filter.some((x) => f.includes(x))) : files;
+// With no file named, `node --test` would look for tests everywhere itself (examples and helpers too).
+if (selected.length === 0) {
+  process.stderr.write(`no test file matches ${filter.map((x) => JSON.stringify(x)).join(', ')}\n`);
+  process.exit(1);
+}
 // Test files mostly wait (child processes, sockets, Chromium): on a 2-core machine two at a time
 // finish the suite sooner than Node's default of one (availableParallelism() - 1). TEST_CONCURRENCY overrides.
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism() - 1));
