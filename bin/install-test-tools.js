@@ -16,8 +16,7 @@
 //   unpacked, with its own bubblewrap for the sandbox); when the launcher does not run, that binary directly.
 // - Node 24 (the npm package node-<os>-<cpu>, a plain binary): current clients need Node 22+ (the Vercel
 //   AI SDK 7 does), and CI runs the whole suite on it too (.ci/run).
-// - Gemini CLI is a Node script (engines node >=20) run by the `node` on PATH; its test
-//   (test/e2e/gemini-cli.test.ts) puts the Node 24 binary first on PATH when there is one.
+// - Gemini CLI is a Node script (bundle/gemini.js, engines node >=20) run by the `node` on PATH.
 // - The Vercel AI SDK (`ai`, `@ai-sdk/openai`, `zod`), which needs Node 22+: the tests run a client
 //   script with the Node 24 binary, resolving the packages from this folder ("bin" is the folder).
 import { execFileSync } from 'node:child_process';
