@@ -8,7 +8,10 @@
  * (`<model>:streamGenerateContent?alt=sse`, `functionDeclarations`) to the model the router chose. The
  * simulator plays a scripted agent (`agent` in test/helpers/gemini-simulator.ts): the router gets a
  * JSON choice, the first turn a `functionCall` to the CLI's `write_file` tool, the next one (with its
- * `functionResponse`) the final text. Natively passed through to the Gemini simulator.
+ * `functionResponse`) the final text. Natively passed through to the Gemini simulator, and translated
+ * to the OpenAI simulator (the router's `models` map sending the CLI's models to `openai/gpt-4o-mini`),
+ * which refuses what OpenAI refuses: the `topK` the CLI always sends, and its router's upper-case
+ * `"type": "OBJECT"` schema (the translation drops the one and lower-cases the other).
  *
  * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
  * does it). Without it the tests skip, unless `CI` is set: then they fail.
@@ -28,6 +31,7 @@ import { dataDirWithPrices, type TestPrice } from '../helpers/prices.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { SIM_USAGE, startGeminiSimulator, type GeminiSimulator } from '../helpers/gemini-simulator.ts';
+import { SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import type { SimAgent } from '../helpers/sim-agent.ts';
 
@@ -45,13 +49,17 @@ export const SETTINGS = {
   telemetry: { enabled: false },
   general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
 };
+const TRANSLATED = 'openai/gpt-4o-mini';
 const TIMEOUT_MS = 90_000;
 
 const gemini = testTool('gemini');
 const skip = skipWithout([[gemini, 'Gemini CLI']]);
 
 let sim: GeminiSimulator;
+let openai: OpenAISimulator;
 let tg: TestGateway;
+/** A second gateway whose router sends Gemini CLI's models to OpenAI. */
+let translating: TestGateway;
 /** What reached the gateway: method and URL. */
 const received: Array<{ method: string; url: string }> = [];
 
@@ -65,11 +73,19 @@ before(async () => {
   tg.gateway.server.server.on('request', (req) => {
     received.push({ method: req.method!, url: req.url! });
   });
+  openai = await startOpenAISimulator({ agent: AGENT });
+  translating = await startTestGateway({
+    dataDir: await dataDirWithPrices([{ model: 'gpt-4o-mini', provider: 'openai', input: 0.15, output: 0.6, cachedInput: 0.075 }]),
+    providers: { openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-openai-upstream' } },
+    router: { models: Object.fromEntries(GEMINI_MODELS.map((model) => [model, TRANSLATED])) },
+  });
 });
 after(async () => {
   killAll(); // a run cut short by a failed assertion or a cancel
   await tg?.close();
+  await translating?.close();
   await sim?.close();
+  await openai?.close();
 });
 
 /** Runs `gemini -p TASK` in a fresh directory with a fresh HOME; killed (its whole group) after TIMEOUT_MS. */
@@ -156,6 +172,37 @@ describe('Gemini CLI against the gateway', { skip }, () => {
       assert.equal(row.prompt_tokens, SIM_USAGE.promptTokenCount);
       assert.equal(row.completion_tokens, SIM_USAGE.candidatesTokenCount + SIM_USAGE.thoughtsTokenCount);
       assert.equal(row.cost_nanos, COST_NANOS);
+    }
+  });
+
+  test('the same task runs on an OpenAI upstream through translation, topK dropped and the router\'s schema lower-cased', async (t) => {
+    const first = openai.requests.length;
+    const lastId = await lastRowId(translating);
+    const run = await runGemini(t, translating);
+    const upstream = openai.requests.slice(first).filter((r) => r.path === '/v1/chat/completions');
+    for (const r of upstream) t.diagnostic(`${r.method} ${r.path} tools=${(r.body!.tools as unknown[] | undefined)?.length ?? 0} last=${(r.body!.messages as Array<{ role: string }>).at(-1)!.role}`);
+    assertDone(run);
+
+    assert.ok(upstream.length >= 3, 'the router, the tool call and the final answer');
+    assert.ok(upstream.every((r) => r.body!.model === 'gpt-4o-mini' && r.body!.top_k === undefined));
+    const router = upstream.find((r) => r.body!.response_format)!;
+    const schema = (router.body!.response_format as { json_schema: { schema: { type: string; properties: Record<string, { type: string }> } } }).json_schema.schema;
+    assert.deepEqual([schema.type, schema.properties.complexity_score!.type], ['object', 'integer']);
+    const last = upstream.at(-1)!.body!;
+    assert.equal(last.stream, true);
+    assert.ok((last.tools as Array<{ function: { name: string } }>).some((tool) => tool.function.name === 'write_file'));
+    assert.equal((last.messages as Array<{ role: string }>).at(-1)!.role, 'tool', 'the tool\'s result comes back as a tool message');
+
+    const rows = await rowsAfter(translating, lastId, upstream.length);
+    assert.equal(rows.length, upstream.length);
+    for (const row of rows) {
+      assert.ok(GEMINI_MODELS.includes(row.model_requested ?? ''), String(row.model_requested));
+      assert.equal(row.endpoint, row.stream ? 'gemini.streamGenerateContent' : 'gemini.generateContent');
+      assert.equal(row.provider, 'openai');
+      assert.equal(row.status, 200);
+      assert.equal(row.completion_tokens, OPENAI_USAGE.completion_tokens);
+      // (19 − 3) × $0.15 + 3 × $0.075 + 24 × $0.60 per million, in nano-USD.
+      assert.equal(row.cost_nanos, 16 * 150 + 3 * 75 + 24 * 600);
     }
   });
 });

@@ -25,15 +25,14 @@
  *
  * Started with `agent`, it plays the scripted agent of test/helpers/sim-agent.ts for Gemini CLI, whatever
  * the model: a request for JSON output (`responseJsonSchema`: the CLI's model router, which asks for a
- * `complexity_score`) gets an object of the schema's required properties (strings "simulated",
- * numbers 1, booleans false); a turn offering `write_file` gets a `functionCall` to it, and once the
+ * `complexity_score`) gets `agentJson` of the schema; a turn offering `write_file` gets a `functionCall` to it, and once the
  * last turn holds its `functionResponse`, the agent's final text. Each is one event when streamed.
  */
 import { simEmbedding, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, sleep, closeServer } from './sim-http.ts';
-import { agentToolCall, type SimAgent } from './sim-agent.ts';
+import { agentJson, agentToolCall, type SimAgent } from './sim-agent.ts';
 
 export interface GeminiSimulatorOptions {
   /** Page size of `GET /models`, whatever the client asks, so paging is exercised. Default 2. */
@@ -127,24 +126,10 @@ function candidate(parts: Json[], finishReason: string | undefined, index = 0): 
   return { content: { parts, role: 'model' }, ...(finishReason && { finishReason }), index };
 }
 
-/** A value of a JSON schema (Gemini's upper-case types too): its required properties, filled in by type. */
-function sampleOf(schema: Json): unknown {
-  switch (String(schema.type).toLowerCase()) {
-    case 'object': {
-      const properties = (schema.properties ?? {}) as Record<string, Json>;
-      return Object.fromEntries(((schema.required ?? []) as string[]).map((name) => [name, sampleOf(properties[name] ?? {})]));
-    }
-    case 'array': return [];
-    case 'integer': case 'number': return 1;
-    case 'boolean': return false;
-    default: return 'simulated';
-  }
-}
-
 /** The scripted agent's answer (see the header), or null for a request it does not script. */
 function agentAnswer(agent: SimAgent, body: Json): { parts: Json[]; finishReason: string } | null {
   const schema = (body.generationConfig as Json | undefined)?.responseJsonSchema as Json | undefined;
-  if (schema) return { parts: [{ text: JSON.stringify(sampleOf(schema)) }], finishReason: 'STOP' };
+  if (schema) return { parts: [{ text: JSON.stringify(agentJson(schema)) }], finishReason: 'STOP' };
   const names = ((body.tools ?? []) as Json[]).flatMap((tool) => ((tool.functionDeclarations ?? []) as Json[]).map((f) => String(f.name)));
   const call = agentToolCall(agent, names, body);
   if (!call) return null;

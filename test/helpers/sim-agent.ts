@@ -54,3 +54,21 @@ export function agentToolCall(agent: SimAgent, toolNames: string[], body: Record
   if (toolNames.includes('write_file')) return { name: 'write_file', input: { file_path: path, content: agent.content } };
   return null;
 }
+
+/**
+ * The agent's answer to a request for JSON output (an agent's side request, such as Gemini CLI's model
+ * router asking for a `complexity_score`): the schema's required properties, filled in by type
+ * (strings "simulated", numbers 1, booleans false, arrays empty); Gemini's upper-case type names too.
+ */
+export function agentJson(schema: Record<string, unknown>): unknown {
+  switch (String(schema.type).toLowerCase()) {
+    case 'object': {
+      const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+      return Object.fromEntries(((schema.required ?? []) as string[]).map((name) => [name, agentJson(properties[name] ?? {})]));
+    }
+    case 'array': return [];
+    case 'integer': case 'number': return 1;
+    case 'boolean': return false;
+    default: return 'simulated';
+  }
+}
