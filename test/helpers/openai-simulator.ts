@@ -179,7 +179,7 @@ function agentAnswer(agent: SimAgent, body: Record<string, unknown>, usage: SimU
   const deltas = done
     ? [{ content: text }]
     : [
-        { tool_calls: [{ index: 0, ...toolCall, function: { name: call!.name, arguments: '' } }] },
+        { tool_calls: [{ index: 0, ...toolCall, function: { name: call.name, arguments: '' } }] },
         { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 10) } }] },
         { tool_calls: [{ index: 0, function: { arguments: args.slice(10) } }] },
       ];
