@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Installs the tools some end-to-end tests drive but the project does not depend on, outside the
-// repository's node_modules: the real Claude Code CLI (test/e2e/claude-code.test.ts) and the real
-// Codex CLI (test/e2e/codex.test.ts). Run by .ci/run before the tests; idempotent (nothing is
-// fetched for a tool whose pinned version is already there).
+// repository's node_modules: the real Claude Code CLI (test/e2e/claude-code.test.ts), the real Codex
+// CLI (test/e2e/codex.test.ts) and the real Gemini CLI (test/e2e/gemini-cli.test.ts). Run by .ci/run
+// before the tests; idempotent (nothing is fetched for a tool whose pinned version is already there).
 //
 //   node bin/install-test-tools.js        into $TOLLGATE_TOOLS_DIR, default <os tmpdir>/tollgate-test-tools
 //
-// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {...}, "node24": {...}, "aiSdk": {...}}),
+// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {...}, "gemini": {...}, "node24": {...}, "aiSdk": {...}}),
 // which the tests read (test/helpers/test-tools.ts) to find them.
 // - Claude Code 2.x is a native executable (the optional dependency @anthropic-ai/claude-code-<os>-<cpu>,
 //   which the package's postinstall copies over bin/claude.exe), so it needs no newer Node than ours.
@@ -16,6 +16,7 @@
 //   unpacked, with its own bubblewrap for the sandbox); when the launcher does not run, that binary directly.
 // - Node 24 (the npm package node-<os>-<cpu>, a plain binary): current clients need Node 22+ (the Vercel
 //   AI SDK 7 does), and CI runs the whole suite on it too (.ci/run).
+// - Gemini CLI is a Node script (bundle/gemini.js, engines node >=20) run by the `node` on PATH.
 // - The Vercel AI SDK (`ai`, `@ai-sdk/openai`, `zod`), which needs Node 22+: the tests run a client
 //   script with the Node 24 binary, resolving the packages from this folder ("bin" is the folder).
 import { execFileSync } from 'node:child_process';
@@ -53,6 +54,10 @@ const TOOLS = {
       join(dir, 'node_modules', '.bin', 'codex'),
       join(dir, 'node_modules', '@openai', `codex-${process.platform}-${process.arch}`, 'vendor', String(codexTarget), 'bin', 'codex'),
     ],
+  },
+  gemini: {
+    name: 'Gemini CLI', pkg: '@google/gemini-cli', version: '0.61.0',
+    candidates: (dir) => [join(dir, 'node_modules', '.bin', 'gemini')],
   },
 };
 

@@ -154,6 +154,18 @@ describe('translated to OpenAI and Anthropic', () => {
     assert.equal(response.usageMetadata!.cachedContentTokenCount, OPENAI_USAGE.prompt_tokens_details!.cached_tokens);
   });
 
+  test('Gemini CLI\'s router request reaches OpenAI without topK and with its upper-case schema types lower-cased, and Anthropic keeps topK', async () => {
+    // As Gemini CLI 0.61's model router sends it: OpenAPI type names in responseJsonSchema, topK always.
+    const responseJsonSchema = { type: 'OBJECT', properties: { score: { type: 'INTEGER' } }, required: ['score'] };
+    const config = { topK: 64, responseMimeType: 'application/json', responseJsonSchema };
+    await ai.models.generateContent({ model: 'openai/gpt-4o-mini', contents: 'Rate this', config });
+    const sent = openaiSim.requests.at(-1)!.body!;
+    assert.equal(sent.top_k, undefined, 'OpenAI refuses top_k');
+    assert.deepEqual(sent.response_format, { type: 'json_schema', json_schema: { name: 'response', schema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] } } });
+    await ai.models.generateContent({ model: 'anthropic/claude-sonnet-4-6', contents: 'Rate this', config: { topK: 64 } });
+    assert.equal(anthropicSim.requests.at(-1)!.body!.top_k, 64);
+  });
+
   test('a function call from Anthropic comes back as functionCall parts with ids, and the response turn reaches it as tool_result', async () => {
     const question = { role: 'user', parts: [{ text: 'Weather in Paris and London?' }] };
     const first = await ai.models.generateContent({ model: 'anthropic/sim-tool', contents: [question], config: { tools: [{ functionDeclarations: [weather] }] } });

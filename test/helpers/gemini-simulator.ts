@@ -22,17 +22,25 @@
  * - `sim-tool`: answers with two parallel function calls (the first with a `thoughtSignature`), or, when
  *   the last turn holds function responses, with a text answer
  * Any other model answers `SIM_REPLY` (+ a hidden thought part), one candidate per `candidateCount`.
+ *
+ * Started with `agent`, it plays the scripted agent of test/helpers/sim-agent.ts for Gemini CLI, whatever
+ * the model: a request for JSON output (`responseJsonSchema`: the CLI's model router, which asks for a
+ * `complexity_score`) gets `agentJson` of the schema; a turn offering `write_file` gets a `functionCall` to it, and once the
+ * last turn holds its `functionResponse`, the agent's final text. Each is one event when streamed.
  */
 import { simEmbedding, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSimRequest, type RecordedRequest, sleep, closeServer } from './sim-http.ts';
+import { agentJson, agentToolCall, type SimAgent } from './sim-agent.ts';
 
 export interface GeminiSimulatorOptions {
   /** Page size of `GET /models`, whatever the client asks, so paging is exercised. Default 2. */
   modelPageSize?: number;
   /** Answer `GET /models` with 500. */
   failModelList?: boolean;
+  /** Play this scripted agent (see the header). */
+  agent?: SimAgent;
 }
 
 /** A request as the simulator received it. */
@@ -118,7 +126,21 @@ function candidate(parts: Json[], finishReason: string | undefined, index = 0): 
   return { content: { parts, role: 'model' }, ...(finishReason && { finishReason }), index };
 }
 
-function answerFor(model: string, body: Json): { parts: Json[]; finishReason: string } {
+/** The scripted agent's answer (see the header), or null for a request it does not script. */
+function agentAnswer(agent: SimAgent, body: Json): { parts: Json[]; finishReason: string } | null {
+  const schema = (body.generationConfig as Json | undefined)?.responseJsonSchema as Json | undefined;
+  if (schema) return { parts: [{ text: JSON.stringify(agentJson(schema)) }], finishReason: 'STOP' };
+  const names = ((body.tools ?? []) as Json[]).flatMap((tool) => ((tool.functionDeclarations ?? []) as Json[]).map((f) => String(f.name)));
+  const call = agentToolCall(agent, names, body);
+  if (!call) return null;
+  const contents = body.contents as Array<{ parts: Json[] }>;
+  if (contents.at(-1)!.parts.some((p) => p.functionResponse)) return { parts: [{ text: agent.answer }], finishReason: 'STOP' };
+  return { parts: [{ functionCall: { name: call.name, args: call.input } }], finishReason: 'STOP' };
+}
+
+function answerFor(model: string, body: Json, agent?: SimAgent): { parts: Json[]; finishReason: string } {
+  const scripted = agent && agentAnswer(agent, body);
+  if (scripted) return scripted;
   if (model === 'sim-tool') {
     const contents = body.contents as Array<{ parts: Json[] }>;
     if (contents.at(-1)!.parts.some((p) => p.functionResponse)) return { parts: [{ text: SIM_TOOL_ANSWER }], finishReason: 'STOP' };
@@ -134,11 +156,11 @@ function answerFor(model: string, body: Json): { parts: Json[]; finishReason: st
 }
 
 /** Stream events: the answer in pieces, usage as a running total, the finish reason on the last. */
-function streamEvents(model: string, body: Json, candidates: number): string[] {
-  const answer = answerFor(model, body);
+function streamEvents(model: string, body: Json, candidates: number, agent?: SimAgent): string[] {
+  const answer = answerFor(model, body, agent);
   const base = { modelVersion: model, responseId: 'sim-response-1' };
   const all = (parts: Json[], finish?: string) => Array.from({ length: candidates }, (_, i) => candidate(parts, finish, i));
-  if (model === 'sim-tool') return [sse({ candidates: all(answer.parts, answer.finishReason), usageMetadata: SIM_USAGE, ...base })];
+  if (model === 'sim-tool' || (agent && agentAnswer(agent, body))) return [sse({ candidates: all(answer.parts, answer.finishReason), usageMetadata: SIM_USAGE, ...base })];
   const events = [sse({ candidates: all([answer.parts[0]!]), usageMetadata: { promptTokenCount: 21, totalTokenCount: 21 }, ...base })];
   STREAM_PIECES.forEach((text, i) => {
     const last = i === STREAM_PIECES.length - 1;
@@ -213,7 +235,7 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
     if (!stream) return answer(res, model, body, candidates);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'x-content-type-options': 'nosniff' });
     if (model === 'sim-blocked') return res.end(sse({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 21, totalTokenCount: 21 }, modelVersion: model }));
-    const events = streamEvents(model, body, candidates);
+    const events = streamEvents(model, body, candidates, options.agent);
     switch (model) {
       case 'sim-reset':
         res.write(events.slice(0, 2).join(''));
@@ -225,7 +247,9 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
       case 'sim-truncated':
         return res.end(events.slice(0, 2).join(''));
     }
-    res.write(': keep-alive\r\n\r\n');
+    // Gemini itself sends no SSE comments, and the Gen AI SDK bundled in Gemini CLI 0.61 fails on one
+    // ("Incomplete JSON segment at the end"): the agent's streams go without.
+    if (!options.agent) res.write(': keep-alive\r\n\r\n');
     for (const event of events) res.write(event);
     res.end();
   }
@@ -235,7 +259,7 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
     if (model === 'sim-blocked') {
       return res.end(JSON.stringify({ promptFeedback: { blockReason: 'SAFETY', safetyRatings: [] }, usageMetadata: { promptTokenCount: 21, totalTokenCount: 21 }, modelVersion: model }));
     }
-    const { parts, finishReason } = answerFor(model, body);
+    const { parts, finishReason } = answerFor(model, body, options.agent);
     res.end(JSON.stringify({
       candidates: Array.from({ length: candidates }, (_, i) => ({ ...candidate(parts, finishReason, i), safetyRatings: [] })),
       usageMetadata: SIM_USAGE, modelVersion: model, responseId: 'sim-response-1',

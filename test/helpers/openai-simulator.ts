@@ -36,12 +36,16 @@
  * Started with `agent` it plays a scripted coding agent whatever the model (sim-agent.ts): offered a
  * function tool it knows (`Write`, `Bash`, Codex's `exec_command`, `shell`) it answers `tool_calls`
  * (finish `tool_calls`; streamed as one call whose `arguments` arrive in two pieces), and once the
- * last message is a `tool` message it answers `agent.answer`. Requests without those tools get the normal reply.
+ * last message is a `tool` message it answers `agent.answer`; asked for JSON (`response_format`
+ * `json_schema`), it answers `agentJson` of the schema. Other requests get the normal reply.
+ *
+ * Like OpenAI it refuses `top_k` ("Unrecognized request argument supplied") and a `json_schema` whose
+ * root type is not `"object"` (Gemini's upper-case `"OBJECT"` included).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { readSimRequest, sleep, type RecordedRequest, closeServer } from './sim-http.ts';
-import { agentToolCall, type SimAgent } from './sim-agent.ts';
+import { agentJson, agentToolCall, type SimAgent } from './sim-agent.ts';
 import { simEmbedding, simEmbeddingTokens, simInputs, SIM_EMBEDDING_DIMENSIONS } from './sim-embeddings.ts';
 
 export interface SimulatorOptions {
@@ -157,21 +161,23 @@ let agentTurns = 0;
 function agentAnswer(agent: SimAgent, body: Record<string, unknown>, usage: SimUsage, includeUsage: boolean): { completion: string; events: string[] } | null {
   const messages = (body.messages ?? []) as Array<{ role: string }>;
   const names = ((body.tools ?? []) as Array<{ function?: { name?: string } }>).map((t) => String(t.function?.name));
-  const call = agentToolCall(agent, names, { system: messages.filter((m) => m.role === 'system'), messages });
-  if (!call) return null;
+  const schema = (body.response_format as { json_schema?: { schema?: Record<string, unknown> } } | undefined)?.json_schema?.schema;
+  const call = schema ? null : agentToolCall(agent, names, { system: messages.filter((m) => m.role === 'system'), messages });
+  if (!schema && !call) return null;
   const model = String(body.model);
   const id = `chatcmpl-sim-agent-${++agentTurns}`;
-  const done = messages.at(-1)?.role === 'tool';
-  const args = JSON.stringify(call.input);
-  const toolCall = { id: `call_sim_agent_${agentTurns}`, type: 'function', function: { name: call.name, arguments: args } };
-  const message = done ? { role: 'assistant', content: agent.answer, refusal: null } : { role: 'assistant', content: null, refusal: null, tool_calls: [toolCall] };
+  const done = !call || messages.at(-1)?.role === 'tool';
+  const text = schema ? JSON.stringify(agentJson(schema)) : agent.answer;
+  const args = JSON.stringify(call?.input ?? {});
+  const toolCall = { id: `call_sim_agent_${agentTurns}`, type: 'function', function: { name: call?.name, arguments: args } };
+  const message = done ? { role: 'assistant', content: text, refusal: null } : { role: 'assistant', content: null, refusal: null, tool_calls: [toolCall] };
   const finish = done ? 'stop' : 'tool_calls';
   const completion = JSON.stringify({
     id, object: 'chat.completion', created: 1_700_000_000, model, system_fingerprint: 'fp_sim',
     choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage, service_tier: 'default',
   });
   const deltas = done
-    ? [{ content: agent.answer }]
+    ? [{ content: text }]
     : [
         { tool_calls: [{ index: 0, ...toolCall, function: { name: call.name, arguments: '' } }] },
         { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 10) } }] },
@@ -183,6 +189,17 @@ function agentAnswer(agent: SimAgent, body: Record<string, unknown>, usage: SimU
   if (includeUsage) events.push(sse({ ...chunk(id, model, {}, null, usage), choices: [] }));
   events.push('data: [DONE]\n\n');
   return { completion, events };
+}
+
+/** What OpenAI refuses in a chat request that translated requests have carried: its message and param. */
+function refusedArgument(body: Record<string, unknown>): { message: string; param: string } | null {
+  if (body.top_k !== undefined) return { message: 'Unrecognized request argument supplied: top_k', param: 'top_k' };
+  const format = body.response_format as { json_schema?: { name?: string; schema?: { type?: unknown } } } | undefined;
+  const type = format?.json_schema?.schema?.type;
+  if (format?.json_schema && type !== 'object') {
+    return { message: `Invalid schema for response_format '${String(format.json_schema.name)}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(type)}"'.`, param: 'response_format' };
+  }
+  return null;
 }
 
 function sendError(res: ServerResponse, status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -264,6 +281,8 @@ export async function startOpenAISimulator(options: SimulatorOptions = {}): Prom
       finished = true;
       res.end(data);
     };
+    const refused = refusedArgument(body);
+    if (refused) return sendError(res, 400, { message: refused.message, type: 'invalid_request_error', param: refused.param });
     const scripted = options.agent && agentAnswer(options.agent, body, usage, includeUsage);
     if (scripted) {
       res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'x-request-id': 'req_sim' });

@@ -21,7 +21,7 @@
  * | `tools[].functionDeclarations` `parametersJsonSchema` / `parameters` | function tools; `parameters` types lower-cased (`OBJECT` → `object`) |
  * | `toolConfig.functionCallingConfig` AUTO / ANY / NONE, `allowedFunctionNames` | `tool_choice` auto / required (one name: that function) / none; tools outside the names left out |
  * | `generationConfig` temperature, topP, topK, maxOutputTokens, stopSequences, seed, presencePenalty, frequencyPenalty | temperature, top_p, top_k, max_tokens, stop, seed, presence_penalty, frequency_penalty |
- * | `responseMimeType: application/json` (+ `responseJsonSchema` / `responseSchema`) | `response_format` json_object / json_schema |
+ * | `responseMimeType: application/json` (+ `responseJsonSchema` / `responseSchema`, types lower-cased) | `response_format` json_object / json_schema |
  * | `thinkingConfig.thinkingBudget` (≤1024 low, ≤8192 medium, more high; 0 and -1 nothing) / `thinkingLevel` | `reasoning_effort` |
  * | streamGenerateContent | `stream: true`, `stream_options.include_usage` |
  *
@@ -232,7 +232,10 @@ function responseFormat(config: GeminiGenerationConfig, state: MappingState): Re
     state.errors.push(cannot('generationConfig.responseMimeType', `"${mime}"`));
     return null;
   }
-  const schema = config.responseJsonSchema ?? (config.responseSchema ? openApiToJsonSchema(config.responseSchema) : null);
+  // Gemini also takes its OpenAPI type names in `responseJsonSchema` (Gemini CLI's model router sends
+  // `"type": "OBJECT"`), which other providers refuse: both fields are read the same way.
+  const given = config.responseJsonSchema ?? config.responseSchema;
+  const schema = isObject(given) ? openApiToJsonSchema(given) : null;
   return schema ? { type: 'json_schema', json_schema: { name: 'response', schema } } : { type: 'json_object' };
 }
 

@@ -55,6 +55,11 @@ export class OpenAICompatibleProvider extends OpenAIProvider {
   protected override refusesReasoning(): boolean {
     return false;
   }
+  /** vLLM, Ollama's /v1 and OpenRouter sample with `top_k`; a server without it answers for itself. */
+  protected override hasTopK(): boolean {
+    return true;
+  }
+
   /** Local servers (vLLM, LM Studio) often run without a key. */
   override readonly requiresApiKey: boolean = false;
 

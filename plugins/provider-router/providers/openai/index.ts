@@ -166,6 +166,7 @@ export class OpenAIProvider extends Provider {
     const stream = request.stream === true;
     const body: ChatCompletionRequest = Object.assign({}, request, { model });
     if (body.reasoning_effort !== undefined && this.refusesReasoning(model)) delete body.reasoning_effort;
+    if (body.top_k !== undefined && !this.hasTopK()) delete body.top_k;
     // Always ask for usage so streams are billed; the core strips it if the client did not ask.
     if (stream) body.stream_options = Object.assign({}, request.stream_options, { include_usage: true });
     return this.postJson(credential, origin, `${basePath}/chat/completions`, body, stream, this.codec(model));
@@ -174,6 +175,15 @@ export class OpenAIProvider extends Provider {
   /** True for OpenAI's non-reasoning models; an OpenAI-compatible server decides for itself. */
   protected refusesReasoning(model: string): boolean {
     return NON_REASONING_MODELS.test(model);
+  }
+
+  /**
+   * OpenAI has no top-k sampling and refuses the field (400 "Unrecognized request argument supplied:
+   * top_k"), which a request translated from Gemini or Anthropic carries (Gemini CLI always sends
+   * `topK`): a sampling hint, dropped.
+   */
+  protected hasTopK(): boolean {
+    return false;
   }
 
   protected codec(model: string): ResponseCodec {
