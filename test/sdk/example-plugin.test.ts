@@ -14,7 +14,9 @@ const EXAMPLE = fileURLToPath(new URL('../../examples/plugins/request-tag/', imp
 test('the example plugin package passes its own test against this gateway', async () => {
   // Its own run, not a subtest of this file's: node:test marks the processes it starts (NODE_TEST_CONTEXT).
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const child = spawn(process.execPath, ['--test', '--test-reporter=tap', 'test/'], {
+  // The file by name: Node 22+ reads `--test` arguments as glob patterns, Node 20 as paths, and a
+  // folder is neither there.
+  const child = spawn(process.execPath, ['--test', '--test-reporter=tap', 'test/request-tag.test.mjs'], {
     cwd: EXAMPLE,
     env: { ...env, TOLLGATE_BIN: BIN, TOLLGATE_FROM_SOURCE: process.env.TOLLGATE_FROM_SOURCE ?? '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
