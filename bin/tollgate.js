@@ -2,7 +2,8 @@
 // Entry point for `npx tollgate` / `npm start`. Runs the bundle in dist/ (built by `npm install`,
 // `npm start` and `npm test`) when it is newer than every source file; otherwise runs the
 // TypeScript sources through tsx, so an edited checkout never runs stale code.
-// TOLLGATE_FROM_SOURCE=1 always runs the sources (the tests do, for coverage of the real files).
+// TOLLGATE_FROM_SOURCE=1 always runs the sources (TOLLGATE_FROM_SOURCE=0 only ever runs the bundle check
+// above, like unset). The tests' child processes run the bundle: c8 maps its coverage to the sources.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
