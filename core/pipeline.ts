@@ -87,8 +87,6 @@ interface Chain {
   readonly rewriteAnswer: readonly Step<NonNullable<AnyPlugin['rewriteAnswerText']>>[];
   /** By plugin index: its `createState`, bound; null when it keeps no state. */
   readonly createState: readonly (((ex: Exchange) => unknown) | null)[];
-  /** The response hooks of an exchange that entered every plugin (the proxied ones): built once. */
-  readonly proxiedHooks: ResponseHooks;
 }
 
 /**
@@ -102,7 +100,6 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
   }
   const bodyAt = Math.max(0, plugins.findIndex((p) => !p.headersOnly));
   const beforeBody = stepsFor(plugins, 'beforeBody').filter((step) => step.index >= bodyAt);
-  const everyPlugin = plugins.length;
   const chain: Chain = {
     plugins,
     deps,
@@ -121,18 +118,11 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     rewriteRequest: stepsFor(plugins, 'rewriteRequestText'),
     rewriteAnswer: stepsFor(plugins, 'rewriteAnswerText').reverse(),
     createState: plugins.map((p) => (p.createState ? p.createState.bind(p) : null)),
-    proxiedHooks: {
-      start: (ex) => runResponseStart(chain, ex, everyPlugin, 0),
-      chunk: (ex, chunk) => runResponseChunk(chain, ex, chunk, everyPlugin, 0),
-      complete: (ex, final) => runResponseComplete(chain, ex, final, everyPlugin, 0),
-      wantsAnswer: stepsFor(plugins, 'onAnswer').length > 0,
-      rewrite: null,
-    },
   };
-  // The hooks above read the chain; the composed rewrite needs it built.
-  (chain.proxiedHooks as { rewrite: AnswerRewrite | null }).rewrite = answerRewrite(chain, everyPlugin, 0);
+  // The response hooks of an exchange that entered every plugin (every proxied one): built once.
+  const proxiedHooks = hooksFor(chain, plugins.length, 0, chain.onAnswer.length > 0);
   return {
-    run: (ex, res, loadBody) => runExchange(chain, ex, res, loadBody),
+    run: (ex, res, loadBody) => runExchange(chain, proxiedHooks, ex, res, loadBody),
     close: () => closePlugins(plugins, deps),
     pluginNames: plugins.map((p) => p.name),
   };
@@ -215,19 +205,23 @@ function fail(chain: Chain, ex: Exchange, res: ServerResponse, err: unknown, ent
  */
 async function answer(chain: Chain, ex: Exchange, res: ServerResponse, r: Reply, entered: number, bodyUnread: boolean, heldBelow = 0): Promise<void> {
   if (r.answer && ex.dialect) {
-    const hooks: ResponseHooks = {
-      start: (into) => runResponseStart(chain, into, entered, heldBelow),
-      chunk: (into, chunk) => runResponseChunk(chain, into, chunk, entered, heldBelow),
-      complete: (into, final) => runResponseComplete(chain, into, final, entered, heldBelow),
-      wantsAnswer: false,
-      rewrite: answerRewrite(chain, entered, heldBelow),
-    };
-    await relayLocalAnswer(ex, r.answer, res, hooks, r.headers);
+    await relayLocalAnswer(ex, r.answer, res, hooksFor(chain, entered, heldBelow, false), r.headers);
     return;
   }
   ex.status = r.status;
   runResponseStart(chain, ex, entered, heldBelow);
   sendJson(res, r.status, r.body, ex.id, closingIf(bodyUnread, ex.responseHeaders), r.headers);
+}
+
+/** The response hooks of the plugins entered (`isEntered`), for a relay to call. */
+function hooksFor(chain: Chain, entered: number, heldBelow: number, wantsAnswer: boolean): ResponseHooks {
+  return {
+    start: (ex) => runResponseStart(chain, ex, entered, heldBelow),
+    chunk: (ex, chunk) => runResponseChunk(chain, ex, chunk, entered, heldBelow),
+    complete: (ex, final) => runResponseComplete(chain, ex, final, entered, heldBelow),
+    wantsAnswer,
+    rewrite: answerRewrite(chain, entered, heldBelow),
+  };
 }
 
 /** The entered plugins' `rewriteAnswerText` composed (reverse manifest order), or null when none has one. */
@@ -243,14 +237,21 @@ function answerRewrite(chain: Chain, entered: number, heldBelow: number): Answer
 
 /**
  * The `rewriteRequestText` hooks, in manifest order, over the canonical request and the client's own
- * body (the same object for a dialect whose body is the canonical request).
+ * body (the same object for a dialect whose body is the canonical request). The route is not chosen
+ * yet, so both forms are rewritten; each distinct text goes through a hook once (the second form's
+ * texts are the first's), so a hook that counts or calls out sees every text once.
  */
 function rewriteRequest(chain: Chain, ex: Exchange): void {
   const { dialect } = ex;
   for (const step of chain.rewriteRequest) {
     const { request, clientBody } = ex;
     if (request === null) return;
-    const fn = (text: string) => step.fn(ex, stateOf(chain, ex, step.index), text);
+    const rewritten = new Map<string, string>();
+    const fn = (text: string): string => {
+      let out = rewritten.get(text);
+      if (out === undefined) rewritten.set(text, (out = step.fn(ex, stateOf(chain, ex, step.index), text)));
+      return out;
+    };
     if (clientBody !== null && (clientBody as unknown) === request && dialect) {
       const next = dialect.mapRequestText(clientBody, fn);
       ex.request = next as unknown as CanonicalRequest;
@@ -293,17 +294,19 @@ async function end(chain: Chain, ex: Exchange, entered: number, heldBelow: numbe
 }
 
 /** `Pipeline.run`: the request hooks (reading the body when first needed), the route, `beforeUpstream`, the proxy, `end`. */
-async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
-  const { bodyAt, beforeBody, router } = chain;
+async function runExchange(chain: Chain, proxiedHooks: ResponseHooks, ex: Exchange, res: ServerResponse, loadBody?: () => Promise<void>): Promise<void> {
+  const { bodyAt, beforeBody, onRequest, router } = chain;
   let entered = 0;
   /** Plugins below this index whose `beforeBody` returned are entered too. */
   let heldBelow = 0;
-  // The body is read once, when the first plugin that may need it is reached (inline, not a helper:
-  // a closure and a promise fewer per request), after the `beforeBody` hooks.
+  // The body is read once, when the first plugin that may need it is reached or after the last
+  // request hook (the loop's extra turn), after the `beforeBody` hooks. Inline, not a helper: a
+  // closure and a promise fewer per request.
   let pendingBody = loadBody;
   try {
-    for (const step of chain.onRequest) {
-      if (pendingBody && step.index >= bodyAt) {
+    for (let i = 0; i <= onRequest.length; i++) {
+      const step = onRequest[i];
+      if (pendingBody && (step === undefined || step.index >= bodyAt)) {
         entered = bodyAt;
         for (const hold of beforeBody) {
           const held = hold.fn(ex, stateOf(chain, ex, hold.index));
@@ -314,6 +317,7 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
         pendingBody = undefined;
         await load();
       }
+      if (step === undefined) break;
       entered = step.index;
       const returned = step.fn(ex, stateOf(chain, ex, step.index));
       const result = isPromise(returned) ? await returned : returned;
@@ -322,17 +326,6 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
         await answer(chain, ex, res, result, entered, pendingBody !== undefined, heldBelow);
         return;
       }
-    }
-    if (pendingBody) {
-      entered = bodyAt;
-      for (const hold of beforeBody) {
-        const held = hold.fn(ex, stateOf(chain, ex, hold.index));
-        if (isPromise(held)) await held;
-        heldBelow = hold.index + 1;
-      }
-      const load = pendingBody;
-      pendingBody = undefined;
-      await load();
     }
     entered = router.index;
     if (ex.refusal) throw ex.refusal;
@@ -351,7 +344,7 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
       const returned = step.fn(ex, stateOf(chain, ex, step.index), call);
       call = (isPromise(returned) ? await returned : returned) ?? call;
     }
-    await proxyWithFallback(ex, call, fallback, res, chain.proxiedHooks, chain.deps);
+    await proxyWithFallback(ex, call, fallback, res, proxiedHooks, chain.deps);
   } catch (err) {
     if (ex.clientAborted) return;
     fail(chain, ex, res, err, entered, pendingBody !== undefined, heldBelow);

@@ -94,15 +94,17 @@ export default definePlugin({
  * text back until the choice ends). Only for requests with \`x-redact\`.
  */
 const REDACT_PLUGIN = `
-import { definePlugin } from 'tollgate/plugin';
+import { definePlugin, logField } from 'tollgate/plugin';
 export default definePlugin({
   name: 'redact',
   description: 'Rewrites request and answer text.',
   configSchema: { type: 'object' },
   create: () => ({
-    createState: () => ({ held: new Map() }),
+    createState: () => ({ held: new Map(), seen: 0 }),
     rewriteRequestText(ex, state, text) {
-      return ex.headers['x-redact'] ? text.replace(/SECRET-[0-9]+/g, '[gone]') : text;
+      if (!ex.headers['x-redact']) return text;
+      logField(ex, 'seen', ++state.seen);
+      return text.replace(/SECRET-[0-9]+/g, '[gone]');
     },
     rewriteAnswerText(ex, state, text, end, choice) {
       if (!ex.headers['x-redact']) return text;
@@ -355,12 +357,16 @@ describe('a plugin that rewrites request and answer text (rewriteRequestText, re
   });
 
   test('the Anthropic dialect: request text rewritten in the client\'s own body, answer rewritten', async () => {
-    const message = await anthropic.messages.create(
+    const { data: message, response } = await anthropic.messages.create(
       { model: 'openai/gpt-4o-mini', max_tokens: 50, system: 'Never say SECRET-99.', messages: [ask] }, { headers: { 'x-redact': '1' } },
-    );
+    ).withResponse();
     assert.deepEqual(message.content.map((block) => (block.type === 'text' ? block.text : block.type)), ['Hello from the [redacted].']);
     const sent = sim.requests.at(-1)!;
     assert.doesNotMatch(sent.rawBody, /SECRET-/);
+    // Both forms (the canonical request and the client's Messages body) are rewritten, yet the hook
+    // sees each of the two texts once.
+    const row = await logRow(response.headers.get('request-id') ?? response.headers.get('x-request-id')!);
+    assert.equal((JSON.parse(row.plugin_fields as string) as { seen?: number }).seen, 2);
   });
 });
 
