@@ -11,7 +11,8 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import {
-  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_TOOL_ANSWER, BEDROCK_SIM_TOOL_INPUT, BEDROCK_SIM_TOOL_USE_ID, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE, type BedrockSimulator,
+  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_TOOL_ANSWER, BEDROCK_SIM_TOOL_INPUT, BEDROCK_SIM_TOOL_USE_ID, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE,
+  INFERENCE_PROFILES, INFERENCE_PROFILES_PER_PAGE, type BedrockSimulator,
 } from '../helpers/bedrock-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -313,5 +314,27 @@ describe('Bedrock credentials and errors', () => {
     assert.ok(ids.includes(`bedrock/${CLAUDE}`) && ids.includes(`bedrock/${NOVA}`), ids.join(', '));
     const listCall = sim.requests.find((r) => r.method === 'GET' && r.path === '/foundation-models');
     assert.equal(listCall?.query.byOutputModality, 'TEXT');
+  });
+
+  test('GET /api/v1/models lists ListInferenceProfiles\' active text-model profiles beside the foundation models, every page followed', async () => {
+    const models = await client.models.list();
+    const listed = new Map(models.data.filter((m) => m.id.startsWith('bedrock/')).map((m) => [m.id.slice('bedrock/'.length), m]));
+    for (const id of ['us.anthropic.claude-sonnet-4-6-v1:0', 'global.anthropic.claude-sonnet-4-6-v1:0', 'us.amazon.nova-pro-v1:0']) {
+      assert.ok(listed.has(id), `${id} listed among ${[...listed.keys()].join(', ')}`);
+    }
+    // The third page holds the inactive profile: listed only if the pages were not followed, or the status was ignored.
+    assert.ok(!listed.has('eu.amazon.nova-pro-v1:0'), 'an inactive profile is not listed');
+    assert.ok(!listed.has('us.cohere.embed-v4:0'), 'an embedding model\'s profile is not a chat model');
+    assert.equal(listed.get('us.anthropic.claude-sonnet-4-6-v1:0')!.owned_by, 'Anthropic');
+    const pages = sim.requests.filter((r) => r.method === 'GET' && r.path === '/inference-profiles');
+    const pageCount = Math.ceil(INFERENCE_PROFILES.length / INFERENCE_PROFILES_PER_PAGE);
+    // Several providers list at once here, so their pages interleave: count the distinct tokens sent.
+    assert.ok(pages.some((page) => page.query.nextToken === undefined), 'the first page asked for without a token');
+    assert.equal(new Set(pages.map((page) => page.query.nextToken).filter(Boolean)).size, pageCount - 1, 'each later page asked for with the token the previous one gave');
+  });
+
+  test('a profile id listed in GET /api/v1/models is callable: Claude through its us. profile', async () => {
+    const message = await anthropic.messages.create({ model: 'bedrock/us.anthropic.claude-sonnet-4-6-v1:0', max_tokens: 20, messages: [{ role: 'user', content: 'Say hello' }] });
+    assert.equal(message.content[0]!.type === 'text' && message.content[0].text, BEDROCK_SIM_REPLY);
   });
 });
