@@ -57,6 +57,8 @@ export interface BedrockSimulator {
   readonly requests: RecordedRequest[];
   /** accessKeyId → secret the simulator accepts. */
   readonly keys: Map<string, string>;
+  /** Access key ids whose session has ended: a call they sign answers 403 `ExpiredTokenException`. */
+  readonly expired: Set<string>;
   /** Requests refused for their signature. */
   signatureFailures: number;
   /** The next `count` model calls answer 429 `ThrottlingException`. */
@@ -250,7 +252,7 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
   const keys = new Map([[BEDROCK_SIM_KEYS.accessKeyId, BEDROCK_SIM_KEYS.secretAccessKey]]);
   let failures = 0;
   const sim: BedrockSimulator = {
-    endpoint: '', requests, keys, signatureFailures: 0,
+    endpoint: '', requests, keys, expired: new Set(), signatureFailures: 0,
     fail(count) {
       failures = count;
     },
@@ -267,6 +269,8 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
       const recorded = Object.assign(request, { rawPath });
       requests.push(recorded);
       const refused = await checkSignature(recorded, keys, String(req.headers.host));
+      const keyId = /Credential=([^/]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
+      if (!refused && sim.expired.has(keyId)) return sendError(res, 403, 'ExpiredTokenException', 'The security token included in the request is expired');
       if (refused) {
         sim.signatureFailures++;
         sendError(res, 403, refused, refused === 'UnrecognizedClientException' ? 'The security token included in the request is invalid.' : 'The request signature we calculated does not match the signature you provided.');

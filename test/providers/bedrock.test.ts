@@ -5,8 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
@@ -36,7 +37,60 @@ const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRE
 const AWS_FILE_VARS = ['AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'AWS_PROFILE'] as const;
 
 const callsSince = (from: number): RecordedRequest[] => sim.requests.slice(from).filter((r) => r.method === 'POST');
+/** The access key ids that signed the model calls since `from`. */
+const keyIdsSince = (from: number): string[] => callsSince(from).map((r) => /Credential=([^/]+)\//.exec(String(r.headers.authorization))?.[1] ?? '');
 const promptOf = (u: typeof CLAUDE_SIM_USAGE) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+
+/** Keys of the n-th run of a credential_process script (`processProfile`) of `series` (A, B); the simulator knows the first five of each. */
+const processKey = (series: string, n: number) => ({
+  accessKeyId: `ASIAPROCESS${series}${String(n).padStart(8, '0')}`, secretAccessKey: `process/secret+${series}${String(n).padStart(24, '0')}`, sessionToken: `process-session-${series}${n}`,
+});
+
+/**
+ * A shared config whose profile `tollgate-process` gets its keys from a `credential_process`: a Node
+ * script printing AWS's process-credentials JSON, the n-th run the n-th keys (`processKey`), expiring
+ * `firstLifetimeMs` after the first run and an hour after later ones. `runs()` lists each run's key id
+ * and expiry.
+ */
+function processProfile(series: string, firstLifetimeMs: number): { configFile: string; credentialsFile: string; runs(): Array<{ accessKeyId: string; expiresAtMs: number }> } {
+  const dir = tempDir('tollgate-aws-process-');
+  const log = join(dir, 'runs');
+  const script = join(dir, 'credentials.mjs');
+  writeFileSync(log, '');
+  writeFileSync(script, [
+    "import { appendFileSync, readFileSync } from 'node:fs';",
+    `const n = readFileSync(${JSON.stringify(log)}, 'utf8').split('\\n').filter(Boolean).length + 1;`,
+    `const keys = JSON.parse(${JSON.stringify(JSON.stringify([1, 2, 3, 4, 5].map((n) => processKey(series, n))))})[n - 1];`,
+    `const expiration = new Date(Date.now() + (n === 1 ? ${firstLifetimeMs} : 3_600_000)).toISOString();`,
+    `appendFileSync(${JSON.stringify(log)}, keys.accessKeyId + ' ' + expiration + '\\n');`,
+    'console.log(JSON.stringify({ Version: 1, AccessKeyId: keys.accessKeyId, SecretAccessKey: keys.secretAccessKey, SessionToken: keys.sessionToken, Expiration: expiration }));',
+  ].join('\n'));
+  const configFile = join(dir, 'config');
+  writeFileSync(configFile, `[profile tollgate-process]\ncredential_process = "${process.execPath}" "${script}"\n`);
+  const credentialsFile = join(dir, 'credentials');
+  writeFileSync(credentialsFile, '');
+  const runs = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [accessKeyId, expiration] = line.split(' ');
+    return { accessKeyId: accessKeyId!, expiresAtMs: Date.parse(expiration!) };
+  });
+  return { configFile, credentialsFile, runs };
+}
+
+/** Runs `fn` with the gateway's (this process's) AWS environment: no keys, only `vars`; restored after. */
+async function withAwsEnv(vars: Partial<Record<typeof AWS_FILE_VARS[number], string>>, fn: () => Promise<void>): Promise<void> {
+  const before = Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', ...AWS_FILE_VARS].map((name) => [name, process.env[name]]));
+  delete process.env.AWS_ACCESS_KEY_ID;
+  delete process.env.AWS_SECRET_ACCESS_KEY;
+  Object.assign(process.env, vars);
+  try {
+    await fn();
+  } finally {
+    for (const [name, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
 
 async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -54,6 +108,7 @@ before(async () => {
   sim = await startBedrockSimulator();
   sim.keys.set(ENV_KEY_ID, ENV_SECRET);
   sim.keys.set(PROFILE_KEYS.accessKeyId, PROFILE_KEYS.secretAccessKey);
+  for (const key of ['A', 'B'].flatMap((series) => [1, 2, 3, 4, 5].map((n) => processKey(series, n)))) sim.keys.set(key.accessKeyId, key.secretAccessKey);
   // The default chain's first source: the environment of the gateway's process (this one).
   process.env.AWS_ACCESS_KEY_ID = ENV_KEY_ID;
   process.env.AWS_SECRET_ACCESS_KEY = ENV_SECRET;
@@ -64,6 +119,8 @@ before(async () => {
       bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
       bedrockenv: { type: 'bedrock', ...endpoints },
       bedrockprofile: { type: 'bedrock', ...endpoints },
+      bedrockprocess: { type: 'bedrock', ...endpoints },
+      bedrockprocesslong: { type: 'bedrock', ...endpoints },
       bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
       bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
     },
@@ -286,12 +343,8 @@ describe('Bedrock credentials and errors', () => {
       `aws_session_token = ${PROFILE_KEYS.sessionToken}`, '',
     ].join('\n'));
     writeFileSync(join(dir, 'config'), '');
-    const before = Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', ...AWS_FILE_VARS].map((name) => [name, process.env[name]]));
     // The gateway's environment (this process): no keys, only the files and the profile's name.
-    delete process.env.AWS_ACCESS_KEY_ID;
-    delete process.env.AWS_SECRET_ACCESS_KEY;
-    Object.assign(process.env, { AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: join(dir, 'config'), AWS_PROFILE: 'tollgate-bedrock' });
-    try {
+    await withAwsEnv({ AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: join(dir, 'config'), AWS_PROFILE: 'tollgate-bedrock' }, async () => {
       const from = sim.requests.length;
       const failures = sim.signatureFailures;
       const data = await client.chat.completions.create({ model: `bedrockprofile/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
@@ -300,12 +353,47 @@ describe('Bedrock credentials and errors', () => {
       assert.match(String(sent!.headers.authorization), new RegExp(`Credential=${PROFILE_KEYS.accessKeyId}/`));
       assert.equal(sent!.headers['x-amz-security-token'], PROFILE_KEYS.sessionToken);
       assert.equal(sim.signatureFailures, failures, 'the signature was valid');
-    } finally {
-      for (const [name, value] of Object.entries(before)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
+    });
+  });
+
+  test('temporary keys from a profile\'s credential_process: once they expire, the chain runs the process again and the next call, signed with the new keys, succeeds', async () => {
+    // Five seconds: enough for the process to start on a busy machine, little to wait for.
+    const profile = processProfile('A', 5_000);
+    await withAwsEnv({ AWS_SHARED_CREDENTIALS_FILE: profile.credentialsFile, AWS_CONFIG_FILE: profile.configFile, AWS_PROFILE: 'tollgate-process' }, async () => {
+      const from = sim.requests.length;
+      const first = await client.chat.completions.create({ model: `bedrockprocess/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(first.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+      const [firstKey] = keyIdsSince(from);
+      const firstRun = profile.runs().find((run) => run.accessKeyId === firstKey);
+      assert.ok(firstRun, `${firstKey} came from the process`);
+      // The keys expire, and with them the session: AWS refuses their token from now on.
+      await setTimeout(Math.max(0, firstRun.expiresAtMs - Date.now() + 50));
+      sim.expired.add(firstKey!);
+      const next = sim.requests.length;
+      const failures = sim.signatureFailures;
+      const second = await client.chat.completions.create({ model: `bedrockprocess/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(second.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+      const [secondKey] = keyIdsSince(next);
+      assert.equal(keyIdsSince(next).length, 1, 'served by the first attempt, not after a refusal');
+      assert.notEqual(secondKey, firstKey);
+      const secondRun = profile.runs().findIndex((run) => run.accessKeyId === secondKey);
+      assert.ok(secondRun > 0, `${secondKey} came from a later run of the process`);
+      assert.equal(callsSince(next)[0]!.headers['x-amz-security-token'], processKey('A', secondRun + 1).sessionToken);
+      assert.equal(sim.signatureFailures, failures, 'signed with the new keys\' secret');
+    });
+  });
+
+  test('temporary keys from credential_process far from their expiry are reused: the process runs once for several calls', async () => {
+    const profile = processProfile('B', 3_600_000);
+    await withAwsEnv({ AWS_SHARED_CREDENTIALS_FILE: profile.credentialsFile, AWS_CONFIG_FILE: profile.configFile, AWS_PROFILE: 'tollgate-process' }, async () => {
+      const from = sim.requests.length;
+      for (let i = 0; i < 3; i++) {
+        const data = await client.chat.completions.create({ model: `bedrockprocesslong/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
       }
-    }
+      assert.deepEqual(keyIdsSince(from), Array(3).fill(processKey('B', 1).accessKeyId));
+      assert.equal(profile.runs().length, 1);
+    });
   });
 
   test('GET /api/v1/models lists ListFoundationModels\' models under the provider', async () => {
