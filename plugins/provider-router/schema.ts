@@ -156,6 +156,10 @@ export const providerRouterSchema: JsonSchema = {
           location: { type: 'string', pattern: '^(global|[a-z]+-[a-z]+\\d+)$', description: 'For "vertex" (required): the Vertex AI location, e.g. "us-east5", "europe-west1" or "global": the endpoint https://{location}-aiplatform.googleapis.com (https://aiplatform.googleapis.com for "global"). "baseUrl" overrides the endpoint (Private Service Connect, a proxy). Claude models are served in fewer locations than Gemini models.' },
           credentialsFile: { type: 'string', minLength: 1, description: 'For "vertex": the path of a service-account key file (JSON), read on first use. Without it and without credentialsJson, Application Default Credentials are used: GOOGLE_APPLICATION_CREDENTIALS, gcloud\'s application-default login, workload identity or the metadata server.' },
           credentialsJson: { type: 'string', description: 'For "vertex": a service-account key\'s JSON text, usually "${GOOGLE_VERTEX_CREDENTIALS}"; wins over credentialsFile. A pool (apiKeys) or a user\'s own credential holds such JSON texts too.' },
+          models: {
+            type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9._-]+(@[A-Za-z0-9._-]+)?$' },
+            description: 'For "vertex": the model ids this project uses, listed in GET /api/v1/models as "<provider>/<model>", e.g. ["claude-sonnet-4-5@20250929", "gemini-2.5-flash"] (Vertex\'s own publisher-model list is the whole Model Garden, not what the project may call). A model not listed here can still be called by its id.',
+          },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
           apiKeys: {
             type: 'array',

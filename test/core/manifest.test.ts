@@ -45,9 +45,17 @@ describe('manifest validation', () => {
     ],
     ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai", "anthropic", "gemini", "mistral", "ollama", "azure", "bedrock", "vertex", "openai-compatible"']],
     [
-      'a Vertex AI provider without its project and location, or with a malformed location',
-      { plugins: [router({ v: { type: 'vertex' }, w: { type: 'vertex', project: 'my-project', location: 'https://x' } })] },
-      ['/plugins/0/config/providers/v/project: is required', '/plugins/0/config/providers/v/location: is required', '/plugins/0/config/providers/w/location: must match pattern "^(global|[a-z]+-[a-z]+\\d+)$"'],
+      'a Vertex AI provider without its project and location, with a malformed location, or listing a model id that is no Vertex id',
+      {
+        plugins: [router({
+          v: { type: 'vertex' }, w: { type: 'vertex', project: 'my-project', location: 'https://x' },
+          x: { type: 'vertex', project: 'my-project', location: 'us-east5', models: ['gemini-2.5-flash', '../claude'] },
+        })],
+      },
+      [
+        '/plugins/0/config/providers/v/project: is required', '/plugins/0/config/providers/v/location: is required', '/plugins/0/config/providers/w/location: must match pattern "^(global|[a-z]+-[a-z]+\\d+)$"',
+        '/plugins/0/config/providers/x/models/1: must match pattern "^[A-Za-z0-9._-]+(@[A-Za-z0-9._-]+)?$"',
+      ],
     ],
     [
       'an Azure entra with a secret but no tenant, an http authority or an unknown field',

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import type { TestGateway } from '../helpers/test-gateway.ts';
+import { collect, startProviderGateway, thrown } from '../helpers/provider-gateway.ts';
 import {
   startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_TOOL_ANSWER, BEDROCK_SIM_TOOL_INPUT, BEDROCK_SIM_TOOL_USE_ID, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE,
   INFERENCE_PROFILES, INFERENCE_PROFILES_PER_PAGE, type BedrockSimulator,
@@ -92,18 +93,6 @@ async function withAwsEnv(vars: Partial<Record<typeof AWS_FILE_VARS[number], str
   }
 }
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
-}
-
-async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
-  const err = await fn().then(() => null, (e: unknown) => e);
-  assert.ok(err, 'expected an error');
-  return err;
-}
-
 before(async () => {
   sim = await startBedrockSimulator();
   sim.keys.set(ENV_KEY_ID, ENV_SECRET);
@@ -114,20 +103,15 @@ before(async () => {
   process.env.AWS_SECRET_ACCESS_KEY = ENV_SECRET;
   delete process.env.AWS_SESSION_TOKEN;
   const endpoints = { baseUrl: sim.endpoint, controlPlaneUrl: sim.endpoint, region: 'us-east-1' };
-  tg = await startTestGateway({
-    providers: {
-      bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
-      bedrockenv: { type: 'bedrock', ...endpoints },
-      bedrockprofile: { type: 'bedrock', ...endpoints },
-      bedrockprocess: { type: 'bedrock', ...endpoints },
-      bedrockprocesslong: { type: 'bedrock', ...endpoints },
-      bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
-      bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
-    },
-    router: { retry: { maxAttempts: 2, retriesPerDeployment: 1, backoffMs: 0, maxRetryAfterMs: 1_000 } },
-  });
-  client = tg.client;
-  anthropic = new Anthropic({ apiKey: tg.apiKey, baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
+  ({ tg, client, anthropic } = await startProviderGateway({
+    bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
+    bedrockenv: { type: 'bedrock', ...endpoints },
+    bedrockprofile: { type: 'bedrock', ...endpoints },
+    bedrockprocess: { type: 'bedrock', ...endpoints },
+    bedrockprocesslong: { type: 'bedrock', ...endpoints },
+    bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
+    bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
+  }));
 });
 
 after(async () => {

@@ -49,6 +49,8 @@ export interface ProviderSettings {
   credentialsFile?: string;
   /** Vertex AI: a service-account key's JSON text (usually from an environment variable). */
   credentialsJson?: string;
+  /** Vertex AI: the model ids listed in `GET /api/v1/models`, e.g. `claude-sonnet-4-5@20250929`. */
+  models?: string[];
 }
 
 /** The credential used for one call. */
