@@ -58,17 +58,22 @@ describe('manifest validation', () => {
       ],
     ],
     [
-      'an Azure entra with a secret but no tenant, an http authority or an unknown field',
+      'an Azure entra with a secret but no tenant, an http authority, an unknown field, or a managed identity beside a secret',
       {
         plugins: [router({
           a: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { clientId: 'c', clientSecret: 's' } },
           b: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { authorityHost: 'http://login.test', tenant: 't' } },
+          c: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: true, tenantId: 't', clientId: 'c', clientSecret: 's' } },
+          d: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: 'yes' } },
         })],
       },
       [
         '/plugins/0/config/providers/a/entra: must have properties tenantId, clientId when property clientSecret is present',
         '/plugins/0/config/providers/b/entra/tenant: unknown field',
         '/plugins/0/config/providers/b/entra/authorityHost: must match pattern "^https://"',
+        '/plugins/0/config/providers/c/entra/tenantId: must not be set with the other fields given',
+        '/plugins/0/config/providers/c/entra/clientSecret: must not be set with the other fields given',
+        '/plugins/0/config/providers/d/entra/managedIdentity: must be boolean',
       ],
     ],
     [
