@@ -186,6 +186,17 @@ describe('Claude on Bedrock through /api/v1/messages (Claude Code\'s path)', () 
   });
 });
 
+describe('OpenAI Responses to Bedrock', () => {
+  test('to Claude: translated through Anthropic\'s mapping to /invoke, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `bedrock/${CLAUDE}`, instructions: 'Be brief.', input: 'Say hello', max_output_tokens: 40 });
+    assert.equal(response.output_text, BEDROCK_SIM_REPLY);
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
+    assert.deepEqual([sent!.body!.anthropic_version, sent!.body!.max_tokens, sent!.body!.system], ['bedrock-2023-05-31', 40, [{ type: 'text', text: 'Be brief.' }]]);
+  });
+});
+
 describe('Messages to a model that is not Claude', () => {
   test('is translated to Converse and answered as an Anthropic message', async () => {
     const from = sim.requests.length;

@@ -187,6 +187,15 @@ describe('Google access tokens', () => {
   });
 });
 
+describe('OpenAI Responses to Vertex AI', () => {
+  test('to Gemini: translated by the Gemini codec to :generateContent, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `vertex/${GEMINI}`, input: 'Say hello' });
+    assert.equal(response.output_text, VERTEX_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `${MODELS_PATH}/google/models/${GEMINI}:generateContent`);
+  });
+});
+
 describe('Vertex AI models in GET /api/v1/models', () => {
   test('the manifest\'s models are listed as vertex/<model>, owned by their publisher', async () => {
     const models = await client.models.list();
