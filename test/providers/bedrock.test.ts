@@ -195,6 +195,22 @@ describe('OpenAI Responses to Bedrock', () => {
     assert.equal(sent!.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
     assert.deepEqual([sent!.body!.anthropic_version, sent!.body!.max_tokens, sent!.body!.system], ['bedrock-2023-05-31', 40, [{ type: 'text', text: 'Be brief.' }]]);
   });
+
+  test('to another model: translated to Converse, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `bedrock/${NOVA}`, input: 'Say hello' });
+    assert.equal(response.output_text, BEDROCK_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `/model/${encodeURIComponent(NOVA)}/converse`);
+  });
+
+  test('embeddings are refused with 400 naming the provider, and nothing reaches Bedrock', async () => {
+    const from = sim.requests.length;
+    const err = await thrown(() => client.embeddings.create({ model: `bedrock/${NOVA}`, input: 'hello' }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 400);
+    assert.match(err.message, /bedrock/i);
+    assert.equal(callsSince(from).length, 0);
+  });
 });
 
 describe('Messages to a model that is not Claude', () => {

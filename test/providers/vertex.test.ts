@@ -187,6 +187,15 @@ describe('Google access tokens', () => {
   });
 });
 
+describe('Anthropic Messages to Gemini on Vertex AI', () => {
+  test('is translated to :generateContent and answered as an Anthropic message', async () => {
+    const from = sim.requests.length;
+    const message = await anthropic.messages.create({ model: `vertex/${GEMINI}`, max_tokens: 20, messages: hello });
+    assert.equal(message.content[0]!.type === 'text' && message.content[0].text, VERTEX_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `${MODELS_PATH}/google/models/${GEMINI}:generateContent`);
+  });
+});
+
 describe('OpenAI Responses to Vertex AI', () => {
   test('to Gemini: translated by the Gemini codec to :generateContent, the answer as output_text', async () => {
     const from = sim.requests.length;
