@@ -63,7 +63,7 @@ describe('manifest validation', () => {
         plugins: [router({
           a: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { clientId: 'c', clientSecret: 's' } },
           b: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { authorityHost: 'http://login.test', tenant: 't' } },
-          c: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: true, tenantId: 't', clientId: 'c', clientSecret: 's' } },
+          c: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: true, tenantId: 't', clientId: 'c', clientSecret: 's', authorityHost: 'https://login.test' } },
           d: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: 'yes' } },
         })],
       },
@@ -73,6 +73,7 @@ describe('manifest validation', () => {
         '/plugins/0/config/providers/b/entra/authorityHost: must match pattern "^https://"',
         '/plugins/0/config/providers/c/entra/tenantId: must not be set with the other fields given',
         '/plugins/0/config/providers/c/entra/clientSecret: must not be set with the other fields given',
+        '/plugins/0/config/providers/c/entra/authorityHost: must not be set with the other fields given',
         '/plugins/0/config/providers/d/entra/managedIdentity: must be boolean',
       ],
     ],

@@ -59,6 +59,8 @@ export interface BedrockSimulator {
   readonly keys: Map<string, string>;
   /** Access key ids whose session has ended: a call they sign answers 403 `ExpiredTokenException`. */
   readonly expired: Set<string>;
+  /** Access key ids whose principal may not call `ListInferenceProfiles`: 403 `AccessDeniedException`. */
+  readonly profileListDenied: Set<string>;
   /** Requests refused for their signature. */
   signatureFailures: number;
   /** The next `count` model calls answer 429 `ThrottlingException`. */
@@ -252,7 +254,7 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
   const keys = new Map([[BEDROCK_SIM_KEYS.accessKeyId, BEDROCK_SIM_KEYS.secretAccessKey]]);
   let failures = 0;
   const sim: BedrockSimulator = {
-    endpoint: '', requests, keys, expired: new Set(), signatureFailures: 0,
+    endpoint: '', requests, keys, expired: new Set(), profileListDenied: new Set(), signatureFailures: 0,
     fail(count) {
       failures = count;
     },
@@ -282,6 +284,9 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
         return;
       }
       if (req.method === 'GET' && request.path === '/inference-profiles') {
+        if (sim.profileListDenied.has(keyId)) {
+          return sendError(res, 403, 'AccessDeniedException', `User: arn:aws:iam::111122223333:user/sim is not authorized to perform: bedrock:ListInferenceProfiles`);
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(inferenceProfilePage(request.query)));
         return;

@@ -96,6 +96,8 @@ async function withAwsEnv(vars: Partial<Record<typeof AWS_FILE_VARS[number], str
 before(async () => {
   sim = await startBedrockSimulator();
   sim.keys.set(ENV_KEY_ID, ENV_SECRET);
+  // The environment's principal may list foundation models, not inference profiles.
+  sim.profileListDenied.add(ENV_KEY_ID);
   sim.keys.set(PROFILE_KEYS.accessKeyId, PROFILE_KEYS.secretAccessKey);
   for (const key of ['A', 'B'].flatMap((series) => [1, 2, 3, 4, 5].map((n) => processKey(series, n)))) sim.keys.set(key.accessKeyId, key.secretAccessKey);
   // The default chain's first source: the environment of the gateway's process (this one).
@@ -430,6 +432,14 @@ describe('Bedrock credentials and errors', () => {
     // Several providers list at once here, so their pages interleave: count the distinct tokens sent.
     assert.ok(pages.some((page) => page.query.nextToken === undefined), 'the first page asked for without a token');
     assert.equal(new Set(pages.map((page) => page.query.nextToken).filter(Boolean)).size, pageCount - 1, 'each later page asked for with the token the previous one gave');
+  });
+
+  test('a principal that may not call ListInferenceProfiles still has its foundation models listed', async () => {
+    const ids = (await client.models.list()).data.map((m) => m.id);
+    assert.ok(ids.includes(`bedrockenv/${CLAUDE}`) && ids.includes(`bedrockenv/${NOVA}`), ids.join(', '));
+    assert.ok(!ids.some((id) => id.startsWith('bedrockenv/us.')), 'no profiles for it');
+    const denied = sim.requests.filter((r) => r.path === '/inference-profiles' && String(r.headers.authorization).includes(`Credential=${ENV_KEY_ID}/`));
+    assert.ok(denied.length > 0, 'its profile list was asked for and refused');
   });
 
   test('a profile id listed in GET /api/v1/models is callable: Claude through its us. profile', async () => {

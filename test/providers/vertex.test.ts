@@ -196,12 +196,29 @@ describe('Anthropic Messages to Gemini on Vertex AI', () => {
   });
 });
 
-describe('OpenAI Responses to Vertex AI', () => {
+describe('OpenAI Responses and embeddings to Vertex AI', () => {
   test('to Gemini: translated by the Gemini codec to :generateContent, the answer as output_text', async () => {
     const from = sim.requests.length;
     const response = await client.responses.create({ model: `vertex/${GEMINI}`, input: 'Say hello' });
     assert.equal(response.output_text, VERTEX_SIM_REPLY);
     assert.equal(callsSince(from)[0]!.path, `${MODELS_PATH}/google/models/${GEMINI}:generateContent`);
+  });
+
+  test('to Claude: translated through Anthropic\'s mapping to :rawPredict, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `vertex/${CLAUDE}`, input: 'Say hello', max_output_tokens: 40 });
+    assert.equal(response.output_text, VERTEX_SIM_REPLY);
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `${MODELS_PATH}/anthropic/models/${CLAUDE}:rawPredict`);
+    assert.deepEqual([sent!.body!.anthropic_version, sent!.body!.max_tokens], ['vertex-2023-10-16', 40]);
+  });
+
+  test('embeddings are refused with 400, and nothing reaches Vertex AI', async () => {
+    const from = sim.requests.length;
+    const err = await thrown(() => client.embeddings.create({ model: `vertex/${GEMINI}`, input: 'hello' }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 400);
+    assert.equal(callsSince(from).length, 0);
   });
 });
 
