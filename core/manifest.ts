@@ -197,6 +197,9 @@ function messageOf(e: ErrorObject): string {
       return `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const':
       return `must be ${JSON.stringify(e.params.allowedValue)}`;
+    // A `false` subschema: a field the rest of its object rules out (its schema says which and why).
+    case 'false schema':
+      return 'must not be set with the other fields given';
     default:
       return e.message ?? 'is invalid';
   }

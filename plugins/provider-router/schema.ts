@@ -138,14 +138,18 @@ export const providerRouterSchema: JsonSchema = {
           },
           entra: {
             type: 'object', additionalProperties: false,
-            description: 'For "azure": authenticate with Microsoft Entra ID tokens (scope https://cognitiveservices.azure.com/.default, sent as "Authorization: Bearer") instead of an api-key; used for calls without a key (apiKey empty, no pool key, no user\'s own key). With tenantId, clientId and clientSecret: that app registration\'s client secret. With clientId alone: that user-assigned managed identity. {}: the default Azure credential (AZURE_* environment, workload identity, the managed identity, the Azure CLI login). The identity needs the "Cognitive Services OpenAI User" role on the resource.',
+            description: 'For "azure": authenticate with Microsoft Entra ID tokens (scope https://cognitiveservices.azure.com/.default, sent as "Authorization: Bearer") instead of an api-key; used for calls without a key (apiKey empty, no pool key, no user\'s own key). With tenantId, clientId and clientSecret: that app registration\'s client secret. With managedIdentity true: the managed identity of the host the gateway runs on (system-assigned, or the user-assigned one clientId names), from the platform\'s own token endpoint (App Service and Functions: IDENTITY_ENDPOINT + IDENTITY_HEADER; Azure Arc, Cloud Shell, Service Fabric; else the VM/AKS instance metadata service). With clientId alone: that user-assigned managed identity. {}: the default Azure credential (AZURE_* environment, workload identity, the managed identity, the Azure CLI login). The identity needs the "Cognitive Services OpenAI User" role on the resource.',
             properties: {
               tenantId: { type: 'string', minLength: 1, description: 'The directory (tenant) id of the app registration.' },
               clientId: { type: 'string', minLength: 1, description: 'The app registration\'s application (client) id, or a user-assigned managed identity\'s client id.' },
               clientSecret: { type: 'string', minLength: 1, description: 'The app registration\'s client secret, usually "${AZURE_CLIENT_SECRET}"; needs tenantId and clientId.' },
               authorityHost: { type: 'string', pattern: '^https://', description: 'The Entra authority host (default https://login.microsoftonline.com), e.g. https://login.microsoftonline.us for Azure Government.' },
+              managedIdentity: { type: 'boolean', description: 'true: only the host\'s managed identity (system-assigned, or the user-assigned one of clientId), never another source of the default credential; tenantId, clientSecret and authorityHost do not apply.' },
             },
             dependencies: { clientSecret: ['tenantId', 'clientId'] },
+            // A managed identity has no secret and no authority of its own: a secret beside it would be silently unused.
+            if: { required: ['managedIdentity'], properties: { managedIdentity: { const: true } } },
+            then: { properties: { tenantId: false, clientSecret: false, authorityHost: false } },
           },
           region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'For "bedrock" (required): the AWS region, e.g. "us-east-1": the runtime endpoint https://bedrock-runtime.{region}.amazonaws.com, the control plane https://bedrock.{region}.amazonaws.com, and the SigV4 signing region. "baseUrl" overrides the runtime endpoint (a VPC endpoint, a proxy).' },
           controlPlaneUrl: { type: 'string', pattern: '^https?://', description: 'For "bedrock": the control-plane base URL the model list is read from (ListFoundationModels); default https://bedrock.{region}.amazonaws.com.' },
@@ -156,6 +160,10 @@ export const providerRouterSchema: JsonSchema = {
           location: { type: 'string', pattern: '^(global|[a-z]+-[a-z]+\\d+)$', description: 'For "vertex" (required): the Vertex AI location, e.g. "us-east5", "europe-west1" or "global": the endpoint https://{location}-aiplatform.googleapis.com (https://aiplatform.googleapis.com for "global"). "baseUrl" overrides the endpoint (Private Service Connect, a proxy). Claude models are served in fewer locations than Gemini models.' },
           credentialsFile: { type: 'string', minLength: 1, description: 'For "vertex": the path of a service-account key file (JSON), read on first use. Without it and without credentialsJson, Application Default Credentials are used: GOOGLE_APPLICATION_CREDENTIALS, gcloud\'s application-default login, workload identity or the metadata server.' },
           credentialsJson: { type: 'string', description: 'For "vertex": a service-account key\'s JSON text, usually "${GOOGLE_VERTEX_CREDENTIALS}"; wins over credentialsFile. A pool (apiKeys) or a user\'s own credential holds such JSON texts too.' },
+          models: {
+            type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9._-]+(@[A-Za-z0-9._-]+)?$' },
+            description: 'For "vertex": the model ids this project uses, listed in GET /api/v1/models as "<provider>/<model>", e.g. ["claude-sonnet-4-5@20250929", "gemini-2.5-flash"] (Vertex\'s own publisher-model list is the whole Model Garden, not what the project may call). A model not listed here can still be called by its id.',
+          },
           apiKey: { type: 'string', default: '', description: 'Shared API key; "" = none (users may bring their own with `tollgate credentials set`). Use "${NAME}" to read it from the environment.' },
           apiKeys: {
             type: 'array',

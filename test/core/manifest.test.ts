@@ -45,22 +45,36 @@ describe('manifest validation', () => {
     ],
     ['an unknown provider type', { plugins: [router({ acme: { type: 'acme', baseUrl: 'https://acme.test' } })] }, ['/plugins/0/config/providers/acme/type: must be one of "openai", "anthropic", "gemini", "mistral", "ollama", "azure", "bedrock", "vertex", "openai-compatible"']],
     [
-      'a Vertex AI provider without its project and location, or with a malformed location',
-      { plugins: [router({ v: { type: 'vertex' }, w: { type: 'vertex', project: 'my-project', location: 'https://x' } })] },
-      ['/plugins/0/config/providers/v/project: is required', '/plugins/0/config/providers/v/location: is required', '/plugins/0/config/providers/w/location: must match pattern "^(global|[a-z]+-[a-z]+\\d+)$"'],
+      'a Vertex AI provider without its project and location, with a malformed location, or listing a model id that is no Vertex id',
+      {
+        plugins: [router({
+          v: { type: 'vertex' }, w: { type: 'vertex', project: 'my-project', location: 'https://x' },
+          x: { type: 'vertex', project: 'my-project', location: 'us-east5', models: ['gemini-2.5-flash', '../claude'] },
+        })],
+      },
+      [
+        '/plugins/0/config/providers/v/project: is required', '/plugins/0/config/providers/v/location: is required', '/plugins/0/config/providers/w/location: must match pattern "^(global|[a-z]+-[a-z]+\\d+)$"',
+        '/plugins/0/config/providers/x/models/1: must match pattern "^[A-Za-z0-9._-]+(@[A-Za-z0-9._-]+)?$"',
+      ],
     ],
     [
-      'an Azure entra with a secret but no tenant, an http authority or an unknown field',
+      'an Azure entra with a secret but no tenant, an http authority, an unknown field, or a managed identity beside a secret',
       {
         plugins: [router({
           a: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { clientId: 'c', clientSecret: 's' } },
           b: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { authorityHost: 'http://login.test', tenant: 't' } },
+          c: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: true, tenantId: 't', clientId: 'c', clientSecret: 's', authorityHost: 'https://login.test' } },
+          d: { type: 'azure', baseUrl: 'https://r.openai.azure.com', entra: { managedIdentity: 'yes' } },
         })],
       },
       [
         '/plugins/0/config/providers/a/entra: must have properties tenantId, clientId when property clientSecret is present',
         '/plugins/0/config/providers/b/entra/tenant: unknown field',
         '/plugins/0/config/providers/b/entra/authorityHost: must match pattern "^https://"',
+        '/plugins/0/config/providers/c/entra/tenantId: must not be set with the other fields given',
+        '/plugins/0/config/providers/c/entra/clientSecret: must not be set with the other fields given',
+        '/plugins/0/config/providers/c/entra/authorityHost: must not be set with the other fields given',
+        '/plugins/0/config/providers/d/entra/managedIdentity: must be boolean',
       ],
     ],
     [

@@ -4,9 +4,10 @@
  * a throwaway HOME and working directory, no stdin, nothing but 127.0.0.1 to talk to. The simulators
  * play a scripted agent (test/helpers/sim-agent.ts): the first answer calls Claude Code's `Write`
  * tool, the next one (after the tool's result) is the final text. Three times: natively passed
- * through to an Anthropic simulator, translated to an OpenAI-format one by a manifest model name, and
+ * through to an Anthropic simulator, translated to an OpenAI-format one by a manifest model name,
  * natively to Claude on a simulated AWS Bedrock (`bedrock/<model id>`: SigV4-signed, the answer in
- * AWS's binary event stream).
+ * AWS's binary event stream), and natively to Claude on a simulated Google Vertex AI
+ * (`vertex/<model>@<version>`: `:streamRawPredict` with an OAuth token of a service-account key).
  *
  * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
  * does it). Without it the tests skip, unless `CI` is set: then they fail.
@@ -25,6 +26,7 @@ import { tempDir } from '../helpers/tmp.ts';
 import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { BEDROCK_SIM_KEYS, startBedrockSimulator, type BedrockSimulator } from '../helpers/bedrock-simulator.ts';
+import { startVertexSimulator, VERTEX_SIM_LOCATION, VERTEX_SIM_PROJECT, type VertexSimulator } from '../helpers/vertex-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import type { SimAgent } from '../helpers/sim-agent.ts';
 
@@ -35,6 +37,8 @@ const NATIVE = 'claude-sonnet-4-5';
 const TRANSLATED = 'claude-haiku-4-5';
 /** Claude on Bedrock, by an inference profile id. */
 const BEDROCK = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+/** Claude on Vertex AI, by its versioned id (another model than NATIVE's, so its own price row is seen to apply). */
+const VERTEX = 'claude-opus-4-1@20250805';
 const TIMEOUT_MS = 90_000;
 
 const claude = testTool('claude');
@@ -43,6 +47,7 @@ const skip = skipWithout([[claude, 'Claude Code']]);
 let anthropic: AnthropicSimulator;
 let openai: OpenAISimulator;
 let bedrock: BedrockSimulator;
+let vertex: VertexSimulator;
 let tg: TestGateway;
 /** What reached the gateway: method and URL (with its query). */
 const received: Array<{ method: string; url: string }> = [];
@@ -51,11 +56,14 @@ before(async () => {
   anthropic = await startAnthropicSimulator({ agent: AGENT });
   openai = await startOpenAISimulator({ agent: AGENT });
   bedrock = await startBedrockSimulator({ agent: AGENT });
+  vertex = await startVertexSimulator({ agent: AGENT });
   const dataDir = await dataDirWithPrices([
     { model: NATIVE, provider: 'anthropic', input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
     { model: 'gpt-4o-mini', provider: 'openai', input: 0.15, output: 0.6, cachedInput: 0.075 },
     // A geographic inference profile is priced as the in-region (`regional.`) row (docs/providers.md).
     { model: `regional.${BEDROCK.slice('us.'.length)}`, provider: 'bedrock', input: 3.3, output: 16.5, cachedInput: 0.33, cacheWrite: 4.125 },
+    // Vertex AI's rows name the model without its `@version`.
+    { model: 'claude-opus-4-1', provider: 'vertex', input: 15, output: 75, cachedInput: 1.5, cacheWrite: 18.75 },
   ]);
   tg = await startTestGateway({
     dataDir,
@@ -63,6 +71,10 @@ before(async () => {
       anthropic: { type: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream' },
       openai: { type: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-openai-upstream' },
       bedrock: { type: 'bedrock', baseUrl: bedrock.endpoint, region: 'us-east-1', ...BEDROCK_SIM_KEYS },
+      vertex: {
+        type: 'vertex', baseUrl: vertex.endpoint, project: VERTEX_SIM_PROJECT, location: VERTEX_SIM_LOCATION,
+        credentialsJson: vertex.serviceAccountKey('claude-code@sim-project.iam.gserviceaccount.com'),
+      },
     },
     router: { models: { [TRANSLATED]: 'openai/gpt-4o-mini' } },
   });
@@ -76,6 +88,7 @@ after(async () => {
   await anthropic?.close();
   await openai?.close();
   await bedrock?.close();
+  await vertex?.close();
 });
 
 type Run = AgentRun;
@@ -102,6 +115,20 @@ function assertDone(run: Run): void {
   assert.equal(result.result, AGENT.answer);
   assert.deepEqual(result.permission_denials, []);
   assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
+}
+
+/** The log rows of a native cloud run: messages.create, by `provider`, priced (`costNanos` each), Claude Code's tokens. */
+async function assertCloudRows(model: string, provider: string, calls: number, costNanos: number): Promise<void> {
+  const rows = (await tg.logRowsOf(model, calls)).filter((row) => row.endpoint !== 'messages.count_tokens');
+  assert.ok(rows.length >= calls, `${rows.length} rows for ${calls} calls`);
+  for (const row of rows) {
+    assert.equal(row.endpoint, 'messages.create');
+    assert.equal(row.provider, provider);
+    assert.equal(row.status, 200);
+    assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
+    assert.equal(row.unpriced, 0);
+    assert.equal(row.cost_nanos, costNanos);
+  }
 }
 
 /** One diagnostic line per upstream request: path, model, max_tokens, stream, tools, beta. */
@@ -202,15 +229,34 @@ describe('Claude Code against the gateway to a cloud upstream', { skip }, () => 
     const turns = last.messages as Array<{ role: string; content: Array<{ type: string }> }>;
     assert.ok(turns.at(-1)!.content.some((block) => block.type === 'tool_result'), 'the Write tool\'s result comes back');
 
-    const rows = (await tg.logRowsOf(model, streamed.length)).filter((row) => row.endpoint !== 'messages.count_tokens');
-    for (const row of rows) {
-      assert.equal(row.endpoint, 'messages.create');
-      assert.equal(row.provider, 'bedrock');
-      assert.equal(row.status, 200);
-      assert.equal(row.completion_tokens, SIM_USAGE.output_tokens);
-      assert.equal(row.unpriced, 0);
-      // 12 × $3.30 + 5 × $0.33 + 3 × $4.125 + 9 × $16.50, per million, in nano-USD.
-      assert.equal(row.cost_nanos, 12 * 3300 + 5 * 330 + 3 * 4125 + 9 * 16500);
-    }
+    // 12 × $3.30 + 5 × $0.33 + 3 × $4.125 + 9 × $16.50, per million, in nano-USD.
+    await assertCloudRows(model, 'bedrock', streamed.length, 12 * 3300 + 5 * 330 + 3 * 4125 + 9 * 16500);
+  });
+
+  test('a task needing a tool call runs against Claude on Vertex AI, through :streamRawPredict with an OAuth token, billed as messages.create', async (t) => {
+    const model = `vertex/${VERTEX}`;
+    const first = vertex.requests.length;
+    const [firstAnthropic, firstOpenAI, firstBedrock] = [anthropic.requests.length, openai.requests.length, bedrock.requests.length];
+    const run = await runClaude(model);
+    const upstream = vertex.requests.slice(first).filter((r) => r.method === 'POST');
+    summarize(t, upstream);
+    assertDone(run);
+
+    assert.deepEqual([anthropic.requests.length, openai.requests.length, bedrock.requests.length], [firstAnthropic, firstOpenAI, firstBedrock], 'nothing reached the other upstreams');
+    const path = `/v1/projects/${VERTEX_SIM_PROJECT}/locations/${VERTEX_SIM_LOCATION}/publishers/anthropic/models/${VERTEX}:streamRawPredict`;
+    const streamed = upstream.filter((r) => r.path === path);
+    assert.ok(streamed.length >= 2, `the tool call and the final answer: ${upstream.map((r) => r.path).join(', ')}`);
+    const last = streamed.at(-1)!;
+    assert.equal(last.body!.model, undefined, 'the path names the model');
+    assert.equal(last.body!.stream, true);
+    assert.equal(last.body!.anthropic_version, 'vertex-2023-10-16');
+    assert.match(String(last.headers['anthropic-beta']), /claude-code-20250219/, 'the beta header reaches Vertex');
+    assert.match(String(last.headers.authorization), /^Bearer ya29\.sim-\d+$/);
+    assert.ok((last.body!.tools as Array<{ name: string }>).some((tool) => tool.name === 'Write'));
+    const turns = last.body!.messages as Array<{ role: string; content: Array<{ type: string }> }>;
+    assert.ok(turns.at(-1)!.content.some((block) => block.type === 'tool_result'), 'the Write tool\'s result comes back');
+
+    // 12 × $15 + 5 × $1.50 + 3 × $18.75 + 9 × $75, per million, in nano-USD.
+    await assertCloudRows(model, 'vertex', streamed.length, 12 * 15000 + 5 * 1500 + 3 * 18750 + 9 * 75000);
   });
 });

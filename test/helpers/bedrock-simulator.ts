@@ -3,7 +3,8 @@
  * (https://docs.aws.amazon.com/bedrock/latest/APIReference/): runtime `POST /model/{id}/invoke`,
  * `/invoke-with-response-stream` (Claude: Anthropic's message, or AWS's binary event stream of
  * `chunk` events `{"bytes": base64 of one Anthropic stream event}`), `/converse`, `/converse-stream`
- * (event stream of `messageStart` … `metadata`), and control-plane `GET /foundation-models`. Event
+ * (event stream of `messageStart` … `metadata`), and control-plane `GET /foundation-models` and
+ * `GET /inference-profiles` (`ListInferenceProfiles`, in pages joined by `nextToken`). Event
  * streams are encoded with `@smithy/eventstream-codec`, as AWS frames them.
  *
  * Every call must carry a SigV4 `Authorization` for service `bedrock` and `SIM_REGION` by a key of
@@ -56,6 +57,10 @@ export interface BedrockSimulator {
   readonly requests: RecordedRequest[];
   /** accessKeyId → secret the simulator accepts. */
   readonly keys: Map<string, string>;
+  /** Access key ids whose session has ended: a call they sign answers 403 `ExpiredTokenException`. */
+  readonly expired: Set<string>;
+  /** Access key ids whose principal may not call `ListInferenceProfiles`: 403 `AccessDeniedException`. */
+  readonly profileListDenied: Set<string>;
   /** Requests refused for their signature. */
   signatureFailures: number;
   /** The next `count` model calls answer 429 `ThrottlingException`. */
@@ -181,6 +186,43 @@ const FOUNDATION_MODELS = {
   ],
 };
 
+const arnOf = (region: string, modelId: string) => `arn:aws:bedrock:${region}::foundation-model/${modelId}`;
+
+/** A system-defined cross-region inference profile as `ListInferenceProfiles` describes it. */
+function systemProfile(id: string, name: string, modelId: string, regions: string[], status = 'ACTIVE') {
+  return {
+    inferenceProfileName: name, description: `Routes requests to ${name.replace(/^\S+ /, '')} in ${regions.join(', ')}.`,
+    createdAt: '2025-08-05T00:00:00+00:00', updatedAt: '2025-08-05T00:00:00+00:00',
+    inferenceProfileArn: `arn:aws:bedrock:${SIM_REGION}:111122223333:inference-profile/${id}`,
+    models: regions.map((region) => ({ modelArn: arnOf(region, modelId) })),
+    inferenceProfileId: id, status, type: 'SYSTEM_DEFINED',
+  };
+}
+
+/**
+ * `ListInferenceProfiles`' profiles, served `INFERENCE_PROFILES_PER_PAGE` a page so that a client
+ * must follow `nextToken`: two Claude profiles, a Nova one, an embedding model's (not a text model)
+ * and an inactive one.
+ */
+export const INFERENCE_PROFILES = [
+  systemProfile('us.anthropic.claude-sonnet-4-6-v1:0', 'US Anthropic Claude Sonnet 4.6', 'anthropic.claude-sonnet-4-6-v1:0', ['us-east-1', 'us-east-2', 'us-west-2']),
+  systemProfile('global.anthropic.claude-sonnet-4-6-v1:0', 'Global Anthropic Claude Sonnet 4.6', 'anthropic.claude-sonnet-4-6-v1:0', ['us-east-1', 'eu-west-1', 'ap-northeast-1']),
+  systemProfile('us.amazon.nova-pro-v1:0', 'US Nova Pro', 'amazon.nova-pro-v1:0', ['us-east-1', 'us-west-2']),
+  systemProfile('us.cohere.embed-v4:0', 'US Cohere Embed v4', 'cohere.embed-v4:0', ['us-east-1', 'us-west-2']),
+  systemProfile('eu.amazon.nova-pro-v1:0', 'EU Nova Pro', 'amazon.nova-pro-v1:0', ['eu-west-1'], 'INACTIVE'),
+];
+export const INFERENCE_PROFILES_PER_PAGE = 2;
+
+/** One page of `ListInferenceProfiles`: `nextToken` is the next page's offset, opaque to clients. */
+function inferenceProfilePage(query: Record<string, string>): { inferenceProfileSummaries: unknown[]; nextToken?: string } {
+  const start = query.nextToken ? Number(Buffer.from(query.nextToken, 'base64url').toString()) : 0;
+  const size = Math.min(INFERENCE_PROFILES_PER_PAGE, Number(query.maxResults ?? 1000));
+  const end = start + size;
+  const page: { inferenceProfileSummaries: unknown[]; nextToken?: string } = { inferenceProfileSummaries: INFERENCE_PROFILES.slice(start, end) };
+  if (end < INFERENCE_PROFILES.length) page.nextToken = Buffer.from(String(end)).toString('base64url');
+  return page;
+}
+
 /** The request's SigV4 signature checked against the known secret: null when valid, else the error type. */
 async function checkSignature(req: RecordedRequest & { rawPath: string }, keys: Map<string, string>, host: string): Promise<string | null> {
   const auth = String(req.headers.authorization ?? '');
@@ -212,7 +254,7 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
   const keys = new Map([[BEDROCK_SIM_KEYS.accessKeyId, BEDROCK_SIM_KEYS.secretAccessKey]]);
   let failures = 0;
   const sim: BedrockSimulator = {
-    endpoint: '', requests, keys, signatureFailures: 0,
+    endpoint: '', requests, keys, expired: new Set(), profileListDenied: new Set(), signatureFailures: 0,
     fail(count) {
       failures = count;
     },
@@ -229,6 +271,8 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
       const recorded = Object.assign(request, { rawPath });
       requests.push(recorded);
       const refused = await checkSignature(recorded, keys, String(req.headers.host));
+      const keyId = /Credential=([^/]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
+      if (!refused && sim.expired.has(keyId)) return sendError(res, 403, 'ExpiredTokenException', 'The security token included in the request is expired');
       if (refused) {
         sim.signatureFailures++;
         sendError(res, 403, refused, refused === 'UnrecognizedClientException' ? 'The security token included in the request is invalid.' : 'The request signature we calculated does not match the signature you provided.');
@@ -237,6 +281,14 @@ export async function startBedrockSimulator(options: BedrockSimulatorOptions = {
       if (req.method === 'GET' && request.path === '/foundation-models') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(FOUNDATION_MODELS));
+        return;
+      }
+      if (req.method === 'GET' && request.path === '/inference-profiles') {
+        if (sim.profileListDenied.has(keyId)) {
+          return sendError(res, 403, 'AccessDeniedException', `User: arn:aws:iam::111122223333:user/sim is not authorized to perform: bedrock:ListInferenceProfiles`);
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(inferenceProfilePage(request.query)));
         return;
       }
       const route = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(request.path);

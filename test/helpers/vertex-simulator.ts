@@ -12,6 +12,10 @@
  * Every model call must carry `Authorization: Bearer <a token it issued>` (else 401
  * `UNAUTHENTICATED`) and name `VERTEX_SIM_PROJECT` / `VERTEX_SIM_LOCATION`.
  *
+ * Started with `agent`, a Claude model plays the scripted coding agent (sim-agent.ts) as the
+ * Anthropic simulator does for Claude Code: the same message, or the same named-event SSE; requests
+ * without the agent's tools get the ordinary reply.
+ *
  * Misbehaviour, by model id: `sim-throttle` (or `claude-sim-throttle`) 429 `RESOURCE_EXHAUSTED` with `RetryInfo` 2s,
  * `sim-denied` 403 `PERMISSION_DENIED`, `sim-missing` 404 `NOT_FOUND`; `fail(n)` makes the next n
  * model calls answer 429 without a `RetryInfo`.
@@ -20,6 +24,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readSimRequest, type RecordedRequest, closeServer } from './sim-http.ts';
+import { agentReply } from './anthropic-simulator.ts';
+import type { SimAgent } from './sim-agent.ts';
 
 export const VERTEX_SIM_PROJECT = 'sim-project';
 export const VERTEX_SIM_LOCATION = 'us-east5';
@@ -29,6 +35,11 @@ export const VERTEX_SIM_PIECES = ['Hello', ' from', ' Vertex!'];
 export const VERTEX_CLAUDE_USAGE = { input_tokens: 12, output_tokens: 7, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 };
 /** Gemini usage the simulator reports. */
 export const VERTEX_GEMINI_USAGE = { promptTokenCount: 9, candidatesTokenCount: 5, totalTokenCount: 14 };
+
+export interface VertexSimulatorOptions {
+  /** Claude models play a scripted coding agent (sim-agent.ts). */
+  agent?: SimAgent;
+}
 
 export interface VertexSimulator {
   readonly endpoint: string;
@@ -60,6 +71,8 @@ const claudeMessage = () => ({
   content: [{ type: 'text', text: VERTEX_SIM_REPLY }], stop_reason: 'end_turn', stop_sequence: null, usage: VERTEX_CLAUDE_USAGE,
 });
 
+const sseOf = (events: Array<Record<string, unknown>>) => events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+
 function claudeStream(): string {
   const { output_tokens: _out, ...startUsage } = VERTEX_CLAUDE_USAGE;
   const events: Array<Record<string, unknown>> = [
@@ -70,7 +83,7 @@ function claudeStream(): string {
     { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: VERTEX_CLAUDE_USAGE.output_tokens } },
     { type: 'message_stop' },
   ];
-  return events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  return sseOf(events);
 }
 
 const geminiAnswer = (text: string, finish: boolean, usage: boolean) => ({
@@ -95,7 +108,7 @@ function verifyAssertion(assertion: string, keys: Map<string, { publicKey: KeyOb
   return { iss, ok };
 }
 
-export async function startVertexSimulator(): Promise<VertexSimulator> {
+export async function startVertexSimulator(options: VertexSimulatorOptions = {}): Promise<VertexSimulator> {
   const requests: RecordedRequest[] = [];
   const tokenRequests = new Map<string, number>();
   const keys = new Map<string, { publicKey: KeyObject; expiresInSec: number }>();
@@ -129,7 +142,7 @@ export async function startVertexSimulator(): Promise<VertexSimulator> {
     }
     if (model === 'sim-denied') return googleError(res, 403, 'PERMISSION_DENIED', 'Permission \'aiplatform.endpoints.predict\' denied on resource.');
     if (model === 'sim-missing') return googleError(res, 404, 'NOT_FOUND', `Publisher Model \`projects/${project}/locations/${location}/publishers/${publisher}/models/${model}\` not found.`);
-    if (publisher === 'anthropic') return answerClaude(res, request, method!);
+    if (publisher === 'anthropic') return answerClaude(res, request, model!, method!);
     if (method === 'generateContent') return sendJson(res, 200, geminiAnswer(VERTEX_SIM_REPLY, true, true));
     if (method !== 'streamGenerateContent' || request.query.alt !== 'sse') return googleError(res, 400, 'INVALID_ARGUMENT', `Unknown method ${method}.`);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -140,15 +153,16 @@ export async function startVertexSimulator(): Promise<VertexSimulator> {
     res.end();
   };
 
-  const answerClaude = (res: ServerResponse, request: RecordedRequest, method: string) => {
+  const answerClaude = (res: ServerResponse, request: RecordedRequest, model: string, method: string) => {
     const body = request.body ?? {};
     if (body.anthropic_version !== 'vertex-2023-10-16' || body.model !== undefined) {
       return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic_version: vertex-2023-10-16 is required and model must not be set.' } });
     }
-    if (method === 'rawPredict') return sendJson(res, 200, claudeMessage());
+    const scripted = options.agent ? agentReply(options.agent, { ...body, model: model.replace(/@.*$/, '') }) : null;
+    if (method === 'rawPredict') return sendJson(res, 200, scripted?.message ?? claudeMessage());
     if (method !== 'streamRawPredict' || body.stream !== true) return googleError(res, 400, 'INVALID_ARGUMENT', 'streamRawPredict needs "stream": true.');
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-    res.end(claudeStream());
+    res.end(scripted ? sseOf(scripted.events) : claudeStream());
   };
 
   const server: Server = createServer((req, res) => {

@@ -5,13 +5,16 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import type { TestGateway } from '../helpers/test-gateway.ts';
+import { collect, startProviderGateway, thrown } from '../helpers/provider-gateway.ts';
 import {
-  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_TOOL_ANSWER, BEDROCK_SIM_TOOL_INPUT, BEDROCK_SIM_TOOL_USE_ID, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE, type BedrockSimulator,
+  startBedrockSimulator, BEDROCK_SIM_KEYS, BEDROCK_SIM_TOOL_ANSWER, BEDROCK_SIM_TOOL_INPUT, BEDROCK_SIM_TOOL_USE_ID, BEDROCK_SIM_PIECES, BEDROCK_SIM_REPLY, CLAUDE_SIM_USAGE, CONVERSE_SIM_USAGE,
+  INFERENCE_PROFILES, INFERENCE_PROFILES_PER_PAGE, type BedrockSimulator,
 } from '../helpers/bedrock-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -35,41 +38,82 @@ const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRE
 const AWS_FILE_VARS = ['AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'AWS_PROFILE'] as const;
 
 const callsSince = (from: number): RecordedRequest[] => sim.requests.slice(from).filter((r) => r.method === 'POST');
+/** The access key ids that signed the model calls since `from`. */
+const keyIdsSince = (from: number): string[] => callsSince(from).map((r) => /Credential=([^/]+)\//.exec(String(r.headers.authorization))?.[1] ?? '');
 const promptOf = (u: typeof CLAUDE_SIM_USAGE) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
+/** Keys of the n-th run of a credential_process script (`processProfile`) of `series` (A, B); the simulator knows the first five of each. */
+const processKey = (series: string, n: number) => ({
+  accessKeyId: `ASIAPROCESS${series}${String(n).padStart(8, '0')}`, secretAccessKey: `process/secret+${series}${String(n).padStart(24, '0')}`, sessionToken: `process-session-${series}${n}`,
+});
+
+/**
+ * A shared config whose profile `tollgate-process` gets its keys from a `credential_process`: a Node
+ * script printing AWS's process-credentials JSON, the n-th run the n-th keys (`processKey`), expiring
+ * `firstLifetimeMs` after the first run and an hour after later ones. `runs()` lists each run's key id
+ * and expiry.
+ */
+function processProfile(series: string, firstLifetimeMs: number): { configFile: string; credentialsFile: string; runs(): Array<{ accessKeyId: string; expiresAtMs: number }> } {
+  const dir = tempDir('tollgate-aws-process-');
+  const log = join(dir, 'runs');
+  const script = join(dir, 'credentials.mjs');
+  writeFileSync(log, '');
+  writeFileSync(script, [
+    "import { appendFileSync, readFileSync } from 'node:fs';",
+    `const n = readFileSync(${JSON.stringify(log)}, 'utf8').split('\\n').filter(Boolean).length + 1;`,
+    `const keys = JSON.parse(${JSON.stringify(JSON.stringify([1, 2, 3, 4, 5].map((n) => processKey(series, n))))})[n - 1];`,
+    `const expiration = new Date(Date.now() + (n === 1 ? ${firstLifetimeMs} : 3_600_000)).toISOString();`,
+    `appendFileSync(${JSON.stringify(log)}, keys.accessKeyId + ' ' + expiration + '\\n');`,
+    'console.log(JSON.stringify({ Version: 1, AccessKeyId: keys.accessKeyId, SecretAccessKey: keys.secretAccessKey, SessionToken: keys.sessionToken, Expiration: expiration }));',
+  ].join('\n'));
+  const configFile = join(dir, 'config');
+  writeFileSync(configFile, `[profile tollgate-process]\ncredential_process = "${process.execPath}" "${script}"\n`);
+  const credentialsFile = join(dir, 'credentials');
+  writeFileSync(credentialsFile, '');
+  const runs = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [accessKeyId, expiration] = line.split(' ');
+    return { accessKeyId: accessKeyId!, expiresAtMs: Date.parse(expiration!) };
+  });
+  return { configFile, credentialsFile, runs };
 }
 
-async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
-  const err = await fn().then(() => null, (e: unknown) => e);
-  assert.ok(err, 'expected an error');
-  return err;
+/** Runs `fn` with the gateway's (this process's) AWS environment: no keys, only `vars`; restored after. */
+async function withAwsEnv(vars: Partial<Record<typeof AWS_FILE_VARS[number], string>>, fn: () => Promise<void>): Promise<void> {
+  const before = Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', ...AWS_FILE_VARS].map((name) => [name, process.env[name]]));
+  delete process.env.AWS_ACCESS_KEY_ID;
+  delete process.env.AWS_SECRET_ACCESS_KEY;
+  Object.assign(process.env, vars);
+  try {
+    await fn();
+  } finally {
+    for (const [name, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 }
 
 before(async () => {
   sim = await startBedrockSimulator();
   sim.keys.set(ENV_KEY_ID, ENV_SECRET);
+  // The environment's principal may list foundation models, not inference profiles.
+  sim.profileListDenied.add(ENV_KEY_ID);
   sim.keys.set(PROFILE_KEYS.accessKeyId, PROFILE_KEYS.secretAccessKey);
+  for (const key of ['A', 'B'].flatMap((series) => [1, 2, 3, 4, 5].map((n) => processKey(series, n)))) sim.keys.set(key.accessKeyId, key.secretAccessKey);
   // The default chain's first source: the environment of the gateway's process (this one).
   process.env.AWS_ACCESS_KEY_ID = ENV_KEY_ID;
   process.env.AWS_SECRET_ACCESS_KEY = ENV_SECRET;
   delete process.env.AWS_SESSION_TOKEN;
   const endpoints = { baseUrl: sim.endpoint, controlPlaneUrl: sim.endpoint, region: 'us-east-1' };
-  tg = await startTestGateway({
-    providers: {
-      bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
-      bedrockenv: { type: 'bedrock', ...endpoints },
-      bedrockprofile: { type: 'bedrock', ...endpoints },
-      bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
-      bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
-    },
-    router: { retry: { maxAttempts: 2, retriesPerDeployment: 1, backoffMs: 0, maxRetryAfterMs: 1_000 } },
-  });
-  client = tg.client;
-  anthropic = new Anthropic({ apiKey: tg.apiKey, baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
+  ({ tg, client, anthropic } = await startProviderGateway({
+    bedrock: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: BEDROCK_SIM_KEYS.secretAccessKey },
+    bedrockenv: { type: 'bedrock', ...endpoints },
+    bedrockprofile: { type: 'bedrock', ...endpoints },
+    bedrockprocess: { type: 'bedrock', ...endpoints },
+    bedrockprocesslong: { type: 'bedrock', ...endpoints },
+    bedrockbad: { type: 'bedrock', ...endpoints, accessKeyId: BEDROCK_SIM_KEYS.accessKeyId, secretAccessKey: 'not-the-secret-0000000000000000000000000' },
+    bedrockpool: { type: 'bedrock', ...endpoints, apiKeys: ['AKIAUNKNOWNKEY000001:some-secret-000000000000000000000000000', STATIC_KEY] },
+  }));
 });
 
 after(async () => {
@@ -141,6 +185,33 @@ describe('Claude on Bedrock through /api/v1/messages (Claude Code\'s path)', () 
     assert.ok(native instanceof Anthropic.APIError, String(native));
     assert.equal(native.status, 429);
     assert.equal((native.error as { type?: string; error?: { type?: string } }).error?.type, 'rate_limit_error');
+  });
+});
+
+describe('OpenAI Responses to Bedrock', () => {
+  test('to Claude: translated through Anthropic\'s mapping to /invoke, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `bedrock/${CLAUDE}`, instructions: 'Be brief.', input: 'Say hello', max_output_tokens: 40 });
+    assert.equal(response.output_text, BEDROCK_SIM_REPLY);
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
+    assert.deepEqual([sent!.body!.anthropic_version, sent!.body!.max_tokens, sent!.body!.system], ['bedrock-2023-05-31', 40, [{ type: 'text', text: 'Be brief.' }]]);
+  });
+
+  test('to another model: translated to Converse, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `bedrock/${NOVA}`, input: 'Say hello' });
+    assert.equal(response.output_text, BEDROCK_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `/model/${encodeURIComponent(NOVA)}/converse`);
+  });
+
+  test('embeddings are refused with 400 naming the provider, and nothing reaches Bedrock', async () => {
+    const from = sim.requests.length;
+    const err = await thrown(() => client.embeddings.create({ model: `bedrock/${NOVA}`, input: 'hello' }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 400);
+    assert.match(err.message, /bedrock/i);
+    assert.equal(callsSince(from).length, 0);
   });
 });
 
@@ -285,12 +356,8 @@ describe('Bedrock credentials and errors', () => {
       `aws_session_token = ${PROFILE_KEYS.sessionToken}`, '',
     ].join('\n'));
     writeFileSync(join(dir, 'config'), '');
-    const before = Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', ...AWS_FILE_VARS].map((name) => [name, process.env[name]]));
     // The gateway's environment (this process): no keys, only the files and the profile's name.
-    delete process.env.AWS_ACCESS_KEY_ID;
-    delete process.env.AWS_SECRET_ACCESS_KEY;
-    Object.assign(process.env, { AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: join(dir, 'config'), AWS_PROFILE: 'tollgate-bedrock' });
-    try {
+    await withAwsEnv({ AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: join(dir, 'config'), AWS_PROFILE: 'tollgate-bedrock' }, async () => {
       const from = sim.requests.length;
       const failures = sim.signatureFailures;
       const data = await client.chat.completions.create({ model: `bedrockprofile/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
@@ -299,12 +366,47 @@ describe('Bedrock credentials and errors', () => {
       assert.match(String(sent!.headers.authorization), new RegExp(`Credential=${PROFILE_KEYS.accessKeyId}/`));
       assert.equal(sent!.headers['x-amz-security-token'], PROFILE_KEYS.sessionToken);
       assert.equal(sim.signatureFailures, failures, 'the signature was valid');
-    } finally {
-      for (const [name, value] of Object.entries(before)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
+    });
+  });
+
+  test('temporary keys from a profile\'s credential_process: once they expire, the chain runs the process again and the next call, signed with the new keys, succeeds', async () => {
+    // Five seconds: enough for the process to start on a busy machine, little to wait for.
+    const profile = processProfile('A', 5_000);
+    await withAwsEnv({ AWS_SHARED_CREDENTIALS_FILE: profile.credentialsFile, AWS_CONFIG_FILE: profile.configFile, AWS_PROFILE: 'tollgate-process' }, async () => {
+      const from = sim.requests.length;
+      const first = await client.chat.completions.create({ model: `bedrockprocess/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(first.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+      const [firstKey] = keyIdsSince(from);
+      const firstRun = profile.runs().find((run) => run.accessKeyId === firstKey);
+      assert.ok(firstRun, `${firstKey} came from the process`);
+      // The keys expire, and with them the session: AWS refuses their token from now on.
+      await setTimeout(Math.max(0, firstRun.expiresAtMs - Date.now() + 50));
+      sim.expired.add(firstKey!);
+      const next = sim.requests.length;
+      const failures = sim.signatureFailures;
+      const second = await client.chat.completions.create({ model: `bedrockprocess/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(second.choices[0]!.message.content, BEDROCK_SIM_REPLY);
+      const [secondKey] = keyIdsSince(next);
+      assert.equal(keyIdsSince(next).length, 1, 'served by the first attempt, not after a refusal');
+      assert.notEqual(secondKey, firstKey);
+      const secondRun = profile.runs().findIndex((run) => run.accessKeyId === secondKey);
+      assert.ok(secondRun > 0, `${secondKey} came from a later run of the process`);
+      assert.equal(callsSince(next)[0]!.headers['x-amz-security-token'], processKey('A', secondRun + 1).sessionToken);
+      assert.equal(sim.signatureFailures, failures, 'signed with the new keys\' secret');
+    });
+  });
+
+  test('temporary keys from credential_process far from their expiry are reused: the process runs once for several calls', async () => {
+    const profile = processProfile('B', 3_600_000);
+    await withAwsEnv({ AWS_SHARED_CREDENTIALS_FILE: profile.credentialsFile, AWS_CONFIG_FILE: profile.configFile, AWS_PROFILE: 'tollgate-process' }, async () => {
+      const from = sim.requests.length;
+      for (let i = 0; i < 3; i++) {
+        const data = await client.chat.completions.create({ model: `bedrockprocesslong/${NOVA}`, messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal(data.choices[0]!.message.content, BEDROCK_SIM_REPLY);
       }
-    }
+      assert.deepEqual(keyIdsSince(from), Array(3).fill(processKey('B', 1).accessKeyId));
+      assert.equal(profile.runs().length, 1);
+    });
   });
 
   test('GET /api/v1/models lists ListFoundationModels\' models under the provider', async () => {
@@ -313,5 +415,35 @@ describe('Bedrock credentials and errors', () => {
     assert.ok(ids.includes(`bedrock/${CLAUDE}`) && ids.includes(`bedrock/${NOVA}`), ids.join(', '));
     const listCall = sim.requests.find((r) => r.method === 'GET' && r.path === '/foundation-models');
     assert.equal(listCall?.query.byOutputModality, 'TEXT');
+  });
+
+  test('GET /api/v1/models lists ListInferenceProfiles\' active text-model profiles beside the foundation models, every page followed', async () => {
+    const models = await client.models.list();
+    const listed = new Map(models.data.filter((m) => m.id.startsWith('bedrock/')).map((m) => [m.id.slice('bedrock/'.length), m]));
+    for (const id of ['us.anthropic.claude-sonnet-4-6-v1:0', 'global.anthropic.claude-sonnet-4-6-v1:0', 'us.amazon.nova-pro-v1:0']) {
+      assert.ok(listed.has(id), `${id} listed among ${[...listed.keys()].join(', ')}`);
+    }
+    // The third page holds the inactive profile: listed only if the pages were not followed, or the status was ignored.
+    assert.ok(!listed.has('eu.amazon.nova-pro-v1:0'), 'an inactive profile is not listed');
+    assert.ok(!listed.has('us.cohere.embed-v4:0'), 'an embedding model\'s profile is not a chat model');
+    assert.equal(listed.get('us.anthropic.claude-sonnet-4-6-v1:0')!.owned_by, 'Anthropic');
+    const pages = sim.requests.filter((r) => r.method === 'GET' && r.path === '/inference-profiles');
+    const pageCount = Math.ceil(INFERENCE_PROFILES.length / INFERENCE_PROFILES_PER_PAGE);
+    // Several providers list at once here, so their pages interleave: count the distinct tokens sent.
+    assert.ok(pages.some((page) => page.query.nextToken === undefined), 'the first page asked for without a token');
+    assert.equal(new Set(pages.map((page) => page.query.nextToken).filter(Boolean)).size, pageCount - 1, 'each later page asked for with the token the previous one gave');
+  });
+
+  test('a principal that may not call ListInferenceProfiles still has its foundation models listed', async () => {
+    const ids = (await client.models.list()).data.map((m) => m.id);
+    assert.ok(ids.includes(`bedrockenv/${CLAUDE}`) && ids.includes(`bedrockenv/${NOVA}`), ids.join(', '));
+    assert.ok(!ids.some((id) => id.startsWith('bedrockenv/us.')), 'no profiles for it');
+    const denied = sim.requests.filter((r) => r.path === '/inference-profiles' && String(r.headers.authorization).includes(`Credential=${ENV_KEY_ID}/`));
+    assert.ok(denied.length > 0, 'its profile list was asked for and refused');
+  });
+
+  test('a profile id listed in GET /api/v1/models is callable: Claude through its us. profile', async () => {
+    const message = await anthropic.messages.create({ model: 'bedrock/us.anthropic.claude-sonnet-4-6-v1:0', max_tokens: 20, messages: [{ role: 'user', content: 'Say hello' }] });
+    assert.equal(message.content[0]!.type === 'text' && message.content[0].text, BEDROCK_SIM_REPLY);
   });
 });

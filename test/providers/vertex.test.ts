@@ -10,7 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
+import type { TestGateway } from '../helpers/test-gateway.ts';
+import { collect, startProviderGateway, thrown } from '../helpers/provider-gateway.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import {
   startVertexSimulator, VERTEX_CLAUDE_USAGE, VERTEX_GEMINI_USAGE, VERTEX_SIM_LOCATION, VERTEX_SIM_PIECES, VERTEX_SIM_PROJECT, VERTEX_SIM_REPLY,
@@ -32,36 +33,19 @@ const callsSince = (from: number): RecordedRequest[] => sim.requests.slice(from)
 const promptOf = (u: typeof VERTEX_CLAUDE_USAGE) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
 const hello = [{ role: 'user' as const, content: 'Say hello' }];
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
-}
-
-async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
-  const err = await fn().then(() => null, (e: unknown) => e);
-  assert.ok(err, 'expected an error');
-  return err;
-}
-
 before(async () => {
   sim = await startVertexSimulator();
   const keyFile = join(tempDir('tollgate-vertex-'), 'short-lived.json');
   // Tokens of 60 s are always within google-auth-library's five-minute refresh window: each call gets a new one.
   writeFileSync(keyFile, sim.serviceAccountKey(SA.file, { expiresInSec: 60 }));
   const endpoint = { baseUrl: sim.endpoint, project: VERTEX_SIM_PROJECT, location: VERTEX_SIM_LOCATION };
-  tg = await startTestGateway({
-    providers: {
-      vertex: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.main) },
-      vertexreuse: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.reuse) },
-      vertexparallel: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.parallel) },
-      vertexfile: { type: 'vertex', ...endpoint, credentialsFile: keyFile },
-      vertexbad: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey('unknown@sim-project.iam.gserviceaccount.com', { registered: false }) },
-    },
-    router: { retry: { maxAttempts: 2, retriesPerDeployment: 1, backoffMs: 0, maxRetryAfterMs: 1_000 } },
-  });
-  client = tg.client;
-  anthropic = new Anthropic({ apiKey: tg.apiKey, baseURL: `${tg.gateway.origin}/api`, maxRetries: 0 });
+  ({ tg, client, anthropic } = await startProviderGateway({
+    vertex: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.main), models: [CLAUDE, GEMINI] },
+    vertexreuse: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.reuse) },
+    vertexparallel: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey(SA.parallel) },
+    vertexfile: { type: 'vertex', ...endpoint, credentialsFile: keyFile },
+    vertexbad: { type: 'vertex', ...endpoint, credentialsJson: sim.serviceAccountKey('unknown@sim-project.iam.gserviceaccount.com', { registered: false }) },
+  }));
 });
 
 after(async () => {
@@ -200,6 +184,49 @@ describe('Google access tokens', () => {
     assert.equal(err.status, 401);
     assert.equal(err.code, 'upstream_authentication_error');
     assert.equal(callsSince(from).length, 0);
+  });
+});
+
+describe('Anthropic Messages to Gemini on Vertex AI', () => {
+  test('is translated to :generateContent and answered as an Anthropic message', async () => {
+    const from = sim.requests.length;
+    const message = await anthropic.messages.create({ model: `vertex/${GEMINI}`, max_tokens: 20, messages: hello });
+    assert.equal(message.content[0]!.type === 'text' && message.content[0].text, VERTEX_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `${MODELS_PATH}/google/models/${GEMINI}:generateContent`);
+  });
+});
+
+describe('OpenAI Responses and embeddings to Vertex AI', () => {
+  test('to Gemini: translated by the Gemini codec to :generateContent, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `vertex/${GEMINI}`, input: 'Say hello' });
+    assert.equal(response.output_text, VERTEX_SIM_REPLY);
+    assert.equal(callsSince(from)[0]!.path, `${MODELS_PATH}/google/models/${GEMINI}:generateContent`);
+  });
+
+  test('to Claude: translated through Anthropic\'s mapping to :rawPredict, the answer as output_text', async () => {
+    const from = sim.requests.length;
+    const response = await client.responses.create({ model: `vertex/${CLAUDE}`, input: 'Say hello', max_output_tokens: 40 });
+    assert.equal(response.output_text, VERTEX_SIM_REPLY);
+    const [sent] = callsSince(from);
+    assert.equal(sent!.path, `${MODELS_PATH}/anthropic/models/${CLAUDE}:rawPredict`);
+    assert.deepEqual([sent!.body!.anthropic_version, sent!.body!.max_tokens], ['vertex-2023-10-16', 40]);
+  });
+
+  test('embeddings are refused with 400, and nothing reaches Vertex AI', async () => {
+    const from = sim.requests.length;
+    const err = await thrown(() => client.embeddings.create({ model: `vertex/${GEMINI}`, input: 'hello' }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 400);
+    assert.equal(callsSince(from).length, 0);
+  });
+});
+
+describe('Vertex AI models in GET /api/v1/models', () => {
+  test('the manifest\'s models are listed as vertex/<model>, owned by their publisher', async () => {
+    const models = await client.models.list();
+    const listed = models.data.filter((m) => m.id.startsWith('vertex/'));
+    assert.deepEqual(listed.map((m) => [m.id, m.owned_by]).sort(), [[`vertex/${CLAUDE}`, 'anthropic'], [`vertex/${GEMINI}`, 'google']]);
   });
 });
 

@@ -30,7 +30,7 @@ export interface ProviderSettings {
   /** Azure: the deployments clients may see listed, by deployment name, with the model each runs (for prices). */
   deployments?: Record<string, { model?: string }>;
   /** Azure: Microsoft Entra ID instead of a key when no key is set (`azure/entra.ts`); `{}` = the default Azure credential. */
-  entra?: { tenantId?: string; clientId?: string; clientSecret?: string; authorityHost?: string };
+  entra?: { tenantId?: string; clientId?: string; clientSecret?: string; authorityHost?: string; managedIdentity?: boolean };
   /** Bedrock: the AWS region of the runtime and control-plane endpoints and of the SigV4 scope, e.g. `us-east-1`. */
   region?: string;
   /** Bedrock: the control-plane base URL (model lists); default `https://bedrock.{region}.amazonaws.com`. */
@@ -49,6 +49,8 @@ export interface ProviderSettings {
   credentialsFile?: string;
   /** Vertex AI: a service-account key's JSON text (usually from an environment variable). */
   credentialsJson?: string;
+  /** Vertex AI: the model ids listed in `GET /api/v1/models`, e.g. `claude-sonnet-4-5@20250929`. */
+  models?: string[];
 }
 
 /** The credential used for one call. */

@@ -6,6 +6,11 @@
  * The token source, from the manifest's `entra` (through `@azure/identity`):
  * - `tenantId`, `clientId` and `clientSecret`: `ClientSecretCredential` (an app registration's
  *   secret), at `authorityHost` when given (a sovereign cloud; default `https://login.microsoftonline.com`);
+ * - `managedIdentity: true`: `ManagedIdentityCredential`, the host's system-assigned identity or the
+ *   user-assigned one of `clientId`, from whatever endpoint the platform provides (App Service's
+ *   `IDENTITY_ENDPOINT` + `IDENTITY_HEADER`, Arc, Cloud Shell, Service Fabric, else the instance
+ *   metadata service), and nothing else (`DefaultAzureCredential` would also try the environment's
+ *   keys and the CLI login);
  * - `clientId` alone: `ManagedIdentityCredential` of that user-assigned identity;
  * - neither: `DefaultAzureCredential` (environment `AZURE_CLIENT_ID`/`AZURE_TENANT_ID`/…, workload
  *   identity on AKS, the system-assigned managed identity, the Azure CLI's login).
@@ -35,11 +40,14 @@ export interface EntraSettings {
   clientSecret?: string;
   /** The Entra authority host, e.g. `https://login.microsoftonline.us`; must be https. */
   authorityHost?: string;
+  /** True: the host's managed identity only (system-assigned, or the user-assigned one of `clientId`). */
+  managedIdentity?: boolean;
 }
 
 /** The `@azure/identity` credential `settings` describe (module doc). */
 function credentialOf(settings: EntraSettings): TokenCredential {
-  const { tenantId, clientId, clientSecret, authorityHost } = settings;
+  const { tenantId, clientId, clientSecret, authorityHost, managedIdentity } = settings;
+  if (managedIdentity) return clientId ? new ManagedIdentityCredential({ clientId }) : new ManagedIdentityCredential();
   if (tenantId && clientId && clientSecret) {
     // Instance discovery asks login.microsoftonline.com whether the authority is known; an operator's
     // authorityHost is trusted as configured (sovereign clouds, a private endpoint).

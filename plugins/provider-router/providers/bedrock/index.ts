@@ -10,35 +10,33 @@
  * - Every call SigV4-signed at dispatch with static keys or the standard AWS chain (`auth.ts`);
  *   errors by the shared policy (`errors.ts`); the binary event stream rewritten into SSE
  *   (`event-stream.ts`).
- * - Models from `ListFoundationModels` on the control plane (text-output models only); prices from
+ * - Models from `ListFoundationModels` and `ListInferenceProfiles` on the control plane
+ *   (`model-list.ts`: text-output models and the profiles routing to them); prices from
  *   the dataset's `aws` rows, a geographic inference profile (`us.`, `eu.`, …) and an in-region id
  *   priced as the dataset's `regional.` row, `global.` as its own.
  *
  * Endpoints: runtime `https://bedrock-runtime.{region}.amazonaws.com`, control plane
  * `https://bedrock.{region}.amazonaws.com` (manifest `baseUrl` / `controlPlaneUrl` override them).
  * Sources: https://docs.aws.amazon.com/general/latest/gr/bedrock.html (endpoints);
- * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_ListFoundationModels.html.
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_ListFoundationModels.html ;
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_ListInferenceProfiles.html.
  */
 import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
 import type { ModelCall, ResponseCodec, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
 import type { UpstreamClient } from '../../../../core/upstream/upstream-client.ts';
 import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
-import { malformedResponse } from '../canonical.ts';
 import { Provider, splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions, type ProviderSettings } from '../base.ts';
 import { toAnthropicRequest } from '../anthropic/request.ts';
 import { anthropicPromptTokenRules } from '../anthropic/token-rules.ts';
 import { awsKeyOf, BedrockSigner } from './auth.ts';
 import { anthropicModelOf, BEDROCK_ANTHROPIC_VERSION, bedrockClaudeBody, claudeCodec, isClaudeModel } from './claude.ts';
 import { converseCodec, toConverseRequest } from './converse.ts';
+import { listBedrockModels } from './model-list.ts';
 
 const NATIVE_DIALECTS: ReadonlySet<string> = new Set(['anthropic-messages']);
 const EVENT_STREAM = 'application/vnd.amazon.eventstream';
 /** Geographic cross-region inference profiles' prefixes, priced as the dataset's `regional.` rows. */
 const GEO_PREFIX = /^(us|eu|apac|jp|au|ca|us-gov)\./;
-
-interface FoundationModelList {
-  modelSummaries?: Array<{ modelId?: unknown; modelName?: unknown; providerName?: unknown; outputModalities?: unknown }>;
-}
 
 export class BedrockProvider extends Provider {
   readonly name = 'AWS Bedrock';
@@ -121,20 +119,14 @@ export class BedrockProvider extends Provider {
     };
   }
 
-  /** `ListFoundationModels`: the models with text output (chat models), by model id. */
-  async listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {
-    const url = new URL(`${this.controlPlaneUrl.replace(/\/+$/, '')}/foundation-models?byOutputModality=TEXT`);
-    const headers = await this.signer.headersFor(credential.apiKey, 'GET', url, { accept: 'application/json' }, null);
-    const list = (await this.upstream.getJson(this.id, url.href, Object.assign({ accept: 'application/json' }, headers), signal)) as FoundationModelList;
-    if (!list || !Array.isArray(list.modelSummaries)) throw malformedResponse(this.id, 'a model list without "modelSummaries"');
-    const entries: CatalogEntry[] = [];
-    for (const model of list.modelSummaries) {
-      if (typeof model?.modelId !== 'string' || model.modelId === '') continue;
-      const entry: CatalogEntry = { id: model.modelId, created: 0, owned_by: typeof model.providerName === 'string' ? model.providerName : 'bedrock' };
-      if (typeof model.modelName === 'string' && model.modelName !== '') entry.display_name = model.modelName;
-      entries.push(entry);
-    }
-    return entries;
+  /** `ListFoundationModels` and `ListInferenceProfiles` (`model-list.ts`), each GET signed for `credential`. */
+  listModels(credential: Credential, signal?: AbortSignal): Promise<CatalogEntry[]> {
+    const base = this.controlPlaneUrl.replace(/\/+$/, '');
+    return listBedrockModels(this.id, async (pathAndQuery) => {
+      const url = new URL(`${base}${pathAndQuery}`);
+      const headers = await this.signer.headersFor(credential.apiKey, 'GET', url, { accept: 'application/json' }, null);
+      return this.upstream.getJson(this.id, url.href, Object.assign({ accept: 'application/json' }, headers), signal);
+    });
   }
 }
 

@@ -12,9 +12,11 @@
  *   `GenerateContentResponse`; only the URL and the authentication differ.
  * - Every call carries an OAuth access token added at dispatch (`auth.ts`); errors by the shared
  *   policy (`errors.ts`).
- * - No model discovery: Vertex lists the publishers' whole Model Garden, not what a project may
- *   call; clients name models by id. Prices from the dataset's `google` rows (which hold Vertex's
- *   Claude and Gemini prices), by the id without its `@version`.
+ * - The model list is the manifest's `models` (ids as Vertex names them), once a token proves the
+ *   credential: Vertex's publisher-model list (`publishers.models.list`) is the whole Model Garden,
+ *   hundreds of models that a project may not call (Claude must be enabled per project), so it says
+ *   nothing about this deployment. Other ids can still be called. Prices from the dataset's `google`
+ *   rows (which hold Vertex's Claude and Gemini prices), by the id without its `@version`.
  *
  * Endpoint: `https://{location}-aiplatform.googleapis.com`, `https://aiplatform.googleapis.com` for
  * `global` (manifest `baseUrl` overrides it); paths `/v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}:{method}`.
@@ -140,9 +142,12 @@ export class VertexProvider extends Provider {
     };
   }
 
-  /** No discovery (module doc): an empty list, once a token proves the credential (`testCredential`). */
+  /**
+   * The manifest's `models` (module doc), each owned by its publisher (`anthropic` or `google`), once
+   * a token proves the credential (`testCredential`); rejects with the token's 502 when none can be had.
+   */
   async listModels(credential: Credential): Promise<CatalogEntry[]> {
     await this.tokens.headersFor(credential.apiKey);
-    return [];
+    return (this.settings.models ?? []).map((id) => ({ id, created: 0, owned_by: isClaudeModel(id) ? 'anthropic' : 'google' }));
   }
 }
