@@ -1,13 +1,15 @@
 /**
  * The `gemini` dialect: Google's Gemini API (`POST /api/v1beta/models/{model}:generateContent`,
- * `:streamGenerateContent`, `:countTokens`), what Gemini CLI and every `@google/genai` app speak
+ * `:streamGenerateContent`, `:countTokens`, `:embedContent`, `:batchEmbedContents`), what Gemini CLI and every `@google/genai` app speak
  * (base URL `<gateway>/api`; the key in `x-goog-api-key`, `?key=` or Bearer). The model is the path's
  * `{model}` (the SDKs send `models/<id>`; a `provider/model` id keeps its slash). Requests are
  * validated (`request-schema.ts`) and mapped to the canonical request (`to-canonical.ts`); canonical
- * answers are rendered as `GenerateContentResponse`s (`render.ts`); errors take Google's body
+ * answers are rendered as `GenerateContentResponse`s (`render.ts`); the embeddings methods map to the
+ * canonical embeddings call and back (`embed.ts`); errors take Google's body
  * (`errors.ts`). On a native Gemini upstream the client's body goes through unchanged.
  *
- * Sources: https://ai.google.dev/api/generate-content , https://ai.google.dev/api/tokens ;
+ * Sources: https://ai.google.dev/api/generate-content , https://ai.google.dev/api/tokens ,
+ * https://ai.google.dev/api/embeddings ;
  * docs/provider-wire-formats.md §3; docs/architecture.md ("Dialects", "How to add a dialect").
  */
 import { createBodyValidator } from '../../http/request-body.ts';
@@ -15,7 +17,8 @@ import { invalidRequest } from '../../errors.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { MAX_MODEL_CHARS } from '../model-field.ts';
 import { geminiErrorBody } from './errors.ts';
-import { countTokensDoc, generateContentDoc, streamGenerateContentDoc } from './openapi.ts';
+import { GEMINI_BATCH_EMBED_CONTENTS, GEMINI_EMBED_CONTENT, mapEmbedText, parseEmbedBody } from './embed.ts';
+import { batchEmbedContentsDoc, countTokensDoc, embedContentDoc, generateContentDoc, streamGenerateContentDoc } from './openapi.ts';
 import { createGeminiRenderer } from './render.ts';
 import { countTokensRequestSchema, generateContentRequestSchema } from './request-schema.ts';
 import { mapGeminiRequestText } from './text.ts';
@@ -33,6 +36,9 @@ const validateGenerate = createBodyValidator<GenerateContentRequest>(generateCon
 const validateCount = createBodyValidator<{ contents?: GenerateContentRequest['contents']; generateContentRequest?: GenerateContentRequest }>(countTokensRequestSchema);
 
 export { geminiErrorBody } from './errors.ts';
+export { GEMINI_BATCH_EMBED_CONTENTS, GEMINI_EMBED_CONTENT } from './embed.ts';
+
+const isEmbedOperation = (operation: string): boolean => operation === GEMINI_EMBED_CONTENT || operation === GEMINI_BATCH_EMBED_CONTENTS;
 
 /** The path's model: `models/` (which the SDKs put before every id) taken off, bounded like every dialect's `model`. */
 function modelOf(params: Readonly<Record<string, string>> | undefined): string {
@@ -49,11 +55,17 @@ export const gemini: Dialect = {
     { method: 'POST', path: '/api/v1beta/models/{model+}:generateContent', operation: GEMINI_GENERATE_CONTENT, hasBody: true, doc: generateContentDoc },
     { method: 'POST', path: '/api/v1beta/models/{model+}:streamGenerateContent', operation: GEMINI_STREAM_GENERATE_CONTENT, hasBody: true, doc: streamGenerateContentDoc },
     { method: 'POST', path: '/api/v1beta/models/{model+}:countTokens', operation: GEMINI_COUNT_TOKENS, hasBody: true, kind: 'token-count', doc: countTokensDoc },
+    { method: 'POST', path: '/api/v1beta/models/{model+}:embedContent', operation: GEMINI_EMBED_CONTENT, hasBody: true, doc: embedContentDoc },
+    { method: 'POST', path: '/api/v1beta/models/{model+}:batchEmbedContents', operation: GEMINI_BATCH_EMBED_CONTENTS, hasBody: true, doc: batchEmbedContentsDoc },
   ],
   passthroughHeaders: [],
   streamContentType: 'text/event-stream; charset=utf-8',
   parseRequest(json: unknown, operation: string, _headers, params): ParsedRequest {
     const model = modelOf(params);
+    if (isEmbedOperation(operation)) {
+      const { body, embedding, untranslatable } = parseEmbedBody(json, operation, model);
+      return { canonical: embedding, body, stream: false, wantsStreamUsage: false, untranslatable };
+    }
     if (operation === GEMINI_COUNT_TOKENS) {
       const body = validateCount(json);
       const counted = body.generateContentRequest ?? { contents: body.contents ?? [] };
@@ -69,8 +81,9 @@ export const gemini: Dialect = {
   errorBody: geminiErrorBody,
   createRenderer: createGeminiRenderer,
   tokenCountBody: (inputTokens) => ({ totalTokens: inputTokens }),
-  capOutput: (body, tokens) => Object.assign({}, body, {
+  // An embeddings body generates nothing: there is no output limit to lower.
+  capOutput: (body, tokens) => ('contents' in body ? Object.assign({}, body, {
     generationConfig: Object.assign({}, body.generationConfig as Record<string, unknown> | undefined, { maxOutputTokens: tokens }),
-  }),
-  mapRequestText: mapGeminiRequestText,
+  }) : body),
+  mapRequestText: (body, fn) => ('contents' in body ? mapGeminiRequestText(body, fn) : mapEmbedText(body, fn)),
 };

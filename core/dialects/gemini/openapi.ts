@@ -1,13 +1,15 @@
 /**
  * The OpenAPI descriptions of the Gemini routes (`generateContent`, `streamGenerateContent`,
- * `countTokens`), with the request schemas the dialect validates with, after
- * https://ai.google.dev/api/generate-content and https://ai.google.dev/api/tokens .
+ * `countTokens`, `embedContent`, `batchEmbedContents`, the model list), with the request schemas the
+ * dialect validates with, after https://ai.google.dev/api/generate-content ,
+ * https://ai.google.dev/api/tokens , https://ai.google.dev/api/embeddings and https://ai.google.dev/api/models .
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { toJsonSchema2020 } from '../../openapi/json-schema-2020.ts';
 import { responseHeaders } from '../../openapi/openapi-errors.ts';
 import type { RouteDoc } from '../../routes.ts';
 import { countTokensRequestSchema, generateContentRequestSchema } from './request-schema.ts';
+import { batchEmbedContentsRequestSchema, embedContentRequestSchema } from './embed.ts';
 
 const GENERATE_REQUEST = 'GeminiGenerateContentRequest';
 const COUNT_REQUEST = 'GeminiCountTokensRequest';
@@ -92,4 +94,40 @@ export const countTokensDoc: RouteDoc = {
   success: { description: 'The prompt\'s token count, {"totalTokens": n}.', headers: responseHeaders(true), content: { 'application/json': { schema: { type: 'object', required: ['totalTokens'], properties: { totalTokens: { type: 'integer', description: 'Prompt tokens.' } } } } } },
   errors,
   schemas: { [COUNT_REQUEST]: toJsonSchema2020(countTokensRequestSchema) },
+};
+
+const embeddingSchema: JsonSchema = {
+  type: 'object', required: ['values'],
+  properties: { values: { type: 'array', items: { type: 'number' }, description: 'The vector.' } },
+};
+
+const embedErrors = {
+  400: {
+    when: 'The body is not a valid request, or names what an OpenAI-style embeddings upstream cannot take (taskType, title, a non-text part; translated).',
+    example: { code: 'invalid_request', message: 'Invalid value for "taskType": it is Gemini\'s own and has no OpenAI-style embeddings counterpart; leave it out, or use a Gemini model.', param: 'taskType' },
+  },
+};
+
+export const embedContentDoc: RouteDoc = {
+  operationId: 'geminiEmbedContent',
+  summary: 'Embed content (Gemini API)',
+  description: 'Gemini\'s embedContent: one vector for the content\'s text. Passed through to a Gemini upstream, translated to an OpenAI-style embeddings call for any other (outputDimensionality as dimensions). Billed on the input tokens, counted locally when the upstream reports none (Gemini).',
+  tag: TAG,
+  parameters: [modelParameter],
+  requestBody: { required: true, content: { 'application/json': { schema: schemaRef('GeminiEmbedContentRequest') } } },
+  success: { description: 'The vector, {"embedding": {"values": [...]}}.', headers: responseHeaders(true), content: { 'application/json': { schema: { type: 'object', required: ['embedding'], properties: { embedding: embeddingSchema } } } } },
+  errors: embedErrors,
+  schemas: { GeminiEmbedContentRequest: toJsonSchema2020(embedContentRequestSchema) },
+};
+
+export const batchEmbedContentsDoc: RouteDoc = {
+  operationId: 'geminiBatchEmbedContents',
+  summary: 'Embed contents in a batch (Gemini API)',
+  description: 'Gemini\'s batchEmbedContents (what @google/genai\'s models.embedContent calls): one vector per request, in order. Passed through to a Gemini upstream (each request\'s model set to the routed one), translated for any other.',
+  tag: TAG,
+  parameters: [modelParameter],
+  requestBody: { required: true, content: { 'application/json': { schema: schemaRef('GeminiBatchEmbedContentsRequest') } } },
+  success: { description: 'The vectors, {"embeddings": [{"values": [...]}]}.', headers: responseHeaders(true), content: { 'application/json': { schema: { type: 'object', required: ['embeddings'], properties: { embeddings: { type: 'array', items: embeddingSchema } } } } } },
+  errors: embedErrors,
+  schemas: { GeminiBatchEmbedContentsRequest: toJsonSchema2020(batchEmbedContentsRequestSchema) },
 };

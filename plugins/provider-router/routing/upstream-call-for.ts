@@ -89,6 +89,8 @@ function buildCall(ex: Exchange, provider: Provider, options: ChatCallOptions, e
   const request = ex.request!;
   if (isEmbeddingRequest(request)) {
     if (!provider.buildEmbeddingCall) throw embeddingsUnsupported(provider.name, embedders);
+    // A dialect whose embeddings body holds more than the canonical call (Gemini's taskType) refuses it here.
+    if (ex.untranslatable) throw ex.untranslatable;
     return provider.buildEmbeddingCall(request, options);
   }
   if (ex.untranslatable) throw ex.untranslatable;
