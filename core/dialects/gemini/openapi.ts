@@ -131,3 +131,40 @@ export const batchEmbedContentsDoc: RouteDoc = {
   errors: embedErrors,
   schemas: { GeminiBatchEmbedContentsRequest: toJsonSchema2020(batchEmbedContentsRequestSchema) },
 };
+
+const modelSchema: JsonSchema = {
+  type: 'object', required: ['name', 'displayName', 'supportedGenerationMethods'],
+  properties: {
+    name: { type: 'string', description: '"models/<id>", the id being what clients send back ("provider/model" or a manifest model name).' },
+    baseModelId: { type: 'string', description: 'The upstream\'s own model id.' },
+    displayName: { type: 'string', description: 'A human-readable name.' },
+    supportedGenerationMethods: { type: 'array', items: { type: 'string' }, description: 'embedContent and batchEmbedContents for an embedding model, else generateContent, streamGenerateContent and countTokens.' },
+  },
+};
+
+export const listModelsDoc: RouteDoc = {
+  operationId: 'geminiListModels',
+  summary: 'List models (Gemini API)',
+  description: 'The models the caller\'s key may use (the catalog of GET /v1/models), in Google\'s shape, paged: pageSize (default 50, at most 1000) and the pageToken of the previous page\'s nextPageToken.',
+  tag: TAG,
+  parameters: [
+    { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer' }, description: 'Models per page (default 50, at most 1000).' },
+    { name: 'pageToken', in: 'query', required: false, schema: { type: 'string' }, description: 'The previous page\'s nextPageToken.' },
+  ],
+  success: { description: 'A page of models.', content: { 'application/json': { schema: { type: 'object', required: ['models'], properties: { models: { type: 'array', items: schemaRef('GeminiModel') }, nextPageToken: { type: 'string', description: 'Present when more pages follow.' } } } } } },
+  errors: { 400: { when: 'pageSize is not a whole number, or pageToken is not one this gateway gave.', example: { code: 'invalid_request', message: '"pageToken" is not a token this gateway gave; send the "nextPageToken" of the previous page.', param: 'pageToken' } } },
+  schemas: { GeminiModel: modelSchema },
+};
+
+export const getModelDoc: RouteDoc = {
+  operationId: 'geminiGetModel',
+  summary: 'Get a model (Gemini API)',
+  description: 'One model of the list, by its id ("provider/model", a manifest model name, or a bare id exactly one provider lists); the SDKs send "models/<id>".',
+  tag: TAG,
+  parameters: [modelParameter],
+  success: { description: 'The model.', content: { 'application/json': { schema: schemaRef('GeminiModel') } } },
+  errors: {
+    404: { when: 'No provider lists this model (NOT_FOUND).', example: { code: 'model_not_found', message: 'The model "gemini-9" does not exist or is not available. GET /api/v1beta/models lists the models you can use.', param: null } },
+  },
+  schemas: { GeminiModel: modelSchema },
+};
