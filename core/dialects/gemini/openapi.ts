@@ -6,7 +6,7 @@
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { toJsonSchema2020 } from '../../openapi/json-schema-2020.ts';
-import { responseHeaders } from '../../openapi/openapi-errors.ts';
+import { jsonOk, responseHeaders } from '../../openapi/openapi-errors.ts';
 import type { RouteDoc } from '../../routes.ts';
 import { countTokensRequestSchema, generateContentRequestSchema } from './request-schema.ts';
 import { batchEmbedContentsRequestSchema, embedContentRequestSchema } from './embed.ts';
@@ -151,9 +151,15 @@ export const listModelsDoc: RouteDoc = {
     { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer' }, description: 'Models per page (default 50, at most 1000).' },
     { name: 'pageToken', in: 'query', required: false, schema: { type: 'string' }, description: 'The previous page\'s nextPageToken.' },
   ],
-  success: { description: 'A page of models.', content: { 'application/json': { schema: { type: 'object', required: ['models'], properties: { models: { type: 'array', items: schemaRef('GeminiModel') }, nextPageToken: { type: 'string', description: 'Present when more pages follow.' } } } } } },
+  success: jsonOk('A page of the models the key may use, and the token of the next page when one follows.', 'GeminiModelList'),
   errors: { 400: { when: 'pageSize is not a whole number, or pageToken is not one this gateway gave.', example: { code: 'invalid_request', message: '"pageToken" is not a token this gateway gave; send the "nextPageToken" of the previous page.', param: 'pageToken' } } },
-  schemas: { GeminiModel: modelSchema },
+  schemas: {
+    GeminiModel: modelSchema,
+    GeminiModelList: {
+      type: 'object', required: ['models'],
+      properties: { models: { type: 'array', items: schemaRef('GeminiModel'), description: 'This page\'s models.' }, nextPageToken: { type: 'string', description: 'Present when more pages follow.' } },
+    },
+  },
 };
 
 export const getModelDoc: RouteDoc = {
@@ -162,7 +168,7 @@ export const getModelDoc: RouteDoc = {
   description: 'One model of the list, by its id ("provider/model", a manifest model name, or a bare id exactly one provider lists); the SDKs send "models/<id>".',
   tag: TAG,
   parameters: [modelParameter],
-  success: { description: 'The model.', content: { 'application/json': { schema: schemaRef('GeminiModel') } } },
+  success: jsonOk('The model, in Google\'s Model shape (name "models/<id>").', 'GeminiModel'),
   errors: {
     404: { when: 'No provider lists this model (NOT_FOUND).', example: { code: 'model_not_found', message: 'The model "gemini-9" does not exist or is not available. GET /api/v1beta/models lists the models you can use.', param: null } },
   },
