@@ -9,9 +9,10 @@
  * request's other deployments, as for any deployment that cannot take it.
  *
  * An embeddings exchange (its `ex.request` an `EmbeddingRequest`) follows the same choice: native
- * pass-through to a provider that speaks `openai-embeddings`, else the provider's own
- * `buildEmbeddingCall`; a provider with neither (Anthropic) is refused with a 400 naming it and the
- * configured providers that embed.
+ * pass-through to a provider that speaks the client's dialect (`openai-embeddings`, or `gemini` for
+ * Gemini's embed methods), else the provider's own `buildEmbeddingCall`, after the 400 for what the
+ * canonical call could not carry (Gemini's `taskType`); a provider with neither (Anthropic) is refused
+ * with a 400 naming it and the configured providers that embed.
  */
 import type { Exchange } from '../../../core/exchange.ts';
 import type { ModelCall, UpstreamCall } from '../../../core/upstream/upstream-call.ts';

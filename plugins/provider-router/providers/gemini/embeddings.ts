@@ -35,7 +35,7 @@ export function toBatchEmbedRequest(request: EmbeddingRequest, modelPath: string
 function valuesOf(provider: string, embedding: { values?: unknown } | undefined): number[] {
   const values = embedding?.values;
   if (!Array.isArray(values) || !values.every((v) => typeof v === 'number')) throw malformedResponse(provider, 'an embedding without numeric "values"');
-  return values as number[];
+  return values;
 }
 
 /** A `batchEmbedContents` answer as canonical vectors (no usage: Gemini reports none). Throws 502 when malformed. */
