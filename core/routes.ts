@@ -46,9 +46,10 @@ export interface RouteDeclaration {
   /**
    * What a dialect's route answers: a model call (billed, limited and logged; the default), or a
    * token count (answered by the provider's own counting endpoint when it speaks the dialect
-   * natively, else by the local tokenizer; never billed).
+   * natively, else by the local tokenizer; never billed), or a read of the model catalog in the
+   * dialect's shape (no body; answered by the router, errors in the dialect's shape; never billed).
    */
-  kind?: 'model-call' | 'token-count';
+  kind?: 'model-call' | 'token-count' | 'catalog';
   doc: RouteDoc;
 }
 

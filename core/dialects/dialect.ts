@@ -77,6 +77,11 @@ export interface Dialect {
   readonly routes: readonly RouteDeclaration[];
   /** Request headers (lowercase) forwarded unchanged on native pass-through, e.g. `anthropic-beta`. */
   readonly passthroughHeaders: readonly string[];
+  /**
+   * Where a client of this dialect puts its API key, as the 401 for a request without one names it
+   * (`"x-goog-api-key: <key>" or "?key=<key>"`); absent: the gateway's `Authorization: Bearer` or `x-api-key`.
+   */
+  readonly keyAdvice?: string;
   /** Response content type of a stream in this dialect. */
   readonly streamContentType: string;
   /**

@@ -50,10 +50,16 @@ export function presentedKey(headers: Exchange['headers'], query: Exchange['quer
   return null;
 }
 
-/** The 401 for a request that presented no usable key: what is wrong with what it sent, if anything. */
-function missingKey(headers: Exchange['headers']): Error {
-  const authorization = headers.authorization;
-  if (!authorization) return invalidApiKey('Missing API key. Pass a Tollgate key as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+/**
+ * The 401 for a request that presented no usable key: what is wrong with what it sent, if anything.
+ * With no key at all, it says where the request's dialect puts one (`Dialect.keyAdvice`, e.g. Gemini's
+ * `x-goog-api-key`), else the gateway's own headers.
+ */
+function missingKey(ex: Exchange): Error {
+  const authorization = ex.headers.authorization;
+  if (!authorization) {
+    return invalidApiKey(`Missing API key. Pass a Tollgate key as ${ex.dialect?.keyAdvice ?? '"Authorization: Bearer <key>" or "x-api-key: <key>"'}.`);
+  }
   const bare = keyWithoutBearer(authorization);
   const kind = bare === null ? null : providerKeyKind(bare);
   return invalidApiKey(kind ? providerKeyMessage(kind) : malformedAuthorizationMessage(bare !== null));
@@ -161,7 +167,7 @@ function createAuthGuard(config: AuthGuardConfig, ctx: PluginContext): Plugin {
       // document is); a valid key only attributes the request for the log.
       if (ex.operation === UNKNOWN_ENDPOINT) return identifyQuietly(ex);
       const key = presentedKey(ex.headers, ex.query);
-      if (!key) throw missingKey(ex.headers);
+      if (!key) throw missingKey(ex);
       const isTicket = key.startsWith(TEST_TICKET_PREFIX);
       const hash = isTicket ? tickets.redeem(key, ex.startedAtMs) : hashApiKey(key);
       if (hash === null) throw invalidApiKey('This test ticket is unknown, used or expired.');

@@ -29,7 +29,8 @@ import { providerRouterSchema, type ProviderRouterConfig } from './schema.ts';
 import { createProvidersService } from './admin-service.ts';
 import { createDeploymentPicker, modelGroupsOf, unconfiguredGroupProviders, unknownProviders, type Deployment } from './routing/model-groups.ts';
 import { firstAttempt, type AttemptState } from './routing/fallback-plan.ts';
-import { checkModelAllowed } from './routing/model-allow-list.ts';
+import { checkModelAllowed, modelAllowed } from './routing/model-allow-list.ts';
+import { GEMINI_MODELS_GET, GEMINI_MODELS_LIST, geminiModelOf, geminiModelPage, type CatalogModel } from '../../core/dialects/gemini/index.ts';
 import type { Credential } from './providers/base.ts';
 import type { FailedAttempt } from '../../core/upstream/upstream-call.ts';
 import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './health/upstream-health.ts';
@@ -171,6 +172,9 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
           return listing(router, ex);
         case 'providers.get':
           return describeProvider(router, ex);
+        case GEMINI_MODELS_LIST:
+        case GEMINI_MODELS_GET:
+          return geminiListing(router, ex);
         default:
           // Every other operation reaching the router is a model call (a dialect's); endpoints of
           // other plugins are answered by them earlier in the chain.
@@ -344,6 +348,22 @@ async function listing(r: Router, ex: Exchange): Promise<Reply> {
   const lists = await catalogFor(r, ex).all();
   await r.ctx.services.get('pricing')?.ready();
   return reply(200, modelCatalog(lists, r.prices));
+}
+
+/**
+ * `GET /api/v1beta/models` and `/{model}`: the entries of `GET /api/v1/models` the caller's key may
+ * use (its allow-list matched against the listed id and the bare upstream id), in Google's shape.
+ */
+async function geminiListing(r: Router, ex: Exchange): Promise<Reply> {
+  const patterns = ex.principal?.models;
+  const models: CatalogModel[] = [];
+  for (const m of openAIModelList(await catalogFor(r, ex).all(), r.groups).data) {
+    const slash = m.id.indexOf('/');
+    const baseModelId = r.groups.has(m.id) || slash === -1 ? m.id : m.id.slice(slash + 1);
+    if (modelAllowed(patterns, [m.id, baseModelId])) models.push({ id: m.id, baseModelId, displayName: m.display_name });
+  }
+  if (ex.operation === GEMINI_MODELS_LIST) return reply(200, geminiModelPage(models, ex.query));
+  return reply(200, geminiModelOf(models, ex.params.model ?? ''));
 }
 
 /** A model call once its deployments are known: a local token count, or the first attempt. */

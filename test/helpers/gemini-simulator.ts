@@ -210,6 +210,24 @@ function batchEmbed(res: ServerResponse, model: string, body: Json) {
   res.end(JSON.stringify({ embeddings }, null, 2));
 }
 
+/**
+ * `POST /v1beta/models/{model}:embedContent`: `{embedding: {values}}`, the deterministic vector of the
+ * content's text parts (`outputDimensionality` honoured), no usage. A `model` in the body must match the path's.
+ */
+function embedOne(res: ServerResponse, model: string, body: Json) {
+  const failure = ERRORS[model];
+  if (failure) return sendError(res, ...failure);
+  if (body.model !== undefined && body.model !== `models/${model}`) {
+    return sendError(res, 400, 'INVALID_ARGUMENT', '* EmbedContentRequest.model: model in the request must match the model in the URL');
+  }
+  const parts = ((body.content as Json | undefined)?.parts ?? []) as Json[];
+  if (parts.length === 0) return sendError(res, 400, 'INVALID_ARGUMENT', '* EmbedContentRequest.content: contents must not be empty');
+  const text = parts.map((part) => String(part.text ?? '')).join('');
+  const dimensions = typeof body.outputDimensionality === 'number' ? body.outputDimensionality : SIM_EMBEDDING_DIMENSIONS;
+  res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+  res.end(JSON.stringify({ embedding: { values: simEmbedding(text, dimensions) } }, null, 2));
+}
+
 export async function startGeminiSimulator(options: GeminiSimulatorOptions = {}): Promise<GeminiSimulator> {
   const pageSize = options.modelPageSize ?? 2;
   const requests: RecordedGeminiRequest[] = [];
@@ -298,6 +316,8 @@ export async function startGeminiSimulator(options: GeminiSimulatorOptions = {})
     }
     const embed = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);
     if (req.method === 'POST' && embed && body) return batchEmbed(res, embed[1]!, body);
+    const embedSingle = /^\/v1beta\/models\/([^/:]+):embedContent$/.exec(path);
+    if (req.method === 'POST' && embedSingle && body) return embedOne(res, embedSingle[1]!, body);
     sendError(res, 404, 'NOT_FOUND', `The simulator does not serve ${req.method} ${path}.`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

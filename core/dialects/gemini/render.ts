@@ -25,6 +25,8 @@ import type { GatewayError } from '../../errors.ts';
 import type { Exchange } from '../../exchange.ts';
 import type { DecodedChunk, DecodedResponse } from '../../upstream/upstream-call.ts';
 import type { ResponseRenderer } from '../dialect.ts';
+import type { EmbeddingResult } from '../../canonical/embedding-types.ts';
+import { renderEmbeddings } from './embed.ts';
 import { geminiErrorBody } from './errors.ts';
 import type { GeminiPart, GenerateContentResponse, UsageMetadata } from './types.ts';
 
@@ -132,6 +134,11 @@ class GeminiRenderer implements ResponseRenderer {
     if (parts.length === 0) parts.push({ text: '' });
     const last = this.event(this.response(parts, finishReasonOf(this.finishReason), usageMetadataOf(this.ex.usage, this.reasoningTokens)));
     return this.sse ? last : `${last}]`;
+  }
+
+  /** An embeddings answer from a translating provider, in the shape of the client's method. */
+  embeddings(result: EmbeddingResult): string {
+    return renderEmbeddings(this.ex.operation, result);
   }
 
   error(err: GatewayError): string {

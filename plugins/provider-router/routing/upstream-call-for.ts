@@ -9,9 +9,10 @@
  * request's other deployments, as for any deployment that cannot take it.
  *
  * An embeddings exchange (its `ex.request` an `EmbeddingRequest`) follows the same choice: native
- * pass-through to a provider that speaks `openai-embeddings`, else the provider's own
- * `buildEmbeddingCall`; a provider with neither (Anthropic) is refused with a 400 naming it and the
- * configured providers that embed.
+ * pass-through to a provider that speaks the client's dialect (`openai-embeddings`, or `gemini` for
+ * Gemini's embed methods), else the provider's own `buildEmbeddingCall`, after the 400 for what the
+ * canonical call could not carry (Gemini's `taskType`); a provider with neither (Anthropic) is refused
+ * with a 400 naming it and the configured providers that embed.
  */
 import type { Exchange } from '../../../core/exchange.ts';
 import type { ModelCall, UpstreamCall } from '../../../core/upstream/upstream-call.ts';
@@ -89,6 +90,8 @@ function buildCall(ex: Exchange, provider: Provider, options: ChatCallOptions, e
   const request = ex.request!;
   if (isEmbeddingRequest(request)) {
     if (!provider.buildEmbeddingCall) throw embeddingsUnsupported(provider.name, embedders);
+    // A dialect whose embeddings body holds more than the canonical call (Gemini's taskType) refuses it here.
+    if (ex.untranslatable) throw ex.untranslatable;
     return provider.buildEmbeddingCall(request, options);
   }
   if (ex.untranslatable) throw ex.untranslatable;

@@ -40,6 +40,15 @@ const CONTRACT_PATHS: Record<string, string[]> = {
   '/v1beta/models/{model}:generateContent': ['post'],
   '/v1beta/models/{model}:streamGenerateContent': ['post'],
   '/v1beta/models/{model}:countTokens': ['post'],
+  '/v1beta/models/{model}:embedContent': ['post'],
+  '/v1beta/models/{model}:batchEmbedContents': ['post'],
+  '/v1beta/models': ['get'],
+  '/v1beta/models/{model}': ['get'],
+  '/v1/models/{model}:generateContent': ['post'],
+  '/v1/models/{model}:streamGenerateContent': ['post'],
+  '/v1/models/{model}:countTokens': ['post'],
+  '/v1/models/{model}:embedContent': ['post'],
+  '/v1/models/{model}:batchEmbedContents': ['post'],
   '/v1/embeddings': ['post'],
 };
 

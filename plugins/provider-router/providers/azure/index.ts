@@ -23,7 +23,8 @@
  * (chat completions: `stream_options.include_usage`, `prompt_filter_results`, `content_filter_results`).
  */
 import type { ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
-import type { ModelCall, ResponseCodec, UpstreamCall, UpstreamRequest } from '../../../../core/upstream/upstream-call.ts';
+import type { EmbeddingsCall, ModelCall, ResponseCodec, UpstreamCall, UpstreamRequest } from '../../../../core/upstream/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 import type { UpstreamHeaders } from '../canonical.ts';
 import { splitBaseUrl, type CatalogEntry, type ChatCallOptions, type Credential, type NativeCallOptions } from '../base.ts';
@@ -100,6 +101,14 @@ export class AzureProvider extends OpenAIProvider {
     const decodeError = this.errorDecoder(options.model);
     if (operation === 'embeddings') return this.withEntra(this.postNativeEmbeddings(options, origin, path, openAIEmbeddingsCodec(this.id, decodeError)), options.credential);
     return this.withEntra(this.postNative(options, origin, path, responsesCodec(this.id, options.model, decodeError)), options.credential);
+  }
+
+  /** A translated embeddings call: OpenAI's body, at the deployment's embeddings path, errors read as Azure's. */
+  override buildEmbeddingCall(request: EmbeddingRequest, options: ChatCallOptions): EmbeddingsCall {
+    const openAICall = super.buildEmbeddingCall(request, options);
+    const { origin, path } = this.target(options.credential, 'embeddings', options.model);
+    const codec = Object.assign({}, openAICall.codec, { decodeError: this.errorDecoder(options.model) });
+    return this.withEntra(Object.assign(openAICall, { origin, path, codec }), options.credential);
   }
 
   protected override codec(deployment: string): ResponseCodec {

@@ -12,7 +12,7 @@
  * - `reasoning_effort` → thinking budget (Google's own OpenAI mapping): https://ai.google.dev/gemini-api/docs/openai
  * - model list: https://ai.google.dev/api/models#method:-models.list
  * - errors, quotas: https://ai.google.dev/gemini-api/docs/troubleshooting , https://ai.google.dev/gemini-api/docs/rate-limits
- * - embeddings (`batchEmbedContents`): https://ai.google.dev/api/embeddings
+ * - embeddings (`embedContent`, `batchEmbedContents`): https://ai.google.dev/api/embeddings
  *
  * The work is split by job: `request.ts` (request → body, every field decision), `response.ts`
  * (answer → `chat.completion`), `stream.ts` (SSE events → chunks), `errors.ts` (error answers),
@@ -32,7 +32,7 @@ import { mapGeminiError } from './errors.ts';
 import { toGeminiRequest } from './request.ts';
 import { toCompletion } from './response.ts';
 import { GeminiStreamDecoder } from './stream.ts';
-import { decodeBatchEmbed, toBatchEmbedRequest } from './embeddings.ts';
+import { decodeBatchEmbed, decodeEmbedContent, toBatchEmbedRequest, withRequestModels } from './embeddings.ts';
 import { GEMINI_PROMPT_TOKEN_RULES } from './token-rules.ts';
 import type { PromptTokenRules } from '../../../../core/tokens/prompt-token-rules.ts';
 
@@ -52,6 +52,8 @@ const NATIVE_ACTIONS: Readonly<Record<string, string>> = {
   'gemini.generateContent': 'generateContent',
   'gemini.streamGenerateContent': 'streamGenerateContent',
   'gemini.countTokens': 'countTokens',
+  'gemini.embedContent': 'embedContent',
+  'gemini.batchEmbedContents': 'batchEmbedContents',
 };
 
 /** Pages of the model list followed at most: a bound against a list that never ends. */
@@ -125,11 +127,25 @@ export class GeminiProvider extends Provider {
     const path = modelPath(options.model);
     const { origin, basePath } = splitBaseUrl(options.credential.baseUrl);
     const served = path.slice(path.indexOf('/') + 1);
+    if (action === 'embedContent' || action === 'batchEmbedContents') {
+      const provider = this.id;
+      const decode = action === 'embedContent' ? decodeEmbedContent : decodeBatchEmbed;
+      return this.postNativeEmbeddings(options, origin, `${basePath}/${path}:${action}`, {
+        decodeError: (status, bodyText, headers) => mapGeminiError(provider, served, status, bodyText, headers),
+        decodeEmbeddings: (bodyText) => decode(provider, served, bodyText),
+      });
+    }
     const codec = action === 'countTokens' ? this.tokenCountCodec(served) : this.codec(served);
     return this.postNative(options, origin, `${basePath}/${path}:${action}${options.stream ? '?alt=sse' : ''}`, codec);
   }
 
+  /**
+   * The client's body: the model is in the path. An embeddings body may also name it in each request
+   * (`models/<id>`), which Gemini requires to match the path's: it is set to the model routed to.
+   */
   protected override nativeBody(options: NativeCallOptions): Readonly<Record<string, unknown>> {
+    const action = NATIVE_ACTIONS[options.operation];
+    if (action === 'embedContent' || action === 'batchEmbedContents') return withRequestModels(options.body, modelPath(options.model));
     return options.body;
   }
 

@@ -9,7 +9,8 @@
  * https://platform.openai.com/docs/guides/rate-limits , https://developers.openai.com/api/docs/guides/error-codes .
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../../core/canonical/chat-types.ts';
-import type { DecodedChunk, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import type { DecodedChunk, EmbeddingsCall, FramedEvent, ModelCall, ResponseCodec, StreamDecoder, UpstreamCall } from '../../../../core/upstream/upstream-call.ts';
+import type { EmbeddingRequest } from '../../../../core/canonical/embedding-types.ts';
 import { upstreamError, type GatewayError } from '../../../../core/errors.ts';
 import { malformedResponse, truncatedStream, type UpstreamHeaders } from '../canonical.ts';
 import { upstreamErrorFor, type UpstreamErrorFacts } from '../upstream-error-policy.ts';
@@ -159,6 +160,19 @@ export class OpenAIProvider extends Provider {
     const decodeError = (status: number, bodyText: string, headers: UpstreamHeaders) => mapOpenAIError(provider, options.model, status, bodyText, headers);
     if (dialect === 'openai-embeddings') return this.postNativeEmbeddings(options, origin, `${basePath}${path}`, openAIEmbeddingsCodec(provider, decodeError));
     return this.postNative(options, origin, `${basePath}${path}`, responsesCodec(provider, options.model, decodeError));
+  }
+
+  /**
+   * A translated embeddings call (from a dialect OpenAI does not speak, e.g. Gemini's
+   * `batchEmbedContents`): `POST /embeddings` with the canonical inputs and `dimensions`, vectors
+   * asked as floats (the client's dialect renders them itself).
+   */
+  override buildEmbeddingCall(request: EmbeddingRequest, { model, credential }: ChatCallOptions): EmbeddingsCall {
+    const { origin, basePath } = splitBaseUrl(credential.baseUrl);
+    const body = { model, input: request.input, ...(request.dimensions !== null ? { dimensions: request.dimensions } : {}), encoding_format: 'float' };
+    const provider = this.id;
+    const decodeError = (status: number, bodyText: string, headers: UpstreamHeaders) => mapOpenAIError(provider, model, status, bodyText, headers);
+    return this.postEmbeddings(credential, origin, `${basePath}/embeddings`, body, openAIEmbeddingsCodec(provider, decodeError));
   }
 
   buildChatCall(request: ChatCompletionRequest, { model, credential }: ChatCallOptions): UpstreamCall {
