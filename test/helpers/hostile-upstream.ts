@@ -1,7 +1,7 @@
 /**
- * An upstream that misbehaves the way a broken or hostile provider does, on the three APIs a gateway
+ * An upstream that misbehaves the way a broken or hostile provider does, on the APIs a gateway
  * provider may call: OpenAI Chat Completions (`/v1/chat/completions`), OpenAI Responses
- * (`/v1/responses`) and Anthropic Messages (`/v1/messages`), each in its own wire format
+ * (`/v1/responses`), Anthropic Messages (`/v1/messages`) and Gemini, each in its own wire format
  * (docs/provider-wire-formats.md). By model:
  * - `huge-usage`: a normal answer ("Hello from a hostile upstream.") whose usage reports
  *   1e22 output tokens (stream and non-stream)
@@ -11,7 +11,8 @@
  * - `huge-model-name`: a normal answer whose `model` is `HUGE_MODEL_NAME` (100,007 characters)
  * - cut answers (issue 42): a stream sends its start and one text delta (`HOSTILE_REPLY`), no usage
  *   and no terminal event, then `cut-reset` destroys the socket, `cut-close` ends the body cleanly and
- *   `cut-tail` ends it in the middle of its next event; `cut-slow` streams a text delta every 10 ms
+ *   `cut-tail` ends it in the middle of its next event, `cut-stall` sends nothing more (until the
+ *   gateway's body timeout closes the connection); `cut-slow` streams a text delta every 10 ms
  *   (up to 500) until its client leaves. Non-streamed, every `cut-*` sends its head (with the whole
  *   body's `content-length`) and half the JSON body, then destroys the socket.
  * Every other model answers normally with sane usage. The Gemini API (`/v1beta/models/{model}:
@@ -145,6 +146,8 @@ async function cutAnswer(res: ServerResponse, req: IncomingMessage, api: Api, mo
   const sent = CUT_FRAMES[api];
   res.write(frames.slice(0, sent).join(''));
   if (model === 'cut-close') return void res.end();
+  // Silent until the gateway gives up (its upstream.bodyTimeoutMs) and closes the connection.
+  if (model === 'cut-stall') return;
   if (model === 'cut-tail') return void res.end(frames[sent]!.slice(0, frames[sent]!.length >> 1));
   await sleep(20);
   req.socket.destroy();

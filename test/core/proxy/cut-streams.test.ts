@@ -5,7 +5,8 @@
  * translated and passed through natively, streamed and not. Each cut answer is logged with its error
  * code, the tokens sent so far (the prompt, and what was streamed, counted locally:
  * `usage_estimated` = 1), a cost, and that cost in the user's spend; the stream ends with the
- * dialect's error event. A deployment whose streams are cut opens its circuit breaker, and a cut
+ * dialect's error event. An upstream that stops sending is given up on after `upstream.bodyTimeoutMs`
+ * and recorded as `upstream_timeout`, billed the same way. A deployment whose streams are cut opens its circuit breaker, and a cut
  * half-open probe opens it again. A client that leaves mid-stream is billed for what was streamed,
  * and its exit does not count against the upstream.
  */
@@ -26,12 +27,14 @@ let tg: TestGateway;
 before(async () => {
   upstream = await startHostileUpstream();
   // Dear prices, so every cut answer costs a visible amount: USD per million tokens.
-  const dataDir = await dataDirWithPrices(['cut-reset', 'cut-close', 'cut-tail', 'cut-slow', 'cut-breaker'].map((model) => ({ model, input: 1000, output: 2000 })));
+  const dataDir = await dataDirWithPrices(['cut-reset', 'cut-close', 'cut-tail', 'cut-stall', 'cut-slow', 'cut-breaker'].map((model) => ({ model, input: 1000, output: 2000 })));
   clock = manualClock(Date.parse('2026-11-02T10:00:00Z'));
   tg = await startTestGateway({
     dataDir,
     clock,
     user: { budgetUsd: 1000 },
+    // A silent upstream is given up on after 1 s (`cut-stall`); every other answer here streams without pauses.
+    upstream: { bodyTimeoutMs: 1000 },
     providers: {
       openai: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-cut-openai' },
       anthropic: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'sk-ant-cut' },
@@ -176,6 +179,24 @@ describe('a stream the upstream cuts is billed and recorded as truncated', () =>
           await assertBilledCut(sent.requestId, 'upstream_stream_truncated', true);
         });
       }
+    }
+  }
+});
+
+describe('a stream the upstream stops sending is billed and recorded as a timeout', () => {
+  for (const dialect of [DIALECTS[0]!, DIALECTS[2]!]) {
+    for (const via of ['native', 'translated'] as const) {
+      const provider = dialect[via];
+      test(`${dialect.name} → ${provider} (${via}), silent past upstream.bodyTimeoutMs`, async () => {
+        const before = await spentNanos();
+        const { path, body } = dialect.request(`${provider}/cut-stall`, true);
+        const sent = await sendWhole(path, body);
+        assert.equal(sent.status, 200);
+        assert.match(sent.text.trim().split(/\n\n/).slice(-2).join('\n'), /timed out \(body\)/);
+        const costNanos = await assertBilledCut(sent.requestId, 'upstream_timeout', true);
+        assert.equal((await tg.logRow(sent.requestId)).status, 504);
+        assert.equal(await spentNanos(), before + costNanos);
+      });
     }
   }
 });
