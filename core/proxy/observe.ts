@@ -15,6 +15,7 @@ import { redactText } from './redact.ts';
 import type { ResponseRenderer } from '../dialects/dialect.ts';
 import { servedModelName } from '../dialects/model-field.ts';
 import { createUtf8StreamDecoder } from './utf8-stream.ts';
+import { truncatedTail } from './stream-cut.ts';
 import type { AnswerRewrite, ObservingHooks } from './relay-types.ts';
 
 /** Exchanges whose upstream already sent an insane usage report (it is logged once per exchange). */
@@ -118,7 +119,16 @@ export function createObserver(ex: Exchange, call: UpstreamCall, hooks: Observin
       observe(() => {
         framer.feed(utf8.end(), events);
         framer.end(events);
-        for (const event of events) if (decoder.decode(event, chunks)) return;
+        try {
+          for (const event of events) if (decoder.decode(event, chunks)) return;
+        } catch (err) {
+          // A last event that does not parse was cut off mid-way: thrown as the truncation it is.
+          const cut = truncatedTail(call.provider, err);
+          if (cut === err) throw err;
+          truncated = true;
+          truncation = cut;
+          return;
+        }
         try {
           decoder.finish(chunks);
         } catch (err) {

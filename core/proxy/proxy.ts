@@ -28,6 +28,7 @@ import { credentialsOf, redactError, redactText } from './redact.ts';
 import type { ResponseRenderer } from '../dialects/dialect.ts';
 import { servedModelName } from '../dialects/model-field.ts';
 import { relayEmbeddings } from './embeddings-relay.ts';
+import { cutError } from './stream-cut.ts';
 import { createCompletionAssembler } from '../canonical/completion-assembler.ts';
 import { mapCompletionText } from '../canonical/text-map.ts';
 import { collectGenerated, readUsage } from './observe.ts';
@@ -72,17 +73,25 @@ export async function proxy(ex: Exchange, call: ModelCall, res: ServerResponse, 
     usage: (into, report) => readUsage(into, report, provider, deps.log), secrets,
     assembler: responseHooks.wantsAnswer && call.kind !== 'embeddings' && call.stream ? createCompletionAssembler() : null,
   };
+  let relayed = false;
   try {
     if (call.kind === 'embeddings') await relayEmbeddings(ex, call, res, hooks, renderer, upstream.body, deps);
     else if (!call.stream) await relayCompletion(ex, call, res, hooks, renderer, upstream.body, deps);
     // A plugin that rewrites the answer's text gets it decoded, so a native stream is rendered anew.
     else if (call.passthrough && !hooks.rewrite) await relayNativeStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
     else await relayStream(ex, call, res, hooks, renderer, streamBody(call, upstream.body), deps);
+    relayed = true;
   } finally {
-    // The upstream accepted the request, so it bills it: a client that left, or a stream the shutdown
-    // cut, is billed for what was generated so far, counted locally.
-    if (ex.clientAborted || shutdownCut(ex) !== null) await settleUsage(ex, deps.tokens);
+    // The upstream accepted the request, so it bills it: an answer that ended early (cut by the
+    // upstream, a timeout, the client leaving, the shutdown; `stream-cut.ts`) is billed for what was
+    // generated so far, counted locally, and a body cut before it was read for its prompt.
+    if (!relayed || endedEarly(ex)) await settleUsage(ex, deps.tokens, true);
   }
+}
+
+/** True when the answer did not end whole: the client left, or the relay recorded an error after the head. */
+function endedEarly(ex: Exchange): boolean {
+  return ex.clientAborted || ex.errorCode !== null || shutdownCut(ex) !== null;
 }
 
 /** A stream's body as the codec reads it: transcoded first when the upstream frames it its own way (`ResponseCodec.transcode`). */
@@ -94,7 +103,9 @@ async function relayCompletion(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, hooks: ObservingHooks, renderer: ResponseRenderer,
   body: AsyncIterable<Buffer>, deps: ProxyDeps,
 ): Promise<void> {
-  const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider), hooks.secrets);
+  const text = redactText(await readBodyText(body, deps.maxResponseBytes, call.provider).catch((err: unknown) => {
+    throw cutError(call.provider, err);
+  }), hooks.secrets);
   const decoded = call.codec.decodeResponse(text);
   const { completion } = decoded;
   ex.modelServed = servedModelName(completion.model);

@@ -8,13 +8,13 @@ import type { ServerResponse } from 'node:http';
 import type { Exchange } from '../exchange.ts';
 import type { AbortSource } from '../http/exchange-abort.ts';
 import type { DecodedChunk, FramedEvent, UpstreamCall } from '../upstream/upstream-call.ts';
-import { transportError } from '../upstream/upstream-client.ts';
 import { GatewayError, internalError, toGatewayError } from '../errors.ts';
 import type { Log } from '../runtime/log.ts';
 import { settleUsage } from '../tokens/token-estimate.ts';
 import { createByteRedactor, redactError } from './redact.ts';
 import type { Dialect, ResponseRenderer } from '../dialects/dialect.ts';
-import { createStreamCap, settleOversized } from './stream-cap.ts';
+import { createStreamCap, logOversized } from './stream-cap.ts';
+import { cutError, truncatedTail } from './stream-cut.ts';
 import { createUtf8StreamDecoder } from './utf8-stream.ts';
 import { createObserver, decodeAll, framerFor, redactEvents, renderChunks } from './observe.ts';
 import type { ObservingHooks, ProxyDeps } from './relay-types.ts';
@@ -41,16 +41,21 @@ export function shutdownCut(ex: Exchange): GatewayError | null {
   return reason instanceof GatewayError && reason.code === 'gateway_shutdown' ? reason : null;
 }
 
-/** Ends a stream that failed after its headers were sent with the dialect's error event. */
+/**
+ * Ends a stream that failed after its headers were sent with the dialect's error event, and records
+ * the error for the log and the attempt (`stream-cut.ts`: whose side ended it). A client that left
+ * gets nothing more; the pipeline records it as `client_disconnected`.
+ */
 function failStream(
   ex: Exchange, call: UpstreamCall, res: ServerResponse, renderer: ResponseRenderer, err: unknown, log: Log, secrets: readonly string[],
 ): void {
-  if (ex.clientAborted || res.destroyed || res.writableEnded) return;
-  const gatewayError = shutdownCut(ex) ?? redactError(toGatewayError(transportError(call.provider, err)), secrets);
+  // An answer already ended whole (a reset while the rest of the body drains) stays served.
+  if (ex.clientAborted || res.writableEnded) return;
+  const gatewayError = shutdownCut(ex) ?? redactError(toGatewayError(cutError(call.provider, err)), secrets);
   if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') log.error('stream relay failed', { requestId: ex.id, err });
   ex.status = gatewayError.status;
   ex.errorCode = gatewayError.code;
-  res.end(renderer.error(gatewayError));
+  if (!res.destroyed) res.end(renderer.error(gatewayError));
 }
 
 /**
@@ -111,7 +116,7 @@ export async function relayStream(
       framer.feed(utf8.end(), events);
       framer.end(events);
       redactEvents(events, hooks.secrets);
-      if (!decodeAll(decoder, events, chunks, write, ex, hooks, renderer)) {
+      if (!decodeTail(call, () => decodeAll(decoder, events, chunks, write, ex, hooks, renderer))) {
         decoder.finish(chunks);
         const out = renderChunks(ex, chunks, hooks, renderer);
         if (out) write(out);
@@ -121,8 +126,17 @@ export async function relayStream(
     }
   } catch (err) {
     writer.flush();
-    await settleOversized(ex, err, deps.tokens, deps.log);
+    logOversized(ex, err, deps.log);
     failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
+  }
+}
+
+/** Decodes the events flushed when the upstream closed: one that does not parse was cut off mid-way (`truncatedTail`). */
+function decodeTail(call: UpstreamCall, decode: () => boolean): boolean {
+  try {
+    return decode();
+  } catch (err) {
+    throw truncatedTail(call.provider, err);
   }
 }
 
@@ -199,7 +213,7 @@ export async function relayNativeStream(
     const final = observer.end();
     if (final !== undefined) await hooks.complete(ex, final);
   } catch (err) {
-    await settleOversized(ex, err, deps.tokens, deps.log);
+    logOversized(ex, err, deps.log);
     failStream(ex, call, res, renderer, err, deps.log, hooks.secrets);
     return;
   }

@@ -10,7 +10,8 @@
  * deployment comes next and how long to wait are the plan's (the router's) business. The request
  * hooks (budget reservation, rate limits, the output cap) ran once before the first attempt and are
  * not run again: a later call is built from the exchange as they left it. Every attempt, served or
- * failed, is recorded on `ex.attempts` for the log and the metrics.
+ * failed, is recorded on `ex.attempts` for the log and the metrics; a stream that failed after its
+ * first byte is recorded with its error code (`stream-cut.ts`), not as served.
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange, Target, UpstreamAttempt } from '../exchange.ts';
@@ -33,7 +34,9 @@ export async function proxyWithFallback(
     ex.upstreamStatus = null;
     try {
       await proxy(ex, call, res, hooks, deps);
-      attempts.push(attemptOf(target, ex.upstreamStatus, null, sinceMs(ex.firstByteAtPerfMs ?? performance.now(), startedPerfMs)));
+      // A stream that failed after its head records its error (a cut, a timeout, an in-band error):
+      // the attempt did not serve, and the router's breaker counts it (issue 42).
+      attempts.push(attemptOf(target, ex.upstreamStatus, ex.errorCode, sinceMs(ex.firstByteAtPerfMs ?? performance.now(), startedPerfMs)));
       return;
     } catch (err) {
       const error = toGatewayError(err);

@@ -219,18 +219,21 @@ function embeddingTokens(request: EmbeddingRequest, count: (text: string) => num
 
 /**
  * Makes `ex.usage` billable when the upstream's report is missing or cut short, and marks it
- * `ex.usageEstimated`. Runs when an answer ends (normally or by a client disconnect) after the
- * upstream accepted the request. Rules:
+ * `ex.usageEstimated`. Runs when an answer ends (normally, or early: `cut`) after the upstream
+ * accepted the request. Rules:
  * - no usage, or all zeros while text was generated: prompt and completion both counted locally;
- * - the client left mid-answer: completion is the larger of the reported and the counted tokens
- *   (a cumulative usage report may be stale), prompt is the reported one when there is one.
+ * - the answer ended early (`cut`: the upstream cut it, a timeout, the shutdown; or the client left):
+ *   completion is the larger of the reported and the counted tokens (a report sent before the end,
+ *   Anthropic's `message_start`, is stale), prompt is the reported one when there is one, else
+ *   counted: the provider bills the input it processed even when the answer never arrived.
  */
-export function completeUsage(ex: Exchange, estimator: TokenEstimator): void {
+export function completeUsage(ex: Exchange, estimator: TokenEstimator, cut = false): void {
   const reported = ex.usage;
   const missing = usageMissing(ex);
-  if (!missing && !ex.clientAborted) return;
+  const early = cut || ex.clientAborted;
+  if (!missing && !early) return;
   const generated = estimator.completionTokens(ex);
-  if (missing && reported !== null && generated === 0 && !ex.clientAborted) return; // a real zero: nothing generated
+  if (missing && reported !== null && generated === 0 && !early) return; // a real zero: nothing generated
   const usage: TokenCounts = {
     promptTokens: reported && reported.promptTokens > 0 ? reported.promptTokens : estimator.promptTokens(ex),
     completionTokens: Math.max(reported?.completionTokens ?? 0, generated),
@@ -247,10 +250,10 @@ function usageMissing(ex: Exchange): boolean {
 }
 
 /** `completeUsage`, after loading the tokenizer when this exchange needs a count (the only await). */
-export async function settleUsage(ex: Exchange, estimator: TokenEstimator): Promise<void> {
-  if (usageMissing(ex) || ex.clientAborted) {
+export async function settleUsage(ex: Exchange, estimator: TokenEstimator, cut = false): Promise<void> {
+  if (usageMissing(ex) || ex.clientAborted || cut) {
     const loading = estimator.ready();
     if (loading) await loading;
   }
-  completeUsage(ex, estimator);
+  completeUsage(ex, estimator, cut);
 }

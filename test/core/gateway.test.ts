@@ -107,7 +107,7 @@ describe('upstream failures', () => {
     assert.ok(all.length >= 2);
     const last = JSON.parse(all.at(-1)!) as { error: { code: string; type: string } };
     assert.equal(last.error.type, 'upstream_error');
-    assert.equal(last.error.code, 'upstream_unreachable');
+    assert.equal(last.error.code, 'upstream_stream_truncated');
     assert.ok(!all.includes('[DONE]'));
   });
 

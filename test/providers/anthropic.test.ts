@@ -437,7 +437,7 @@ describe('anthropic: upstream errors', () => {
       const stream = await client.chat.completions.create({ model: `anthropic/${model}`, messages: [{ role: 'user', content: 'Hi' }], stream: true });
       outcomes[model] = (await apiError(collect(stream))).message;
     }
-    assert.match(outcomes['sim-reset']!, /Could not complete the call to upstream "anthropic"/);
+    assert.match(outcomes['sim-reset']!, /Provider "anthropic" ended the answer before it was complete/);
     assert.match(outcomes['sim-truncated']!, /ended the stream before the answer was complete/);
     assert.match(outcomes['sim-malformed']!, /sent a stream event that is not JSON/);
   });

@@ -478,7 +478,7 @@ describe('gemini: upstream errors', () => {
     for (const model of ['gemini/sim-reset', 'gemini/sim-truncated']) {
       const stream = await client.chat.completions.create({ model, messages, stream: true });
       const err = await apiError(() => collect(stream));
-      assert.match(err.message, model.endsWith('reset') ? /Could not complete the call/ : /ended the stream before the answer was complete/);
+      assert.match(err.message, model.endsWith('reset') ? /ended the answer before it was complete/ : /ended the stream before the answer was complete/);
     }
     const reset = await apiError(() => client.chat.completions.create({ model: 'gemini/sim-reset', messages }));
     assert.equal(reset.status, 502);

@@ -386,8 +386,8 @@ describe('upstream errors', () => {
   test('a reset mid-stream ends the stream with an error; a reset before the answer is a 502', async () => {
     const stream = await client.chat.completions.create({ model: 'ollama/sim-reset', messages: hello, stream: true });
     const err = await rejection(collect(stream));
-    assert.equal(err.code, 'upstream_unreachable');
-    assert.match(err.message, /upstream "ollama"/);
+    assert.equal(err.code, 'upstream_stream_truncated');
+    assert.match(err.message, /Provider "ollama" ended the answer/);
     const early = await rejection(client.chat.completions.create({ model: 'ollama/sim-reset', messages: hello }));
     assert.equal(early.status, 502);
   });
