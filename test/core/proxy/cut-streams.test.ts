@@ -33,8 +33,9 @@ before(async () => {
     dataDir,
     clock,
     user: { budgetUsd: 1000 },
-    // A silent upstream is given up on after 1 s (`cut-stall`); every other answer here streams without pauses.
-    upstream: { bodyTimeoutMs: 1000 },
+    // A silent upstream (`cut-stall`) is given up on after 3 s: not less, a loaded CI machine can pause a
+    // healthy stream for a second; every other answer here streams without pauses.
+    upstream: { bodyTimeoutMs: 3000 },
     providers: {
       openai: { type: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-cut-openai' },
       anthropic: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKey: 'sk-ant-cut' },
