@@ -6,7 +6,7 @@
 //
 //   node bin/install-test-tools.js        into $TOLLGATE_TOOLS_DIR, default <os tmpdir>/tollgate-test-tools
 //
-// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {...}, "gemini": {...}, "node24": {...}, "aiSdk": {...}}),
+// Writes <dir>/tools.json ({"claude": {"version", "bin"}, "codex": {...}, "gemini": {...}, "opencode": {...}, "node24": {...}, "aiSdk": {...}}),
 // which the tests read (test/helpers/test-tools.ts) to find them.
 // - Claude Code 2.x is a native executable (the optional dependency @anthropic-ai/claude-code-<os>-<cpu>,
 //   which the package's postinstall copies over bin/claude.exe), so it needs no newer Node than ours.
@@ -17,8 +17,12 @@
 // - Node 24 (the npm package node-<os>-<cpu>, a plain binary): current clients need Node 22+ (the Vercel
 //   AI SDK 7 does), and CI runs the whole suite on it too (.ci/run).
 // - Gemini CLI is a Node script (bundle/gemini.js, engines node >=20) run by the `node` on PATH.
-// - The Vercel AI SDK (`ai`, `@ai-sdk/openai`, `zod`), which needs Node 22+: the tests run a client
-//   script with the Node 24 binary, resolving the packages from this folder ("bin" is the folder).
+// - The Vercel AI SDK (`ai`, `@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/google`, `zod`), which
+//   needs Node 22+: the tests run a client script with the Node 24 binary, resolving the packages from
+//   this folder ("bin" is the folder).
+// - opencode (test/e2e/opencode.test.ts) is a native executable (Bun-compiled): the package's
+//   postinstall links the optional dependency opencode-<os>-<cpu>'s bin/opencode over bin/opencode.exe;
+//   when npm did not run that postinstall, the platform package's binary is used directly.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +32,12 @@ const libc = process.platform === 'linux' && !process.report?.getReport().header
 /** Codex's Rust target triple, the folder its platform package keeps the binary in. */
 const codexTarget = { 'linux-x64': 'x86_64-unknown-linux-musl', 'linux-arm64': 'aarch64-unknown-linux-musl', 'darwin-x64': 'x86_64-apple-darwin', 'darwin-arm64': 'aarch64-apple-darwin' }[`${process.platform}-${process.arch}`];
 
+/**
+ * The AI SDK's providers (and zod) beside `ai` 7.0.173, each on the same `@ai-sdk/provider` 4.0.38 and
+ * `@ai-sdk/provider-utils` 5.0.81 as `ai` itself (`npm view <pkg>@<v> dependencies`).
+ */
+const AI_SDK_PROVIDERS = [['@ai-sdk/openai', '4.0.118'], ['@ai-sdk/anthropic', '4.0.105'], ['@ai-sdk/google', '4.0.121'], ['zod', '4.6.7']];
+
 /** Pinned: a new CLI can send new fields; bump a version on purpose and rerun its test. */
 const nodePkg = `node-${process.platform}-${process.arch}`;
 const TOOLS = {
@@ -36,10 +46,10 @@ const TOOLS = {
     candidates: (dir) => [join(dir, 'node_modules', nodePkg, 'bin', 'node')],
   },
   aiSdk: {
-    name: 'Vercel AI SDK', pkg: 'ai', version: '7.0.173', with: ['@ai-sdk/openai@4.0.118', 'zod@4.6.7'],
+    name: 'Vercel AI SDK', pkg: 'ai', version: '7.0.173', with: AI_SDK_PROVIDERS.map(([name, v]) => `${name}@${v}`),
     candidates: (dir) => [dir],
     // A library, not a binary: installed when every package is at its pinned version.
-    installed: (dir, version) => [['ai', version], ['@ai-sdk/openai', '4.0.118']].every(([name, v]) => packageVersion(dir, name) === v),
+    installed: (dir, version) => [['ai', version], ...AI_SDK_PROVIDERS].every(([name, v]) => packageVersion(dir, name) === v),
   },
   claude: {
     name: 'Claude Code', pkg: '@anthropic-ai/claude-code', version: '2.1.330',
@@ -58,6 +68,13 @@ const TOOLS = {
   gemini: {
     name: 'Gemini CLI', pkg: '@google/gemini-cli', version: '0.61.0',
     candidates: (dir) => [join(dir, 'node_modules', '.bin', 'gemini')],
+  },
+  opencode: {
+    name: 'opencode', pkg: 'opencode-ai', version: '1.18.33',
+    candidates: (dir) => [
+      join(dir, 'node_modules', '.bin', 'opencode'),
+      join(dir, 'node_modules', `opencode-${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}${libc}`, 'bin', 'opencode'),
+    ],
   },
 };
 

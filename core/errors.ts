@@ -319,12 +319,14 @@ export function routeNotFound(method: string, path: string): GatewayError {
 
 /**
  * 404 for a path under `/api` that no endpoint has (a client with a wrong base URL or an API the
- * gateway does not serve): names the path and the endpoints it does serve, so it cannot be mistaken
- * for an unknown model.
+ * gateway does not serve): names the path, the base-URL mistake `hint` guesses
+ * (`core/dialects/base-url-hint.ts`) and the endpoints it does serve, so it cannot be mistaken for an
+ * unknown model.
  */
-export function endpointNotFound(method: string, path: string, endpoints: readonly string[]): GatewayError {
+export function endpointNotFound(method: string, path: string, endpoints: readonly string[], hint?: string): GatewayError {
+  const why = hint ?? 'Check the client\'s base URL: <gateway>/api/v1 for OpenAI-style clients, <gateway>/api for Anthropic-style and Gemini clients.';
   return gatewayError('endpoint_not_found', {
-    message: `Tollgate has no endpoint ${method} ${path}. Supported: ${endpoints.join(', ')}. (Check the client's base URL: it should end in /api/v1.)`,
+    message: `Tollgate has no endpoint ${method} ${path}. ${why} Supported: ${endpoints.join(', ')}.`,
   });
 }
 

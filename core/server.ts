@@ -18,6 +18,7 @@ import { createBodyBytesInFlight, parseJsonBodyOffThread, readRequestBody, type 
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { createRouteTable, UNKNOWN_ENDPOINT, type RouteDeclaration, type RouteTable } from './routes.ts';
 import { dialects, openAIErrorBody, type Dialect } from './dialects/index.ts';
+import { guessBaseUrlMistake } from './dialects/base-url-hint.ts';
 import type { PluginFactory } from './plugin.ts';
 import type { Cors } from './http/cors.ts';
 import { limitConnections } from './http/connection-limits.ts';
@@ -107,9 +108,9 @@ export function pipelineRoutes(plugins: readonly PluginFactory[]): PipelineRoute
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The route of a path under `/api` that no route declares (see `UNKNOWN_ENDPOINT`); not in the OpenAPI document. */
-function unknownEndpoint(method: string): PipelineRoute {
+function unknownEndpoint(method: string, dialect: Dialect | null): PipelineRoute {
   return {
-    method: method === 'POST' || method === 'DELETE' ? method : 'GET', path: '/api/{unknown}', operation: UNKNOWN_ENDPOINT, dialect: null,
+    method: method === 'POST' || method === 'DELETE' ? method : 'GET', path: '/api/{unknown}', operation: UNKNOWN_ENDPOINT, dialect,
     doc: { operationId: 'unknownEndpoint', summary: '', description: '', tag: { name: '', description: '' }, success: {}, errors: {} },
   };
 }
@@ -246,7 +247,10 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
     matched = ctx.table.match(path);
     if (!matched && path.startsWith('/api/')) {
       if (ctx.drain.draining) throw shuttingDown();
-      return await runExchange(ctx, req, res, requestId, method, path, unknownEndpoint(method), NO_PARAMS, endpointNotFound(method, path, endpointsNear(ctx.table.routes, path)));
+      // The 404 speaks the dialect the path looks like (its 401 too), and names the base URL its clients want.
+      const guess = guessBaseUrlMistake(path);
+      const refusal = endpointNotFound(method, path, endpointsNear(ctx.table.routes, path), guess?.hint);
+      return await runExchange(ctx, req, res, requestId, method, path, unknownEndpoint(method, guess?.dialect ?? null), NO_PARAMS, refusal);
     }
     if (!matched) throw routeNotFound(method, path);
     route = matched.byMethod.get(method) ?? null;

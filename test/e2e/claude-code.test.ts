@@ -16,22 +16,17 @@
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
-import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
+import { killAll } from '../helpers/agent-cli.ts';
+import { skipWithout, testTool } from '../helpers/test-tools.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { BEDROCK_SIM_KEYS, startBedrockSimulator, type BedrockSimulator } from '../helpers/bedrock-simulator.ts';
 import { startVertexSimulator, VERTEX_SIM_LOCATION, VERTEX_SIM_PROJECT, type VertexSimulator } from '../helpers/vertex-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
-import type { SimAgent } from '../helpers/sim-agent.ts';
+import { AGENT, assertClaudeCodeDone, runClaudeCode } from '../helpers/agent-runs.ts';
 
-const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', answer: 'I created hello.txt.' };
-const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
 const NATIVE = 'claude-sonnet-4-5';
 /** Mapped to `openai/gpt-4o-mini` by the manifest. */
 const TRANSLATED = 'claude-haiku-4-5';
@@ -39,7 +34,6 @@ const TRANSLATED = 'claude-haiku-4-5';
 const BEDROCK = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 /** Claude on Vertex AI, by its versioned id (another model than NATIVE's, so its own price row is seen to apply). */
 const VERTEX = 'claude-opus-4-1@20250805';
-const TIMEOUT_MS = 90_000;
 
 const claude = testTool('claude');
 const skip = skipWithout([[claude, 'Claude Code']]);
@@ -91,32 +85,6 @@ after(async () => {
   await vertex?.close();
 });
 
-type Run = AgentRun;
-
-/** Runs `claude -p TASK` in a fresh directory with a fresh HOME; killed (its whole group) after TIMEOUT_MS. */
-function runClaude(model: string): Promise<Run> {
-  assert.ok(claude, missingMessage('Claude Code'));
-  const cwd = tempDir('tollgate-claude-cwd-');
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('tollgate-claude-home-'), LANG: 'C.UTF-8',
-    ANTHROPIC_BASE_URL: `${tg.gateway.origin}/api`, ANTHROPIC_API_KEY: tg.apiKey,
-    DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-  };
-  const args = ['-p', TASK, '--output-format', 'json', '--model', model, '--allowedTools', 'Write,Bash'];
-  return runAgentCli(claude.bin, args, cwd, env, TIMEOUT_MS);
-}
-
-/** Asserts the run succeeded as a user sees it: exit 0, `is_error: false`, the final text, the file. */
-function assertDone(run: Run): void {
-  assert.equal(run.code, 0, `claude exited ${run.code ?? run.signal}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-  const result = JSON.parse(run.stdout) as { is_error: boolean; result: string; subtype: string; permission_denials: unknown[] };
-  assert.equal(result.is_error, false, run.stdout);
-  assert.equal(result.subtype, 'success');
-  assert.equal(result.result, AGENT.answer);
-  assert.deepEqual(result.permission_denials, []);
-  assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
-}
-
 /** The log rows of a native cloud run: messages.create, by `provider`, priced (`costNanos` each), Claude Code's tokens. */
 async function assertCloudRows(model: string, provider: string, calls: number, costNanos: number): Promise<void> {
   const rows = (await tg.logRowsOf(model, calls)).filter((row) => row.endpoint !== 'messages.count_tokens');
@@ -144,10 +112,10 @@ describe('Claude Code against the gateway', { skip }, () => {
   test('a task needing a tool call runs against a native Anthropic upstream, billed as messages.create', async (t) => {
     const first = anthropic.requests.length;
     const firstReceived = received.length;
-    const run = await runClaude(NATIVE);
+    const run = await runClaudeCode(tg, NATIVE);
     const upstream = anthropic.requests.slice(first).filter((r) => r.method === 'POST');
     summarize(t, upstream);
-    assertDone(run);
+    assertClaudeCodeDone(run);
 
     const calls = received.slice(firstReceived);
     assert.ok(calls.length >= 2, 'the tool call and the final answer');
@@ -178,10 +146,10 @@ describe('Claude Code against the gateway', { skip }, () => {
   test('the same task runs on an OpenAI-format upstream through translation, billed as messages.create', async (t) => {
     const first = openai.requests.length;
     const firstAnthropic = anthropic.requests.length;
-    const run = await runClaude(TRANSLATED);
+    const run = await runClaudeCode(tg, TRANSLATED);
     const upstream = openai.requests.slice(first).filter((r) => r.method === 'POST');
     summarize(t, upstream);
-    assertDone(run);
+    assertClaudeCodeDone(run);
 
     assert.equal(anthropic.requests.length, firstAnthropic, 'nothing reached Anthropic');
     assert.ok(upstream.length >= 2, 'the tool call and the final answer');
@@ -211,10 +179,10 @@ describe('Claude Code against the gateway to a cloud upstream', { skip }, () => 
     const first = bedrock.requests.length;
     const [firstAnthropic, firstOpenAI] = [anthropic.requests.length, openai.requests.length];
     const failures = bedrock.signatureFailures;
-    const run = await runClaude(model);
+    const run = await runClaudeCode(tg, model);
     const upstream = bedrock.requests.slice(first).filter((r) => r.method === 'POST');
     summarize(t, upstream);
-    assertDone(run);
+    assertClaudeCodeDone(run);
 
     assert.deepEqual([anthropic.requests.length, openai.requests.length], [firstAnthropic, firstOpenAI], 'nothing reached Anthropic or OpenAI');
     assert.equal(bedrock.signatureFailures, failures, 'every call was signed with the known secret');
@@ -237,10 +205,10 @@ describe('Claude Code against the gateway to a cloud upstream', { skip }, () => 
     const model = `vertex/${VERTEX}`;
     const first = vertex.requests.length;
     const [firstAnthropic, firstOpenAI, firstBedrock] = [anthropic.requests.length, openai.requests.length, bedrock.requests.length];
-    const run = await runClaude(model);
+    const run = await runClaudeCode(tg, model);
     const upstream = vertex.requests.slice(first).filter((r) => r.method === 'POST');
     summarize(t, upstream);
-    assertDone(run);
+    assertClaudeCodeDone(run);
 
     assert.deepEqual([anthropic.requests.length, openai.requests.length, bedrock.requests.length], [firstAnthropic, firstOpenAI, firstBedrock], 'nothing reached the other upstreams');
     const path = `/v1/projects/${VERTEX_SIM_PROJECT}/locations/${VERTEX_SIM_LOCATION}/publishers/anthropic/models/${VERTEX}:streamRawPredict`;

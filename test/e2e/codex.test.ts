@@ -20,22 +20,16 @@
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
-import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
+import { killAll } from '../helpers/agent-cli.ts';
+import { skipWithout, testTool } from '../helpers/test-tools.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { RESPONSES_USAGE, startResponsesSimulator, type ResponsesSimulator } from '../helpers/openai-responses-simulator.ts';
 import { SIM_USAGE, startAnthropicSimulator, type AnthropicSimulator } from '../helpers/anthropic-simulator.ts';
 import { AZURE_SIM_KEY, startAzureSimulator, type AzureSimulator } from '../helpers/azure-openai-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
-import type { SimAgent } from '../helpers/sim-agent.ts';
+import { AGENT, assertCodexDone, codexConfig, runCodex } from '../helpers/agent-runs.ts';
 
-const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', answer: 'I created hello.txt.' };
-const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
 const NATIVE = 'openai/gpt-5-mini';
 const TRANSLATED = 'anthropic/claude-sonnet-4-5';
 /** A deployment of gpt-5-mini on Azure (the simulator's `codex-prod`). */
@@ -46,7 +40,6 @@ interface ConfigExtra { topLevel?: string[]; provider?: string[]; features?: str
  * leaves it out (namespaced function tools are flattened).
  */
 const OPTIONAL_WEB_SEARCH: ConfigExtra = { provider: ['http_headers = { "x-tollgate-optional-tools" = "web_search" }'] };
-const TIMEOUT_MS = 90_000;
 
 const codex = testTool('codex');
 const skip = skipWithout([[codex, 'Codex']]);
@@ -55,8 +48,6 @@ let responses: ResponsesSimulator;
 let anthropic: AnthropicSimulator;
 let azure: AzureSimulator;
 let tg: TestGateway;
-/** How commands run: in Codex's sandbox when it works here. */
-let sandbox: string[];
 /** What reached the gateway: method and URL. */
 const received: Array<{ method: string; url: string }> = [];
 
@@ -81,11 +72,6 @@ before(async () => {
   tg.gateway.server.server.on('request', (req) => {
     received.push({ method: req.method!, url: req.url! });
   });
-  if (codex) {
-    const dirs = runDirs();
-    const probe = spawnSync(codex.bin, ['sandbox', '--', 'true'], { cwd: dirs.cwd, env: { PATH: dirs.PATH, HOME: dirs.HOME, CODEX_HOME: dirs.CODEX_HOME }, stdio: 'ignore', timeout: 30_000 });
-    sandbox = probe.status === 0 ? ['--sandbox', 'workspace-write'] : ['--dangerously-bypass-approvals-and-sandbox'];
-  }
 });
 after(async () => {
   killAll(); // a run cut short by a failed assertion or a cancel
@@ -95,44 +81,8 @@ after(async () => {
   await azure?.close();
 });
 
-type Run = AgentRun;
-
-/** A fresh working directory, HOME and CODEX_HOME, in one temp dir. */
-function runDirs(): { cwd: string; HOME: string; CODEX_HOME: string; PATH: string } {
-  const root = tempDir('tollgate-codex-');
-  const [cwd, HOME, CODEX_HOME] = ['cwd', 'home', 'codex-home'].map((name) => join(root, name));
-  for (const dir of [cwd!, HOME!, CODEX_HOME!]) mkdirSync(dir);
-  return { cwd: cwd!, HOME: HOME!, CODEX_HOME: CODEX_HOME!, PATH: process.env.PATH ?? '/usr/bin:/bin' };
-}
-
-/** config.toml: the gateway as the model provider, nothing that talks to other hosts. */
-function config(model: string, extra: ConfigExtra = {}): string {
-  return [
-    'model_provider = "tollgate"', `model = "${model}"`, ...(extra.topLevel ?? []), '',
-    '[model_providers.tollgate]', 'name = "Tollgate"', `base_url = "${tg.gateway.origin}/api/v1"`, 'wire_api = "responses"',
-    'env_key = "TOLLGATE_API_KEY"', 'request_max_retries = 0', 'stream_max_retries = 0', ...(extra.provider ?? []), '',
-    '[analytics]', 'enabled = false', '',
-    '[features]', 'plugins = false', ...(extra.features ?? []), '',
-  ].join('\n');
-}
-
-/** Runs `codex exec TASK` in a fresh directory with a fresh HOME and CODEX_HOME; killed (its whole group) after TIMEOUT_MS. */
-function runCodex(t: TestContext, configToml: string): Promise<Run> {
-  assert.ok(codex, missingMessage('Codex'));
-  const { cwd, ...dirs } = runDirs();
-  writeFileSync(join(dirs.CODEX_HOME, 'config.toml'), configToml);
-  const env = { ...dirs, TOLLGATE_API_KEY: tg.apiKey };
-  const args = ['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...sandbox, TASK];
-  t.diagnostic(`codex ${args.slice(0, -1).join(' ')} <task>`);
-  return runAgentCli(codex.bin, args, cwd, env, TIMEOUT_MS);
-}
-
-/** Asserts the run succeeded as a user sees it: exit 0, the final text on stdout, the file. */
-function assertDone(run: Run): void {
-  assert.equal(run.code, 0, `codex exited ${run.code ?? run.signal}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-  assert.equal(run.stdout.trim(), AGENT.answer, run.stderr);
-  assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
-}
+/** config.toml: the gateway as the model provider (test/helpers/agent-runs.ts), nothing that talks to other hosts. */
+const config = (model: string, extra: ConfigExtra = {}) => codexConfig(tg, model, extra);
 
 /** One diagnostic line per upstream request: path, model, stream, tools, the kinds of input items. */
 function summarize(t: TestContext, requests: RecordedRequest[]): void {
@@ -148,10 +98,10 @@ describe('Codex against the gateway', { skip }, () => {
   test('a task needing a tool call runs against a native OpenAI Responses upstream, billed as responses.create', async (t) => {
     const first = responses.requests.length;
     const firstReceived = received.length;
-    const run = await runCodex(t, config(NATIVE));
+    const run = await runCodex(t, tg, config(NATIVE));
     const upstream = responses.requests.slice(first);
     summarize(t, upstream);
-    assertDone(run);
+    assertCodexDone(run);
 
     const calls = received.slice(firstReceived);
     assert.ok(calls.length >= 2, 'the tool call and the final answer');
@@ -183,10 +133,10 @@ describe('Codex against the gateway', { skip }, () => {
   test('the same task runs on an Anthropic upstream through translation, billed as responses.create', async (t) => {
     const first = anthropic.requests.length;
     const firstNative = responses.requests.length;
-    const run = await runCodex(t, config(TRANSLATED, OPTIONAL_WEB_SEARCH));
+    const run = await runCodex(t, tg, config(TRANSLATED, OPTIONAL_WEB_SEARCH));
     const upstream = anthropic.requests.slice(first).filter((r) => r.path === '/v1/messages');
     summarize(t, upstream);
-    assertDone(run);
+    assertCodexDone(run);
 
     assert.equal(responses.requests.length, firstNative, 'nothing reached OpenAI');
     assert.ok(upstream.length >= 2, 'the tool call and the final answer');
@@ -210,7 +160,7 @@ describe('Codex against the gateway', { skip }, () => {
 
   test('with its default tools Codex is refused on a translated route, by a 400 naming the built-in web_search tool', async (t) => {
     const first = anthropic.requests.length;
-    const run = await runCodex(t, config(TRANSLATED));
+    const run = await runCodex(t, tg, config(TRANSLATED));
     assert.notEqual(run.code, 0);
     t.diagnostic(run.stderr.split('\n').find((line) => line.startsWith('ERROR: ')) ?? '');
     const error = JSON.parse(/^ERROR: (\{.*\})$/m.exec(run.stderr)?.[1] ?? '{}') as { error?: { param: string; message: string } };
@@ -224,10 +174,10 @@ describe('Codex against the gateway to a cloud upstream', { skip }, () => {
   test('a task needing a tool call runs against an Azure OpenAI deployment, natively at the v1 API, billed as responses.create', async (t) => {
     const first = azure.requests.length;
     const [firstNative, firstAnthropic] = [responses.requests.length, anthropic.requests.length];
-    const run = await runCodex(t, config(AZURE));
+    const run = await runCodex(t, tg, config(AZURE));
     const upstream = azure.requests.slice(first);
     summarize(t, upstream);
-    assertDone(run);
+    assertCodexDone(run);
 
     assert.deepEqual([responses.requests.length, anthropic.requests.length], [firstNative, firstAnthropic], 'nothing reached OpenAI or Anthropic');
     assert.ok(upstream.length >= 2, 'the tool call and the final answer');

@@ -15,42 +15,29 @@
  *
  * The CLI is installed by `node bin/install-test-tools.js` (pinned, outside node_modules; .ci/run
  * does it). Without it the tests skip, unless `CI` is set: then they fail.
- * - `~/.gemini/settings.json` (`SETTINGS`): the auth type `gemini-api-key` (else it asks how to log
+ * - `~/.gemini/settings.json` (`GEMINI_SETTINGS` in test/helpers/agent-runs.ts): the auth type `gemini-api-key` (else it asks how to log
  *   in), usage statistics, telemetry and update checks off (else it talks to Google).
  * - `GEMINI_CLI_TRUST_WORKSPACE=true`: headless mode refuses an untrusted folder.
  * - `--yolo`: tool calls run without asking (in `-p` mode an unapproved call is refused).
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { killAll, runAgentCli, type AgentRun } from '../helpers/agent-cli.ts';
-import { missingMessage, skipWithout, testTool } from '../helpers/test-tools.ts';
+import { killAll } from '../helpers/agent-cli.ts';
+import { skipWithout, testTool } from '../helpers/test-tools.ts';
 import { startTestGateway, type LogRow, type TestGateway } from '../helpers/test-gateway.ts';
 import { dataDirWithPrices, type TestPrice } from '../helpers/prices.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { SIM_USAGE, startGeminiSimulator, type GeminiSimulator } from '../helpers/gemini-simulator.ts';
 import { SIM_USAGE as OPENAI_USAGE, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import type { RecordedRequest } from '../helpers/sim-http.ts';
-import type { SimAgent } from '../helpers/sim-agent.ts';
+import { AGENT, assertGeminiCliDone, runGeminiCli } from '../helpers/agent-runs.ts';
 
-const AGENT: SimAgent = { file: 'hello.txt', content: 'hello from tollgate', answer: 'I created hello.txt.' };
-const TASK = 'Create a file hello.txt containing exactly: hello from tollgate';
 /** The router's model and the ones it may choose in Gemini CLI 0.61, all at one price so every row costs the same. */
 const GEMINI_MODELS = ['gemini-3.5-flash-lite', 'gemini-3.8-flash', 'gemini-3.1-pro-preview'];
 const PRICE = { input: 0.3, cachedInput: 0.03, output: 2.5 };
 /** What every simulated answer costs: (21 − 6) × $0.30 + 6 × $0.03 + (9 + 4) × $2.50 per million, in nano-USD. */
 const COST_NANOS = 15 * 300 + 6 * 30 + 13 * 2500;
-/** What the tests write to `~/.gemini/settings.json`. */
-export const SETTINGS = {
-  security: { auth: { selectedType: 'gemini-api-key' } },
-  privacy: { usageStatisticsEnabled: false },
-  telemetry: { enabled: false },
-  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-};
 const TRANSLATED = 'openai/gpt-4o-mini';
-const TIMEOUT_MS = 90_000;
 
 const gemini = testTool('gemini');
 const skip = skipWithout([[gemini, 'Gemini CLI']]);
@@ -88,31 +75,6 @@ after(async () => {
   await openai?.close();
 });
 
-/** Runs `gemini -p TASK` in a fresh directory with a fresh HOME; killed (its whole group) after TIMEOUT_MS. */
-function runGemini(t: TestContext, gateway: TestGateway): Promise<AgentRun> {
-  assert.ok(gemini, missingMessage('Gemini CLI'));
-  const root = tempDir('tollgate-gemini-cli-');
-  const [cwd, HOME] = ['cwd', 'home'].map((name) => join(root, name)) as [string, string];
-  mkdirSync(cwd);
-  mkdirSync(join(HOME, '.gemini'), { recursive: true });
-  writeFileSync(join(HOME, '.gemini', 'settings.json'), JSON.stringify(SETTINGS, null, 2));
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME,
-    GEMINI_API_KEY: gateway.apiKey, GOOGLE_GEMINI_BASE_URL: `${gateway.gateway.origin}/api`, GEMINI_CLI_TRUST_WORKSPACE: 'true',
-  };
-  const args = ['-p', TASK, '--yolo', '--output-format', 'json'];
-  t.diagnostic(`gemini ${args.slice(2).join(' ')}`);
-  return runAgentCli(gemini.bin, args, cwd, env, TIMEOUT_MS);
-}
-
-/** Asserts the run succeeded as a user sees it: exit 0, the final text in the JSON output, the file. */
-function assertDone(run: AgentRun): void {
-  assert.equal(run.code, 0, `gemini exited ${run.code ?? run.signal}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-  const output = JSON.parse(run.stdout) as { response?: string };
-  assert.equal(output.response?.trim(), AGENT.answer, run.stdout);
-  assert.equal(readFileSync(join(run.cwd, AGENT.file), 'utf8'), AGENT.content);
-}
-
 /** One diagnostic line per upstream request: path, tools, the kinds of parts in the last turn. */
 function summarize(t: TestContext, requests: RecordedRequest[]): void {
   for (const r of requests) {
@@ -143,10 +105,10 @@ describe('Gemini CLI against the gateway', { skip }, () => {
     const first = sim.chatRequests().length;
     const firstReceived = received.length;
     const lastId = await lastRowId(tg);
-    const run = await runGemini(t, tg);
+    const run = await runGeminiCli(t, tg);
     const upstream = sim.chatRequests().slice(first);
     summarize(t, upstream);
-    assertDone(run);
+    assertGeminiCliDone(run);
 
     const calls = received.slice(firstReceived).filter((c) => c.method === 'POST');
     assert.ok(calls.every((c) => /^\/api\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent\?alt=sse)$/.test(c.url)), JSON.stringify(calls));
@@ -178,10 +140,10 @@ describe('Gemini CLI against the gateway', { skip }, () => {
   test('the same task runs on an OpenAI upstream through translation, topK dropped and the router\'s schema lower-cased', async (t) => {
     const first = openai.requests.length;
     const lastId = await lastRowId(translating);
-    const run = await runGemini(t, translating);
+    const run = await runGeminiCli(t, translating);
     const upstream = openai.requests.slice(first).filter((r) => r.path === '/v1/chat/completions');
     for (const r of upstream) t.diagnostic(`${r.method} ${r.path} tools=${(r.body!.tools as unknown[] | undefined)?.length ?? 0} last=${(r.body!.messages as Array<{ role: string }>).at(-1)!.role}`);
-    assertDone(run);
+    assertGeminiCliDone(run);
 
     assert.ok(upstream.length >= 3, 'the router, the tool call and the final answer');
     assert.ok(upstream.every((r) => r.body!.model === 'gpt-4o-mini' && r.body!.top_k === undefined));

@@ -1,7 +1,7 @@
 /**
  * The scripted coding agent the LLM simulators play when started with `agent` (for driving a real
- * agent CLI such as Claude Code, Codex or Gemini CLI): offered a tool named `Write` (else `Bash`, else
- * Codex's `exec_command`, else its older `shell`, else Gemini CLI's `write_file`), the model first
+ * agent CLI such as Claude Code, Codex, Gemini CLI or opencode): offered a tool named `Write` (else `Bash`, else
+ * Codex's `exec_command`, else its older `shell`, else Gemini CLI's `write_file`, else opencode's `write`), the model first
  * calls it to create `agent.file` with `agent.content` in the client's working directory, and once
  * the last user turn carries the tool's result it answers `agent.answer`. Requests without those tools
  * (an agent's side requests: titles, quota checks) get the simulator's ordinary reply.
@@ -20,7 +20,7 @@ export interface SimAgent {
 }
 
 export interface AgentToolCall {
-  name: 'Write' | 'Bash' | 'exec_command' | 'shell' | 'write_file';
+  name: 'Write' | 'Bash' | 'exec_command' | 'shell' | 'write_file' | 'write';
   input: Record<string, unknown>;
 }
 
@@ -52,6 +52,8 @@ export function agentToolCall(agent: SimAgent, toolNames: string[], body: Record
   if (toolNames.includes('exec_command')) return { name: 'exec_command', input: { cmd: command } };
   if (toolNames.includes('shell')) return { name: 'shell', input: { command: ['bash', '-lc', command] } };
   if (toolNames.includes('write_file')) return { name: 'write_file', input: { file_path: path, content: agent.content } };
+  // opencode's file tool takes `filePath` (camelCase), an absolute path.
+  if (toolNames.includes('write')) return { name: 'write', input: { filePath: path, content: agent.content } };
   return null;
 }
 

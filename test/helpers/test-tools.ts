@@ -1,6 +1,6 @@
 /**
- * The tools some end-to-end tests drive but the project does not depend on (the Claude Code, Codex and
- * Gemini CLIs, a Node 24 binary, the Vercel AI SDK), as `bin/install-test-tools.js` recorded them in
+ * The tools some end-to-end tests drive but the project does not depend on (the Claude Code, Codex,
+ * Gemini and opencode CLIs, a Node 24 binary, the Vercel AI SDK), as `bin/install-test-tools.js` recorded them in
  * `<TOLLGATE_TOOLS_DIR>/tools.json`. Without a tool its tests skip, unless `CI` is set: then they fail
  * (asserting `tool` is present with `missingMessage`).
  */
@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type TestToolId = 'claude' | 'codex' | 'gemini' | 'node24' | 'aiSdk';
+export type TestToolId = 'claude' | 'codex' | 'gemini' | 'opencode' | 'node24' | 'aiSdk';
 
 export interface TestTool {
   /** The executable (or, for a library, the folder whose node_modules holds it). */

@@ -1,6 +1,7 @@
 /**
  * The `anthropic-messages` dialect: Anthropic's Messages API (`POST /api/v1/messages` and
- * `POST /api/v1/messages/count_tokens`), what Claude Code and the Anthropic SDK speak. Requests are
+ * `POST /api/v1/messages/count_tokens`, also at `/api/messages...`), what Claude Code, the Anthropic
+ * SDK, `@ai-sdk/anthropic` and opencode speak. Requests are
  * validated (`request-schema.ts`) and mapped to the canonical OpenAI-shaped request
  * (`to-canonical.ts`); canonical answers are rendered as Messages (`render.ts`); errors take
  * Anthropic's body (`errors.ts`). On a native Anthropic upstream the client's body and its
@@ -13,7 +14,7 @@
 import { createBodyValidator } from '../../http/request-body.ts';
 import type { Dialect, ParsedRequest } from '../dialect.ts';
 import { anthropicErrorBody } from './errors.ts';
-import { messagesCountTokensDoc, messagesCreateDoc } from './openapi.ts';
+import { messagesCountTokensDoc, messagesCountTokensUnversionedDoc, messagesCreateDoc, messagesCreateUnversionedDoc } from './openapi.ts';
 import { createAnthropicMessagesRenderer } from './render.ts';
 import { countTokensRequestSchema, messagesRequestSchema } from './request-schema.ts';
 import { toCanonical } from './to-canonical.ts';
@@ -35,6 +36,9 @@ export const anthropicMessages: Dialect = {
   routes: [
     { method: 'POST', path: '/api/v1/messages', operation: MESSAGES_CREATE, hasBody: true, doc: messagesCreateDoc },
     { method: 'POST', path: '/api/v1/messages/count_tokens', operation: MESSAGES_COUNT_TOKENS, hasBody: true, kind: 'token-count', doc: messagesCountTokensDoc },
+    // `@ai-sdk/anthropic` and opencode append only `/messages` to ANTHROPIC_BASE_URL (`<gateway>/api`).
+    { method: 'POST', path: '/api/messages', operation: MESSAGES_CREATE, hasBody: true, doc: messagesCreateUnversionedDoc },
+    { method: 'POST', path: '/api/messages/count_tokens', operation: MESSAGES_COUNT_TOKENS, hasBody: true, kind: 'token-count', doc: messagesCountTokensUnversionedDoc },
   ],
   passthroughHeaders: ['anthropic-version', 'anthropic-beta'],
   streamContentType: 'text/event-stream; charset=utf-8',

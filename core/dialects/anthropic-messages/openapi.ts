@@ -150,3 +150,24 @@ export const messagesCountTokensDoc: RouteDoc = {
     [COUNT_TOKENS_REQUEST]: toJsonSchema2020(countTokensRequestSchema, { basePointer: `#/components/schemas/${COUNT_TOKENS_REQUEST}` }),
   },
 };
+
+/**
+ * `POST /api/messages` and `POST /api/messages/count_tokens`: the same operations for clients that
+ * append only `/messages` to their base URL (`@ai-sdk/anthropic`, opencode; their default base URL is
+ * `https://api.anthropic.com/v1`), so `ANTHROPIC_BASE_URL=<gateway>/api` serves every Anthropic-style client.
+ */
+const UNVERSIONED_NOTE = ' Served at `/api/messages` as well as `/api/v1/messages`: Claude Code and the Anthropic SDKs append `/v1/messages` to their base URL, `@ai-sdk/anthropic` and opencode only `/messages`, so one base URL (`<gateway>/api`) serves both.';
+
+export const messagesCreateUnversionedDoc: RouteDoc = {
+  ...messagesCreateDoc,
+  operationId: 'createMessageUnversioned',
+  summary: `${messagesCreateDoc.summary}, without the version segment`,
+  description: messagesCreateDoc.description + UNVERSIONED_NOTE,
+};
+
+export const messagesCountTokensUnversionedDoc: RouteDoc = {
+  ...messagesCountTokensDoc,
+  operationId: 'countMessageTokensUnversioned',
+  summary: `${messagesCountTokensDoc.summary}, without the version segment`,
+  description: messagesCountTokensDoc.description + UNVERSIONED_NOTE,
+};

@@ -181,11 +181,13 @@ describe('anthropic-messages error bodies', () => {
 });
 
 describe('anthropic-messages dialect declaration', () => {
-  test('declares both routes, the Anthropic headers to pass through and the SSE content type', () => {
+  test('declares both routes, with and without /v1, the Anthropic headers to pass through and the SSE content type', () => {
     assert.equal(anthropicMessages.id, 'anthropic-messages');
     assert.deepEqual(anthropicMessages.routes.map((r) => [r.method, r.path, r.operation, r.hasBody]), [
       ['POST', '/api/v1/messages', 'messages.create', true],
       ['POST', '/api/v1/messages/count_tokens', 'messages.count_tokens', true],
+      ['POST', '/api/messages', 'messages.create', true],
+      ['POST', '/api/messages/count_tokens', 'messages.count_tokens', true],
     ]);
     assert.deepEqual(anthropicMessages.passthroughHeaders, ['anthropic-version', 'anthropic-beta']);
     assert.equal(anthropicMessages.streamContentType, 'text/event-stream; charset=utf-8');

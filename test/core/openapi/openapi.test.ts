@@ -34,6 +34,9 @@ const CONTRACT_PATHS: Record<string, string[]> = {
   '/providers/{provider}': ['get'],
   '/v1/messages': ['post'],
   '/v1/messages/count_tokens': ['post'],
+  // What `@ai-sdk/anthropic` and opencode call with ANTHROPIC_BASE_URL=<gateway>/api.
+  '/messages': ['post'],
+  '/messages/count_tokens': ['post'],
   '/v1/responses': ['post'],
   '/v1/responses/{id}': ['delete', 'get'],
   '/v1/responses/{id}/input_items': ['get'],
