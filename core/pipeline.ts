@@ -125,7 +125,8 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
       start: (ex) => runResponseStart(chain, ex, everyPlugin, 0),
       chunk: (ex, chunk) => runResponseChunk(chain, ex, chunk, everyPlugin, 0),
       complete: (ex, final) => runResponseComplete(chain, ex, final, everyPlugin, 0),
-      wantsAnswer: stepsFor(plugins, 'onAnswer').length > 0,
+      // Traces that capture the answer's text need it whole too.
+      wantsAnswer: stepsFor(plugins, 'onAnswer').length > 0 || deps.tracing?.wantsAnswer === true,
       rewrite: null,
     },
   };
@@ -301,6 +302,8 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
   // The body is read once, when the first plugin that may need it is reached (inline, not a helper:
   // a closure and a promise fewer per request), after the `beforeBody` hooks.
   let pendingBody = loadBody;
+  // Off (no tracer), this null check is all tracing costs a request.
+  const trace = chain.deps.tracing ? chain.deps.tracing.begin(ex) : null;
   try {
     for (const step of chain.onRequest) {
       if (pendingBody && step.index >= bodyAt) {
@@ -351,12 +354,14 @@ async function runExchange(chain: Chain, ex: Exchange, res: ServerResponse, load
       const returned = step.fn(ex, stateOf(chain, ex, step.index), call);
       call = (isPromise(returned) ? await returned : returned) ?? call;
     }
-    await proxyWithFallback(ex, call, fallback, res, chain.proxiedHooks, chain.deps);
+    await proxyWithFallback(ex, call, fallback, res, chain.proxiedHooks, chain.deps, trace);
   } catch (err) {
     if (ex.clientAborted) return;
     fail(chain, ex, res, err, entered, pendingBody !== undefined, heldBelow);
   } finally {
     await end(chain, ex, entered, heldBelow);
+    // After the response hooks: pricing set the cost, the logger took the row the span must agree with.
+    trace?.end(ex);
   }
 }
 
