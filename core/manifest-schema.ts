@@ -147,6 +147,7 @@ export const manifestSchema: JsonSchema = {
         serviceName: { type: 'string', minLength: 1, description: 'The service.name of the spans; absent: OTEL_SERVICE_NAME, else "tollgate".' },
         sampleRatio: { type: 'number', minimum: 0, maximum: 1, default: 1, description: 'Share of new traces kept; a request that continues a client\'s trace follows its sampled flag.' },
         capturePrompts: { type: 'boolean', default: false, description: 'Put the request\'s messages and the answer\'s text on the request span (gen_ai.input.messages, gen_ai.output.messages). Off: no prompt or answer text is ever in a span.' },
+        exportDelayMs: { type: 'integer', minimum: 1, maximum: 600_000, default: 5_000, description: 'Longest a finished span waits before it is sent, in a batch with others (the OTel SDK\'s batch delay), ms. Spans queued past 2048 are dropped, never the requests.' },
         captureMaxChars: { type: 'integer', minimum: 64, default: 8192, description: 'With capturePrompts, most characters of text kept per attribute; the rest is cut and marked [truncated].' },
       },
     },

@@ -32,13 +32,11 @@ const EXPORT_FAILURE_LOG_EVERY_MS = 60_000;
 /** How long the last export may take on shutdown before its spans are given up, ms. */
 const SHUTDOWN_EXPORT_MS = 5_000;
 
-/** What the tracer is built with besides its settings; `exporter` replaces the OTLP one (tests of the wiring). */
+/** What the tracer is built with besides its settings. */
 export interface OtelTracingDeps {
   log: Log;
   /** Gateway version, the resource's `service.version`. */
   version: string;
-  /** Batch delay and queue (the SDK's defaults: 5 s, 2048 spans). */
-  batch?: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number };
 }
 
 /** Builds the tracer of `settings`. Nothing is sent until the first span ends. */
@@ -47,7 +45,7 @@ export function createOtelTracing(settings: TracingSettings, deps: OtelTracingDe
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': deps.version }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor(exporter, deps.batch)],
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: settings.exportDelayMs })],
     // A backstop under message capture's own bound: no attribute value longer than this.
     spanLimits: { attributeValueLengthLimit: Math.max(settings.captureMaxChars * 2, 4_096) },
   });

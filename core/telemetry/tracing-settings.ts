@@ -25,6 +25,8 @@ export interface TracingSection {
   capturePrompts: boolean;
   /** Most characters of message text kept per attribute when `capturePrompts` is on. */
   captureMaxChars: number;
+  /** Longest a finished span waits in the batch before it is sent, ms. */
+  exportDelayMs: number;
 }
 
 /** What the tracer is built from, once resolved. */
@@ -36,6 +38,7 @@ export interface TracingSettings {
   sampleRatio: number;
   capturePrompts: boolean;
   captureMaxChars: number;
+  exportDelayMs: number;
 }
 
 /** The OTLP/HTTP path of traces under a base endpoint (the spec's signal path). */
@@ -56,6 +59,7 @@ export function resolveTracing(section: TracingSection | undefined, env: NodeJS.
     sampleRatio: section?.sampleRatio ?? 1,
     capturePrompts: section?.capturePrompts ?? false,
     captureMaxChars: section?.captureMaxChars ?? 8_192,
+    exportDelayMs: section?.exportDelayMs ?? 5_000,
   };
 }
 
