@@ -207,7 +207,7 @@ describe('capturePrompts', () => {
 describe('where the endpoint comes from', () => {
   test('OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME turn tracing on without a manifest section', async () => {
     const tg = await gatewayWith({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.baseUrl, OTEL_SERVICE_NAME: 'from-env' } });
-    let requestId = '';
+    let requestId: string;
     try {
       const { response } = await tg.client.chat.completions.create({ model: 'sim/gpt-4o-mini', messages }).withResponse();
       requestId = response.headers.get('x-request-id')!;
