@@ -22,8 +22,13 @@
  * second earlier, it is still loading the tokenizer and optimizing its hot functions, which cost its
  * first run ~30 % more a request than the same chain once warm.
  *
+ * A last variant turns OpenTelemetry tracing on over the whole chain (`TRACING_VARIANT`, BENCH_TRACING=1
+ * of bench/run.ts: a span per request and per attempt, exported to a local sink): its Δ is what tracing
+ * costs; the whole chain's figures are tracing off, the default.
+ *
  * Env: as bench/run.ts (BENCH_DURATION_S, BENCH_PINNED, BENCH_WARMUP_S), BENCH_ROUNDS, and
- * BENCH_PLUGIN_VARIANTS=extras (only the whole chain and the SDK plugins added to it).
+ * BENCH_PLUGIN_VARIANTS=extras (only the whole chain and the SDK plugins and tracing added to it) or
+ * `tracing` (only the whole chain, tracing off and on).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -37,9 +42,12 @@ import { median } from './stats.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-plugin-costs-'));
 
+/** The variant that turns tracing on over the whole chain. */
+const TRACING_VARIANT = 'with tracing, OTLP to a sink';
+
 function labelOf(without: string): string {
   if (!without) return 'every plugin';
-  if (EXTRAS.has(without)) return without;
+  if (EXTRAS.has(without) || without === TRACING_VARIANT) return without;
   return without === routerOnly ? 'only provider-router' : `without ${without}`;
 }
 
@@ -59,13 +67,14 @@ const EXTRAS: ReadonlyMap<string, unknown[]> = new Map([
 
 function run(variant: string): BenchSummary {
   const extra = EXTRAS.get(variant);
-  const without = extra ? '' : variant;
+  const tracing = variant === TRACING_VARIANT;
+  const without = extra || tracing ? '' : variant;
   const file = join(dir, `${(variant || 'all').replace(/[^a-z0-9,-]+/gi, '-')}.json`);
   process.stderr.write(`bench:plugins: ${labelOf(variant)}\n`);
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, BENCH_ROUNDS: '1', BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_EXTRA_PLUGINS: JSON.stringify(extra ?? []), BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file },
+    env: { ...process.env, BENCH_ROUNDS: '1', BENCH_WARMUP_S: process.env.BENCH_WARMUP_S ?? '4', BENCH_WITHOUT: without, BENCH_EXTRA_PLUGINS: JSON.stringify(extra ?? []), BENCH_SCENARIOS: 'json-50,sse-50', BENCH_SEQUENTIAL_SAMPLES: '50', BENCH_IDLE_WAIT_S: '1', BENCH_JSON: file, BENCH_TRACING: tracing ? '1' : '0' },
   });
   if (result.status !== 0) throw new Error(`bench ${labelOf(variant)} failed (${result.status})`);
   return JSON.parse(readFileSync(file, 'utf8')) as BenchSummary;
@@ -88,7 +97,8 @@ const figures = (s: BenchSummary, name: string): Figures => {
 const optional = defaultManifest.plugins.map((p) => p.name).filter((n) => n !== 'provider-router');
 const routerOnly = optional.join(',');
 // BENCH_PLUGIN_VARIANTS=extras: only the whole chain and the variants that add an SDK plugin (a shorter run).
-const variants = process.env.BENCH_PLUGIN_VARIANTS === 'extras' ? ['', ...EXTRAS.keys()] : ['', ...optional, routerOnly, ...EXTRAS.keys()];
+const variants = process.env.BENCH_PLUGIN_VARIANTS === 'tracing' ? ['', TRACING_VARIANT]
+  : process.env.BENCH_PLUGIN_VARIANTS === 'extras' ? ['', ...EXTRAS.keys(), TRACING_VARIANT] : ['', ...optional, routerOnly, ...EXTRAS.keys(), TRACING_VARIANT];
 const rounds = new Map(variants.map((v) => [v, { json: [] as Figures[], sse: [] as Figures[], node: '', pinned: false, durationS: 0 }]));
 
 try {

@@ -28,7 +28,10 @@
  * BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof into it), BENCH_NODE_FLAGS (more flags
  * for the gateway's node, space-separated, e.g. `--trace-gc-nvp`), BENCH_IDLE_WAIT_S (default 25),
  * BENCH_FLOOR=1 (also run the floor, `floor-proxy.ts`: the ceiling plus the work no accounting
- * gateway can skip; its rows, its ratios to the ceiling and Tollgate's to it are printed too).
+ * gateway can skip; its rows, its ratios to the ceiling and Tollgate's to it are printed too),
+ * BENCH_TRACING=1 (the gateway traces every request, `tracing` in its manifest, exporting OTLP/HTTP to
+ * a local sink, `otlp-sink.ts`, run beside the load generator; `npm run bench:plugins` sets it for its
+ * "with tracing" variant, the way to read what tracing costs).
  * The last line is always `BENCH_SUMMARY <json>` (`BenchSummary` below): compare runs with it.
  */
 import { execFileSync } from 'node:child_process';
@@ -79,6 +82,7 @@ function canPin(): boolean {
 }
 
 const FLOOR = process.env.BENCH_FLOOR === '1';
+const TRACING = process.env.BENCH_TRACING === '1';
 type Target = 'direct' | 'ceiling' | 'floor' | 'tollgate';
 /** The targets of this run, in the order they are loaded. */
 const TARGETS: readonly Target[] = FLOOR ? ['direct', 'ceiling', 'floor', 'tollgate'] : ['direct', 'ceiling', 'tollgate'];
@@ -103,6 +107,8 @@ export interface BenchSummary {
   /** 1 s after start (what `idleRssMb` was before 2026-11-27): start-up's garbage not yet given back. */
   startRssMb?: { ceiling: number; tollgate: number };
   scenarios: ScenarioSummary[];
+  /** True with BENCH_TRACING=1: the gateway exported a span per request and per attempt to a local sink. */
+  tracing?: boolean;
   /** Over a direct call; `floor` only with BENCH_FLOOR=1. */
   addedLatencyMs: { ceiling: number; tollgate: number; floor?: number };
   addedTtftMs: { ceiling: number; tollgate: number; floor?: number };
@@ -149,7 +155,15 @@ async function main(): Promise<void> {
     await store.close();
     const manifestPath = join(dataDir, 'bench-manifest.json');
     const kept = defaultManifest.plugins.filter((p) => !WITHOUT.includes(p.name));
-    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, plugins: withExtras(kept, EXTRA_PLUGINS) }));
+    // The sink shares CPU 1 with the load generator: receiving spans is the collector's cost, not the gateway's.
+    const sink = TRACING
+      ? await (pinned
+        ? startProcess(['-c', '1', process.execPath, '--import', 'tsx', 'bench/otlp-sink.ts'], {}, /otlp sink on (http:\/\/\S+)/, 'taskset')
+        : startProcess(['--import', 'tsx', 'bench/otlp-sink.ts'], {}, /otlp sink on (http:\/\/\S+)/))
+      : null;
+    if (sink) started.push(sink);
+    const tracing = sink ? { tracing: { otlpEndpoint: sink.match[1]! } } : {};
+    writeFileSync(manifestPath, JSON.stringify({ ...defaultManifest, ...tracing, plugins: withExtras(kept, EXTRA_PLUGINS) }));
 
     const ceiling = await launch([process.execPath, '--import', 'tsx', 'bench/ceiling-proxy.ts'],
       { CEILING_UPSTREAM: simBase, CEILING_API_KEY: 'sk-bench' }, /listening on (http:\/\/\S+)/);
@@ -199,7 +213,8 @@ async function main(): Promise<void> {
     const out = (line: string) => process.stdout.write(line + '\n');
     out(`Tollgate benchmark: ${DURATION_S}s per run after ${WARMUP_S}s warm-up${ROUNDS > 1 ? `, median of ${ROUNDS} alternating rounds` : ''}, ` +
       `Node ${process.version}, autocannon, loopback, ` +
-      `${pinned ? 'pinned (simulator + proxy on CPU 0, load on CPU 1)' : 'not pinned'}${WITHOUT.length ? `, without ${WITHOUT.join(', ')}` : ''}`);
+      `${pinned ? 'pinned (simulator + proxy on CPU 0, load on CPU 1)' : 'not pinned'}${WITHOUT.length ? `, without ${WITHOUT.join(', ')}` : ''}` +
+      `${TRACING ? ', tracing on (OTLP/HTTP to a local sink)' : ''}`);
     out(`idle RSS (at rest, ${IDLE_WAIT_S} s after start): ceiling ${idleRssMb.ceiling.toFixed(0)} MB, tollgate ${idleRssMb.tollgate.toFixed(0)} MB` +
       ` (1 s after start: ceiling ${startRssMb.ceiling.toFixed(0)} MB, tollgate ${startRssMb.tollgate.toFixed(0)} MB)`);
     out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99 ms | CPU µs/req | vs ceiling | peak RSS MB');
@@ -252,7 +267,7 @@ async function main(): Promise<void> {
     const addedTtftMs = await sequential(true, 'first-token');
     const summary: BenchSummary = {
       node: process.version, pinned, durationS: DURATION_S, ...(ROUNDS > 1 ? { rounds: ROUNDS } : {}), without: WITHOUT,
-      idleRssMb, startRssMb, scenarios, addedLatencyMs, addedTtftMs,
+      idleRssMb, startRssMb, scenarios, addedLatencyMs, addedTtftMs, ...(TRACING ? { tracing: true } : {}),
     };
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(summary, null, 2));
     out(`BENCH_SUMMARY ${JSON.stringify(summary)}`);

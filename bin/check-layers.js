@@ -73,6 +73,9 @@ export function roomRuleBroken(from, to, typeOnly) {
     return `${a}/ is domain code the CLI, the admin API and plugins share: it does not pull in the request path (${b || to})`;
   }
   if (a === 'tokens' && (REQUEST_PATH_ROOMS.has(b) || SPINE.has(to))) return 'tokens/ counts canonical shapes: it knows no HTTP, relay, upstream or dialect';
+  if (a === 'telemetry' && (b === 'proxy' || b === 'http' || b === 'upstream' || SPINE.has(to))) {
+    return 'telemetry/ reads the exchange the request path hands it: it imports no relay, HTTP or upstream machinery (the proxy calls it, not the other way round)';
+  }
   if (a === 'upstream' && (b === 'proxy' || b === 'dialects' || SPINE.has(to))) return 'upstream/ is the call contract and its client: it knows no relay and no client dialect';
   if (a === 'dialects' && b === 'proxy' && to !== 'core/proxy/sse.ts') return 'a dialect translates shapes; the relay calls it, not the other way round (only the SSE framing is shared)';
   if (a !== '' && SPINE.has(to)) return `the spine (${to}) is the top of core/: no room imports it`;

@@ -26,6 +26,9 @@ import { fileLimitWarning, openFilesLimit } from './http/connection-limits.ts';
 import { createCoordination, type Coordination } from './coordination/index.ts';
 import { createDatabaseKv } from './store/plugin-kv-database.ts';
 import type { PluginKvEngine } from './store/plugin-kv.ts';
+import { resolveTracing } from './telemetry/tracing-settings.ts';
+import { createOtelTracing } from './telemetry/otel-tracing.ts';
+import type { RequestTracing } from './telemetry/request-tracing.ts';
 
 /**
  * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
@@ -115,6 +118,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let admin: AdminMount | null = null;
   let coordination: Coordination | null = null;
   let kv: PluginKvEngine | null = null;
+  let tracing: RequestTracing | null = null;
   try {
     const keyring = createKeyringSource(options.dataDir, env);
     const firstAdmin = await bootstrapAdmin(store, env);
@@ -129,7 +133,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       pluginKv,
     };
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx, entry));
-    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens });
+    const tracingSettings = resolveTracing(manifest.tracing, env);
+    if (tracingSettings) {
+      tracing = createOtelTracing(tracingSettings, { log, version: GATEWAY_VERSION });
+      log.info('tracing on', { otlpEndpoint: tracingSettings.url, serviceName: tracingSettings.serviceName, sampleRatio: tracingSettings.sampleRatio, capturePrompts: tracingSettings.capturePrompts });
+    }
+    const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens, tracing });
     let origin = '';
     // Calls to itself (the admin key test) go to loopback even when listening on every interface.
     let loopbackOrigin = '';
@@ -165,6 +174,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const adminMount = admin;
     const running = server;
     const shared = coordination;
+    const tracer = tracing;
     let closing: Promise<void> | null = null;
     return {
       origin,
@@ -180,6 +190,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           // Serving is over: the last flush may wait for another process's lock.
           setBusyTimeout(store, PATIENT_BUSY_TIMEOUT_MS);
           await pipeline.close();
+          // The drained requests' spans are exported before the process goes.
+          await tracer?.close();
           await pluginKv.close();
           await shared.close();
           await upstream.close();
@@ -191,6 +203,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     };
   } catch (err) {
     await server?.shutdown();
+    await tracing?.close();
     admin?.close();
     for (const plugin of plugins.reverse()) await plugin.close?.();
     await kv?.close();

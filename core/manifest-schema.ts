@@ -1,7 +1,7 @@
 /**
  * The manifest's top-level JSON Schema (`core/manifest.ts` validates a manifest with it, then each
  * plugin's config with the plugin's own `configSchema`): the `server`, `upstream`, `store`, `admin`,
- * `coordination` and `log` sections with their defaults, and the plugin list. Every field a manifest
+ * `coordination`, `tracing` and `log` sections with their defaults, and the plugin list. Every field a manifest
  * may set is documented here and in docs/configuration.md.
  */
 import type { JsonSchema } from './json-schema.ts';
@@ -130,6 +130,25 @@ export const manifestSchema: JsonSchema = {
           type: 'integer', minimum: 1_000, default: 600_000,
           description: 'How long a request\'s budget reservation lives in Redis (not renewed): the most a replica that dies mid-request keeps budget reserved. Keep it above the longest request (upstream.requestDeadlineMs, long streams): a reservation that expires first no longer holds its share, though the cost is still billed.',
         },
+      },
+    },
+    tracing: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'OpenTelemetry traces over OTLP/HTTP: one span per request (GenAI semantic conventions) and one child span per upstream attempt. Off unless otlpEndpoint is set, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT in the environment; what is set here wins over the environment.',
+      properties: {
+        enabled: { type: 'boolean', description: 'false turns tracing off even when the OTEL_* environment names an endpoint; absent: on when an endpoint is known.' },
+        otlpEndpoint: {
+          type: 'string', pattern: '^https?://',
+          description: 'The OTLP/HTTP traces URL, path included (http://collector:4318/v1/traces). Absent: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces.',
+        },
+        headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Headers sent with every export, e.g. a hosted backend\'s API key ("${HONEYCOMB_KEY}").' },
+        serviceName: { type: 'string', minLength: 1, description: 'The service.name of the spans; absent: OTEL_SERVICE_NAME, else "tollgate".' },
+        sampleRatio: { type: 'number', minimum: 0, maximum: 1, default: 1, description: 'Share of new traces kept; a request that continues a client\'s trace follows its sampled flag.' },
+        capturePrompts: { type: 'boolean', default: false, description: 'Put the request\'s messages and the answer\'s text on the request span (gen_ai.input.messages, gen_ai.output.messages). Off: no prompt or answer text is ever in a span.' },
+        exportDelayMs: { type: 'integer', minimum: 1, maximum: 600_000, default: 5_000, description: 'Longest a finished span waits before it is sent, in a batch with others (the OTel SDK\'s batch delay), ms. Spans queued past 2048 are dropped, never the requests.' },
+        captureMaxChars: { type: 'integer', minimum: 64, default: 8192, description: 'With capturePrompts, most characters of text kept per attribute; the rest is cut and marked [truncated].' },
       },
     },
     plugins: {

@@ -13,6 +13,7 @@ import type { LogLevel } from './runtime/log.ts';
 import type { CorsSettings } from './http/cors.ts';
 import type { CoordinationSettings } from './coordination/index.ts';
 import { isValidTimeZone } from './money/calendar-period.ts';
+import type { TracingSection } from './telemetry/tracing-settings.ts';
 
 /**
  * Every plugin a manifest may name, by name. The composition root (`tollgate.ts`) builds it and hands
@@ -85,6 +86,8 @@ export interface Manifest {
   store: StoreSettings;
   /** State shared by several replicas (`coordination/index.ts`). */
   coordination: CoordinationSettings;
+  /** OpenTelemetry traces (`telemetry/tracing-settings.ts`); off unless an endpoint is set here or in the environment. */
+  tracing: TracingSection;
   plugins: PluginEntry[];
 }
 

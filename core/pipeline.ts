@@ -120,7 +120,8 @@ export function createPipeline(plugins: readonly AnyPlugin[], deps: ProxyDeps): 
     createState: plugins.map((p) => (p.createState ? p.createState.bind(p) : null)),
   };
   // The response hooks of an exchange that entered every plugin (every proxied one): built once.
-  const proxiedHooks = hooksFor(chain, plugins.length, 0, chain.onAnswer.length > 0);
+  // Traces that capture the answer's text need it whole too.
+  const proxiedHooks = hooksFor(chain, plugins.length, 0, chain.onAnswer.length > 0 || deps.tracing?.wantsAnswer === true);
   return {
     run: (ex, res, loadBody) => runExchange(chain, proxiedHooks, ex, res, loadBody),
     close: () => closePlugins(plugins, deps),
@@ -303,6 +304,8 @@ async function runExchange(chain: Chain, proxiedHooks: ResponseHooks, ex: Exchan
   // request hook (the loop's extra turn), after the `beforeBody` hooks. Inline, not a helper: a
   // closure and a promise fewer per request.
   let pendingBody = loadBody;
+  // Off (no tracer), this null check is all tracing costs a request.
+  const trace = chain.deps.tracing ? chain.deps.tracing.begin(ex) : null;
   try {
     for (let i = 0; i <= onRequest.length; i++) {
       const step = onRequest[i];
@@ -344,12 +347,14 @@ async function runExchange(chain: Chain, proxiedHooks: ResponseHooks, ex: Exchan
       const returned = step.fn(ex, stateOf(chain, ex, step.index), call);
       call = (isPromise(returned) ? await returned : returned) ?? call;
     }
-    await proxyWithFallback(ex, call, fallback, res, proxiedHooks, chain.deps);
+    await proxyWithFallback(ex, call, fallback, res, proxiedHooks, chain.deps, trace);
   } catch (err) {
     if (ex.clientAborted) return;
     fail(chain, ex, res, err, entered, pendingBody !== undefined, heldBelow);
   } finally {
     await end(chain, ex, entered, heldBelow);
+    // After the response hooks: pricing set the cost, the logger took the row the span must agree with.
+    trace?.end(ex);
   }
 }
 

@@ -9,6 +9,7 @@ import type { CompletionAssembler } from '../canonical/completion-assembler.ts';
 import type { UpstreamClient } from '../upstream/upstream-client.ts';
 import type { Log } from '../runtime/log.ts';
 import type { TokenEstimator } from '../tokens/token-estimate.ts';
+import type { RequestTracing } from '../telemetry/request-tracing.ts';
 
 /** Response-phase callbacks, already bound to the plugins entered for this exchange (so `this: void`: callable detached). */
 export interface ResponseHooks {
@@ -35,6 +36,8 @@ export interface ProxyDeps {
   maxStreamBytes?: number;
   log: Log;
   tokens: TokenEstimator;
+  /** The tracer (manifest `tracing`); null or absent when tracing is off, the default. */
+  tracing?: RequestTracing | null;
 }
 
 /** The response hooks plus where the upstream's usage reports go (`createUsageReader`). */

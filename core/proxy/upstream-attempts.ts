@@ -10,21 +10,25 @@
  * deployment comes next and how long to wait are the plan's (the router's) business. The request
  * hooks (budget reservation, rate limits, the output cap) ran once before the first attempt and are
  * not run again: a later call is built from the exchange as they left it. Every attempt, served or
- * failed, is recorded on `ex.attempts` for the log and the metrics; a stream that failed after its
- * first byte is recorded with its error code (`stream-cut.ts`), not as served.
+ * failed, is recorded on `ex.attempts` for the log and the metrics (a stream that failed after its
+ * first byte with its error code, `stream-cut.ts`, not as served), and, when tracing is on, as a
+ * child span of the request's whose context goes upstream in `traceparent` (`core/telemetry/`).
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange, Target, UpstreamAttempt } from '../exchange.ts';
 import type { FallbackPlan, ModelCall } from '../upstream/upstream-call.ts';
 import { toGatewayError } from '../errors.ts';
 import { proxy, type ProxyDeps, type ResponseHooks } from './proxy.ts';
+import type { AttemptTrace, RequestTrace } from '../telemetry/request-tracing.ts';
 
 /**
  * `proxy()` with retries before the first byte. Throws `GatewayError` only before headers are sent,
- * like `proxy()`; the error thrown is the last attempt's.
+ * like `proxy()`; the error thrown is the last attempt's. `trace`: the request's trace, null when
+ * tracing is off.
  */
 export async function proxyWithFallback(
   ex: Exchange, first: ModelCall, plan: FallbackPlan | null, res: ServerResponse, hooks: ResponseHooks, deps: ProxyDeps,
+  trace: RequestTrace | null = null,
 ): Promise<void> {
   const attempts = (ex.attempts ??= []);
   let call = first;
@@ -32,11 +36,13 @@ export async function proxyWithFallback(
     const startedPerfMs = performance.now();
     const target = ex.target ?? { provider: call.provider, model: '' };
     ex.upstreamStatus = null;
+    const span = trace === null ? null : trace.attempt(target, call);
     try {
-      await proxy(ex, call, res, hooks, deps);
+      await proxy(ex, span === null ? call : withTraceHeaders(call, span), res, hooks, deps);
       // A stream that failed after its head records its error (a cut, a timeout, an in-band error):
       // the attempt did not serve, and the router's breaker counts it (issue 42).
       attempts.push(attemptOf(target, ex.upstreamStatus, ex.errorCode, sinceMs(ex.firstByteAtPerfMs ?? performance.now(), startedPerfMs)));
+      span?.end(ex.upstreamStatus, ex.errorCode);
       return;
     } catch (err) {
       const error = toGatewayError(err);
@@ -44,6 +50,7 @@ export async function proxyWithFallback(
       // (an abort read as unreachable) says nothing about the upstream, and must not count against it.
       const errorCode = ex.clientAborted ? 'client_disconnected' : error.code;
       attempts.push(attemptOf(target, ex.upstreamStatus, errorCode, sinceMs(performance.now(), startedPerfMs)));
+      span?.end(ex.upstreamStatus, errorCode);
       if (!plan || res.headersSent || ex.clientAborted) throw err;
       const next = await plan.next(ex, { error, upstreamStatus: ex.upstreamStatus, attempts: attempts.length });
       if (!next || res.headersSent || ex.clientAborted) throw err;
@@ -58,6 +65,14 @@ export async function proxyWithFallback(
  */
 function attemptOf(target: Target, status: number | null, errorCode: string | null, latencyMs: number): UpstreamAttempt {
   return { provider: target.provider, model: target.model, status, errorCode, latencyMs };
+}
+
+/**
+ * The call with the attempt span's context in its headers (`traceparent`, `tracestate`), replacing a
+ * client's: the upstream's parent is the attempt. A copy: a retry of the same call gets its own span.
+ */
+function withTraceHeaders(call: ModelCall, span: AttemptTrace): ModelCall {
+  return Object.assign({}, call, { headers: Object.assign({}, call.headers, span.headers) });
 }
 
 function sinceMs(nowPerfMs: number, startedPerfMs: number): number {

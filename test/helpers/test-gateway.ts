@@ -40,6 +40,10 @@ export interface TestGatewayOptions {
   user?: Omit<UserFields, 'name'>;
   /** Manifest `coordination` (a Redis shared by replicas); default none. */
   coordination?: Record<string, unknown>;
+  /** Manifest `tracing` (OpenTelemetry traces); default none, so off. */
+  tracing?: Record<string, unknown>;
+  /** More environment for the gateway (`OTEL_*`); the test's process environment is never read. */
+  env?: Record<string, string>;
   /** A PostgreSQL database of the test's own (`TOLLGATE_DATABASE_URL`); default the run's store (`test-store.ts`). */
   databaseUrl?: string;
 }
@@ -92,6 +96,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       upstream: options.upstream ?? {},
       ...(options.server ? { server: options.server } : {}),
       ...(options.coordination ? { coordination: options.coordination } : {}),
+      ...(options.tracing ? { tracing: options.tracing } : {}),
       plugins: [
         ...CHAIN.filter((name) => options.config?.[name] !== false).map((name) => ({
           name,
@@ -107,7 +112,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const serverLog: string[] = [];
   const gateway = await startGateway({
     manifest, registry: pluginRegistry, dataDir, port: 0, host: '127.0.0.1',
-    env: { TOLLGATE_ADMIN_PASSWORD: 'test admin password', ...(options.databaseUrl ? { TOLLGATE_DATABASE_URL: options.databaseUrl } : await testStoreEnv(dataDir)) },
+    env: { ...options.env, TOLLGATE_ADMIN_PASSWORD: 'test admin password', ...(options.databaseUrl ? { TOLLGATE_DATABASE_URL: options.databaseUrl } : await testStoreEnv(dataDir)) },
     log: createLog('debug', (line) => serverLog.push(line)),
     ...(options.clock ? { clock: options.clock } : {}),
   });
