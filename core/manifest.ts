@@ -12,6 +12,7 @@ import { manifestSchema } from './manifest-schema.ts';
 import type { LogLevel } from './runtime/log.ts';
 import type { CorsSettings } from './http/cors.ts';
 import type { CoordinationSettings } from './coordination/index.ts';
+import type { ReconciliationSettings } from './reconcile/reconcile-job.ts';
 import { isValidTimeZone } from './money/calendar-period.ts';
 
 /**
@@ -85,6 +86,8 @@ export interface Manifest {
   store: StoreSettings;
   /** State shared by several replicas (`coordination/index.ts`). */
   coordination: CoordinationSettings;
+  /** The ledger checked against the providers' reports (`reconcile/reconcile-job.ts`). */
+  reconciliation: ReconciliationSettings;
   plugins: PluginEntry[];
 }
 
