@@ -44,13 +44,13 @@ function Differences({ run }) {
         <tbody>${run.differences.map((d) => html`<tr key=${`${d.day}/${d.provider}/${d.model}`}>
           <td class="nowrap">${d.day}</td>
           <td>${d.provider}</td>
-          <td class="mono">${d.model || html`<span class="muted">(no model)</span>`}</td>
+          <td class="mono nowrap">${d.model || html`<span class="muted">(no model)</span>`}</td>
           <td class="num">${d.ledger.requests} / ${d.report.requests ?? '—'}</td>
           <td>${side(d.ledger)}</td>
           <td>${side(d.report)}</td>
           <td class="num">${formatUsd(d.ledger.cost_usd)}</td>
           <td class="num">${d.report.cost_usd === null ? '—' : formatUsd(d.report.cost_usd)}</td>
-          <td>${d.flagged
+          <td style="min-width:320px">${d.flagged
             ? html`<${Badge} tone="warn">flagged<//>${d.causes.map((c) => html`<div key=${c.code} class="cell-sub" data-cause=${c.code}>${c.message}</div>`)}`
             : html`<${Badge} tone="ok">within tolerance<//>`}</td>
         </tr>`)}</tbody></table></div>`}
