@@ -46,7 +46,7 @@ function settings(webhookUrl?: string): ReconcileSettings {
 
 /** One ledger row as the gateway logs it: canonical tokens (prompt includes cached and cache writes), cost at `price`. */
 function ledgerRow(provider: string, model: string, day: string, tokens: { prompt: number; cached?: number; write?: number; output: number }, price: ModelPrice, status = 200) {
-  const cost = costOf(price, { promptTokens: tokens.prompt, cachedTokens: tokens.cached ?? 0, cacheWriteTokens: tokens.write ?? 0, completionTokens: tokens.output } as never);
+  const cost = costOf(price, { promptTokens: tokens.prompt, cachedTokens: tokens.cached ?? 0, cacheWriteTokens: tokens.write ?? 0, completionTokens: tokens.output });
   return {
     provider, model_requested: model, model_served: model, status, created_at: `${day}T12:00:00.000Z`,
     prompt_tokens: tokens.prompt, cached_tokens: tokens.cached ?? 0, cache_write_tokens: tokens.write ?? 0, completion_tokens: tokens.output,
