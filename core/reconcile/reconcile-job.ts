@@ -61,8 +61,9 @@ export function createReconcileJob(deps: ReconcileJobDeps, settings: Reconciliat
     const nowMs = deps.clock();
     const today = dayOf(Math.floor(nowMs / 1000));
     if (nowMs < (dayStartSec(today) + hours * 3600 + minutes * 60) * 1000) return;
-    if (await ranToday(deps.db, today)) return;
+    // Most gateways store no admin credential: one small count a minute is all the job costs them.
     if ((await countUsageReportCredentials(deps.db)) === 0) return;
+    if (await ranToday(deps.db, today)) return;
     if (!(await deps.leases.tryAcquire(`${LEASE_NAME}:${today}`, LEASE_TTL_MS))) return;
     const run = await runReconciliation({ db: deps.db, keyring: deps.keyring(), clock: deps.clock, log: deps.log }, settings,
       { range: dailyRange(nowMs, settings.lookbackDays), trigger: 'schedule' });
