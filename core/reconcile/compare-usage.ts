@@ -199,8 +199,13 @@ function causesOf(
   const reportTokens = totalTokens(row.report);
   const causes: Cause[] = [];
   if (reportTokens > ledgerTokens && beyondPercent(ledgerTokens, reportTokens, percent)) {
-    const requestsMatch = row.report.requests !== null && !beyondPercent(row.ledger.requests, row.report.requests, percent);
-    if (requestsMatch && row.ledger.failedRequests > 0) {
+    const theirRequests = row.report.requests;
+    const requestsMatch = theirRequests !== null && !beyondPercent(row.ledger.requests, theirRequests, percent);
+    // The provider may count the failed calls as requests too: "the same requests" is either figure.
+    const withFailures = row.ledger.requests + row.ledger.failedRequests;
+    const matchWithFailures = theirRequests !== null && theirRequests >= row.ledger.requests
+      && (theirRequests <= withFailures || !beyondPercent(withFailures, theirRequests, percent));
+    if ((requestsMatch || matchWithFailures) && row.ledger.failedRequests > 0) {
       causes.push({ code: 'unbilled_failures', message: `unbilled failures: the provider counted ${reportTokens - ledgerTokens} more tokens for the same ${row.ledger.requests} requests, and the ledger has ${row.ledger.failedRequests} failed requests it did not bill` });
     } else if (!requestsMatch) {
       causes.push({ code: 'used_outside', message: usedOutsideMessage(row, theirs, options.gatewayKeyIds) });

@@ -186,6 +186,23 @@ describe('reconciliation with OpenAI and Anthropic reports', () => {
     assert.deepEqual(payload.differences.map((d) => [d.day, d.causes[0]!.code]), [['2026-10-11', 'used_outside'], ['2026-10-12', 'price_differs'], ['2026-10-13', 'missing_day']]);
   });
 
+  it('names unbilled failures when the provider billed tokens for calls the ledger logged as failed', async () => {
+    const big = { prompt: 2_000_000, cached: 500_000, output: 1_000_000 };
+    await writeLogRows(store, [
+      ledgerRow('openai', GPT, '2026-10-15', big, GPT_PRICE), ledgerRow('openai', GPT, '2026-10-15', big, GPT_PRICE),
+      { ...ledgerRow('openai', GPT, '2026-10-15', { prompt: 0, output: 0 }, GPT_PRICE, 502), prompt_tokens: null, completion_tokens: null, cached_tokens: null, cache_write_tokens: null },
+    ]);
+    // The provider counts the three calls and bills the third's tokens, which the ledger never saw.
+    sim.results['openai-completions'].set('2026-10-15', [openaiUsage(3)]);
+    sim.results['openai-costs'].set('2026-10-15', openaiCosts(3));
+    const run = await runReconciliation({ db: store.db, keyring, clock: Date.now, log }, settings(),
+      { range: { fromDay: '2026-10-15', toDay: '2026-10-15' }, providers: ['openai'], trigger: 'cli' });
+    const [row] = run.differences;
+    assert.equal(row!.ledger.failed_requests, 1);
+    assert.deepEqual(row!.causes.map((c) => c.code), ['unbilled_failures']);
+    assert.match(row!.causes[0]!.message, /unbilled failures: the provider counted 3000000 more tokens for the same 2 requests, and the ledger has 1 failed requests it did not bill/);
+  });
+
   it('reads Anthropic\'s usage and cost report (cache kinds, cents), matching on one day and flagging outside usage and a missing ledger day', async () => {
     await setUsageReportCredential(store.db, keyring, { provider: 'anthropic', kind: 'anthropic', adminKey: ANTHROPIC_ADMIN_KEY, baseUrl: sim.origin });
     const tokens = { prompt: 1_000_000, cached: 200_000, write: 100_000, output: 100_000 };
