@@ -1,6 +1,8 @@
 /** `tollgate credentials set|list|delete`: a gateway user's own provider keys (sealed at rest). */
 import { Command } from 'commander';
 import { deleteProviderCredential, listProviderCredentials, setProviderCredential } from '../core/accounts/provider-credentials.ts';
+import { deleteUsageReportCredential, listUsageReportCredentials, setUsageReportCredential } from '../core/accounts/usage-report-credentials.ts';
+import { REPORT_KINDS } from '../core/reconcile/report-sources.ts';
 import { loadKeyring, resolveDataDir } from '../core/store/data-dir.ts';
 import { addDataDirOption, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
@@ -12,6 +14,9 @@ interface CredentialOptions {
   baseUrl?: string;
   json?: boolean;
   dataDir?: string;
+  kind?: string;
+  adminKeyStdin?: boolean;
+  gatewayKeyIds?: string;
 }
 
 function parseProviderId(value: string): string {
@@ -65,5 +70,51 @@ export function credentialsCommand(): Command {
       else process.stdout.write(`Deleted the ${options.provider} credential; that user's requests now use the shared key, if any.\n`);
     });
 
+  addAdminCommands(credentials);
   return credentials;
+}
+
+/**
+ * `credentials set-admin|list-admin|delete-admin`: the admin ("usage report") credential per provider
+ * that `tollgate reconcile` reads the provider's usage and cost reports with (sealed at rest).
+ */
+function addAdminCommands(credentials: Command): void {
+  addDataDirOption(credentials.command('set-admin').description("store or replace a provider's admin key for its usage and cost reports (read from stdin, never argv)"))
+    .requiredOption('--provider <id>', 'provider id as in the manifest, e.g. openai', parseProviderId)
+    .option('--kind <kind>', `the report API: ${REPORT_KINDS.join(' | ')} (default: the provider id)`)
+    .requiredOption('--admin-key-stdin', 'read the admin key (sk-admin-..., sk-ant-admin...) from standard input')
+    .option('--base-url <url>', "the report API's base URL (OpenAI: https://api.openai.com/v1, Anthropic: https://api.anthropic.com)", parseBaseUrl)
+    .option('--gateway-key-ids <ids>', "comma-separated provider-side ids of the keys Tollgate uses (usage on any other key is named as used outside Tollgate)")
+    .option('--json', 'print JSON')
+    .action(async (options: CredentialOptions) => {
+      const kind = options.kind ?? options.provider!;
+      if (!REPORT_KINDS.includes(kind)) throw new CliError(`--kind must be one of ${REPORT_KINDS.join(', ')}, got "${kind}"`);
+      const adminKey = (await readStdin()).trim();
+      if (!adminKey) throw new CliError('no admin key on standard input');
+      const gatewayKeyIds = options.gatewayKeyIds ? options.gatewayKeyIds.split(',').map((id) => id.trim()).filter(Boolean) : null;
+      const keyring = loadKeyring(resolveDataDir(options.dataDir));
+      const view = await withStore(options, (store) => setUsageReportCredential(store.db, keyring, {
+        provider: options.provider!, kind, adminKey, baseUrl: options.baseUrl ?? null, gatewayKeyIds,
+      }));
+      if (options.json) printJson(view);
+      else process.stdout.write(`Stored the ${view.provider} admin key ${view.hint} (${view.kind} reports). \`tollgate reconcile\` and the daily run use it from now on.\n`);
+    });
+
+  addDataDirOption(credentials.command('list-admin').description('list the stored admin credentials (masked)'))
+    .option('--json', 'print JSON')
+    .action(async (options: CredentialOptions) => {
+      const rows = await withStore(options, (store) => listUsageReportCredentials(store.db), 'reads');
+      if (options.json) printJson(rows);
+      else printTable(rows.map((r) => ({ ...r, gateway_key_ids: r.gateway_key_ids?.join(',') ?? null })), ['provider', 'kind', 'hint', 'base_url', 'gateway_key_ids', 'updated_at']);
+    });
+
+  addDataDirOption(credentials.command('delete-admin').description("delete a provider's admin credential"))
+    .requiredOption('--provider <id>', 'provider id', parseProviderId)
+    .option('--json', 'print JSON')
+    .action(async (options: CredentialOptions) => {
+      const deleted = await withStore(options, (store) => deleteUsageReportCredential(store.db, options.provider!));
+      if (!deleted) throw new CliError(`no admin credential for ${options.provider}`);
+      if (options.json) printJson({ provider: options.provider, deleted: true });
+      else process.stdout.write(`Deleted the ${options.provider} admin credential.\n`);
+    });
 }

@@ -16,6 +16,7 @@ import { modelsCommand } from './models.ts';
 import { pricingCommand } from './pricing.ts';
 import { exportSqliteCommand, migrateCommand } from './store.ts';
 import { pluginsCommand } from './plugins.ts';
+import { reconcileCommand } from './reconcile.ts';
 import { CliError } from './output.ts';
 import { addGlobalOptions } from './global-options.ts';
 import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
@@ -40,6 +41,7 @@ export function createProgram(registry: PluginRegistry): Command {
     .addCommand(modelsCommand(registry))
     .addCommand(pricingCommand(registry))
     .addCommand(pluginsCommand(registry, GATEWAY_VERSION))
+    .addCommand(reconcileCommand(registry))
     .addCommand(migrateCommand())
     .addCommand(exportSqliteCommand());
 }

@@ -148,6 +148,7 @@ export const ERROR_CATALOG = {
   key_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No API key has this id.' },
   log_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No request log row has this id.' },
   credential_not_found: { status: 404, type: 'not_found_error', param: 'provider', message: 'This user has no credential for this provider.' },
+  reconciliation_run_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No reconciliation run has this id.' },
   price_not_found: { status: 404, type: 'not_found_error', param: 'model', message: 'No price is stored for this model.' },
   upstream_key_not_found: { status: 404, type: 'not_found_error', param: 'key', message: 'No pooled provider key has this fingerprint.' },
   conflict: { status: 409, type: 'invalid_request_error', message: 'This name must be unique and exists already.' },
@@ -392,7 +393,7 @@ export function internalError(cause?: unknown): GatewayError {
 }
 
 /** Catalog codes of missing admin resources. */
-export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found' | 'upstream_key_not_found';
+export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found' | 'upstream_key_not_found' | 'reconciliation_run_not_found';
 
 /** 404 for an admin resource: `code` names what is missing. */
 export function resourceNotFound(code: ResourceNotFoundCode, message: string, param: string | null = null): GatewayError {

@@ -29,6 +29,7 @@ import type { PluginKvEngine } from './store/plugin-kv.ts';
 import { resolveTracing } from './telemetry/tracing-settings.ts';
 import { createOtelTracing } from './telemetry/otel-tracing.ts';
 import type { RequestTracing } from './telemetry/request-tracing.ts';
+import { createReconcileJob, type ReconcileJob } from './reconcile/reconcile-job.ts';
 
 /**
  * `GET /readyz`'s detail: each deployment's breaker state (`closed`, `open`, `half-open`) by
@@ -84,6 +85,8 @@ export interface RunningGateway {
   /** The router's configured providers, in manifest order (for the start banner); empty without a router. */
   readonly providers: readonly ProviderSummary[];
   readonly server: GatewayServer;
+  /** The daily reconciliation (`reconcile/reconcile-job.ts`); `tick()` checks at once whether it is due. */
+  readonly reconciliation: ReconcileJob;
   /** Drains requests, closes plugins (flushing the request log), the upstream pools and the store. */
   close(): Promise<void>;
 }
@@ -171,6 +174,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     loopbackOrigin = `http://${loopbackHost}:${address.port}`;
     // From now on a lock held by another process must not freeze the event loop (store.ts says why).
     setBusyTimeout(store, SERVING_BUSY_TIMEOUT_MS);
+    const reconciliation = createReconcileJob({ db: store.db, keyring: () => keyring.get(), clock: ctx.clock, log, leases: coordination.leases }, manifest.reconciliation);
     const adminMount = admin;
     const running = server;
     const shared = coordination;
@@ -183,8 +187,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       bootstrapAdmin: firstAdmin,
       providers: ctx.services.get('providers')?.list() ?? [],
       server: running,
+      reconciliation,
       close() {
         closing ??= (async () => {
+          await reconciliation.close();
           await running.shutdown();
           adminMount?.close();
           // Serving is over: the last flush may wait for another process's lock.

@@ -1,7 +1,7 @@
 /**
  * The manifest's top-level JSON Schema (`core/manifest.ts` validates a manifest with it, then each
  * plugin's config with the plugin's own `configSchema`): the `server`, `upstream`, `store`, `admin`,
- * `coordination`, `tracing` and `log` sections with their defaults, and the plugin list. Every field a manifest
+ * `coordination`, `tracing`, `reconciliation` and `log` sections with their defaults, and the plugin list. Every field a manifest
  * may set is documented here and in docs/configuration.md.
  */
 import type { JsonSchema } from './json-schema.ts';
@@ -149,6 +149,23 @@ export const manifestSchema: JsonSchema = {
         capturePrompts: { type: 'boolean', default: false, description: 'Put the request\'s messages and the answer\'s text on the request span (gen_ai.input.messages, gen_ai.output.messages). Off: no prompt or answer text is ever in a span.' },
         exportDelayMs: { type: 'integer', minimum: 1, maximum: 600_000, default: 5_000, description: 'Longest a finished span waits before it is sent, in a batch with others (the OTel SDK\'s batch delay), ms. Spans queued past 2048 are dropped, never the requests.' },
         captureMaxChars: { type: 'integer', minimum: 64, default: 8192, description: 'With capturePrompts, most characters of text kept per attribute; the rest is cut and marked [truncated].' },
+      },
+    },
+    reconciliation: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      dependencies: { webhookUrl: ['secret'] },
+      description: "Reconciliation of the ledger with the providers' own usage and cost reports (docs/reconciliation.md): `tollgate reconcile`, and a daily run in `tollgate serve` (one replica at a time) once an admin credential is stored (`tollgate credentials set-admin`).",
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Run the daily reconciliation in `tollgate serve`. It runs only while an admin credential is stored.' },
+        timeOfDay: { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', default: '04:00', description: 'When the daily run starts, HH:MM in UTC (providers finish a day\'s report some hours after midnight UTC).' },
+        lookbackDays: { type: 'integer', minimum: 1, maximum: 31, default: 3, description: 'Days the daily run compares: the last N whole UTC days, yesterday included (late usage changes a report for a day or two).' },
+        tolerancePercent: { type: 'number', minimum: 0, maximum: 100, default: 1, description: 'A day x provider x model row is flagged when its cost differs by more than this percent of the larger side AND more than toleranceUsd.' },
+        toleranceUsd: { type: 'number', minimum: 0, default: 0.5, description: 'USD a row may differ by per day before it is flagged (the larger of the two tolerances applies).' },
+        webhookUrl: { type: 'string', pattern: '^https?://', description: 'Where a flagged run is announced: a JSON POST signed like budget alerts (x-tollgate-signature). Requires secret.' },
+        secret: { type: 'string', minLength: 16, description: 'Key of the HMAC-SHA256 in the x-tollgate-signature header (e.g. "${TOLLGATE_ALERT_SECRET}"). At least 16 characters.' },
+        timeoutMs: { type: 'integer', minimum: 1000, default: 30_000, description: 'Bound on each report call and each webhook attempt, ms.' },
       },
     },
     plugins: {

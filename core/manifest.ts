@@ -12,6 +12,7 @@ import { manifestSchema } from './manifest-schema.ts';
 import type { LogLevel } from './runtime/log.ts';
 import type { CorsSettings } from './http/cors.ts';
 import type { CoordinationSettings } from './coordination/index.ts';
+import type { ReconciliationSettings } from './reconcile/reconcile-job.ts';
 import { isValidTimeZone } from './money/calendar-period.ts';
 import type { TracingSection } from './telemetry/tracing-settings.ts';
 
@@ -88,6 +89,8 @@ export interface Manifest {
   coordination: CoordinationSettings;
   /** OpenTelemetry traces (`telemetry/tracing-settings.ts`); off unless an endpoint is set here or in the environment. */
   tracing: TracingSection;
+  /** The ledger checked against the providers' reports (`reconcile/reconcile-job.ts`). */
+  reconciliation: ReconciliationSettings;
   plugins: PluginEntry[];
 }
 

@@ -12,12 +12,14 @@ import { UserPage } from './pages/user.js';
 import { PricingPage } from './pages/pricing.js';
 import { AccountPage } from './pages/account.js';
 import { UpstreamHealthPage } from './pages/upstream-health.js';
+import { ReconciliationPage } from './pages/reconciliation.js';
 
 const ICONS = {
   dashboard: html`<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="3" y="3" width="7" height="9" rx="1.5"/><rect x="14" y="3" width="7" height="5" rx="1.5"/><rect x="14" y="12" width="7" height="9" rx="1.5"/><rect x="3" y="16" width="7" height="5" rx="1.5"/></svg>`,
   users: html`<svg viewBox="0 0 24 24" aria-hidden="true"><circle cx="9" cy="8" r="3.5"/><path d="M2.5 20c.8-3.6 3.4-5.5 6.5-5.5s5.7 1.9 6.5 5.5"/><path d="M16 4.6a3.5 3.5 0 0 1 0 6.8M18 14.8c1.8.8 3 2.5 3.5 5.2"/></svg>`,
   logs: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 6h16M4 12h16M4 18h10"/></svg>`,
   health: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M3 12h4l2.5-6 5 12 2.5-6h4"/></svg>`,
+  reconcile: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 7h11M4 12h16M4 17h11"/><path d="m17 5 2 2-2 2M17 15l2 2-2 2"/></svg>`,
   pricing: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M20.6 13.4 13.4 20.6a2 2 0 0 1-2.8 0L3 13V3h10l7.6 7.6a2 2 0 0 1 0 2.8Z"/><circle cx="7.5" cy="7.5" r="1.5"/></svg>`,
 };
 
@@ -26,6 +28,7 @@ const NAV = [
   { href: '#/users', label: 'Users', icon: 'users', match: (p) => p.startsWith('/users') },
   { href: '#/logs', label: 'Usage logs', icon: 'logs', match: (p) => p.startsWith('/logs') },
   { href: '#/pricing', label: 'Pricing', icon: 'pricing', match: (p) => p.startsWith('/pricing') },
+  { href: '#/reconciliation', label: 'Reconciliation', icon: 'reconcile', match: (p) => p.startsWith('/reconciliation') },
   { href: '#/upstreams', label: 'Upstream health', icon: 'health', match: (p) => p.startsWith('/upstreams') },
 ];
 
@@ -55,6 +58,7 @@ function resolvePage(path) {
   if (user) return { Page: UserPage, title: 'User', params: { id: decodeURIComponent(user[1]) } };
   if (path === '/logs') return { Page: LogsPage, title: 'Usage logs', params: {} };
   if (path === '/pricing') return { Page: PricingPage, title: 'Pricing', params: {} };
+  if (path === '/reconciliation') return { Page: ReconciliationPage, title: 'Reconciliation', params: {} };
   if (path === '/upstreams') return { Page: UpstreamHealthPage, title: 'Upstream health', params: {} };
   if (path === '/account') return { Page: AccountPage, title: 'Account', params: {} };
   return { Page: NotFound, title: 'Not found', params: {} };

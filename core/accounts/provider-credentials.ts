@@ -8,6 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, ProviderCredentialsTable } from '../store/db-types.ts';
 import { lockForWrite, nowIso, prepareQuery, type Store } from '../store/store.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
+import { resealUsageReportCredentials } from './usage-report-credentials.ts';
 
 /** A stored credential as shown by the CLI and APIs: never the key itself. */
 export interface ProviderCredentialView {
@@ -110,7 +111,7 @@ export function createCredentialReader(store: Store): CredentialReader {
 }
 
 /**
- * Re-seals every record under `to.current` in one transaction (records already under it are skipped).
+ * Re-seals every record (and every admin credential, `usage-report-credentials.ts`) under `to.current` in one transaction (records already under it are skipped).
  * `from` must open every record; otherwise nothing changes and `SecretOpenError` is thrown.
  * Returns how many records were re-sealed.
  */
@@ -128,7 +129,8 @@ export async function resealAll(db: Kysely<Database>, from: Keyring, to: Keyring
         .execute();
       count++;
     }
-    return count;
+    // The admin (usage report) credentials are sealed under the same master key.
+    return count + await resealUsageReportCredentials(trx, from, to);
   });
 }
 

@@ -19,6 +19,7 @@ import { createStatsRoutes } from './stats-routes.ts';
 import { createPricingRoutes } from './pricing-routes.ts';
 import { createAlertsRoutes } from './alerts-routes.ts';
 import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
+import { createReconciliationRoutes } from './reconciliation-routes.ts';
 
 export interface AdminMount {
   /** Handles a request whose path is `/admin` or starts with `/admin/`. Callable detached: the server mounts it as a function. */
@@ -31,7 +32,7 @@ const PURGE_EVERY_MS = 60 * 60_000;
 /** Route modules besides login/logout/me, in the order their routes are matched. */
 const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
   createUsersRoutes, createKeysRoutes, createCredentialsRoutes, createLogsRoutes, createStatsRoutes, createPricingRoutes,
-  createAlertsRoutes, createUpstreamHealthRoutes,
+  createAlertsRoutes, createUpstreamHealthRoutes, createReconciliationRoutes,
 ];
 
 /**

@@ -231,7 +231,77 @@ export interface BudgetAlertsTable {
 /** `pending`: to send (again) at `next_attempt_at`; `failed`: every attempt failed; `unsent`: no webhook configured. */
 export type BudgetAlertState = 'pending' | 'delivered' | 'failed' | 'unsent';
 
+/** `usage_report_credentials`: one sealed admin credential per provider id, for its usage and cost reports (schema.sql v19). */
+export interface UsageReportCredentialsTable {
+  provider: string;
+  /** The report API that speaks for it (`core/reconcile/report-sources.ts`): `openai`, `anthropic`. */
+  kind: string;
+  ciphertext: Buffer;
+  nonce: Buffer;
+  auth_tag: Buffer;
+  key_id: string;
+  hint: string;
+  base_url: string | null;
+  /** JSON array of the provider-side key ids Tollgate uses; null = not told. */
+  gateway_key_ids: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ReconciliationTrigger = 'cli' | 'schedule' | 'api';
+export type ReconciliationState = 'ok' | 'flagged' | 'failed';
+export type ReconciliationAlertState = 'delivered' | 'failed' | 'unsent';
+
+/** `reconciliation_runs`: one run of `tollgate reconcile` or the daily job (schema.sql v19). Days are UTC `YYYY-MM-DD`, inclusive. */
+export interface ReconciliationRunsTable {
+  id: Generated<number>;
+  started_at: string;
+  finished_at: string;
+  from_day: string;
+  to_day: string;
+  /** JSON array of provider ids. */
+  providers: string;
+  trigger: ReconciliationTrigger;
+  state: ReconciliationState;
+  flagged_rows: number;
+  /** Integer nano-USD. */
+  ledger_cost_nanos: number;
+  /** Integer nano-USD. */
+  report_cost_nanos: number;
+  error: string | null;
+  alert_state: ReconciliationAlertState | null;
+}
+
+/** `reconciliation_differences`: one day x provider x model of a run, both sides (schema.sql v19). */
+export interface ReconciliationDifferencesTable {
+  run_id: number;
+  day: string;
+  provider: string;
+  model: string;
+  ledger_present: number;
+  ledger_requests: number;
+  ledger_failed_requests: number;
+  ledger_input_tokens: number;
+  ledger_cached_input_tokens: number;
+  ledger_cache_write_tokens: number;
+  ledger_output_tokens: number;
+  ledger_cost_nanos: number;
+  report_present: number;
+  report_requests: number | null;
+  report_input_tokens: number;
+  report_cached_input_tokens: number;
+  report_cache_write_tokens: number;
+  report_output_tokens: number;
+  report_cost_nanos: number | null;
+  flagged: number;
+  /** JSON array of `{code, message}`. */
+  causes: string;
+}
+
 export interface Database {
+  usage_report_credentials: UsageReportCredentialsTable;
+  reconciliation_runs: ReconciliationRunsTable;
+  reconciliation_differences: ReconciliationDifferencesTable;
   budget_alerts: BudgetAlertsTable;
   usage_rollups: UsageRollupsTable;
   admin_sessions: AdminSessionsTable;

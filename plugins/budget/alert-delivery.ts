@@ -1,6 +1,6 @@
 /**
  * Budget alerts, the delivery side: a background job that POSTs each 'pending' row of `budget_alerts`
- * (the durable queue, `schema.sql` v12) to the webhook, signed (`alert-signature.ts`), and records the
+ * (the durable queue, `schema.sql` v12) to the webhook, signed (`core/money/signed-webhook.ts`), and records the
  * outcome on the row. A failed attempt (network error, timeout, non-2xx) is retried after an
  * exponential backoff with jitter, until `maxAttempts`, then the row is 'failed'.
  *
@@ -13,13 +13,12 @@
  * is a few small statements per alert (Kysely, on either engine), one run at a time, and every error is logged, never thrown out of
  * a timer.
  */
-import { request } from 'undici';
 import type { Store } from '../../core/store/store.ts';
 import { nowIso } from '../../core/store/store.ts';
 import type { Clock } from '../../core/runtime/clock.ts';
 import type { Log } from '../../core/runtime/log.ts';
 import type { BudgetAlertsConfig } from './schema.ts';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signAlert } from './alert-signature.ts';
+import { postSignedWebhook } from '../../core/money/signed-webhook.ts';
 
 /** Alerts sent at once per round. */
 const ROUND_SIZE = 20;
@@ -72,24 +71,11 @@ export function createAlertDelivery(
   let again = false;
 
   /** One attempt: null when the receiver took it (2xx), else what went wrong. */
-  async function post(row: DueRow): Promise<string | null> {
-    const timestampSec = Math.floor(clock() / 1000);
-    const res = await request(config.webhookUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'tollgate-budget-alerts',
-        'x-tollgate-alert-id': String(row.id),
-        [TIMESTAMP_HEADER]: String(timestampSec),
-        [SIGNATURE_HEADER]: signAlert(config.secret, timestampSec, row.payload),
-      },
-      body: row.payload,
-      headersTimeout: config.timeoutMs,
-      bodyTimeout: config.timeoutMs,
-      signal: AbortSignal.any([stop.signal, AbortSignal.timeout(config.timeoutMs)]),
+  function post(row: DueRow): Promise<string | null> {
+    return postSignedWebhook({
+      url: config.webhookUrl, secret: config.secret, body: row.payload, timestampSec: Math.floor(clock() / 1000),
+      userAgent: 'tollgate-budget-alerts', headers: { 'x-tollgate-alert-id': String(row.id) }, timeoutMs: config.timeoutMs, signal: stop.signal,
     });
-    const text = await res.body.text();
-    return res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}${text ? `: ${text.slice(0, 100)}` : ''}`;
   }
 
   async function attempt(row: DueRow): Promise<void> {

@@ -1,6 +1,6 @@
 /**
- * The signature of a budget alert webhook, Stripe-style so a receiver can refuse replays:
- * `x-tollgate-timestamp: <unix seconds>` and
+ * The signature of the gateway's webhooks (budget alerts, reconciliation alerts), Stripe-style so a
+ * receiver can refuse replays: `x-tollgate-timestamp: <unix seconds>` and
  * `x-tollgate-signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>`.
  * Signing the timestamp with the body means an old delivery cannot be replayed with a fresh timestamp.
  */
