@@ -6,9 +6,11 @@
  *   (registered by `serviceAccountKey`), and a token `{access_token, expires_in, token_type}` issued,
  *   with the key's `expiresInSec`. An unknown issuer or a bad signature: 400 `invalid_grant`.
  * - `POST /v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}:rawPredict`
- *   and `:streamRawPredict` (Anthropic's message; Anthropic's named-event SSE), requiring
- *   `anthropic_version: "vertex-2023-10-16"` and no `model` in the body.
+ *   and `:streamRawPredict` (Anthropic's message; Anthropic's named-event SSE), requiring an
+ *   `anthropic_version` of `VERTEX_ANTHROPIC_VERSIONS` and no `model` in the body.
  * - `.../publishers/google/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`.
+ * Model calls are served under `/v1` and `/v1beta1` alike, as Vertex does (`@google/genai` uses
+ * `v1beta1` by default in Vertex mode).
  * Every model call must carry `Authorization: Bearer <a token it issued>` (else 401
  * `UNAUTHENTICATED`) and name `VERTEX_SIM_PROJECT` / `VERTEX_SIM_LOCATION`.
  *
@@ -29,6 +31,11 @@ import type { SimAgent } from './sim-agent.ts';
 
 export const VERTEX_SIM_PROJECT = 'sim-project';
 export const VERTEX_SIM_LOCATION = 'us-east5';
+/**
+ * Body `anthropic_version`s Claude on Vertex accepts: Vertex's own, and the dated API version that
+ * `@anthropic-ai/vertex-sdk` 1.x copies into the body from its `anthropic-version` header.
+ */
+export const VERTEX_ANTHROPIC_VERSIONS: readonly string[] = ['vertex-2023-10-16', '2026-10-21'];
 export const VERTEX_SIM_REPLY = 'Hello from Vertex!';
 export const VERTEX_SIM_PIECES = ['Hello', ' from', ' Vertex!'];
 /** Claude usage the simulator reports (cache reads and writes included). */
@@ -129,7 +136,7 @@ export async function startVertexSimulator(options: VertexSimulatorOptions = {})
   };
 
   const answerModel = (res: ServerResponse, request: RecordedRequest) => {
-    const route = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(anthropic|google)\/models\/([^/:]+):(\w+)$/.exec(request.path);
+    const route = /^\/v1(?:beta1)?\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(anthropic|google)\/models\/([^/:]+):(\w+)$/.exec(request.path);
     if (!route) return googleError(res, 404, 'NOT_FOUND', `The requested URL ${request.path} was not found on this server.`);
     const [, project, location, publisher, model, method] = route;
     const bearer = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
@@ -155,8 +162,9 @@ export async function startVertexSimulator(options: VertexSimulatorOptions = {})
 
   const answerClaude = (res: ServerResponse, request: RecordedRequest, model: string, method: string) => {
     const body = request.body ?? {};
-    if (body.anthropic_version !== 'vertex-2023-10-16' || body.model !== undefined) {
-      return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic_version: vertex-2023-10-16 is required and model must not be set.' } });
+    if (!VERTEX_ANTHROPIC_VERSIONS.includes(String(body.anthropic_version)) || body.model !== undefined) {
+      const message = `anthropic_version (one of ${VERTEX_ANTHROPIC_VERSIONS.join(', ')}) is required and model must not be set.`;
+      return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message } });
     }
     const scripted = options.agent ? agentReply(options.agent, { ...body, model: model.replace(/@.*$/, '') }) : null;
     if (method === 'rawPredict') return sendJson(res, 200, scripted?.message ?? claudeMessage());
