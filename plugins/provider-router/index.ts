@@ -336,12 +336,12 @@ function deploymentsFor(r: Router, ex: Exchange, requested: string): MaybePromis
   });
 }
 
-/** The catalog endpoints: `GET /models`, `GET /models/{model}`, the priced catalog. */
+/** The catalog endpoints: `GET /models`, `GET /models/{model}` (the models the caller's key may use), the priced catalog. */
 async function listing(r: Router, ex: Exchange): Promise<Reply> {
-  if (ex.operation === 'models.list') return reply(200, openAIModelList(await catalogFor(r, ex).all(), r.groups));
+  if (ex.operation === 'models.list') return reply(200, await allowedModelList(r, ex));
   if (ex.operation === MODELS_RETRIEVE) {
     const requested = ex.params.model ?? '';
-    const model = retrieveModel(openAIModelList(await catalogFor(r, ex).all(), r.groups), requested);
+    const model = retrieveModel(await allowedModelList(r, ex), requested);
     if (!model) throw modelNotFound(requested);
     return reply(200, model);
   }
@@ -351,17 +351,29 @@ async function listing(r: Router, ex: Exchange): Promise<Reply> {
 }
 
 /**
+ * `GET /api/v1/models` as the caller's key sees it: the entries its allow-list (`models`) matches,
+ * by the listed id or the bare upstream id, as a model call would be checked.
+ */
+async function allowedModelList(r: Router, ex: Exchange): Promise<ReturnType<typeof openAIModelList>> {
+  const list = openAIModelList(await catalogFor(r, ex).all(), r.groups);
+  const patterns = ex.principal?.models;
+  if (!patterns) return list;
+  const data = list.data.filter((m) => modelAllowed(patterns, [m.id, baseModelIdOf(r, m.id)]));
+  return { object: list.object, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
+
+/** A listed id without its provider prefix (`openai/gpt-4o` → `gpt-4o`); a group's name as it is. */
+function baseModelIdOf(r: Router, id: string): string {
+  const slash = id.indexOf('/');
+  return r.groups.has(id) || slash === -1 ? id : id.slice(slash + 1);
+}
+
+/**
  * `GET /api/v1beta/models` and `/{model}`: the entries of `GET /api/v1/models` the caller's key may
  * use (its allow-list matched against the listed id and the bare upstream id), in Google's shape.
  */
 async function geminiListing(r: Router, ex: Exchange): Promise<Reply> {
-  const patterns = ex.principal?.models;
-  const models: CatalogModel[] = [];
-  for (const m of openAIModelList(await catalogFor(r, ex).all(), r.groups).data) {
-    const slash = m.id.indexOf('/');
-    const baseModelId = r.groups.has(m.id) || slash === -1 ? m.id : m.id.slice(slash + 1);
-    if (modelAllowed(patterns, [m.id, baseModelId])) models.push({ id: m.id, baseModelId, displayName: m.display_name });
-  }
+  const models: CatalogModel[] = (await allowedModelList(r, ex)).data.map((m) => ({ id: m.id, baseModelId: baseModelIdOf(r, m.id), displayName: m.display_name }));
   if (ex.operation === GEMINI_MODELS_LIST) return reply(200, geminiModelPage(models, ex.query));
   return reply(200, geminiModelOf(models, ex.params.model ?? ''));
 }

@@ -193,7 +193,7 @@ describe('models.list and models.get in Google\'s shape', () => {
     assert.match((body as GoogleError).error.message, /pageToken/);
   });
 
-  test('a key limited to gemini/* lists only those models, and gets 404 for the others', async () => {
+  test('a key limited to gemini/* lists only those models, and gets 404 for the others (in OpenAI\'s list too)', async () => {
     const user = await createGatewayUser(tg.gateway.store.db, { name: `gemini-only-${process.pid}` });
     const key = await createApiKey(tg.gateway.store.db, { gatewayUserId: user.id, name: 'sdk', models: ['gemini/*'] });
     const { status, body } = await raw('GET', '/api/v1beta/models?pageSize=100', { 'x-goog-api-key': key.key });
@@ -202,6 +202,14 @@ describe('models.list and models.get in Google\'s shape', () => {
     assert.ok(names.length > 0 && names.every((n) => n.startsWith('models/gemini/')), names.join());
     const hidden = await raw('GET', '/api/v1beta/models/openai/gpt-4o-mini', { 'x-goog-api-key': key.key });
     assert.equal(hidden.status, 404);
+    // OpenAI's GET /api/v1/models and /{model} apply the same allow-list.
+    const openaiList = await raw('GET', '/api/v1/models', { authorization: `Bearer ${key.key}` });
+    assert.equal(openaiList.status, 200);
+    const ids = (openaiList.body.data as Array<{ id: string }>).map((m) => m.id);
+    assert.deepEqual(ids, names.map((n) => n.slice('models/'.length)));
+    assert.equal(openaiList.body.first_id, ids[0]);
+    assert.equal((await raw('GET', '/api/v1/models/openai/gpt-4o-mini', { authorization: `Bearer ${key.key}` })).status, 404);
+    assert.equal((await raw('GET', `/api/v1/models/${ids[0]!}`, { authorization: `Bearer ${key.key}` })).status, 200);
   });
 });
 
