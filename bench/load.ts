@@ -10,6 +10,14 @@ export interface RunResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** autocannon's 99.9th percentile, whole ms: the tail a periodic stall (a flush, a GC) shows in. */
+  p999Ms: number;
+  /**
+   * The target's event-loop delay, 99th percentile over the measured run, ms (its `/metrics`
+   * `tollgate_nodejs_eventloop_lag_p99_seconds`, from `perf_hooks.monitorEventLoopDelay`, which
+   * prom-client resets at each scrape); null for a target without `/metrics`.
+   */
+  loopDelayP99Ms: number | null;
   requests: number;
   errors: number;
   /** CPU (user + system) the target process spent per request, µs; null without a pid (direct). */
@@ -25,9 +33,14 @@ export interface RunResult {
  */
 export const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
 
-/** A warm-up (`WARMUP_S`), then `durationS` of POSTs on `connections` connections. */
-export async function load(url: string, headers: Record<string, string>, body: string, connections: number, pid: number | null, durationS: number): Promise<RunResult> {
+/**
+ * A warm-up (`WARMUP_S`), then `durationS` of POSTs on `connections` connections. `metricsUrl`: the
+ * target's Prometheus endpoint, scraped before the run (which resets its event-loop histogram) and
+ * after it (outside the CPU measured), for `loopDelayP99Ms`.
+ */
+export async function load(url: string, headers: Record<string, string>, body: string, connections: number, pid: number | null, durationS: number, metricsUrl?: string): Promise<RunResult> {
   if (WARMUP_S > 0) await autocannon({ url, method: 'POST', headers, body, connections, duration: WARMUP_S });
+  if (metricsUrl) await loopDelayP99Ms(metricsUrl);
   const ticksBefore = pid ? cpuTicks(pid) : 0;
   let maxRss = 0;
   const sampler = pid ? setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 250) : null;
@@ -39,11 +52,21 @@ export async function load(url: string, headers: Record<string, string>, body: s
     rps: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    p999Ms: result.latency.p99_9,
+    loopDelayP99Ms: metricsUrl ? await loopDelayP99Ms(metricsUrl) : null,
     requests,
     errors: result.errors + result.non2xx,
     cpuUsPerRequest: pid && requests ? (ticks * (1e6 / CLK_TCK)) / requests : null,
     maxRssMb: pid ? maxRss : null,
   };
+}
+
+/** The event-loop delay p99 a `/metrics` scrape reports (since the previous scrape), ms. */
+async function loopDelayP99Ms(metricsUrl: string): Promise<number | null> {
+  const res = await undiciRequest(metricsUrl);
+  const text = await res.body.text();
+  const line = /^tollgate_nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/m.exec(text);
+  return line ? Number(line[1]) * 1000 : null;
 }
 
 /**

@@ -126,11 +126,13 @@ const messages = [{ role: 'user', content: 'Say hello' }];
 /** One target's runs of a scenario as one result: medians, the peak RSS their maximum, errors summed. */
 function combined(runs: readonly RunResult[]): RunResult {
   if (runs.length === 1) return runs[0]!;
-  const of = (key: 'rps' | 'p50Ms' | 'p99Ms' | 'requests') => median(runs.map((r) => r[key]));
+  const of = (key: 'rps' | 'p50Ms' | 'p99Ms' | 'p999Ms' | 'requests') => median(runs.map((r) => r[key]));
   const cpu = runs.map((r) => r.cpuUsPerRequest);
   const rss = runs.map((r) => r.maxRssMb);
+  const loop = runs.map((r) => r.loopDelayP99Ms);
   return {
-    rps: of('rps'), p50Ms: of('p50Ms'), p99Ms: of('p99Ms'), requests: of('requests'),
+    rps: of('rps'), p50Ms: of('p50Ms'), p99Ms: of('p99Ms'), p999Ms: of('p999Ms'), requests: of('requests'),
+    loopDelayP99Ms: loop.includes(null) ? null : median(loop as number[]),
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
     cpuUsPerRequest: cpu.includes(null) ? null : median(cpu as number[]),
     maxRssMb: rss.includes(null) ? null : Math.max(...(rss as number[])),
@@ -200,11 +202,14 @@ async function main(): Promise<void> {
     const idleRssMb = { ceiling: rssMb(ceiling.proc.pid!), tollgate: rssMb(gateway.proc.pid!) };
 
     const json = { 'content-type': 'application/json' };
-    const targets: Record<Target, { url: string; headers: Record<string, string>; model: string; pid: number | null }> = {
+    const targets: Record<Target, { url: string; headers: Record<string, string>; model: string; pid: number | null; metricsUrl?: string }> = {
       direct: { url: `${simBase}/chat/completions`, headers: { ...json, authorization: 'Bearer sk-bench' }, model: 'gpt-4o-mini', pid: null },
       ceiling: { url: ceiling.match[1]!, headers: json, model: 'gpt-4o-mini', pid: ceiling.proc.pid! },
       floor: { url: floor?.match[1] ?? '', headers: { ...json, authorization: `Bearer ${key}` }, model: 'openai/gpt-4o-mini', pid: floor?.proc.pid ?? null },
-      tollgate: { url: `${gateway.match[1]}/api/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, model: 'openai/gpt-4o-mini', pid: gateway.proc.pid! },
+      tollgate: {
+        url: `${gateway.match[1]}/api/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, model: 'openai/gpt-4o-mini', pid: gateway.proc.pid!,
+        metricsUrl: `${gateway.match[1]}/metrics`,
+      },
     };
     // Every leg asks for usage, as the gateway does upstream: the same bytes on the upstream leg.
     const bodyFor = (model: string, stream: boolean) =>
@@ -217,14 +222,14 @@ async function main(): Promise<void> {
       `${TRACING ? ', tracing on (OTLP/HTTP to a local sink)' : ''}`);
     out(`idle RSS (at rest, ${IDLE_WAIT_S} s after start): ceiling ${idleRssMb.ceiling.toFixed(0)} MB, tollgate ${idleRssMb.tollgate.toFixed(0)} MB` +
       ` (1 s after start: ceiling ${startRssMb.ceiling.toFixed(0)} MB, tollgate ${startRssMb.tollgate.toFixed(0)} MB)`);
-    out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99 ms | CPU µs/req | vs ceiling | peak RSS MB');
+    out('scenario | target   |    rps | vs direct | vs ceiling | p50/p99/p99.9 ms | CPU µs/req | vs ceiling | peak RSS MB | loop delay p99 ms');
     const scenarios: ScenarioSummary[] = [];
     for (const s of SCENARIOS) {
       const runs = Object.fromEntries(TARGETS.map((name) => [name, [] as RunResult[]])) as Record<Target, RunResult[]>;
       for (let round = 0; round < ROUNDS; round++) {
         for (const name of TARGETS) {
           const t = targets[name];
-          runs[name].push(await load(t.url, t.headers, bodyFor(t.model, s.stream), s.connections, t.pid, DURATION_S));
+          runs[name].push(await load(t.url, t.headers, bodyFor(t.model, s.stream), s.connections, t.pid, DURATION_S, t.metricsUrl));
         }
       }
       const results = {} as ScenarioSummary['results'];
@@ -235,8 +240,9 @@ async function main(): Promise<void> {
         const cpu = r.cpuUsPerRequest === null ? '' : r.cpuUsPerRequest.toFixed(0);
         const cpuRatio = name === 'tollgate' || name === 'floor' ? (r.cpuUsPerRequest! / results.ceiling.cpuUsPerRequest!).toFixed(2) : '';
         out(`${s.name.padEnd(8)} | ${name.padEnd(8)} | ${r.rps.toFixed(0).padStart(6)} | ${(r.rps / results.direct.rps).toFixed(2).padStart(9)} | ` +
-          `${(r.rps / results.ceiling.rps).toFixed(2).padStart(10)} | ${`${r.p50Ms}/${r.p99Ms}`.padStart(10)} | ${cpu.padStart(10)} | ` +
-          `${cpuRatio.padStart(10)} | ${r.maxRssMb === null ? '' : r.maxRssMb.toFixed(0).padStart(11)}${r.errors ? `  (${r.errors} errors)` : ''}`);
+          `${(r.rps / results.ceiling.rps).toFixed(2).padStart(10)} | ${`${r.p50Ms}/${r.p99Ms}/${r.p999Ms}`.padStart(16)} | ${cpu.padStart(10)} | ` +
+          `${cpuRatio.padStart(10)} | ${(r.maxRssMb === null ? '' : r.maxRssMb.toFixed(0)).padStart(11)} | ` +
+          `${r.loopDelayP99Ms === null ? '' : r.loopDelayP99Ms.toFixed(1)}${r.errors ? `  (${r.errors} errors)` : ''}`);
       }
       if (ROUNDS > 1) {
         const cpuOf = (name: Target) => runs[name].map((r) => r.cpuUsPerRequest!.toFixed(0)).join('/');
