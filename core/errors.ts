@@ -143,6 +143,8 @@ export const ERROR_CATALOG = {
   session_required: { status: 401, type: 'authentication_error', message: 'Log in first: POST /admin/api/login with {"username","password"}. Sessions end after inactivity.' },
   invalid_credentials: { status: 401, type: 'authentication_error', message: 'Wrong username or password.' },
   too_many_login_attempts: { status: 429, type: 'rate_limit_error', message: 'Too many failed logins.' },
+  role_forbidden: { status: 403, type: 'permission_error', message: 'Your admin role may not do this.' },
+  team_forbidden: { status: 403, type: 'permission_error', message: 'You manage other teams than this one.' },
   origin_mismatch: { status: 403, type: 'permission_error', message: 'This request came from another site (its Origin is not the gateway\'s own) and was refused.' },
   user_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No gateway user has this id.' },
   key_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No API key has this id.' },

@@ -71,7 +71,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         } finally {
           attempt.release();
         }
-        const admin = { id: row.id, username: row.username };
+        const admin: AdminIdentity = { id: row.id, username: row.username, role: 'admin', teams: [] };
         const userAgent = req.headers['user-agent'] ?? null;
         const { token, times } = await deps.sessions.create(admin, { ip, userAgent });
         ctx.log.info('admin logged in', { username, ip });
@@ -81,6 +81,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
     {
       method: 'POST',
       pattern: '/admin/api/logout',
+      access: 'any',
       async handler({ req }) {
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
         if (token) await deps.sessions.destroy(token);
@@ -90,6 +91,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
     {
       method: 'GET',
       pattern: '/admin/api/me',
+      access: 'any',
       handler: async ({ req, admin }) => json(200, await me(req, admin!)),
     },
     {

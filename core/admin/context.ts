@@ -29,10 +29,23 @@ export interface AdminContext {
   notifyChange(): void;
 }
 
+/**
+ * What a signed-in admin may do (docs/admin-api.md "Roles"): `admin` everything; `viewer` read-only
+ * (every GET, plus the routes marked `access: 'any'`: their own session); `team-admin` only the routes
+ * marked `access: 'team'` (each handler scopes them to `AdminIdentity.teams` with `assertTeamScope`)
+ * and `access: 'any'`. A password sign-in is `admin`; single sign-on maps the role from a claim.
+ */
+export type AdminRole = 'admin' | 'viewer' | 'team-admin';
+
+export const ADMIN_ROLES: readonly AdminRole[] = ['admin', 'viewer', 'team-admin'];
+
 /** The signed-in admin of a request. */
 export interface AdminIdentity {
   id: number;
   username: string;
+  role: AdminRole;
+  /** The names of the teams a `team-admin` manages; empty for the other roles. */
+  teams: readonly string[];
 }
 
 export interface AdminRequest {
@@ -63,6 +76,13 @@ export interface AdminRoute {
   pattern: string;
   /** Reachable without a session (login, and the session probe). */
   public?: boolean;
+  /**
+   * Which roles besides `admin` may call it (`AdminRole`). Unset: a `viewer` may call it when it is a
+   * GET, a `team-admin` never. `'any'`: every signed-in role (their own session: me, logout). `'team'`:
+   * also a `team-admin`, whose handler must then keep to `admin.teams` (`assertTeamScope`); a viewer
+   * still only on GET.
+   */
+  access?: 'any' | 'team';
   handler(request: AdminRequest): AdminReply | Promise<AdminReply>;
 }
 

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayError, methodNotAllowed, invalidRequest, routeNotFound, toGatewayError, type GatewayError } from '../errors.ts';
 import { CLOSE_GRACE_MS } from '../http/client-errors.ts';
 import { originMismatch, sessionRequired } from './session-errors.ts';
+import { assertRouteAllowed } from './roles.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
 import type { Log } from '../runtime/log.ts';
@@ -115,6 +116,7 @@ export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: 
       if (MUTATING.has(method) && !isSameOrigin(req)) throw originMismatch();
       const admin = await lookupSession(req);
       if (!admin && !route.public) throw sessionRequired();
+      if (admin && !route.public) assertRouteAllowed(admin, route, url.pathname);
       const request: AdminRequest = {
         method, params, query: url.searchParams, body: MUTATING.has(method) && method !== 'DELETE' ? await readBody(req, res, !admin) : undefined,
         admin, requestId, req, res,

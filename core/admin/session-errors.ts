@@ -24,3 +24,13 @@ export function tooManyLoginAttempts(retryAfterMs: number): GatewayError {
 export function originMismatch(): GatewayError {
   return gatewayError('origin_mismatch');
 }
+
+/** 403: the signed-in admin's role (viewer, team-admin) may not call this route. */
+export function roleForbidden(role: string, method: string, path: string): GatewayError {
+  return gatewayError('role_forbidden', { message: `Your admin role (${role}) may not call ${method} ${path}.` });
+}
+
+/** 403: a team-admin asked for a team they do not manage. */
+export function teamForbidden(team: string): GatewayError {
+  return gatewayError('team_forbidden', { message: `You do not manage team "${team}".` });
+}

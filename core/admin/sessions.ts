@@ -10,7 +10,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { AdminIdentity } from './context.ts';
+import type { AdminIdentity, AdminRole } from './context.ts';
+import { ADMIN_ROLES } from './context.ts';
 
 export const SESSION_COOKIE = 'tollgate_session';
 const TOUCH_EVERY_MS = 60_000;
@@ -45,6 +46,20 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/** A stored role; anything unknown reads as the least one (`viewer`), never as `admin`. */
+function roleOf(stored: string): AdminRole {
+  return (ADMIN_ROLES as readonly string[]).includes(stored) ? (stored as AdminRole) : 'viewer';
+}
+
+function teamsOf(stored: string): string[] {
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return Array.isArray(parsed) ? parsed.filter((t): t is string => typeof t === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 export function createSessionStore(store: Store, clock: Clock, settings: SessionSettings): SessionStore {
   const { db } = store;
   const remove = async (hash: string) => {
@@ -65,7 +80,7 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
       const expiresAt = nowIso(nowMs + settings.maxMs);
       await db.insertInto('admin_sessions').values({
         token_hash: hashToken(token), admin_user_id: admin.id, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
-        ip: meta.ip, user_agent: meta.userAgent?.slice(0, 300) ?? null,
+        ip: meta.ip, user_agent: meta.userAgent?.slice(0, 300) ?? null, role: admin.role, teams: JSON.stringify(admin.teams),
       }).execute();
       return { token, times: times(createdAt, nowMs, expiresAt) };
     },
@@ -73,7 +88,7 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
       const hash = hashToken(token);
       const row = await db.selectFrom('admin_sessions as s')
         .innerJoin('admin_users as a', 'a.id', 's.admin_user_id')
-        .select(['s.created_at', 's.last_seen_at', 's.expires_at', 'a.id', 'a.username'])
+        .select(['s.created_at', 's.last_seen_at', 's.expires_at', 's.role', 's.teams', 'a.id', 'a.username'])
         .where('s.token_hash', '=', hash)
         .executeTakeFirst();
       if (!row) return null;
@@ -88,7 +103,8 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
         await db.updateTable('admin_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
         seenMs = nowMs;
       }
-      return { admin: { id: row.id, username: row.username }, times: times(row.created_at, seenMs, row.expires_at) };
+      const admin: AdminIdentity = { id: row.id, username: row.username, role: roleOf(row.role), teams: teamsOf(row.teams) };
+      return { admin, times: times(row.created_at, seenMs, row.expires_at) };
     },
     destroy(token) {
       return remove(hashToken(token));

@@ -130,6 +130,10 @@ export interface AdminSessionsTable {
   expires_at: string;
   ip: string | null;
   user_agent: string | null;
+  /** 'admin' | 'viewer' | 'team-admin' (schema v20); defaults to 'admin'. */
+  role: Generated<string>;
+  /** JSON array of the team names a team-admin manages; '[]' otherwise. */
+  teams: Generated<string>;
 }
 
 /** `responses`: an OpenAI Responses answer kept by the response-store plugin, per gateway user. */

@@ -74,7 +74,7 @@ describe('admin login', () => {
   test('sets an HttpOnly, SameSite=Strict session cookie scoped to /admin and reports the session', async () => {
     const res = await adminFetch(origin, 'POST', '/admin/api/login', TEST_ADMIN);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.admin, { id: 1, username: 'admin' });
+    assert.deepEqual(res.body.admin, { id: 1, username: 'admin', role: 'admin', teams: [] });
     assert.equal(res.body.session.created_at, new Date(clock()).toISOString());
     assert.equal(res.body.session.expires_at, new Date(clock() + 12 * 3_600_000).toISOString());
     assert.equal(res.body.session.idle_expires_at, new Date(clock() + 120 * 60_000).toISOString());
@@ -210,7 +210,7 @@ describe('admin sessions', () => {
     const admin = await loginAdmin(origin);
     const res = await admin.get('/admin/api/me');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.admin, { id: 1, username: 'admin' });
+    assert.deepEqual(res.body.admin, { id: 1, username: 'admin', role: 'admin', teams: [] });
     assert.deepEqual(res.body.gateway.providers, [
       { id: 'openai', name: 'OpenAI', shared_key: 'configured' },
       { id: 'anthropic', name: 'Anthropic', shared_key: 'missing' },
