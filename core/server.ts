@@ -254,6 +254,13 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
     }
     if (!matched) throw routeNotFound(method, path);
     route = matched.byMethod.get(method) ?? null;
+    if (!route && isUnknownCustomMethod(method, path, matched.byMethod)) {
+      // A POST to `.../models/x:fooBar` matches the GET `/{model+}` route only because a model id may hold
+      // a `:` (`llama3:8b`); what the client meant is a method this gateway does not serve: 404, as Google's own API answers.
+      const refusal = endpointNotFound(method, path, endpointsNear(ctx.table.routes, path));
+      const dialectRoute = [...matched.byMethod.values()][0]!;
+      return await runExchange(ctx, req, res, requestId, method, path, unknownEndpoint(method, dialectRoute.dialect ?? null), NO_PARAMS, refusal);
+    }
     if (!route) throw methodNotAllowed(method, path, [...matched.byMethod.keys()].join(', '));
     if (ctx.drain.draining) throw shuttingDown();
     await runExchange(ctx, req, res, requestId, method, path, route, matched.params, null, q === -1 ? '' : url.slice(q + 1));
@@ -276,6 +283,17 @@ function sendRequestError(
   const errorBody = (route?.dialect ?? pathDialect)?.errorBody ?? openAIErrorBody;
   if (req.readableEnded || req.destroyed) sendError(res, error, requestId, undefined, errorBody);
   else sendError(res, error, requestId, { connection: 'close' }, errorBody);
+}
+
+/**
+ * Whether a request names an AIP-136 custom method (`/resource:verbNoun`) on a path that is served only
+ * for reads: the last segment ends in `:` + a lower-camel-case word, and the method is not GET/HEAD
+ * while the path serves only those. Model ids such as `llama3:8b` end in a digit-led tag, so they stay 405s.
+ */
+function isUnknownCustomMethod(method: string, path: string, byMethod: ReadonlyMap<string, unknown>): boolean {
+  if (method === 'GET' || method === 'HEAD') return false;
+  for (const served of byMethod.keys()) if (served !== 'GET' && served !== 'HEAD') return false;
+  return /:[a-z][A-Za-z]*$/.test(path.slice(path.lastIndexOf('/') + 1));
 }
 
 /** `METHOD /path` of every declared endpoint under the path's version prefix (`/api/v1`), else under `/api`. */

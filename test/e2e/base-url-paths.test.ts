@@ -112,6 +112,19 @@ describe('a 404 under /api names the base-URL mistake in the dialect of the path
     });
   }
 
+  test('a POST naming a method no endpoint has (`:fooBar`) is a 404 in Gemini\'s shape, not a 405 of the model\'s GET', async () => {
+    const { status, json, requestId } = await post('/api/v1beta/models/gemini-2.5-flash:fooBar', {}, { 'x-goog-api-key': tg.apiKey });
+    assert.equal(status, 404);
+    const body = json as unknown as GeminiError;
+    assert.deepEqual([body.error.code, body.error.status], [404, 'NOT_FOUND']);
+    assert.match(body.error.message, /POST \/api\/v1beta\/models\/\{model\}:generateContent/);
+    const row = await tg.logRow(requestId);
+    assert.deepEqual([row.endpoint, row.error_code, row.gateway_user_id], ['endpoint.unknown', 'endpoint_not_found', tg.userId]);
+    // A model id with a tag (`llama3:8b`) is no method: a POST there still hears that the path is read with GET.
+    const tagged = await post('/api/v1beta/models/llama3:8b', {}, { 'x-goog-api-key': tg.apiKey });
+    assert.equal(tagged.status, 405);
+  });
+
   test('without a key the guessed dialect\'s shape holds for the 404 as well', async () => {
     const { status, json } = await post('/api/v1/v1/messages', {}, {});
     assert.equal(status, 404);
