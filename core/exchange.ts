@@ -36,6 +36,8 @@ export interface Principal {
   models?: readonly string[] | null;
   /** Requests in flight at once for this user; null or absent = the manifest default applies. */
   maxConcurrent?: number | null;
+  /** The key's tags as stored (canonical JSON, `core/accounts/key-tags.ts`), copied onto the log row; null or absent = none. */
+  keyTags?: string | null;
 }
 
 /**

@@ -6,6 +6,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ApiKey, Database } from '../store/db-types.ts';
 import { nowIso } from '../store/store.ts';
+import { keyTagsColumn, parseKeyTagsColumn, type KeyTags } from './key-tags.ts';
 
 export const API_KEY_PREFIX = 'tg_';
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
@@ -42,6 +43,8 @@ export interface CreatedApiKey {
   tpm: number | null;
   /** Glob patterns of the models the key may call; null = all. */
   models: string[] | null;
+  /** Free-form tags copied onto every log row of the key (`key-tags.ts`); null = none. */
+  tags: KeyTags | null;
 }
 
 export interface NewApiKeyInput {
@@ -53,6 +56,8 @@ export interface NewApiKeyInput {
   tpm?: number | null;
   /** Glob patterns of the models the key may call (`openai/*`, `claude-*`, a group name); null or absent = all. */
   models?: readonly string[] | null;
+  /** Tags, already checked by `checkKeyTags`; null or absent = none. */
+  tags?: KeyTags | null;
 }
 
 /** `api_keys.models` as stored (a JSON array) from patterns; null = all models. */
@@ -96,6 +101,7 @@ export async function createApiKey(db: Kysely<Database>, input: NewApiKeyInput):
       rpm: input.rpm ?? null,
       tpm: input.tpm ?? null,
       models: modelsColumn(input.models),
+      tags: keyTagsColumn(input.tags),
     })
     .returning(['id'])
     .executeTakeFirstOrThrow();
@@ -110,11 +116,14 @@ export async function createApiKey(db: Kysely<Database>, input: NewApiKeyInput):
     rpm: input.rpm ?? null,
     tpm: input.tpm ?? null,
     models: input.models ? [...input.models] : null,
+    tags: parseKeyTagsColumn(keyTagsColumn(input.tags)),
   };
 }
 
 /** A key as listed: never its hash. */
-export type ApiKeyView = Omit<ApiKey, 'key_hash' | 'models'> & { status: 'active' | 'revoked' | 'expired'; models: string[] | null };
+export type ApiKeyView = Omit<ApiKey, 'key_hash' | 'models' | 'tags'> & { status: 'active' | 'revoked' | 'expired'; models: string[] | null; tags: KeyTags | null };
+
+const VIEW_COLUMNS = ['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm', 'models', 'tags'] as const;
 
 export function keyStatus(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, nowMs = Date.now()): ApiKeyView['status'] {
   if (key.revoked_at) return 'revoked';
@@ -126,11 +135,11 @@ export function keyStatus(key: Pick<ApiKey, 'revoked_at' | 'expires_at'>, nowMs 
 export async function listApiKeys(db: Kysely<Database>, gatewayUserId?: number): Promise<ApiKeyView[]> {
   let query = db
     .selectFrom('api_keys')
-    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm', 'models'])
+    .select(VIEW_COLUMNS)
     .orderBy('id', 'desc');
   if (gatewayUserId !== undefined) query = query.where('gateway_user_id', '=', gatewayUserId);
   const rows = await query.execute();
-  return rows.map((r) => ({ ...r, models: parseModelsColumn(r.models), status: keyStatus(r) }));
+  return rows.map((r) => ({ ...r, models: parseModelsColumn(r.models), tags: parseKeyTagsColumn(r.tags), status: keyStatus(r) }));
 }
 
 /** Revokes a key now. Returns false when no such key exists; revoking twice keeps the first time. */
@@ -150,10 +159,19 @@ export async function revokeApiKey(db: Kysely<Database>, id: number): Promise<bo
 export async function findApiKey(db: Kysely<Database>, id: number, nowMs = Date.now()): Promise<ApiKeyView | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'gateway_user_id', 'name', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'rpm', 'tpm', 'models'])
+    .select(VIEW_COLUMNS)
     .where('id', '=', id)
     .executeTakeFirst();
-  return row ? { ...row, models: parseModelsColumn(row.models), status: keyStatus(row, nowMs) } : undefined;
+  return row ? { ...row, models: parseModelsColumn(row.models), tags: parseKeyTagsColumn(row.tags), status: keyStatus(row, nowMs) } : undefined;
+}
+
+/**
+ * Replaces key `id`'s tags (null or `{}` = none); the key's later requests carry the new ones, earlier
+ * log rows keep theirs. Returns false when no such key exists.
+ */
+export async function setApiKeyTags(db: Kysely<Database>, id: number, tags: KeyTags | null): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set({ tags: keyTagsColumn(tags) }).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Per user: how many keys it has (revoked and expired included) and when any of them was last used. */

@@ -7,7 +7,8 @@ import type { AdminContext, AdminRoute } from './context.ts';
 import { json } from './context.ts';
 import { idParam, numberField, objectBody, onlyFields, parseTimestamp, stringField } from './fields.ts';
 import { invalidRequest, resourceNotFound } from '../errors.ts';
-import { createApiKey, findApiKey, keyStatus, listApiKeys, revokeApiKey, type ApiKeyView } from '../accounts/api-keys.ts';
+import { createApiKey, findApiKey, keyStatus, listApiKeys, revokeApiKey, setApiKeyTags, type ApiKeyView } from '../accounts/api-keys.ts';
+import { checkKeyTags } from '../accounts/key-tags.ts';
 import { nowIso } from '../store/store.ts';
 import { requireUser } from './users-routes.ts';
 import { testApiKey } from './key-test.ts';
@@ -55,7 +56,7 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
       async handler({ params, body: raw }) {
         const user = await requireUser(ctx, params.id);
         const body = objectBody(raw);
-        onlyFields(body, ['name', 'expires_at', 'rpm', 'tpm', 'models']);
+        onlyFields(body, ['name', 'expires_at', 'rpm', 'tpm', 'models', 'tags']);
         const name = stringField(body, 'name', { nullable: true, maxLength: 100 });
         const expires = stringField(body, 'expires_at', { nullable: true });
         let expiresAt: string | null = null;
@@ -69,10 +70,25 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
           gatewayUserId: user.id, name: name ?? null, expiresAt,
           rpm: numberField(body, 'rpm', limit) ?? null, tpm: numberField(body, 'tpm', limit) ?? null,
           models: modelPatternsField(body),
+          tags: body.tags === undefined || body.tags === null ? null : checkKeyTags(body.tags),
         });
         ctx.notifyChange();
         const view = await findApiKey(db, created.id, ctx.clock());
         return json(201, { ...view, key: created.key });
+      },
+    },
+    {
+      // Only the tags change after creation: a key's name, limits and models are what it was issued with.
+      method: 'PATCH',
+      pattern: '/admin/api/keys/:id',
+      async handler({ params, body: raw }) {
+        const body = objectBody(raw);
+        onlyFields(body, ['tags']);
+        if (!('tags' in body)) throw invalidRequest('Send {"tags": {...}} (or null to remove them).', 'tags');
+        const { id } = await requireKey(params.id);
+        if (!(await setApiKeyTags(db, id, body.tags === null ? null : checkKeyTags(body.tags)))) throw keyNotFound();
+        ctx.notifyChange();
+        return json(200, await requireKey(params.id));
       },
     },
     {

@@ -9,7 +9,7 @@
  * the implicit last index column), so SQLite walks one index backwards with no sort (schema.sql v4);
  * PostgreSQL's indexes name `id` as their last column for the same walk (the baseline).
  */
-import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Store } from '../store/store.ts';
 
 /** What the log queries need of a store: its query builder (one on a read-only connection will do). */
@@ -19,6 +19,7 @@ import type { Database } from '../store/db-types.ts';
 import { invalidRequest } from '../errors.ts';
 import { usd } from '../money/money.ts';
 import { parseQueryTime, queryInt, queryString } from './fields.ts';
+import { parseKeyTagsColumn, parseTagArgument, tagNeedle, type KeyTags } from '../accounts/key-tags.ts';
 
 /** One request as the admin API shows it. `user_id` is null once the user is deleted. */
 export interface LogRow {
@@ -50,6 +51,8 @@ export interface LogRow {
   usage_estimated: boolean;
   latency_ms: number;
   ttft_ms: number | null;
+  /** The tags of the key that made the request, as they were then (`core/accounts/key-tags.ts`); null = none. */
+  tags: KeyTags | null;
 }
 
 /** The `LogRow` fields in API order (the CSV columns). */
@@ -57,7 +60,7 @@ export const LOG_ROW_FIELDS: ReadonlyArray<keyof LogRow> = [
   'id', 'request_id', 'created_at', 'user_id', 'user_name', 'api_key_id', 'api_key_prefix', 'api_key_name',
   'endpoint', 'provider', 'model_requested', 'model_served', 'status', 'error_code', 'stream',
   'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos',
-  'unpriced', 'usage_estimated', 'latency_ms', 'ttft_ms',
+  'unpriced', 'usage_estimated', 'latency_ms', 'ttft_ms', 'tags',
 ];
 
 /** HTTP status filter: one code, or a half-open range `[min, max)` (`4xx` = [400, 500), `error` = [400, ∞)). */
@@ -75,6 +78,8 @@ export interface LogFilters {
   fromIso?: string;
   /** Exclusive upper bound on `created_at`. */
   toIso?: string;
+  /** Key tags the row must carry, each `[name, value]` (all of them). */
+  tags?: Array<[name: string, value: string]>;
 }
 
 /** Where a page starts: strictly after this row in (created_at DESC, id DESC) order. */
@@ -108,6 +113,8 @@ export function parseLogFilters(query: URLSearchParams, nowMs: number): LogFilte
   if (from !== undefined) filters.fromIso = nowIso(parseQueryTime(from, 'from', nowMs));
   const to = queryString(query, 'to');
   if (to !== undefined) filters.toIso = nowIso(parseQueryTime(to, 'to', nowMs) + (isDate(to) ? DAY_MS : 0));
+  const tags = query.getAll('tag');
+  if (tags.length > 0) filters.tags = tags.map((t) => parseTagArgument(t, 'tag'));
   if (filters.fromIso && filters.toIso && filters.fromIso >= filters.toIso) {
     throw invalidRequest('"to" must be later than "from".', 'to');
   }
@@ -167,6 +174,8 @@ function conditions(eb: RequestsEb, filters: LogFilters, cursor: LogCursor | und
   if (status && 'min' in status) terms.push(eb('r.status', '>=', status.min), eb('r.status', '<', status.max));
   if (filters.fromIso !== undefined) terms.push(eb('r.created_at', '>=', filters.fromIso));
   if (filters.toIso !== undefined) terms.push(eb('r.created_at', '<', filters.toIso));
+  // An exact, case-sensitive substring test that reads the same on both engines (key-tags.ts says why it is exact).
+  for (const [name, value] of filters.tags ?? []) terms.push(sql<SqlBool>`replace(${eb.ref('r.tags')}, ${tagNeedle(name, value)}, '') <> ${eb.ref('r.tags')}`);
   if (cursor) {
     // Spelled as a range on created_at plus a tie-break, so every (x, created_at) index can seek to it.
     terms.push(eb('r.created_at', '<=', cursor.createdAt));
@@ -196,7 +205,7 @@ function selectLogRows(store: LogReader) {
       'r.id', 'r.request_id', 'r.created_at', 'r.gateway_user_id', 'u.name as user_name', 'r.api_key_id',
       'k.key_prefix as api_key_prefix', 'k.name as api_key_name', 'r.endpoint', 'r.provider', 'r.model_requested', 'r.model_served',
       'r.status', 'r.error_code', 'r.stream', 'r.prompt_tokens', 'r.completion_tokens', 'r.cached_tokens',
-      'r.cache_write_tokens', 'r.cost_nanos', 'r.unpriced', 'r.usage_estimated', 'r.latency_ms', 'r.ttft_ms',
+      'r.cache_write_tokens', 'r.cost_nanos', 'r.unpriced', 'r.usage_estimated', 'r.latency_ms', 'r.ttft_ms', 'r.tags',
     ]);
 }
 
@@ -232,7 +241,8 @@ export function compileLogExportQuery(store: LogReader, filters: LogFilters) {
 }
 
 /** A row as the store returns it: 0/1 flags, the user id under its column name, no `cost_usd`. */
-export interface RawLogRow extends Omit<LogRow, 'user_id' | 'stream' | 'unpriced' | 'usage_estimated' | 'cost_usd'> {
+export interface RawLogRow extends Omit<LogRow, 'user_id' | 'stream' | 'unpriced' | 'usage_estimated' | 'cost_usd' | 'tags'> {
+  tags: string | null;
   gateway_user_id: number | null;
   stream: number;
   unpriced: number;
@@ -267,6 +277,7 @@ export function toLogRow(raw: RawLogRow): LogRow {
     usage_estimated: raw.usage_estimated === 1,
     latency_ms: raw.latency_ms,
     ttft_ms: raw.ttft_ms,
+    tags: parseKeyTagsColumn(raw.tags),
   };
 }
 

@@ -40,6 +40,8 @@ export interface ApiKeysTable {
   tpm: number | null;
   /** JSON array of glob patterns of the models the key may call; null = all (`core/accounts/api-keys.ts`). */
   models: string | null;
+  /** Canonical JSON object of the key's tags; null = none (`core/accounts/key-tags.ts`, schema v21). */
+  tags: Generated<string | null>;
 }
 
 export interface AdminUsersTable {
@@ -83,6 +85,8 @@ export interface LlmRequestsTable {
   error_plugin: string | null;
   /** JSON object of the fields SDK plugins added (`logField`); null when none. */
   plugin_fields: string | null;
+  /** The tags of the key that made the request, as stored on the key then; null = none (schema v21). */
+  tags: string | null;
 }
 
 export interface ModelPricingTable {

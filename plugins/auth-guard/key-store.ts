@@ -24,6 +24,8 @@ export interface KeyRow {
   keyTpm: number | null;
   /** JSON array of model patterns, or null (every model). */
   models: string | null;
+  /** The key's tags, canonical JSON, or null. */
+  tags: string | null;
 }
 
 export interface KeyStore {
@@ -39,7 +41,7 @@ function keyQuery(store: Store) {
   return store.db
     .selectFrom('api_keys as k')
     .innerJoin('gateway_users as u', 'u.id', 'k.gateway_user_id')
-    .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models']);
+    .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models', 'k.tags']);
 }
 
 async function hashOf(store: Store, apiKeyId: number): Promise<string | undefined> {

@@ -126,6 +126,7 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
   test('creates a key, shown once, and the key works with the openai SDK', async () => {
     await page.getByRole('button', { name: 'New key' }).first().click();
     await page.getByRole('dialog').getByLabel('Key name').fill('e2e key');
+    await page.getByRole('dialog').getByLabel('Tags').fill('project=e2e, cost-center=7');
     await page.getByRole('dialog').getByRole('button', { name: 'Create key' }).click();
     const shown = page.getByTestId('new-key');
     await shown.waitFor();
@@ -134,6 +135,7 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     await shot('04-key-created');
     await page.getByRole('button', { name: 'Done' }).click();
     await page.getByTestId('key-row').first().waitFor();
+    assert.equal(await page.getByTestId('key-tags').first().innerText(), 'cost-center=7 project=e2e');
 
     const client = new OpenAI({ apiKey: key, baseURL: `${tg.gateway.origin}/api/v1`, maxRetries: 0 });
     const { data, response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello from the e2e test' }] }).withResponse();
@@ -163,6 +165,7 @@ describe('the admin UI in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium i
     // The detail adds the upstream attempts and what the cost was computed from (usage report, billed price).
     await assert.doesNotReject(dialog.getByTestId('log-attempts').waitFor());
     await assert.doesNotReject(dialog.getByTestId('log-usage-reported').waitFor());
+    await assert.doesNotReject(dialog.filter({ hasText: 'cost-center=7, project=e2e' }).waitFor());
     await shot('06-log-detail');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });

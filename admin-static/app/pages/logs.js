@@ -7,7 +7,7 @@ import {
   formatUsd, formatNumber, formatDateTime, formatMs,
 } from '../components.js';
 
-const FILTER_KEYS = ['user_id', 'key_id', 'provider', 'model', 'status', 'from', 'to'];
+const FILTER_KEYS = ['user_id', 'key_id', 'provider', 'model', 'tag', 'status', 'from', 'to'];
 const STATUSES = [
   ['', 'All statuses'], ['2xx', '2xx success'], ['4xx', '4xx client'], ['5xx', '5xx server'],
   ['error', 'Any error'], ['401', '401 auth'], ['402', '402 budget'], ['429', '429 rate limit'],
@@ -122,6 +122,10 @@ function Filters({ filters, me }) {
     <${Field} label="Model" id="f-model" class="field-model">
       <input id="f-model" type="search" placeholder="e.g. gpt-4o-mini" value=${model} onInput=${onModel} autocomplete="off" />
     <//>
+    <${Field} label="Key tag" id="f-tag" class="field-model">
+      <input id="f-tag" type="search" placeholder="e.g. project=search" value=${filters.tag ?? ''} autocomplete="off"
+        onChange=${(e) => set({ tag: e.currentTarget.value.trim() })} />
+    <//>
     <${Field} label="Status" id="f-status">
       <select id="f-status" value=${filters.status ?? ''} onChange=${(e) => set({ status: e.currentTarget.value })}>
         ${STATUSES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
@@ -154,6 +158,7 @@ function Detail({ row: listed, onClose }) {
       ${section('Caller', html`
         ${item('User', row.user_id === null ? html`<span class="deleted-user">deleted user</span>` : html`<a href=${`#/users/${row.user_id}`} onClick=${onClose}>${row.user_name}</a> <span class="muted">#${row.user_id}</span>`)}
         ${item('API key', row.api_key_id === null ? null : html`<span class="mono">${row.api_key_prefix}</span>${row.api_key_name && html` · ${row.api_key_name}`} <span class="muted">#${row.api_key_id}</span>`)}
+        ${item('Key tags', row.tags && html`<span class="mono">${Object.entries(row.tags).map(([n, v]) => `${n}=${v}`).join(', ')}</span>`)}
 `)}
       ${section('Model', html`
         ${item('Endpoint', row.endpoint && html`<span class="mono">${row.endpoint}</span>`)}

@@ -98,7 +98,7 @@ describe('creating keys', () => {
     assert.deepEqual(res.body, {
       id: res.body.id, gateway_user_id: userId, name: 'ci', key_prefix: res.body.key.slice(0, 11),
       created_at: res.body.created_at, expires_at: '2027-01-01T00:00:00.000Z', revoked_at: null, last_used_at: null,
-      rpm: 30, tpm: 9000, models: null, status: 'active', key: res.body.key,
+      rpm: 30, tpm: 9000, models: null, tags: null, status: 'active', key: res.body.key,
     });
     const stored = await tg.gateway.store.db.selectFrom('api_keys').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
     assert.notEqual(stored.key_hash, res.body.key);
@@ -143,6 +143,60 @@ describe('creating keys', () => {
     assertError(await admin.post(`/admin/api/users/${userId}/keys`, {}, NO_SESSION), 401, 'session_required', null);
     assertError(await admin.post(`/admin/api/users/${userId}/keys`, {}, EVIL), 403, 'origin_mismatch', null);
     assert.deepEqual((await admin.get(`/admin/api/users/${userId}/keys`)).body, { data: [] });
+  });
+});
+
+/** One chat completion with `key`, once its log row is stored. */
+async function chatLogged(key: string): Promise<void> {
+  const { response } = await sdk(key).chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).withResponse();
+  await tg.logRow(response.headers.get('x-request-id')!);
+}
+
+describe('key tags', () => {
+  test('a tagged key\'s requests carry its tags in the log, filterable (all of them, exactly) and in the CSV; new tags apply from then on', async () => {
+    const userId = await newUser();
+    const key = await newKey(userId, { name: 'search-ci', tags: { project: 'search', 'cost-center': '42' } });
+    assert.deepEqual(key.tags, { 'cost-center': '42', project: 'search' });
+    const other = await newKey(userId, { tags: { project: 'searchx' } });
+    await chatLogged(key.key);
+    await chatLogged(other.key);
+    const tagged = await admin.get(`/admin/api/logs?user_id=${userId}&tag=project=search`);
+    assert.equal(tagged.status, 200, tagged.text);
+    assert.deepEqual(tagged.body.data.map((r: any) => [r.api_key_id, r.tags]), [[key.id, { 'cost-center': '42', project: 'search' }]]);
+    const both = await admin.get(`/admin/api/logs?user_id=${userId}&tag=project=search&tag=cost-center=42`);
+    assert.equal(both.body.data.length, 1);
+    assert.equal((await admin.get(`/admin/api/logs?user_id=${userId}&tag=project=search&tag=cost-center=43`)).body.data.length, 0);
+    assert.equal((await admin.get(`/admin/api/logs?user_id=${userId}&tag=project=Search`)).body.data.length, 0, 'case-sensitive');
+    assert.equal((await admin.get(`/admin/api/logs?user_id=${userId}`)).body.data.length, 2);
+    const csv = await fetch(`${tg.gateway.origin}/admin/api/logs.csv?user_id=${userId}&tag=project=search`, { headers: { cookie: admin.cookie } });
+    const lines = (await csv.text()).trim().split('\r\n');
+    assert.equal(lines.length, 2, 'header + one row');
+    assert.ok(lines[0]!.endsWith(',tags'));
+    assert.ok(lines[1]!.endsWith(',"{""cost-center"":""42"",""project"":""search""}"'), lines[1]);
+    assertError(await admin.get('/admin/api/logs?tag=project'), 400, 'invalid_request', 'tag');
+
+    const patched = await admin.patch(`/admin/api/keys/${key.id}`, { tags: { project: 'ads' } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.tags, { project: 'ads' });
+    await chatLogged(key.key);
+    const rows = (await admin.get(`/admin/api/logs?key_id=${key.id}`)).body.data.map((r: any) => r.tags);
+    assert.deepEqual(rows, [{ project: 'ads' }, { 'cost-center': '42', project: 'search' }], 'earlier rows keep the tags they were made with');
+    const cleared = await admin.patch(`/admin/api/keys/${key.id}`, { tags: null });
+    assert.equal(cleared.body.tags, null);
+  });
+
+  test('bad tags are 400 naming "tags"; PATCH changes nothing else and needs a session and the own Origin', async () => {
+    const userId = await newUser();
+    for (const tags of [['a'], { 'Bad Name': 'x' }, { ok: 'has space' }, { ok: 'x'.repeat(65) }, Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`t${i}`, 'v']))]) {
+      assertError(await admin.post(`/admin/api/users/${userId}/keys`, { tags }), 400, 'invalid_request', 'tags');
+    }
+    const key = await newKey(userId, { rpm: 5 });
+    assertError(await admin.patch(`/admin/api/keys/${key.id}`, { rpm: 10 }), 400, 'invalid_request', 'rpm');
+    assertError(await admin.patch(`/admin/api/keys/${key.id}`, { tags: { a: 'b' } }, EVIL), 403, 'origin_mismatch', null);
+    assertError(await admin.patch(`/admin/api/keys/${key.id}`, { tags: { a: 'b' } }, NO_SESSION), 401, 'session_required', null);
+    assertError(await admin.patch('/admin/api/keys/999999', { tags: { a: 'b' } }), 404, 'key_not_found', 'id');
+    const listed = (await admin.get(`/admin/api/users/${userId}/keys`)).body.data[0];
+    assert.deepEqual([listed.rpm, listed.tags], [5, null]);
   });
 });
 

@@ -8,8 +8,19 @@ import { html, Modal, Field, Badge, CopyButton, formatUsd, formatNumber, formatM
 import { parseWholeNumber, apiErrorToFields, focusFirstInvalid, fieldDomId } from '../users/form-values.js';
 import { FormError } from '../users/form-error.js';
 
-const KEY_FIELDS = ['key_name', 'expires_at', 'key_rpm', 'key_tpm', 'key_models'];
-const KEY_PARAMS = { name: 'key_name', expires_at: 'expires_at', rpm: 'key_rpm', tpm: 'key_tpm', models: 'key_models' };
+const KEY_FIELDS = ['key_name', 'expires_at', 'key_rpm', 'key_tpm', 'key_models', 'key_tags'];
+const KEY_PARAMS = { name: 'key_name', expires_at: 'expires_at', rpm: 'key_rpm', tpm: 'key_tpm', models: 'key_models', tags: 'key_tags' };
+
+/** "project=search, cost-center=42" as {project: "search", "cost-center": "42"}; the server checks names and values. */
+function parseTags(text) {
+  const tags = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) return { error: `“${part}” is not name=value.` };
+    tags[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return { value: Object.keys(tags).length ? tags : null };
+}
 
 /** `YYYY-MM-DD` (a date input) → the end of that local day as ISO-8601, or an error. */
 function parseExpiry(text) {
@@ -23,7 +34,7 @@ function parseExpiry(text) {
 
 /** Props: `userId`, `onClose()`, `onCreated(key)` with the key object including `key`. */
 export function NewKeyModal({ userId, onClose, onCreated }) {
-  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm({ key_name: '', expires_at: '', key_rpm: '', key_tpm: '', key_models: '' });
+  const { values, setValues, errors, setErrors, formError, setFormError, busy: saving, setBusy: setSaving, set } = useForm({ key_name: '', expires_at: '', key_rpm: '', key_tpm: '', key_models: '', key_tags: '' });
 
   async function submit(e) {
     e.preventDefault();
@@ -35,6 +46,8 @@ export function NewKeyModal({ userId, onClose, onCreated }) {
     if (rpm.error) found.key_rpm = rpm.error;
     const tpm = parseWholeNumber(values.key_tpm);
     if (tpm.error) found.key_tpm = tpm.error;
+    const tags = parseTags(values.key_tags);
+    if (tags.error) found.key_tags = tags.error;
     setErrors(found);
     setFormError(null);
     if (Object.keys(found).length) return focusFirstInvalid(KEY_FIELDS, found);
@@ -45,6 +58,7 @@ export function NewKeyModal({ userId, onClose, onCreated }) {
     if (tpm.value != null) body.tpm = tpm.value;
     const models = values.key_models.split(',').map((m) => m.trim()).filter(Boolean);
     if (models.length) body.models = models;
+    if (tags.value) body.tags = tags.value;
     setSaving(true);
     try {
       onCreated(await api('POST', `/users/${userId}/keys`, body));
@@ -81,6 +95,9 @@ export function NewKeyModal({ userId, onClose, onCreated }) {
       </div>
       <${Field} label="Models" id=${id('key_models')} error=${errors.key_models} hint="Optional. Comma-separated patterns of the models or groups this key may call (* matches anything), e.g. “openai/*, claude-*”. Empty: every model.">
         ${input('key_models', { autocomplete: 'off', placeholder: 'All models' })}
+      <//>
+      <${Field} label="Tags" id=${id('key_tags')} error=${errors.key_tags} hint="Optional. Comma-separated name=value labels put on every request this key makes, to filter logs and CSV by, e.g. “project=search, cost-center=42”.">
+        ${input('key_tags', { autocomplete: 'off', placeholder: 'No tags' })}
       <//>
     </form>
   <//>`;

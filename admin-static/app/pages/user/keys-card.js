@@ -19,7 +19,8 @@ function keyLabel(key) {
 function KeyRow({ k, testing, onTest, onRevoke }) {
   const active = k.status === 'active';
   return html`<tr data-testid="key-row" class=${active ? '' : 'row-dim'}>
-    <td>${k.name || html`<span class="muted">unnamed</span>`}</td>
+    <td>${k.name || html`<span class="muted">unnamed</span>`}
+      ${k.tags && html`<div class="key-tags" data-testid="key-tags">${Object.entries(k.tags).map(([n, v]) => html`<span class="badge badge-muted mono">${n}=${v}</span> `)}</div>`}</td>
     <td><code class="mono">${k.key_prefix}…</code></td>
     <td class="nowrap" title=${formatDateTime(k.created_at)}>${formatDate(k.created_at)}</td>
     <td class="nowrap" title=${k.last_used_at ? formatDateTime(k.last_used_at) : ''}>
