@@ -6,21 +6,18 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, openBrowserPage, signInToAdmin } from '../helpers/browser.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { TEST_ADMIN } from '../helpers/admin-client.ts';
 import { writeLogRows } from '../helpers/log-rows.ts';
 import { startUsageReportSimulator, type UsageReportSimulator } from '../helpers/usage-report-simulator.ts';
 import { setUsageReportCredential } from '../../core/accounts/usage-report-credentials.ts';
 import { loadKeyring } from '../../core/store/data-dir.ts';
 import { runReconciliation } from '../../core/reconcile/reconcile-run.ts';
 
-const CHROMIUM = process.env.TOLLGATE_CHROMIUM || ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path)) || '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'admin-ui');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ADMIN_KEY = 'sk-admin-ui-test-0123456789abcdef';
 const MODEL = 'gpt-4o-mini-2024-07-18';
 
@@ -29,7 +26,7 @@ describe('the Reconciliation page in Chromium', { skip: HAVE_CHROMIUM ? false : 
   let tg: TestGateway;
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -49,14 +46,7 @@ describe('the Reconciliation page in Chromium', { skip: HAVE_CHROMIUM ? false : 
     const run = await runReconciliation({ db: tg.gateway.store.db, keyring, clock: Date.now }, { tolerancePercent: 1, toleranceUsd: 0.5, timeoutMs: 10_000 },
       { range: { fromDay: '2026-09-01', toDay: '2026-09-02' }, trigger: 'cli' });
     assert.equal(run.state, 'flagged');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (/^Failed to load resource: .* status of 401/.test(message.text())) return;
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console.${message.type()}: ${message.text()}`);
-    });
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    ({ browser, page, problems } = await openBrowserPage({ width: 1366, height: 900 }));
   });
 
   after(async () => {
@@ -66,10 +56,7 @@ describe('the Reconciliation page in Chromium', { skip: HAVE_CHROMIUM ? false : 
   });
 
   test('lists the flagged run, its rows with the cause, and the chart of ledger vs provider cost', async () => {
-    await page.goto(`${tg.gateway.origin}/admin/`);
-    await page.getByLabel('Username').fill(TEST_ADMIN.username);
-    await page.getByLabel('Password').fill(TEST_ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInToAdmin(page, tg.gateway.origin);
     await page.getByRole('link', { name: 'Reconciliation' }).click();
     await page.getByRole('heading', { name: 'Reconciliation', exact: true }).waitFor();
     const runs = page.getByTestId('reconciliation-runs');

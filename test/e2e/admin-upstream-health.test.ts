@@ -8,17 +8,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, openBrowserPage, signInToAdmin } from '../helpers/browser.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { manualClock, startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
-import { TEST_ADMIN } from '../helpers/admin-client.ts';
 
-const CHROMIUM = process.env.TOLLGATE_CHROMIUM || ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path)) || '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'admin-ui');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const BAD_KEY = 'sk-refused-key-9999';
 
 describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium is not installed' }, () => {
@@ -26,7 +23,7 @@ describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false :
   let tg: TestGateway;
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -53,14 +50,7 @@ describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false :
     clock.advance(60_001);
     const other = await tg.post('/chat/completions', { model: 'pooled/gpt-4o', messages: [{ role: 'user', content: 'Hi' }] });
     assert.equal(other.status, 200, other.text);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 768 } })).newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (/^Failed to load resource: .* status of 401/.test(message.text())) return;
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console.${message.type()}: ${message.text()}`);
-    });
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    ({ browser, page, problems } = await openBrowserPage({ width: 1366, height: 768 }));
   });
 
   after(async () => {
@@ -70,10 +60,7 @@ describe('the Upstream health page in Chromium', { skip: HAVE_CHROMIUM ? false :
   });
 
   test('shows the open breaker and the disabled key, and enables the key', async () => {
-    await page.goto(`${tg.gateway.origin}/admin/`);
-    await page.getByLabel('Username').fill(TEST_ADMIN.username);
-    await page.getByLabel('Password').fill(TEST_ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInToAdmin(page, tg.gateway.origin);
     await page.getByRole('link', { name: 'Upstream health' }).click();
     await page.getByRole('heading', { name: 'Upstream health' }).waitFor();
 
