@@ -157,10 +157,9 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     userCatalog: createUserCatalog(config.catalogTtlMs, ctx.log),
     prices: (provider, model) => priceLookup(ctx, provider, providers.get(provider)?.priceModelOf(model) ?? model),
   };
-  ctx.services.provide('providers', {
-    ...createProvidersService(providers, credentials, persist),
-    allowedModels: async (gatewayUserId, patterns) => (await allowedModelsOf(router, gatewayUserId, patterns)).data,
-  });
+  ctx.services.provide('providers', Object.assign(createProvidersService(providers, credentials, persist), {
+    allowedModels: async (gatewayUserId: number, patterns: readonly string[] | null) => (await allowedModelsOf(router, gatewayUserId, patterns)).data,
+  }));
 
   return {
     name: 'provider-router',

@@ -17,8 +17,8 @@ import { tempDir } from '../helpers/tmp.ts';
 describe('portal sign-in and sessions', () => {
   let store: Store;
 
-  before(async () => {
-    store = await openStore(join(tempDir(), 'tollgate.db'));
+  before(() => {
+    store = openStore(join(tempDir(), 'tollgate.db'));
   });
   after(async () => {
     await store?.close();
