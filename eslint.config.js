@@ -24,7 +24,7 @@ const HOT_PATH = [
 const BOOT_ONLY = ['**/openapi.ts', '**/openapi-schemas.ts', '**/request-schema.ts', 'plugins/*/schema.ts', 'plugins/*/routes.ts'];
 
 export default defineConfig(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'admin-static/**', 'data/**', 'test-artifacts/**'] },
+  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'admin-static/**', 'portal-static/**', 'data/**', 'test-artifacts/**'] },
   {
     // The CLI entry, the build and CI scripts, the test runner: plain Node ESM.
     files: ['**/*.js', '**/*.mjs'],

@@ -66,7 +66,9 @@ export function roomRuleBroken(from, to, typeOnly) {
   if (CONTRACTS.has(from) && !typeOnly && !CONTRACTS.has(to) && b !== 'canonical') {
     return 'a contract imports no machinery (types only, or another contract)';
   }
-  if (b === 'admin' && from !== 'core/gateway.ts') return 'the admin API is a leaf: only core/gateway.ts mounts it';
+  // The self-service portal (core/portal/) is the admin API's sibling: it reuses its router pieces,
+  // log queries, origin check and static files rather than copying them; nothing else imports admin/.
+  if (b === 'admin' && from !== 'core/gateway.ts' && a !== 'portal') return 'the admin API is a leaf: only core/gateway.ts (and its sibling, the portal) use it';
   if (a === 'runtime') return 'runtime/ is the base every room stands on (clock, log, metrics): it imports nothing else of core/';
   if (a === 'canonical' && to !== 'core/errors.ts') return 'canonical/ holds the shapes every room shares: it imports only the error catalog';
   if (DOMAIN_ROOMS.has(a) && (REQUEST_PATH_ROOMS.has(b) || SPINE.has(to) || b === 'openapi' || b === 'tokens')) {

@@ -21,6 +21,7 @@ import { createMetricsRegistry, metricsRoute } from './runtime/metrics.ts';
 import { apiDocsRoutes } from './openapi/api-docs.ts';
 import { createAdminMount, type AdminMount } from './admin/index.ts';
 import { redirectToAdmin } from './admin/static-routes.ts';
+import { createPortalMount, type PortalMount } from './portal/index.ts';
 import { createCors } from './http/cors.ts';
 import { fileLimitWarning, openFilesLimit } from './http/connection-limits.ts';
 import { createCoordination, type Coordination } from './coordination/index.ts';
@@ -119,6 +120,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const plugins: Plugin<unknown>[] = [];
   let server: GatewayServer | null = null;
   let admin: AdminMount | null = null;
+  let portal: PortalMount | null = null;
   let coordination: Coordination | null = null;
   let kv: PluginKvEngine | null = null;
   let tracing: RequestTracing | null = null;
@@ -154,6 +156,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         manifest.server.headersTimeoutMs,
       );
     }
+    if (manifest.portal.enabled) {
+      portal = createPortalMount({ store, log, clock: ctx.clock, services: ctx.services, notifyChange: () => store.notifyChange() }, manifest.portal);
+    }
     compileBodyValidators();
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));
     server = createGatewayServer({
@@ -162,7 +167,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       maxBodyBytesInFlightPerUser: manifest.server.maxBodyBytesInFlightPerUser, drainTimeoutMs: manifest.server.drainTimeoutMs, clock: ctx.clock,
       connections: manifest.server,
       localRoutes: { 'GET /metrics': metricsRoute(metrics), ...apiDocsRoutes(routes), ...(admin ? { 'GET /': redirectToAdmin } : {}) },
-      prefixRoutes: admin ? [{ prefix: '/admin', handle: admin.handle }] : [],
+      prefixRoutes: [...(admin ? [{ prefix: '/admin', handle: admin.handle }] : []), ...(portal ? [{ prefix: '/portal', handle: portal.handle }] : [])],
       cors: createCors(manifest.server.cors),
       readinessDetail: () => ({ store: storeReadiness(store, ctx.services.get('requestLog')), ...upstreamReadiness(ctx.services.get('upstreamHealth')), ...coordinationReadiness(coordination) }),
     });
@@ -176,6 +181,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     setBusyTimeout(store, SERVING_BUSY_TIMEOUT_MS);
     const reconciliation = createReconcileJob({ db: store.db, keyring: () => keyring.get(), clock: ctx.clock, log, leases: coordination.leases }, manifest.reconciliation);
     const adminMount = admin;
+    const portalMount = portal;
     const running = server;
     const shared = coordination;
     const tracer = tracing;
@@ -193,6 +199,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           await reconciliation.close();
           await running.shutdown();
           adminMount?.close();
+          portalMount?.close();
           // Serving is over: the last flush may wait for another process's lock.
           setBusyTimeout(store, PATIENT_BUSY_TIMEOUT_MS);
           await pipeline.close();
@@ -211,6 +218,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await server?.shutdown();
     await tracing?.close();
     admin?.close();
+    portal?.close();
     for (const plugin of plugins.reverse()) await plugin.close?.();
     await kv?.close();
     await coordination?.close();

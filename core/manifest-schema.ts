@@ -71,6 +71,18 @@ export const manifestSchema: JsonSchema = {
         loginWindowMinutes: { type: 'integer', minimum: 1, default: 15, description: 'The window failed logins are counted in.' },
       },
     },
+    portal: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'The self-service portal for gateway users at /portal/ (docs/portal.md): their budget, requests, keys, models and snippets.',
+      properties: {
+        enabled: { type: 'boolean', default: false, description: 'Serve the portal at /portal/ and its JSON API at /portal/api. Off by default.' },
+        createUsers: { type: 'boolean', default: false, description: 'Create a gateway user at sign-in when no user has the signed-in email; otherwise such a sign-in is refused.' },
+        sessionIdleMinutes: { type: 'integer', minimum: 1, default: 120, description: 'A portal session ends after this long without a request.' },
+        sessionMaxHours: { type: 'integer', minimum: 1, default: 12, description: 'A portal session ends this long after sign-in, active or not.' },
+      },
+    },
     upstream: {
       type: 'object',
       additionalProperties: false,

@@ -79,9 +79,19 @@ export interface AdminSettings {
   loginWindowMinutes: number;
 }
 
+/** The self-service portal for gateway users (`/portal/`, docs/portal.md). */
+export interface PortalSettings {
+  enabled: boolean;
+  /** Create a gateway user at sign-in when none has the email. */
+  createUsers: boolean;
+  sessionIdleMinutes: number;
+  sessionMaxHours: number;
+}
+
 export interface Manifest {
   server: ServerSettings;
   admin: AdminSettings;
+  portal: PortalSettings;
   upstream: UpstreamSettings;
   /** Where the data lives (`data-dir.ts` `openGatewayStore`). */
   store: StoreSettings;

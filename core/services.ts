@@ -204,6 +204,19 @@ export interface ProvidersService {
    * reported in its result, never thrown. Throws 404 `provider_not_found` for an unknown `providerId`.
    */
   syncCatalog(providerId?: string): Promise<CatalogSyncResult[]>;
+  /**
+   * The entries of `GET /api/v1/models` that user `gatewayUserId` may call with a key whose allow-list
+   * is `patterns` (null: every model): the shared catalog plus their own credentials' lists, as the
+   * models list shows them (`id` is `provider/model` or a manifest model name). The portal's model list.
+   */
+  allowedModels(gatewayUserId: number, patterns: readonly string[] | null): Promise<AllowedModel[]>;
+}
+
+/** One entry of `ProvidersService.allowedModels` (the fields of a `GET /api/v1/models` entry the portal shows). */
+export interface AllowedModel {
+  id: string;
+  owned_by: string;
+  display_name: string;
 }
 
 /** Every test ticket starts with this, so auth-guard tells it from a key (`tg_…`) before hashing. */

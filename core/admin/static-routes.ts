@@ -35,10 +35,10 @@ const COMMON_HEADERS = {
   'cache-control': 'no-cache',
 };
 
-/** `admin-static/` in the package root. */
-export function adminStaticDir(): string {
-  const dir = join(packageRoot(import.meta.url), 'admin-static');
-  if (!existsSync(join(dir, 'index.html'))) throw new Error(`admin-static/index.html not found in ${dir}`);
+/** `admin-static/` in the package root (or `folder`: the portal's `portal-static/`). */
+export function adminStaticDir(folder = 'admin-static'): string {
+  const dir = join(packageRoot(import.meta.url), folder);
+  if (!existsSync(join(dir, 'index.html'))) throw new Error(`${folder}/index.html not found in ${dir}`);
   return dir;
 }
 
@@ -81,11 +81,15 @@ export function redirectToAdmin(_req: IncomingMessage, res: ServerResponse, requ
 }
 
 export interface AdminStatic {
-  /** Serves `/admin`, `/admin/` and `/admin/<file>`; 404 for anything else under `/admin/`. */
+  /** Serves `<mount>`, `<mount>/` and `<mount>/<file>`; 404 for anything else under `<mount>/`. */
   handle(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;
 }
 
-export function createAdminStatic(dir = adminStaticDir()): AdminStatic {
+/**
+ * The files of `dir` served under `mount` (`/admin`; the self-service portal serves `portal-static/`
+ * under `/portal` the same way, with the same vendor modules and CSP).
+ */
+export function createAdminStatic(dir = adminStaticDir(), mount = '/admin'): AdminStatic {
   const assets = new Map<string, StaticAsset>();
   for (const file of listFiles(dir)) {
     const urlPath = relative(dir, file).split(sep).join('/');
@@ -101,12 +105,12 @@ export function createAdminStatic(dir = adminStaticDir()): AdminStatic {
 
   return {
     async handle(req, res, requestId, path) {
-      if (path === '/admin') {
-        res.writeHead(308, { location: '/admin/', 'x-request-id': requestId });
+      if (path === mount) {
+        res.writeHead(308, { location: `${mount}/`, 'x-request-id': requestId });
         res.end();
         return;
       }
-      const name = path === '/admin/' ? 'index.html' : path.slice('/admin/'.length);
+      const name = path === `${mount}/` ? 'index.html' : path.slice(mount.length + 1);
       const asset = assets.get(name);
       if (!asset || (req.method !== 'GET' && req.method !== 'HEAD')) {
         sendError(res, routeNotFound(req.method ?? 'GET', path), requestId);

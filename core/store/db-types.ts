@@ -140,6 +140,17 @@ export interface AdminSessionsTable {
   teams: Generated<string>;
 }
 
+/** `portal_sessions` (schema v22): a gateway user signed in to the self-service portal; only the token's SHA-256 is kept. */
+export interface PortalSessionsTable {
+  token_hash: string;
+  gateway_user_id: number;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 /** `responses`: an OpenAI Responses answer kept by the response-store plugin, per gateway user. */
 export interface ResponsesTable {
   gateway_user_id: number;
@@ -313,6 +324,7 @@ export interface Database {
   budget_alerts: BudgetAlertsTable;
   usage_rollups: UsageRollupsTable;
   admin_sessions: AdminSessionsTable;
+  portal_sessions: PortalSessionsTable;
   gateway_users: GatewayUsersTable;
   api_keys: ApiKeysTable;
   admin_users: AdminUsersTable;

@@ -16,7 +16,7 @@ import { migratePostgres, TollgateClient } from './store-postgres.ts';
  * `plugin_kv_totals` are not copied: PostgreSQL's triggers count the rows as they are copied in.
  */
 export const EXPORT_TABLES = [
-  'gateway_users', 'api_keys', 'admin_users', 'admin_sessions', 'model_pricing', 'provider_credentials', 'model_catalog',
+  'gateway_users', 'api_keys', 'admin_users', 'admin_sessions', 'portal_sessions', 'model_pricing', 'provider_credentials', 'model_catalog',
   'llm_requests', 'usage_rollups', 'responses', 'response_items', 'budget_alerts', 'plugin_kv',
   'usage_report_credentials', 'reconciliation_runs', 'reconciliation_differences',
 ] as const;

@@ -4,10 +4,9 @@
  * and their usage in the current budget period. Listed after budget and rate-limit, whose state it
  * shows through their services; without them the matching fields are null.
  *
- * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. Usage comes from the quarter-hour
- * usage rollups (`core/request-log/usage-rollups.ts`: a budget period starts at a local midnight, a quarter-hour
- * boundary in every zone, so it is a few indexed rollup rows whatever the size of the log), flushed
- * first so the caller's last request is counted.
+ * Amounts are USD (nano-USD / 1e9, for display); times ISO-8601 UTC. The budget and usage views are
+ * `core/accounts/account-view.ts`'s, shared with the portal's `GET /portal/api/me`; the request log is
+ * flushed first so the caller's last request is counted.
  */
 import type { Plugin, PluginContext } from '../../core/plugin.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -15,29 +14,9 @@ import { jsonOk } from '../../core/openapi/openapi-errors.ts';
 import { accountSchema } from './openapi.ts';
 import type { Exchange } from '../../core/exchange.ts';
 import { reply } from '../../core/plugin.ts';
-import { nowIso } from '../../core/store/store.ts';
-import type { BudgetStatus, LimitState } from '../../core/services.ts';
+import type { LimitState } from '../../core/services.ts';
 import { budgetWindow } from '../../core/money/calendar-period.ts';
-import { usd } from '../../core/money/money.ts';
-import { usageSource } from '../../core/request-log/usage-rollups.ts';
-import { sql } from 'kysely';
-/** The columns the account sums: all in the rollups' covering index by user. */
-const ACCOUNT_COLUMNS = ['requests', 'prompt_tokens', 'completion_tokens', 'cost_nanos'] as const;
-const isoOrNull = (ms: number | null) => (ms === null ? null : nowIso(ms));
-
-function budgetView(status: BudgetStatus | undefined, timeZone: string) {
-  if (!status) return null;
-  return {
-    limit_usd: status.limitNanos === null ? null : usd(status.limitNanos),
-    spent_usd: usd(status.spentNanos),
-    reserved_usd: usd(status.reservedNanos),
-    remaining_usd: status.remainingNanos === null ? null : usd(status.remainingNanos),
-    period: status.period,
-    period_start: status.period === 'never' ? null : nowIso(status.window.startMs),
-    resets_at: isoOrNull(status.window.resetsAtMs),
-    time_zone: timeZone,
-  };
-}
+import { budgetView, usageSince as loggedUsageSince } from '../../core/accounts/account-view.ts';
 
 function limitView(state: LimitState | null) {
   return state && { limit: state.limit, remaining: state.remaining, reset_ms: Math.ceil(state.resetMs) };
@@ -48,19 +27,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
 
   async function usageSince(userId: number, sinceMs: number) {
     await ctx.services.get('requestLog')?.flush();
-    const usage = usageSource({ fromIso: nowIso(sinceMs), userId }, ACCOUNT_COLUMNS);
-    const { rows } = await sql<{ requests: number; prompt_tokens: number; completion_tokens: number; cost_nanos: number }>`
-      SELECT coalesce(sum(u.requests), 0) AS requests, coalesce(sum(u.prompt_tokens), 0) AS prompt_tokens,
-        coalesce(sum(u.completion_tokens), 0) AS completion_tokens, coalesce(sum(u.cost_nanos), 0) AS cost_nanos
-      FROM (${usage}) AS u`.execute(db);
-    const row = rows[0]!;
-    return {
-      since: nowIso(sinceMs),
-      requests: row.requests,
-      prompt_tokens: row.prompt_tokens,
-      completion_tokens: row.completion_tokens,
-      cost_usd: usd(row.cost_nanos),
-    };
+    return loggedUsageSince(db, userId, sinceMs);
   }
 
   async function account(ex: Exchange) {

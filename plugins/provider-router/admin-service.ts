@@ -41,7 +41,7 @@ function sharedKeyOf(provider: Provider): ProviderSummary['sharedKey'] {
 
 export function createProvidersService(
   providers: ReadonlyMap<string, Provider>, credentials: CredentialResolver, persist: PersistModels,
-): ProvidersService {
+): Omit<ProvidersService, 'allowedModels'> {
   return {
     list: () => [...providers.values()].map((p) => ({ id: p.id, name: p.name, sharedKey: sharedKeyOf(p) })),
 

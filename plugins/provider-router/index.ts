@@ -149,7 +149,6 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     },
   });
   const credentials = createCredentialResolver(ctx.store, ctx.keyring, ctx.log);
-  ctx.services.provide('providers', createProvidersService(providers, credentials, persist));
   const router: Router = {
     config, ctx, providers, groups, health, catalog, credentials,
     picker: createDeploymentPicker(),
@@ -158,6 +157,9 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     userCatalog: createUserCatalog(config.catalogTtlMs, ctx.log),
     prices: (provider, model) => priceLookup(ctx, provider, providers.get(provider)?.priceModelOf(model) ?? model),
   };
+  ctx.services.provide('providers', Object.assign(createProvidersService(providers, credentials, persist), {
+    allowedModels: async (gatewayUserId: number, patterns: readonly string[] | null) => (await allowedModelsOf(router, gatewayUserId, patterns)).data,
+  }));
 
   return {
     name: 'provider-router',
@@ -212,7 +214,11 @@ function priceLookup(ctx: PluginContext, provider: string, model: string): Retur
  * the lists their own key gives them. Bare model ids resolve through this view too.
  */
 function catalogFor(r: Router, ex: Exchange): Catalog {
-  const userId = ex.principal?.gatewayUserId ?? null;
+  return catalogOfUser(r, ex.principal?.gatewayUserId ?? null);
+}
+
+/** `catalogFor` by user id (null: the shared lists only). */
+function catalogOfUser(r: Router, userId: number | null): Catalog {
   const own = async (id: string): Promise<CatalogEntry[] | null> => {
     const provider = r.providers.get(id)!;
     if (userId === null || provider.sharedCredential()) return null;
@@ -354,9 +360,13 @@ async function listing(r: Router, ex: Exchange): Promise<Reply> {
  * `GET /api/v1/models` as the caller's key sees it: the entries its allow-list (`models`) matches,
  * by the listed id or the bare upstream id, as a model call would be checked.
  */
-async function allowedModelList(r: Router, ex: Exchange): Promise<ReturnType<typeof openAIModelList>> {
-  const list = openAIModelList(await catalogFor(r, ex).all(), r.groups);
-  const patterns = ex.principal?.models;
+function allowedModelList(r: Router, ex: Exchange): Promise<ReturnType<typeof openAIModelList>> {
+  return allowedModelsOf(r, ex.principal?.gatewayUserId ?? null, ex.principal?.models);
+}
+
+/** `allowedModelList` for user `userId` with a key whose allow-list is `patterns` (null or absent: every model). */
+async function allowedModelsOf(r: Router, userId: number | null, patterns: readonly string[] | null | undefined): Promise<ReturnType<typeof openAIModelList>> {
+  const list = openAIModelList(await catalogOfUser(r, userId).all(), r.groups);
   if (!patterns) return list;
   const data = list.data.filter((m) => modelAllowed(patterns, [m.id, baseModelIdOf(r, m.id)]));
   return { object: list.object, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };

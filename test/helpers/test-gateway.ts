@@ -40,6 +40,8 @@ export interface TestGatewayOptions {
   user?: Omit<UserFields, 'name'>;
   /** Manifest `coordination` (a Redis shared by replicas); default none. */
   coordination?: Record<string, unknown>;
+  /** Manifest `portal` (the self-service portal, docs/portal.md); default off. */
+  portal?: Record<string, unknown>;
   /** Manifest `tracing` (OpenTelemetry traces); default none, so off. */
   tracing?: Record<string, unknown>;
   /** More environment for the gateway (`OTEL_*`); the test's process environment is never read. */
@@ -97,6 +99,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       ...(options.server ? { server: options.server } : {}),
       ...(options.coordination ? { coordination: options.coordination } : {}),
       ...(options.tracing ? { tracing: options.tracing } : {}),
+      ...(options.portal ? { portal: options.portal } : {}),
       plugins: [
         ...CHAIN.filter((name) => options.config?.[name] !== false).map((name) => ({
           name,

@@ -16,6 +16,7 @@ import { createAdmin } from '../../../core/accounts/admin-users.ts';
 import { setProviderCredential } from '../../../core/accounts/provider-credentials.ts';
 import { createKeyring } from '../../../core/accounts/secret-box.ts';
 import { EXPORT_TABLES } from '../../../core/store/export-sqlite.ts';
+import { createPortalSessionStore } from '../../../core/portal/portal-sessions.ts';
 import { writeLogRows } from '../../helpers/log-rows.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from '../../helpers/postgres-server.ts';
@@ -53,6 +54,7 @@ describe('tollgate export-sqlite', { skip }, () => {
     const bob = await createGatewayUser(sqlite.db, { name: 'bob' });
     const key = await createApiKey(sqlite.db, { gatewayUserId: alice.id, name: 'laptop' });
     await createAdmin(sqlite.db, 'root', 'a long admin password');
+    await createPortalSessionStore(sqlite, Date.now, { idleMs: 60_000, maxMs: 60_000 }).create(alice.id, { ip: null, userAgent: null });
     await setProviderCredential(sqlite.db, createKeyring(randomBytes(32)), { gatewayUserId: bob.id, provider: 'openai', apiKey: 'sk-bob-secret' });
     await writeLogRows(sqlite, Array.from({ length: 2_500 }, (_, i) => ({
       gateway_user_id: i % 2 ? alice.id : bob.id, api_key_id: i % 2 ? key.id : null, cost_nanos: i, status: i % 10 ? 200 : 500,

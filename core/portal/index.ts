@@ -1,0 +1,92 @@
+/**
+ * The self-service portal for gateway users (docs/portal.md), mounted by `core/gateway.ts` on
+ * `/portal` when `portal.enabled`: `/portal/api/*` goes to the portal router (its own sessions, the
+ * admin API's CSRF check), `/portal/auth/*` to the sign-in (not wired yet: single sign-on adds it),
+ * everything else under `/portal` to the static page in `portal-static/`.
+ *
+ * The seam for single sign-on: the OIDC callback, once added under `/portal/auth/`, calls
+ * `signInPortalUser` (`portal-sign-in.ts`) then `startSession(req, user.id)` and answers with the
+ * returned `Set-Cookie` and a redirect to `/portal/`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PortalSettings } from '../manifest.ts';
+import type { Store } from '../store/store.ts';
+import type { Log } from '../runtime/log.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { ServiceRegistry } from '../services.ts';
+import { gatewayError } from '../errors.ts';
+import { sendError } from '../http/respond.ts';
+import { readCookie } from '../admin/router.ts';
+import { adminStaticDir, createAdminStatic } from '../admin/static-routes.ts';
+import { createPortalRouter } from './router.ts';
+import { createPortalRoutes } from './routes.ts';
+import { createPortalKeysRoutes } from './keys-routes.ts';
+import { createPortalSessionStore, PORTAL_COOKIE, portalSessionCookie, type PortalSessionStore } from './portal-sessions.ts';
+
+const PURGE_EVERY_MS = 60 * 60_000;
+
+export interface PortalContext {
+  readonly store: Store;
+  readonly log: Log;
+  readonly clock: Clock;
+  readonly services: ServiceRegistry;
+  /** Tells the caches that watch the database (auth-guard's keys) that this process wrote to it. */
+  notifyChange(): void;
+}
+
+export interface PortalMount {
+  /** Handles a request whose path is `/portal` or starts with `/portal/`. Callable detached. */
+  handle(this: void, req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;
+  /**
+   * Starts a portal session for gateway user `gatewayUserId` (signed in by the caller, e.g. the OIDC
+   * callback) and returns the `Set-Cookie` header value to answer with.
+   */
+  startSession(this: void, req: IncomingMessage, gatewayUserId: number): Promise<string>;
+  readonly sessions: PortalSessionStore;
+  close(): void;
+}
+
+/** `/portal/auth/*` until single sign-on is wired: a clear 404 instead of the page. */
+function signInNotConfigured(res: ServerResponse, requestId: string): void {
+  sendError(res, gatewayError('not_found', {
+    message: 'Portal sign-in is not configured on this gateway yet: single sign-on with your organisation\'s identity provider is not set up. Ask an administrator.',
+  }), requestId, { 'cache-control': 'no-store' });
+}
+
+export function createPortalMount(ctx: PortalContext, settings: PortalSettings): PortalMount {
+  const maxMs = settings.sessionMaxHours * 3_600_000;
+  const sessions = createPortalSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs });
+  const routes = [
+    ...createPortalRoutes({ store: ctx.store, clock: ctx.clock, services: ctx.services, sessions }),
+    ...createPortalKeysRoutes({ store: ctx.store, clock: ctx.clock, notifyChange: () => ctx.notifyChange() }),
+  ];
+  const api = createPortalRouter(routes, async (req) => {
+    const token = readCookie(req.headers.cookie, PORTAL_COOKIE);
+    return token ? (await sessions.verify(token))?.user.gatewayUserId ?? null : null;
+  }, ctx.log);
+  const files = createAdminStatic(adminStaticDir('portal-static'), '/portal');
+  const purge = () => {
+    sessions.purgeExpired().catch((err: unknown) => ctx.log.warn('portal: could not delete ended sessions', { err: String(err) }));
+  };
+  purge();
+  const timer = setInterval(purge, PURGE_EVERY_MS);
+  timer.unref();
+  return {
+    sessions,
+    handle(req, res, requestId, path) {
+      if (path.startsWith('/portal/api/')) return api(req, res, requestId);
+      if (path.startsWith('/portal/auth/')) {
+        signInNotConfigured(res, requestId);
+        return Promise.resolve();
+      }
+      return files.handle(req, res, requestId, path);
+    },
+    async startSession(req, gatewayUserId) {
+      const { token } = await sessions.create(gatewayUserId, { ip: req.socket.remoteAddress ?? null, userAgent: req.headers['user-agent'] ?? null });
+      return portalSessionCookie(req, token, Math.floor(maxMs / 1000));
+    },
+    close() {
+      clearInterval(timer);
+    },
+  };
+}

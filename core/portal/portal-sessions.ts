@@ -1,0 +1,126 @@
+/**
+ * Portal sessions (docs/portal.md), stored server-side in `portal_sessions` like the admin's
+ * (`core/admin/sessions.ts`): the cookie `tollgate_portal` carries a random 256-bit token (base64url),
+ * the table only its SHA-256, so neither a leaked database nor a log line can be replayed. A session
+ * belongs to a gateway user (never an admin) and ends `maxMs` after sign-in or `idleMs` after its last
+ * request, whichever is first; `last_seen_at` is written at most once a minute. Deleting the user ends
+ * their sessions (ON DELETE CASCADE), and a disabled user's session stops verifying.
+ *
+ * The seam for single sign-on: the OIDC callback (issue 43, added after this module) calls
+ * `signInPortalUser` (`portal-sign-in.ts`) with the provider's email and name, then
+ * `PortalMount.startSession(req, user.id)` (`index.ts`), which creates the session here and returns the
+ * `Set-Cookie` value built by `portalSessionCookie`.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Store } from '../store/store.ts';
+import { nowIso } from '../store/store.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { requestScheme } from '../admin/origin-check.ts';
+
+/** The portal's session cookie; Path=/portal, so the admin UI and the API never receive it. */
+export const PORTAL_COOKIE = 'tollgate_portal';
+const TOUCH_EVERY_MS = 60_000;
+
+export interface PortalSessionTimes {
+  created_at: string;
+  /** Absolute end. */
+  expires_at: string;
+  /** When the session ends if no request comes before. */
+  idle_expires_at: string;
+}
+
+export interface PortalSessionSettings {
+  idleMs: number;
+  maxMs: number;
+}
+
+/** The signed-in gateway user of a live session. */
+export interface PortalPrincipal {
+  gatewayUserId: number;
+}
+
+/** Every method is one or two queries on either engine (`store.db`). */
+export interface PortalSessionStore {
+  /** Starts a session for gateway user `gatewayUserId`; `token` goes into the cookie and is not kept. */
+  create(gatewayUserId: number, meta: { ip: string | null; userAgent: string | null }): Promise<{ token: string; times: PortalSessionTimes }>;
+  /**
+   * The session's user, or null when the token is unknown, the session ended (it is then deleted) or
+   * the user is disabled.
+   */
+  verify(token: string): Promise<{ user: PortalPrincipal; times: PortalSessionTimes } | null>;
+  destroy(token: string): Promise<void>;
+  /** Deletes every ended session; returns how many. */
+  purgeExpired(): Promise<number>;
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * The `Set-Cookie` value for a portal session: HttpOnly, SameSite=Strict, Path=/portal, Secure when the
+ * request came over HTTPS (directly or per `X-Forwarded-Proto`), as the admin cookie. `token` '' with
+ * `maxAgeSec` 0 clears it.
+ */
+export function portalSessionCookie(req: IncomingMessage, token: string, maxAgeSec: number): string {
+  const secure = requestScheme(req) === 'https' ? '; Secure' : '';
+  return `${PORTAL_COOKIE}=${token}; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSec}${secure}`;
+}
+
+export function createPortalSessionStore(store: Store, clock: Clock, settings: PortalSessionSettings): PortalSessionStore {
+  const { db } = store;
+  const remove = async (hash: string) => {
+    await db.deleteFrom('portal_sessions').where('token_hash', '=', hash).execute();
+  };
+  const times = (createdAt: string, lastSeenMs: number, expiresAt: string): PortalSessionTimes => ({
+    created_at: createdAt, expires_at: expiresAt, idle_expires_at: nowIso(Math.min(lastSeenMs + settings.idleMs, Date.parse(expiresAt))),
+  });
+
+  return {
+    async create(gatewayUserId, meta) {
+      const token = randomBytes(32).toString('base64url');
+      const nowMs = clock();
+      const createdAt = nowIso(nowMs);
+      const expiresAt = nowIso(nowMs + settings.maxMs);
+      await db.insertInto('portal_sessions').values({
+        token_hash: hashToken(token), gateway_user_id: gatewayUserId, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
+        ip: meta.ip, user_agent: meta.userAgent?.slice(0, 300) ?? null,
+      }).execute();
+      return { token, times: times(createdAt, nowMs, expiresAt) };
+    },
+    async verify(token) {
+      const hash = hashToken(token);
+      const row = await db.selectFrom('portal_sessions as s')
+        .innerJoin('gateway_users as u', 'u.id', 's.gateway_user_id')
+        .select(['s.created_at', 's.last_seen_at', 's.expires_at', 'u.id', 'u.disabled'])
+        .where('s.token_hash', '=', hash)
+        .executeTakeFirst();
+      if (!row) return null;
+      const nowMs = clock();
+      const lastSeenMs = Date.parse(row.last_seen_at);
+      if (nowMs >= Date.parse(row.expires_at) || nowMs >= lastSeenMs + settings.idleMs) {
+        await remove(hash);
+        return null;
+      }
+      // Kept, not deleted: an admin may enable the user again within the session's life.
+      if (row.disabled === 1) return null;
+      let seenMs = lastSeenMs;
+      if (nowMs - lastSeenMs >= TOUCH_EVERY_MS) {
+        await db.updateTable('portal_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
+        seenMs = nowMs;
+      }
+      return { user: { gatewayUserId: row.id }, times: times(row.created_at, seenMs, row.expires_at) };
+    },
+    destroy(token) {
+      return remove(hashToken(token));
+    },
+    async purgeExpired() {
+      const nowMs = clock();
+      const result = await db.deleteFrom('portal_sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', nowIso(nowMs)), eb('last_seen_at', '<=', nowIso(nowMs - settings.idleMs))]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
