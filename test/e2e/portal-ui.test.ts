@@ -7,18 +7,16 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, openBrowserPage } from '../helpers/browser.ts';
 import { startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.ts';
 import { createPortalSessionStore, PORTAL_COOKIE } from '../../core/portal/portal-sessions.ts';
 
-const CHROMIUM = process.env.TOLLGATE_CHROMIUM || ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path)) || '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'portal-ui');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('the portal page in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromium is not installed' }, () => {
   let sim: OpenAISimulator;
@@ -26,20 +24,14 @@ describe('the portal page in Chromium', { skip: HAVE_CHROMIUM ? false : 'Chromiu
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     sim = await startOpenAISimulator();
     tg = await startTestGateway({ providers: { openai: { type: 'openai', baseUrl: sim.baseUrl, apiKey: 'sk-shared' } }, portal: { enabled: true }, user: { budgetUsd: 12.5 } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console.${message.type()}: ${message.text()}`);
-    });
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    ({ browser, page, problems } = await openBrowserPage({ width: 1280, height: 900 }));
+    context = page.context();
   });
 
   after(async () => {
