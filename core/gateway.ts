@@ -140,7 +140,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     for (const entry of manifest.plugins) plugins.push(await registry.get(entry.name)!.create(entry.config, ctx, entry));
     const tracingSettings = resolveTracing(manifest.tracing, env);
     if (tracingSettings) {
-      tracing = createOtelTracing(tracingSettings, { log, version: GATEWAY_VERSION });
+      tracing = await createOtelTracing(tracingSettings, { log, version: GATEWAY_VERSION });
       log.info('tracing on', { otlpEndpoint: tracingSettings.url, serviceName: tracingSettings.serviceName, sampleRatio: tracingSettings.sampleRatio, capturePrompts: tracingSettings.capturePrompts });
     }
     const pipeline = createPipeline(plugins, { upstream, maxResponseBytes: manifest.upstream.maxResponseBytes, maxStreamBytes: manifest.upstream.maxStreamBytes, log, tokens, tracing });

@@ -27,5 +27,23 @@ const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, available
 // TEST_FILE_TIMES=<file>: also write each file's time there (test/helpers/file-times-reporter.mjs).
 const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
 if (process.env.TEST_FILE_TIMES) reporters.push(`--test-reporter=${join(root, 'helpers/file-times-reporter.mjs')}`, `--test-reporter-destination=${process.env.TEST_FILE_TIMES}`);
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...selected.sort()], { stdio: 'inherit' });
+// A PostgreSQL run (TOLLGATE_TEST_STORE=postgres) shares one cluster, started here, among all its test
+// files: each file makes (and at its exit drops) a database per data dir on it (test/helpers/test-store.ts)
+// instead of running initdb and starting a cluster of its own, seconds each on a loaded machine. Its
+// exit handler stops it when this process exits.
+const env = { ...process.env };
+if (env.TOLLGATE_TEST_STORE === 'postgres' && !env.TOLLGATE_TEST_PG_URL) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { postgresBinDir, startPostgresServer } = await import('./helpers/postgres-server.ts');
+  // Without PostgreSQL each file skips or fails saying how to install it, as before.
+  if (postgresBinDir()) {
+    // Two files at a time, each with its gateways' pools: more than one file's 200.
+    const server = await startPostgresServer({ maxConnections: 500 });
+    env.TOLLGATE_TEST_PG_URL = server.url;
+  }
+}
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...selected.sort()], { stdio: 'inherit', env });
+// Ctrl-C reaches the test processes too; this one waits for them, so its exit handlers (the cluster's stop) run.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -8,12 +8,14 @@
  * An export never touches a request: spans are queued in memory (bounded, `maxQueueSize`; beyond it
  * they are dropped) and sent in the background. A failing export is logged at most once a minute,
  * with how many batches failed meanwhile.
+ *
+ * The SDK's packages are imported when tracing is configured, not with this module: loading them
+ * costs every gateway and CLI process ~0.2-0.3 s of CPU at start, and most run without tracing.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, defaultTextMapSetter, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import type { ExportResult, W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { BasicTracerProvider, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Exchange, Target } from '../exchange.ts';
 import type { UpstreamRequest } from '../upstream/upstream-call.ts';
 import type { Log } from '../runtime/log.ts';
@@ -39,9 +41,16 @@ export interface OtelTracingDeps {
   version: string;
 }
 
+/** `@opentelemetry/api`'s exports (module doc: imported when tracing is configured). */
+type Api = typeof OtelApi;
+
 /** Builds the tracer of `settings`. Nothing is sent until the first span ends. */
-export function createOtelTracing(settings: TracingSettings, deps: OtelTracingDeps): RequestTracing {
-  const exporter = loggingFailures(new OTLPTraceExporter({ url: settings.url, headers: settings.headers }), deps.log, settings.url);
+export async function createOtelTracing(settings: TracingSettings, deps: OtelTracingDeps): Promise<RequestTracing> {
+  const [api, { ExportResultCode, W3CTraceContextPropagator }, { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/api'), import('@opentelemetry/core'), import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'),
+  ]);
+  const exporter = loggingFailures(new OTLPTraceExporter({ url: settings.url, headers: settings.headers }), deps.log, settings.url, ExportResultCode.SUCCESS);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': deps.version }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
@@ -53,7 +62,7 @@ export function createOtelTracing(settings: TracingSettings, deps: OtelTracingDe
   const propagator = new W3CTraceContextPropagator();
   let closing: Promise<void> | null = null;
   return {
-    begin: (ex) => beginRequest(tracer, propagator, settings, deps.log, ex),
+    begin: (ex) => beginRequest(api, tracer, propagator, settings, deps.log, ex),
     wantsAnswer: settings.capturePrompts,
     close() {
       closing ??= boundedShutdown(provider, deps.log);
@@ -63,7 +72,8 @@ export function createOtelTracing(settings: TracingSettings, deps: OtelTracingDe
 }
 
 /** The request span, started from the client's trace context when it sent one. */
-function beginRequest(tracer: Tracer, propagator: W3CTraceContextPropagator, settings: TracingSettings, log: Log, ex: Exchange): RequestTrace {
+function beginRequest(api: Api, tracer: Tracer, propagator: W3CTraceContextPropagator, settings: TracingSettings, log: Log, ex: Exchange): RequestTrace {
+  const { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace } = api;
   const parent = ex.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, ex.headers, defaultTextMapGetter);
   const span = tracer.startSpan(ex.operation, {
     kind: SpanKind.SERVER,
@@ -74,7 +84,7 @@ function beginRequest(tracer: Tracer, propagator: W3CTraceContextPropagator, set
   return {
     attempt(target: Target, call: UpstreamRequest): AttemptTrace {
       attempts += 1;
-      return beginAttempt(tracer, propagator, spanContext, genAiOperationOf(ex), target, call, attempts);
+      return beginAttempt(api, tracer, propagator, spanContext, genAiOperationOf(ex), target, call, attempts);
     },
     end(done: Exchange) {
       // Called from the pipeline's `finally`: a surprise here must not become the request's failure.
@@ -93,9 +103,10 @@ function beginRequest(tracer: Tracer, propagator: W3CTraceContextPropagator, set
 }
 
 function beginAttempt(
-  tracer: Tracer, propagator: W3CTraceContextPropagator, parent: ReturnType<typeof trace.setSpan>, operation: string | null,
+  api: Api, tracer: Tracer, propagator: W3CTraceContextPropagator, parent: Context, operation: string | null,
   target: Target, call: UpstreamRequest, index: number,
 ): AttemptTrace {
+  const { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapSetter, trace } = api;
   const span = tracer.startSpan(`${operation ?? 'call'} ${target.model}`, { kind: SpanKind.CLIENT, attributes: attemptStartAttributes(target, call.origin, operation, index) }, parent);
   const headers: Record<string, string> = {};
   propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter);
@@ -119,7 +130,7 @@ function captureMessages(span: Span, ex: Exchange, maxChars: number): void {
 }
 
 /** The exporter, its failures logged (rate-limited): the SDK itself reports them only to its silent diag logger. */
-function loggingFailures(exporter: SpanExporter, log: Log, url: string): SpanExporter {
+function loggingFailures(exporter: SpanExporter, log: Log, url: string, successCode: ExportResult['code']): SpanExporter {
   let lastLoggedAtMs = -Infinity;
   let failedSinceLog = 0;
   const report = (result: ExportResult) => {
@@ -133,7 +144,7 @@ function loggingFailures(exporter: SpanExporter, log: Log, url: string): SpanExp
   return {
     export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
       exporter.export(spans, (result) => {
-        if (result.code !== ExportResultCode.SUCCESS) report(result);
+        if (result.code !== successCode) report(result);
         done(result);
       });
     },

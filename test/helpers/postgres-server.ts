@@ -9,6 +9,7 @@
  * Without them its tests skip, unless `CI` is set: then they fail (`.ci/run` installs them).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -65,9 +66,9 @@ function ownerIds(): { uid: number; gid: number } | null {
   return null;
 }
 
-function launch(bin: string, dataDir: string, port: number): Promise<ChildProcess> {
+function launch(bin: string, dataDir: string, port: number, maxConnections: number): Promise<ChildProcess> {
   const settings = ['-c', `port=${port}`, '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dataDir}`,
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', `max_connections=${maxConnections}`,
     '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning'];
   const proc = spawn(join(bin, 'postgres'), ['-D', dataDir, ...settings], { stdio: ['ignore', 'pipe', 'pipe'], ...(ownerIds() ?? {}) });
   let out = '';
@@ -98,6 +99,46 @@ function launch(bin: string, dataDir: string, port: number): Promise<ChildProces
 
 let databases = 0;
 
+/** Creates the empty database `name` on the server of `maintenanceUrl` and returns its URL. */
+async function createDatabaseOn(maintenanceUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: maintenanceUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(maintenanceUrl);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+/**
+ * Databases of this process on a PostgreSQL server another process runs: `test/run-tests.js` starts
+ * one cluster for a whole PostgreSQL run and names its maintenance URL in `TOLLGATE_TEST_PG_URL`, so
+ * no test file pays for its own `initdb` and start (seconds each on a loaded machine). Names carry
+ * the pid and a random part (pids come round again over a run). When this process exits, every
+ * database it made is dropped `WITH (FORCE)` (a gateway child may still hold connections; psql, since
+ * an exit handler cannot wait for a promise), so the shared cluster does not grow over the run.
+ */
+export function sharedPostgresDatabases(maintenanceUrl: string): { createDatabase(): Promise<string> } {
+  const made: string[] = [];
+  const prefix = `t${process.pid}_${randomBytes(3).toString('hex')}`;
+  process.once('exit', () => {
+    const bin = postgresBinDir();
+    if (!bin || made.length === 0) return;
+    const drops = made.flatMap((name) => ['-c', `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`]);
+    spawnSync(join(bin, 'psql'), ['-X', '-q', '-d', maintenanceUrl, ...drops], { stdio: 'ignore' });
+  });
+  return {
+    async createDatabase() {
+      const name = `${prefix}_${made.length + 1}`;
+      made.push(name);
+      return createDatabaseOn(maintenanceUrl, name);
+    },
+  };
+}
+
 /** The child and its pipes stop holding the event loop open. */
 function unrefProcess(proc: ChildProcess): void {
   proc.unref();
@@ -105,8 +146,11 @@ function unrefProcess(proc: ChildProcess): void {
   (proc.stderr as Socket | null)?.unref();
 }
 
-/** Starts a fresh PostgreSQL cluster; throws (with how to install it) when it is missing. Stop it in `after()`. */
-export async function startPostgresServer(): Promise<PostgresServer> {
+/**
+ * Starts a fresh PostgreSQL cluster; throws (with how to install it) when it is missing. Stop it in
+ * `after()`. `maxConnections`: 200 unless told (a cluster the whole run shares holds more files' pools).
+ */
+export async function startPostgresServer({ maxConnections = 200 } = {}): Promise<PostgresServer> {
   const bin = postgresBinDir();
   if (!bin) throw new Error(MISSING);
   const dir = tempDir('tollgate-pg-');
@@ -117,7 +161,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const init = spawnSync(join(bin, 'initdb'), initArgs, { encoding: 'utf8', cwd: dir, ...(owner ?? {}) });
   if (init.status !== 0) throw new Error(`initdb failed:\n${init.stdout}\n${init.stderr}`);
   const port = await freePort();
-  let proc: ChildProcess | null = await launch(bin, dataDir, port);
+  let proc: ChildProcess | null = await launch(bin, dataDir, port, maxConnections);
   let detached = false;
   // SIGQUIT is PostgreSQL's immediate shutdown: the postmaster stops its children before it exits. A
   // SIGKILL left them (a background writer was seen alive 30 minutes after a CI run).
@@ -126,16 +170,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   return {
     port,
     url,
-    async createDatabase(name = `t${process.pid}_${++databases}`) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE "${name}"`);
-      } finally {
-        await client.end();
-      }
-      return `postgres://tollgate@127.0.0.1:${port}/${name}`;
-    },
+    createDatabase: (name = `t${process.pid}_${++databases}`) => createDatabaseOn(url, name),
     stop,
     start,
     async restart() {
@@ -157,7 +192,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   }
   async function start(): Promise<void> {
     if (proc) return;
-    proc = await launch(bin!, dataDir, port);
+    proc = await launch(bin!, dataDir, port, maxConnections);
     if (detached) unrefProcess(proc);
   }
 }

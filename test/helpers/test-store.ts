@@ -1,7 +1,8 @@
 /**
  * Which store the tests' gateways run on: SQLite in each data dir (default) or, with
  * `TOLLGATE_TEST_STORE=postgres`, a fresh PostgreSQL database per data dir on one real PostgreSQL
- * server per test file (`postgres-server.ts`). The database is keyed by the data dir, so a gateway
+ * server: the run's (`test/run-tests.js` starts it and names it in `TOLLGATE_TEST_PG_URL`), else one
+ * per test file (`postgres-server.ts`). The database is keyed by the data dir, so a gateway
  * restarted on the same data dir, and the CLI run against it, see the same data.
  *
  * In-process gateways (`test-gateway.ts`), `tollgate serve` processes (`gateway-process.ts`) and CLI
@@ -12,12 +13,12 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openGatewayStore } from '../../core/store/data-dir.ts';
 import type { Store } from '../../core/store/store.ts';
-import { startPostgresServer, type PostgresServer } from './postgres-server.ts';
+import { sharedPostgresDatabases, startPostgresServer } from './postgres-server.ts';
 
 /** `postgres` when this run puts every test gateway on PostgreSQL. */
 export const TEST_STORE_ENGINE: 'sqlite' | 'postgres' = process.env.TOLLGATE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
 
-let server: Promise<PostgresServer> | null = null;
+let server: Promise<{ createDatabase(): Promise<string> }> | null = null;
 const databases = new Map<string, Promise<string>>();
 
 function keyOf(dataDir: string): string {
@@ -34,8 +35,10 @@ export function testDatabaseUrl(dataDir: string): Promise<string | null> {
   const key = keyOf(dataDir);
   let url = databases.get(key);
   if (!url) {
-    // Shared by the whole file and never stopped: without unref the file's process would never exit.
-    server ??= startPostgresServer().then((started) => {
+    // The run's shared cluster when test/run-tests.js started one; else one for this file, shared by
+    // the whole file and never stopped: without unref the file's process would never exit.
+    const shared = process.env.TOLLGATE_TEST_PG_URL;
+    server ??= shared ? Promise.resolve(sharedPostgresDatabases(shared)) : startPostgresServer().then((started) => {
       started.unref();
       return started;
     });

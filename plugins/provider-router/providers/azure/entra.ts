@@ -21,7 +21,7 @@
  * https://learn.microsoft.com/javascript/api/@azure/identity/ (`ClientSecretCredential`,
  * `ManagedIdentityCredential`, `DefaultAzureCredential`, `AccessToken`).
  */
-import { ClientSecretCredential, DefaultAzureCredential, ManagedIdentityCredential, type AccessToken, type TokenCredential } from '@azure/identity';
+import type { AccessToken, TokenCredential } from '@azure/identity';
 import { upstreamError } from '../../../../core/errors.ts';
 import type { UpstreamRequest } from '../../../../core/upstream/upstream-call.ts';
 
@@ -44,8 +44,13 @@ export interface EntraSettings {
   managedIdentity?: boolean;
 }
 
-/** The `@azure/identity` credential `settings` describe (module doc). */
-function credentialOf(settings: EntraSettings): TokenCredential {
+/**
+ * The `@azure/identity` credential `settings` describe (module doc). The library is imported at the
+ * first token rather than at start-up: loading it costs every gateway and CLI process ~0.3 s of CPU,
+ * and most never call Azure with Entra ID.
+ */
+async function credentialOf(settings: EntraSettings): Promise<TokenCredential> {
+  const { ClientSecretCredential, DefaultAzureCredential, ManagedIdentityCredential } = await import('@azure/identity');
   const { tenantId, clientId, clientSecret, authorityHost, managedIdentity } = settings;
   if (managedIdentity) return clientId ? new ManagedIdentityCredential({ clientId }) : new ManagedIdentityCredential();
   if (tenantId && clientId && clientSecret) {
@@ -59,14 +64,13 @@ function credentialOf(settings: EntraSettings): TokenCredential {
 
 /** Entra tokens of one provider (module doc). */
 export class EntraTokens {
-  private readonly credential: TokenCredential;
+  private credential: Promise<TokenCredential> | null = null;
   private token: AccessToken | null = null;
   private pending: Promise<AccessToken> | null = null;
   /** The `authorize` of calls carrying the provider's Entra identity. */
   readonly authorize: (request: UpstreamRequest) => Promise<Record<string, string>>;
 
-  constructor(private readonly provider: string, settings: EntraSettings) {
-    this.credential = credentialOf(settings);
+  constructor(private readonly provider: string, private readonly settings: EntraSettings) {
     this.authorize = () => this.headers();
   }
 
@@ -85,7 +89,8 @@ export class EntraTokens {
 
   private async fetch(): Promise<AccessToken> {
     try {
-      const token = await this.credential.getToken(COGNITIVE_SERVICES_SCOPE);
+      const credential = await (this.credential ??= credentialOf(this.settings));
+      const token = await credential.getToken(COGNITIVE_SERVICES_SCOPE);
       if (!token) throw new Error('the credential returned no token');
       this.token = token;
       return token;

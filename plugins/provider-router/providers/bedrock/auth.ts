@@ -17,7 +17,6 @@
  */
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { upstreamError } from '../../../../core/errors.ts';
 import type { UpstreamRequest } from '../../../../core/upstream/upstream-call.ts';
 
@@ -70,6 +69,19 @@ export function awsKeyOf(accessKeyId: string | undefined, secretAccessKey: strin
 }
 
 /** Signs requests of one provider (one region), per credential. Signers are kept per credential, a few. */
+/**
+ * The standard AWS chain (`fromNodeProviderChain`), its library imported at the first credential
+ * asked rather than at start-up: loading it costs every gateway and CLI process ~0.1 s of CPU, and
+ * most never call Bedrock. The chain itself caches what it resolved.
+ */
+function nodeProviderChain(): () => Promise<AwsCredentials> {
+  let chain: Promise<() => Promise<AwsCredentials>> | null = null;
+  return async () => {
+    chain ??= import('@aws-sdk/credential-providers').then((m) => m.fromNodeProviderChain());
+    return (await chain)();
+  };
+}
+
 export class BedrockSigner {
   private chain: (() => Promise<AwsCredentials>) | null = null;
   private readonly byKey = new Map<string, { signer: SignatureV4; authorize: (request: UpstreamRequest) => Promise<Record<string, string>> }>();
@@ -99,7 +111,7 @@ export class BedrockSigner {
   }
 
   private sourceOf(key: string): CredentialSource {
-    if (key === '') return (this.chain ??= fromNodeProviderChain());
+    if (key === '') return (this.chain ??= nodeProviderChain());
     const keys = parseAwsKey(key);
     if (!keys) {
       return () => Promise.reject(new Error('the credential is not "accessKeyId:secretAccessKey[:sessionToken]"'));
