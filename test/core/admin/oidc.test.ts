@@ -144,7 +144,7 @@ describe('admin sign-in with OpenID Connect', () => {
     assert.match(await replay.text(), /sso_failed/);
   });
 
-  test('the SSO admin exists with no password: password login fails and setAdminPassword (the CLI's and the account page's path) will not give it one', async () => {
+  test('the SSO admin exists with no password: password login fails and setAdminPassword (used by the CLI and the account page) will not give it one', async () => {
     const row = await tg.gateway.store.db.selectFrom('admin_users').select(['password_hash']).where('username', '=', 'alice@corp.example').executeTakeFirstOrThrow();
     assert.equal(row.password_hash, SSO_PASSWORD_HASH);
     for (const password of [SSO_PASSWORD_HASH, 'sso', '']) {
