@@ -15,6 +15,7 @@ import { createServiceRegistry } from '../../../core/services.ts';
 import { createLog } from '../../../core/runtime/log.ts';
 import { createKeyringSource } from '../../../core/store/data-dir.ts';
 import { SSO_PASSWORD_HASH } from '../../../core/accounts/admin-users.ts';
+import { runCli } from '../../helpers/cli.ts';
 import type { AdminSettings } from '../../../core/manifest.ts';
 
 const CALLBACK = '/admin/api/oidc/callback';
@@ -144,7 +145,7 @@ describe('admin sign-in with OpenID Connect', () => {
     assert.match(await replay.text(), /sso_failed/);
   });
 
-  test('the SSO admin exists with no password: password login fails and setAdminPassword (used by the CLI and the account page) will not give it one', async () => {
+  test('the SSO admin exists with no password: password login fails and neither setAdminPassword (the account page) nor `tollgate admins passwd` gives it one', async () => {
     const row = await tg.gateway.store.db.selectFrom('admin_users').select(['password_hash']).where('username', '=', 'alice@corp.example').executeTakeFirstOrThrow();
     assert.equal(row.password_hash, SSO_PASSWORD_HASH);
     for (const password of [SSO_PASSWORD_HASH, 'sso', '']) {
@@ -153,6 +154,9 @@ describe('admin sign-in with OpenID Connect', () => {
     }
     const { setAdminPassword } = await import('../../../core/accounts/admin-users.ts');
     assert.equal(await setAdminPassword(tg.gateway.store.db, 'alice@corp.example', 'a new long password'), null);
+    const cli = await runCli(['admins', 'passwd', 'alice@corp.example', '--password-stdin'], { dataDir: tg.dataDir, input: 'a long enough password' });
+    assert.equal(cli.code, 1);
+    assert.match(cli.stderr, /signs in with single sign-on and can have no password/);
     const after = await tg.gateway.store.db.selectFrom('admin_users').select(['password_hash']).where('username', '=', 'alice@corp.example').executeTakeFirstOrThrow();
     assert.equal(after.password_hash, SSO_PASSWORD_HASH);
   });
@@ -269,4 +273,11 @@ describe('admin sign-in with OpenID Connect', () => {
     const alice = await signIn(origin, 'alice');
     assertError(await adminFetch(origin, 'POST', '/admin/api/users', { name: 'csrf' }, { cookie: alice.cookie!, origin: 'https://evil.example' }), 403, 'origin_mismatch', null);
   });
+});
+
+test('the gateway refuses to start when the variable named by clientSecretEnv is unset, naming it', async () => {
+  await assert.rejects(
+    startTestGateway({ providers: { openai: { type: 'openai', baseUrl: sim.baseUrl } }, admin: { oidc: oidcSettings({ clientSecretEnv: 'MISSING_OIDC_SECRET' }) } }),
+    /admin\.oidc\.clientSecretEnv names MISSING_OIDC_SECRET, which is not set/,
+  );
 });
