@@ -1,6 +1,6 @@
 /** `tollgate admins create|list|passwd|delete` (admin web UI accounts) */
 import { Command } from 'commander';
-import { createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/accounts/admin-users.ts';
+import { adminSignIn, createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/accounts/admin-users.ts';
 import { isUniqueViolation } from '../core/store/store.ts';
 import { addDataDirOption, withStore } from './context.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
@@ -51,7 +51,8 @@ export function adminsCommand(): Command {
     .option('--json', 'print JSON')
     .action(async (username: string, options: AdminOptions) => {
       const password = await readPassword();
-      const id = await withStore(options, (store) => setAdminPassword(store.db, username, password));
+      const { id, signIn } = await withStore(options, async (store) => ({ signIn: await adminSignIn(store.db, username), id: await setAdminPassword(store.db, username, password) }));
+      if (signIn === 'sso') throw new CliError(`admin "${username}" signs in with single sign-on and can have no password (delete it with \`tollgate admins delete\` to end its access)`);
       if (id === null) throw new CliError(`no admin named "${username}" (see \`tollgate admins list\`)`);
       if (options.json) printJson({ id, username, password_changed: true });
       else process.stdout.write(`Changed the password of admin "${username}"; their sessions were signed out.\n`);

@@ -154,6 +154,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         GATEWAY_VERSION,
         coordination.loginThrottle(manifest.admin.loginMaxFailures, manifest.admin.loginWindowMinutes * 60_000),
         manifest.server.headersTimeoutMs,
+        env,
       );
     }
     if (manifest.portal.enabled) {

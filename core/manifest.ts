@@ -77,6 +77,24 @@ export interface AdminSettings {
   sessionMaxHours: number;
   loginMaxFailures: number;
   loginWindowMinutes: number;
+  /** Single sign-on (`core/admin/oidc-routes.ts`); absent = password sign-in only. */
+  oidc?: OidcSettings;
+}
+
+/** `admin.oidc` (manifest-schema.ts has each field's meaning), defaults filled in. */
+export interface OidcSettings {
+  issuer: string;
+  name?: string;
+  clientId: string;
+  clientSecretEnv?: string;
+  redirectUrl?: string;
+  scopes: string[];
+  allowedDomains?: string[];
+  allowedGroups?: string[];
+  roleClaim: string;
+  roleMapping: { admin: string[]; viewer: string[]; teamAdmin: string[] };
+  teamAdminPrefix: string;
+  passwordLogin: boolean;
 }
 
 /** The self-service portal for gateway users (`/portal/`, docs/portal.md). */
@@ -289,6 +307,8 @@ export function validateManifest(input: unknown, registry: PluginRegistry, optio
     server.maxBodyBytesInFlightPerUser ??= defaultMaxBodyBytesInFlightPerUser(server.maxBodyBytesInFlight, [server.maxBodyBytes, ...Object.values(server.maxBodyBytesByDialect ?? {})]);
   }
 
+  issues.push(...oidcIssues((substituted as { admin?: { oidc?: Partial<OidcSettings> } }).admin?.oidc));
+
   const cors = server?.cors;
   if (cors?.allowCredentials === true && Array.isArray(cors.allowedOrigins) && cors.allowedOrigins.includes('*')) {
     issues.push({
@@ -382,4 +402,25 @@ export function readManifestFile(path: string): unknown {
  */
 export function loadManifestFile(path: string, registry: PluginRegistry, options: Omit<ValidateOptions, 'source'> = {}): Manifest {
   return validateManifest(readManifestFile(path), registry, { ...options, source: path });
+}
+
+/** What the schema cannot say of `admin.oidc`: plain http only on loopback, and openid among the scopes. */
+function oidcIssues(oidc: Partial<OidcSettings> | undefined): ManifestIssue[] {
+  if (!oidc || typeof oidc.issuer !== 'string') return [];
+  const issues: ManifestIssue[] = [];
+  for (const field of ['issuer', 'redirectUrl'] as const) {
+    const value = oidc[field];
+    if (typeof value !== 'string') continue;
+    let url: URL | null = null;
+    try {
+      url = new URL(value);
+    } catch {
+      issues.push({ pointer: `/admin/oidc/${field}`, message: 'must be a URL' });
+    }
+    if (url && url.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
+      issues.push({ pointer: `/admin/oidc/${field}`, message: 'must be https (plain http only on a loopback host, for local testing)' });
+    }
+  }
+  if (Array.isArray(oidc.scopes) && !oidc.scopes.includes('openid')) issues.push({ pointer: '/admin/oidc/scopes', message: 'must include "openid"' });
+  return issues;
 }

@@ -98,6 +98,8 @@ function Sidebar({ me, path, onSignOut }) {
 function App() {
   // auth: 'loading' | 'anon' | 'error' | 'in'
   const [auth, setAuth] = useState({ state: 'loading', me: null, error: null });
+  // How one may sign in (GET /session's sign_in): the password form, a single sign-on button, or both.
+  const [signIn, setSignIn] = useState(null);
   const route = useHashRoute();
 
   // GET /session, not /me: it answers 200 without a session too, so a signed-out browser logs no
@@ -106,6 +108,7 @@ function App() {
     setAuth((a) => ({ ...a, state: a.me ? a.state : 'loading', error: null }));
     try {
       const me = await api('GET', '/session');
+      setSignIn(me.sign_in ?? null);
       setAuth(me.admin ? { state: 'in', me, error: null } : { state: 'anon', me: null, error: null });
     } catch (error) {
       setAuth(error.status === 401 ? { state: 'anon', me: null, error: null } : { state: 'error', me: null, error });
@@ -126,7 +129,12 @@ function App() {
 
   async function signOut() {
     try {
-      await api('POST', '/logout');
+      const out = await api('POST', '/logout');
+      // Signed in through the identity provider: end that session too, on its own logout page.
+      if (out && out.end_session_url) {
+        window.location.assign(out.end_session_url);
+        return;
+      }
     } catch (error) {
       if (error.status !== 401) toast(`Sign out failed: ${error.message}`, 'err');
     }
@@ -137,7 +145,7 @@ function App() {
   if (auth.state === 'error') {
     return html`<div class="login"><div class="login-card"><${ErrorBox} error=${auth.error} onRetry=${loadMe} /></div></div>`;
   }
-  if (auth.state === 'anon') return html`<${LoginPage} onSignedIn=${loadMe} /><${Toasts} />`;
+  if (auth.state === 'anon') return html`<${LoginPage} onSignedIn=${loadMe} signIn=${signIn} /><${Toasts} />`;
   const pageKey = Page === UserPage ? `user-${params.id}` : route.path;
   return html`<div class="shell">
     <${Sidebar} me=${auth.me} path=${route.path} onSignOut=${signOut} />

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { invalidRequest } from '../errors.ts';
-import { invalidCredentials, tooManyLoginAttempts } from './session-errors.ts';
+import { invalidCredentials, passwordLoginDisabled, tooManyLoginAttempts } from './session-errors.ts';
 import { decoyHash, verifyPassword } from '../accounts/passwords.ts';
 import type { AdminContext, AdminIdentity, AdminRoute } from './context.ts';
 import { json } from './context.ts';
@@ -16,6 +16,10 @@ import type { LoginThrottle } from '../coordination/login-throttle.ts';
 import { readCookie } from './router.ts';
 import { SESSION_COOKIE, type SessionStore } from './sessions.ts';
 import { requestScheme } from './origin-check.ts';
+import { adminSignIn } from '../accounts/admin-users.ts';
+
+/** Where the sign-in page's single sign-on button goes (`oidc-routes.ts`). */
+const OIDC_LOGIN_URL = '/admin/api/oidc/login';
 
 export interface AuthRoutesDeps {
   sessions: SessionStore;
@@ -23,6 +27,10 @@ export interface AuthRoutesDeps {
   /** Cookie lifetime = the session's absolute lifetime. */
   sessionMaxMs: number;
   version: string;
+  /** false: `POST /login` answers 403 `password_login_disabled` (manifest `admin.oidc.passwordLogin`). */
+  passwordLogin: boolean;
+  /** Single sign-on, when configured: the button's provider name, and the provider's logout URL for an SSO admin. */
+  sso?: { name: string; endSessionUrl(req: IncomingMessage): Promise<string | null> };
 }
 
 /** The client's address as the login throttle counts it (the socket's peer; a proxy's own address behind one). */
@@ -30,7 +38,8 @@ export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';
 }
 
-function sessionCookie(req: IncomingMessage, value: string, maxAgeSec: number): string {
+/** The session cookie's `Set-Cookie` value (SameSite=Strict; Secure over https); `maxAgeSec` 0 removes it. */
+export function sessionCookie(req: IncomingMessage, value: string, maxAgeSec: number): string {
   const secure = requestScheme(req) === 'https' ? '; Secure' : '';
   return `${SESSION_COOKIE}=${value}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSec}${secure}`;
 }
@@ -48,6 +57,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       pattern: '/admin/api/login',
       public: true,
       async handler({ body, req }) {
+        if (!deps.passwordLogin) throw passwordLoginDisabled();
         const fields = objectBody(body);
         onlyFields(fields, ['username', 'password']);
         const username = stringField(fields, 'username', { required: true, maxLength: 200 });
@@ -82,10 +92,13 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       method: 'POST',
       pattern: '/admin/api/logout',
       access: 'any',
-      async handler({ req }) {
+      async handler({ req, admin }) {
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
         if (token) await deps.sessions.destroy(token);
-        return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
+        const clear = { 'set-cookie': sessionCookie(req, '', 0) };
+        // An SSO admin is still signed in at the provider: the UI goes on to its logout page when there is one.
+        const endSessionUrl = deps.sso && (await adminSignIn(ctx.store.db, admin!.username)) === 'sso' ? await deps.sso.endSessionUrl(req).catch(() => null) : null;
+        return endSessionUrl ? json(200, { end_session_url: endSessionUrl }, clear) : { status: 204, headers: clear };
       },
     },
     {
@@ -100,9 +113,14 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       method: 'GET',
       pattern: '/admin/api/session',
       public: true,
-      handler: async ({ req, admin }) => json(200, admin ? await me(req, admin) : { admin: null, session: null }),
+      handler: async ({ req, admin }) => json(200, admin ? await me(req, admin) : { admin: null, session: null, sign_in: signInOptions() }),
     },
   ];
+
+  /** How one may sign in here, for the sign-in page: the password form, and/or a "Sign in with <name>" button. */
+  function signInOptions() {
+    return { password: deps.passwordLogin, sso: deps.sso ? { name: deps.sso.name, login_url: OIDC_LOGIN_URL } : null };
+  }
 
   /** `GET /me`'s body: the admin, their session's times and what the UI needs of the gateway. */
   async function me(req: IncomingMessage, admin: AdminIdentity) {
@@ -111,6 +129,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
     return {
       admin,
       session,
+      sign_in: signInOptions(),
       gateway: {
         version: deps.version,
         time_zone: ctx.services.get('budget')?.timeZone ?? 'UTC',

@@ -20,11 +20,15 @@ import { createPricingRoutes } from './pricing-routes.ts';
 import { createAlertsRoutes } from './alerts-routes.ts';
 import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
 import { createReconciliationRoutes } from './reconciliation-routes.ts';
+import { createOidcRoutes, requestOrigin } from './oidc-routes.ts';
+import { createOidcClient } from '../accounts/oidc-client.ts';
 
 export interface AdminMount {
   /** Handles a request whose path is `/admin` or starts with `/admin/`. Callable detached: the server mounts it as a function. */
   handle(this: void, req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void>;
   close(): void;
+  /** Every route of the API, in match order (tests walk it to check each route's role rule). */
+  readonly routes: readonly AdminRoute[];
 }
 
 const PURGE_EVERY_MS = 60 * 60_000;
@@ -37,13 +41,29 @@ const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
 
 /**
  * Mounts the admin UI and API. `anonymousBodyTimeoutMs`: how long a request without a session has to
- * send its body (`createAdminRouter`; the gateway passes `server.headersTimeoutMs`).
+ * send its body (`createAdminRouter`; the gateway passes `server.headersTimeoutMs`). `env` holds the
+ * single sign-on client secret (`admin.oidc.clientSecretEnv`); throws when that variable is unset.
  */
-export function createAdminMount(ctx: AdminContext, settings: AdminSettings, version: string, loginThrottle?: LoginThrottle, anonymousBodyTimeoutMs?: number): AdminMount {
+export function createAdminMount(
+  ctx: AdminContext, settings: AdminSettings, version: string, loginThrottle?: LoginThrottle, anonymousBodyTimeoutMs?: number, env: NodeJS.ProcessEnv = {},
+): AdminMount {
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
   const throttle = loginThrottle ?? createLoginThrottle(settings.loginMaxFailures, settings.loginWindowMinutes * 60_000);
-  const routes: AdminRoute[] = [...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version }), ...createAccountRoutes(ctx, { sessions, throttle })];
+  const routes: AdminRoute[] = [];
+  const oidc = settings.oidc;
+  let sso: { name: string; endSessionUrl(req: IncomingMessage): Promise<string | null> } | undefined;
+  if (oidc) {
+    const clientSecret = oidc.clientSecretEnv === undefined ? undefined : env[oidc.clientSecretEnv];
+    if (oidc.clientSecretEnv !== undefined && !clientSecret) {
+      throw new Error(`admin.oidc.clientSecretEnv names ${oidc.clientSecretEnv}, which is not set: put the client secret registered at the identity provider in it`);
+    }
+    const client = createOidcClient({ issuer: oidc.issuer, clientId: oidc.clientId, ...(clientSecret ? { clientSecret } : {}), scopes: oidc.scopes, clock: ctx.clock });
+    sso = { name: oidc.name ?? new URL(oidc.issuer).host, endSessionUrl: (req) => client.endSessionUrl({ postLogoutRedirectUrl: `${requestOrigin(req)}/admin/` }) };
+    routes.push(...createOidcRoutes(ctx, { settings: oidc, client, sessions, sessionMaxMs }));
+  }
+  const passwordLogin = oidc?.passwordLogin ?? true;
+  routes.push(...createAuthRoutes(ctx, { sessions, throttle, sessionMaxMs, version, passwordLogin, ...(sso ? { sso } : {}) }), ...createAccountRoutes(ctx, { sessions, throttle }));
   for (const factory of ROUTE_MODULES) routes.push(...factory(ctx));
   const api = createAdminRouter(
     routes,
@@ -68,5 +88,6 @@ export function createAdminMount(ctx: AdminContext, settings: AdminSettings, ver
     close() {
       clearInterval(timer);
     },
+    routes,
   };
 }

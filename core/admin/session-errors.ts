@@ -14,6 +14,11 @@ export function invalidCredentials(): GatewayError {
   return gatewayError('invalid_credentials');
 }
 
+/** 403: password sign-in is turned off (`admin.oidc.passwordLogin: false`); single sign-on only. */
+export function passwordLoginDisabled(): GatewayError {
+  return gatewayError('password_login_disabled');
+}
+
 /** 429: too many failed admin logins for a username or from an address. */
 export function tooManyLoginAttempts(retryAfterMs: number): GatewayError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));

@@ -23,6 +23,8 @@ export interface TestGatewayOptions {
   providers: Record<string, { type: string; baseUrl: string; apiKey?: string; apiKeys?: unknown[]; [setting: string]: unknown }>;
   /** Extra provider-router config (e.g. `catalogTtlMs`). */
   router?: Record<string, unknown>;
+  /** Manifest `admin` settings (`oidc` single sign-on, session lifetimes). */
+  admin?: Record<string, unknown>;
   /** Manifest `upstream` settings (timeouts). */
   upstream?: Record<string, unknown>;
   /** Manifest `server` settings (`cors`, client timeouts, connection caps, `drainTimeoutMs`); host and port are the test's own. */
@@ -97,6 +99,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     {
       upstream: options.upstream ?? {},
       ...(options.server ? { server: options.server } : {}),
+      ...(options.admin ? { admin: options.admin } : {}),
       ...(options.coordination ? { coordination: options.coordination } : {}),
       ...(options.tracing ? { tracing: options.tracing } : {}),
       ...(options.portal ? { portal: options.portal } : {}),

@@ -1,4 +1,7 @@
-// Sign-in form. POST /admin/api/login sets the session cookie; the shell then loads /me.
+// Sign-in page. POST /admin/api/login sets the session cookie; the shell then loads /me. With single
+// sign-on configured (GET /session's sign_in.sso), a "Sign in with <provider>" link goes to
+// /admin/api/oidc/login, a full navigation that comes back to /admin/ signed in; the password form
+// shows only while sign_in.password is on.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { html, Field } from '../components.js';
@@ -9,8 +12,10 @@ function loginMessage(error) {
   return error.message;
 }
 
-/** @param {{onSignedIn: () => void}} props */
-export function LoginPage({ onSignedIn }) {
+/** @param {{onSignedIn: () => void, signIn?: {password: boolean, sso: {name: string, login_url: string} | null} | null}} props */
+export function LoginPage({ onSignedIn, signIn }) {
+  const sso = signIn?.sso ?? null;
+  const passwordOn = signIn?.password ?? true;
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState(null);
@@ -42,7 +47,9 @@ export function LoginPage({ onSignedIn }) {
       </div>
       <h1>Sign in</h1>
       <p class="login-sub">Manage users, keys, budgets and pricing.</p>
-      <form class="form" onSubmit=${submit} noValidate>
+      ${sso && html`<a class="btn btn-primary sso-button" href=${sso.login_url}>Sign in with ${sso.name}</a>`}
+      ${sso && passwordOn && html`<p class="login-sub">or with a local account:</p>`}
+      ${passwordOn && html`<form class="form" onSubmit=${submit} noValidate>
         ${error && html`<div class="alert" role="alert">${error}</div>`}
         <${Field} label="Username" id="login-username" error=${missing.username ? 'Enter your username.' : null}>
           <input id="login-username" name="username" autocomplete="username" autofocus value=${username}
@@ -53,8 +60,8 @@ export function LoginPage({ onSignedIn }) {
             onInput=${(e) => setPassword(e.currentTarget.value)} />
         <//>
         <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
-      </form>
-      <p class="login-foot">No account? An operator creates one with <code>tollgate admins create</code>.</p>
+      </form>`}
+      ${passwordOn && html`<p class="login-foot">No account? An operator creates one with <code>tollgate admins create</code>.</p>`}
     </main>
   </div>`;
 }

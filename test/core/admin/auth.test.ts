@@ -224,7 +224,7 @@ describe('admin sessions', () => {
     for (const cookie of [undefined, 'tollgate_session=forged']) {
       const anonymous = await adminFetch(origin, 'GET', '/admin/api/session', undefined, cookie ? { cookie } : {});
       assert.equal(anonymous.status, 200);
-      assert.deepEqual(anonymous.body, { admin: null, session: null });
+      assert.deepEqual(anonymous.body, { admin: null, session: null, sign_in: { password: true, sso: null } });
     }
     const admin = await loginAdmin(origin);
     const signedIn = await admin.get('/admin/api/session');
