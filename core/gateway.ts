@@ -20,6 +20,7 @@ import { closeParseWorkers, compileBodyValidators } from './http/request-body.ts
 import { createMetricsRegistry, metricsRoute } from './runtime/metrics.ts';
 import { apiDocsRoutes } from './openapi/api-docs.ts';
 import { createAdminMount, type AdminMount } from './admin/index.ts';
+import { createSsoClient } from './admin/oidc-routes.ts';
 import { redirectToAdmin } from './admin/static-routes.ts';
 import { createPortalMount, type PortalMount } from './portal/index.ts';
 import { createCors } from './http/cors.ts';
@@ -158,7 +159,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       );
     }
     if (manifest.portal.enabled) {
-      portal = createPortalMount({ store, log, clock: ctx.clock, services: ctx.services, notifyChange: () => store.notifyChange() }, manifest.portal);
+      const oidc = manifest.admin.oidc;
+      portal = createPortalMount(
+        { store, log, clock: ctx.clock, services: ctx.services, notifyChange: () => store.notifyChange() },
+        manifest.portal,
+        oidc ? { client: createSsoClient(oidc, env, ctx.clock), settings: oidc, keyring } : undefined,
+      );
     }
     compileBodyValidators();
     const routes = pipelineRoutes(manifest.plugins.map((entry) => registry.get(entry.name)!));

@@ -20,8 +20,7 @@ import { createPricingRoutes } from './pricing-routes.ts';
 import { createAlertsRoutes } from './alerts-routes.ts';
 import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
 import { createReconciliationRoutes } from './reconciliation-routes.ts';
-import { createOidcRoutes, requestOrigin } from './oidc-routes.ts';
-import { createOidcClient } from '../accounts/oidc-client.ts';
+import { createOidcRoutes, createSsoClient, requestOrigin } from './oidc-routes.ts';
 
 export interface AdminMount {
   /** Handles a request whose path is `/admin` or starts with `/admin/`. Callable detached: the server mounts it as a function. */
@@ -54,11 +53,7 @@ export function createAdminMount(
   const oidc = settings.oidc;
   let sso: { name: string; endSessionUrl(req: IncomingMessage): Promise<string | null> } | undefined;
   if (oidc) {
-    const clientSecret = oidc.clientSecretEnv === undefined ? undefined : env[oidc.clientSecretEnv];
-    if (oidc.clientSecretEnv !== undefined && !clientSecret) {
-      throw new Error(`admin.oidc.clientSecretEnv names ${oidc.clientSecretEnv}, which is not set: put the client secret registered at the identity provider in it`);
-    }
-    const client = createOidcClient({ issuer: oidc.issuer, clientId: oidc.clientId, ...(clientSecret ? { clientSecret } : {}), scopes: oidc.scopes, clock: ctx.clock });
+    const client = createSsoClient(oidc, env, ctx.clock);
     sso = { name: oidc.name ?? new URL(oidc.issuer).host, endSessionUrl: (req) => client.endSessionUrl({ postLogoutRedirectUrl: `${requestOrigin(req)}/admin/` }) };
     routes.push(...createOidcRoutes(ctx, { settings: oidc, client, sessions, sessionMaxMs }));
   }

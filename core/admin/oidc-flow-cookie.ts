@@ -15,32 +15,41 @@ import { requestScheme } from './origin-check.ts';
 export const FLOW_COOKIE = 'tollgate_oidc_flow';
 /** How long a sign-in may take at the provider, in ms. */
 export const FLOW_TTL_MS = 10 * 60_000;
-const CONTEXT = 'admin-oidc-flow';
+
+/** Which sign-in a flow cookie belongs to: its name, its path, and the sealing context (a cookie of one cannot be replayed to the other). */
+export interface FlowCookieScope {
+  name: string;
+  path: string;
+  context: string;
+}
+
+export const ADMIN_FLOW: FlowCookieScope = { name: FLOW_COOKIE, path: '/admin/api/oidc', context: 'admin-oidc-flow' };
+export const PORTAL_FLOW: FlowCookieScope = { name: 'tollgate_portal_flow', path: '/portal/auth', context: 'portal-oidc-flow' };
 
 interface SealedFlow extends OidcFlow {
   startedAtMs: number;
 }
 
 /** `Set-Cookie` value holding `flow` sealed; `nowMs` bounds its life. */
-export function flowCookie(req: IncomingMessage, flow: OidcFlow, keyring: Keyring, nowMs: number): string {
-  const sealed = seal(JSON.stringify({ ...flow, startedAtMs: nowMs } satisfies SealedFlow), keyring, CONTEXT);
+export function flowCookie(req: IncomingMessage, flow: OidcFlow, keyring: Keyring, nowMs: number, scope: FlowCookieScope = ADMIN_FLOW): string {
+  const sealed = seal(JSON.stringify({ ...flow, startedAtMs: nowMs } satisfies SealedFlow), keyring, scope.context);
   const value = [sealed.keyId, sealed.nonce, sealed.authTag, sealed.ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
-  return cookieWith(req, value, Math.floor(FLOW_TTL_MS / 1000));
+  return cookieWith(req, value, Math.floor(FLOW_TTL_MS / 1000), scope);
 }
 
 /** `Set-Cookie` value that removes the flow cookie (after the callback, whatever its outcome). */
-export function clearFlowCookie(req: IncomingMessage): string {
-  return cookieWith(req, '', 0);
+export function clearFlowCookie(req: IncomingMessage, scope: FlowCookieScope = ADMIN_FLOW): string {
+  return cookieWith(req, '', 0, scope);
 }
 
 /** The flow of this request's cookie, or null when it is missing, altered, sealed by an unknown key or older than `FLOW_TTL_MS`. */
-export function readFlowCookie(req: IncomingMessage, keyring: Keyring, nowMs: number): OidcFlow | null {
-  const value = readCookie(req.headers.cookie, FLOW_COOKIE);
+export function readFlowCookie(req: IncomingMessage, keyring: Keyring, nowMs: number, scope: FlowCookieScope = ADMIN_FLOW): OidcFlow | null {
+  const value = readCookie(req.headers.cookie, scope.name);
   const parts = value?.split('.');
   if (!parts || parts.length !== 4) return null;
   try {
     const [keyId, nonce, authTag, ciphertext] = parts as [string, string, string, string];
-    const plain = open({ keyId, nonce: Buffer.from(nonce, 'base64url'), authTag: Buffer.from(authTag, 'base64url'), ciphertext: Buffer.from(ciphertext, 'base64url') }, keyring, CONTEXT);
+    const plain = open({ keyId, nonce: Buffer.from(nonce, 'base64url'), authTag: Buffer.from(authTag, 'base64url'), ciphertext: Buffer.from(ciphertext, 'base64url') }, keyring, scope.context);
     const flow = JSON.parse(plain) as SealedFlow;
     if (!(nowMs >= flow.startedAtMs && nowMs - flow.startedAtMs <= FLOW_TTL_MS)) return null;
     return { state: flow.state, nonce: flow.nonce, codeVerifier: flow.codeVerifier, redirectUrl: flow.redirectUrl };
@@ -49,7 +58,7 @@ export function readFlowCookie(req: IncomingMessage, keyring: Keyring, nowMs: nu
   }
 }
 
-function cookieWith(req: IncomingMessage, value: string, maxAgeSec: number): string {
+function cookieWith(req: IncomingMessage, value: string, maxAgeSec: number, scope: FlowCookieScope): string {
   const secure = requestScheme(req) === 'https' ? '; Secure' : '';
-  return `${FLOW_COOKIE}=${value}; Path=/admin/api/oidc; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSec}${secure}`;
+  return `${scope.name}=${value}; Path=${scope.path}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSec}${secure}`;
 }

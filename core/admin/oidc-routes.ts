@@ -12,11 +12,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayError, type GatewayError } from '../errors.ts';
 import type { OidcSettings } from '../manifest.ts';
-import { OidcSignInError, type OidcClient } from '../accounts/oidc-client.ts';
+import { createOidcClient, OidcSignInError, type OidcClient } from '../accounts/oidc-client.ts';
+import type { Clock } from '../runtime/clock.ts';
 import { ensureSsoAdmin } from '../accounts/admin-users.ts';
 import type { AdminContext, AdminIdentity, AdminRoute } from './context.ts';
 import { decideSsoRole } from './oidc-roles.ts';
-import { clearFlowCookie, flowCookie, readFlowCookie } from './oidc-flow-cookie.ts';
+import { ADMIN_FLOW, clearFlowCookie, flowCookie, readFlowCookie } from './oidc-flow-cookie.ts';
 import { requestScheme } from './origin-check.ts';
 import type { SessionStore } from './sessions.ts';
 import { clientAddress, sessionCookie } from './auth-routes.ts';
@@ -38,6 +39,18 @@ export function requestOrigin(req: IncomingMessage): string {
   return `${requestScheme(req)}://${(Array.isArray(host) ? host[0]! : host).split(',')[0]!.trim()}`;
 }
 
+/**
+ * The OpenID Connect client of `admin.oidc` (admin and portal sign-in share it), its secret read from
+ * `env[settings.clientSecretEnv]`. Throws when that variable is named but unset.
+ */
+export function createSsoClient(settings: OidcSettings, env: NodeJS.ProcessEnv, clock: Clock): OidcClient {
+  const clientSecret = settings.clientSecretEnv === undefined ? undefined : env[settings.clientSecretEnv];
+  if (settings.clientSecretEnv !== undefined && !clientSecret) {
+    throw new Error(`admin.oidc.clientSecretEnv names ${settings.clientSecretEnv}, which is not set: put the client secret registered at the identity provider in it`);
+  }
+  return createOidcClient({ issuer: settings.issuer, clientId: settings.clientId, ...(clientSecret ? { clientSecret } : {}), scopes: settings.scopes, clock });
+}
+
 export function createOidcRoutes(ctx: AdminContext, deps: OidcRoutesDeps): AdminRoute[] {
   const { settings, client } = deps;
   return [
@@ -53,7 +66,7 @@ export function createOidcRoutes(ctx: AdminContext, deps: OidcRoutesDeps): Admin
           res.end();
         } catch (err) {
           ctx.log.warn('admin sso: could not start a sign-in', { requestId, err: String(err) });
-          sendPage(req, res, requestId, gatewayError('sso_failed', { message: 'The identity provider cannot be reached or is misconfigured. Try again later, or ask an operator to check admin.oidc.' }));
+          sendSignInFailedPage(req, res, requestId, gatewayError('sso_failed', { message: 'The identity provider cannot be reached or is misconfigured. Try again later, or ask an operator to check admin.oidc.' }));
         }
         return 'sent' as const;
       },
@@ -65,7 +78,7 @@ export function createOidcRoutes(ctx: AdminContext, deps: OidcRoutesDeps): Admin
       async handler({ req, res, requestId }) {
         const outcome = await finish(req, requestId);
         if ('error' in outcome) {
-          sendPage(req, res, requestId, outcome.error);
+          sendSignInFailedPage(req, res, requestId, outcome.error);
           return 'sent' as const;
         }
         const { token } = await deps.sessions.create(outcome.admin, { ip: clientAddress(req), userAgent: req.headers['user-agent'] ?? null });
@@ -111,15 +124,18 @@ export function createOidcRoutes(ctx: AdminContext, deps: OidcRoutesDeps): Admin
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** A small HTML page for a sign-in that failed (a navigation, not a fetch), and the flow cookie removed. */
-function sendPage(req: IncomingMessage, res: ServerResponse, requestId: string, error: GatewayError): void {
+/**
+ * A small HTML page for a sign-in that failed (a navigation, not a fetch), and the flow cookie of
+ * `scope` removed; `backTo` is the page to start again from.
+ */
+export function sendSignInFailedPage(req: IncomingMessage, res: ServerResponse, requestId: string, error: GatewayError, scope = ADMIN_FLOW, backTo = '/admin/'): void {
   const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Tollgate</title></head>
 <body><main><h1>Sign-in failed</h1><p>${escape(error.message)}</p><p><small>Error code: ${escape(error.code)} · request ${escape(requestId)}</small></p>
-<p><a href="/admin/">Back to the sign-in page</a></p></main></body></html>`;
+<p><a href="${escape(backTo)}">Back to the sign-in page</a></p></main></body></html>`;
   res.writeHead(error.status, {
     'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId,
-    'content-security-policy': "default-src 'none'", 'set-cookie': clearFlowCookie(req),
+    'content-security-policy': "default-src 'none'", 'set-cookie': clearFlowCookie(req, scope),
   });
   res.end(body);
 }

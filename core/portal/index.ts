@@ -1,12 +1,9 @@
 /**
  * The self-service portal for gateway users (docs/portal.md), mounted by `core/gateway.ts` on
  * `/portal` when `portal.enabled`: `/portal/api/*` goes to the portal router (its own sessions, the
- * admin API's CSRF check), `/portal/auth/*` to the sign-in (not wired yet: single sign-on adds it),
- * everything else under `/portal` to the static page in `portal-static/`.
- *
- * The seam for single sign-on: the OIDC callback, once added under `/portal/auth/`, calls
- * `signInPortalUser` (`portal-sign-in.ts`) then `startSession(req, user.id)` and answers with the
- * returned `Set-Cookie` and a redirect to `/portal/`.
+ * admin API's CSRF check), `/portal/auth/*` to the sign-in with the identity provider of `admin.oidc`
+ * (`portal-auth.ts`; without it, a clear 404 saying sign-in is not configured), everything else under
+ * `/portal` to the static page in `portal-static/`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PortalSettings } from '../manifest.ts';
@@ -22,6 +19,17 @@ import { createPortalRouter } from './router.ts';
 import { createPortalRoutes } from './routes.ts';
 import { createPortalKeysRoutes } from './keys-routes.ts';
 import { createPortalSessionStore, PORTAL_COOKIE, portalSessionCookie, type PortalSessionStore } from './portal-sessions.ts';
+import { createPortalAuth } from './portal-auth.ts';
+import type { OidcClient } from '../accounts/oidc-client.ts';
+import type { OidcSettings } from '../manifest.ts';
+import type { KeyringSource } from '../store/data-dir.ts';
+
+/** Single sign-on for the portal: the client and settings of `admin.oidc`, and the master keys that seal the flow cookie. */
+export interface PortalSso {
+  client: OidcClient;
+  settings: OidcSettings;
+  keyring: KeyringSource;
+}
 
 const PURGE_EVERY_MS = 60 * 60_000;
 
@@ -53,7 +61,7 @@ function signInNotConfigured(res: ServerResponse, requestId: string): void {
   }), requestId, { 'cache-control': 'no-store' });
 }
 
-export function createPortalMount(ctx: PortalContext, settings: PortalSettings): PortalMount {
+export function createPortalMount(ctx: PortalContext, settings: PortalSettings, sso?: PortalSso): PortalMount {
   const maxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createPortalSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs });
   const routes = [
@@ -65,6 +73,13 @@ export function createPortalMount(ctx: PortalContext, settings: PortalSettings):
     return token ? (await sessions.verify(token))?.user.gatewayUserId ?? null : null;
   }, ctx.log);
   const files = createAdminStatic(adminStaticDir('portal-static'), '/portal');
+  const startSession = async (req: IncomingMessage, gatewayUserId: number) => {
+    const { token } = await sessions.create(gatewayUserId, { ip: req.socket.remoteAddress ?? null, userAgent: req.headers['user-agent'] ?? null });
+    return portalSessionCookie(req, token, Math.floor(maxMs / 1000));
+  };
+  const auth = sso
+    ? createPortalAuth({ store: ctx.store, log: ctx.log, clock: ctx.clock, keyring: sso.keyring, client: sso.client, settings: sso.settings, createUsers: settings.createUsers, startSession })
+    : null;
   const purge = () => {
     sessions.purgeExpired().catch((err: unknown) => ctx.log.warn('portal: could not delete ended sessions', { err: String(err) }));
   };
@@ -76,15 +91,13 @@ export function createPortalMount(ctx: PortalContext, settings: PortalSettings):
     handle(req, res, requestId, path) {
       if (path.startsWith('/portal/api/')) return api(req, res, requestId);
       if (path.startsWith('/portal/auth/')) {
+        if (auth) return auth(req, res, requestId, path);
         signInNotConfigured(res, requestId);
         return Promise.resolve();
       }
       return files.handle(req, res, requestId, path);
     },
-    async startSession(req, gatewayUserId) {
-      const { token } = await sessions.create(gatewayUserId, { ip: req.socket.remoteAddress ?? null, userAgent: req.headers['user-agent'] ?? null });
-      return portalSessionCookie(req, token, Math.floor(maxMs / 1000));
-    },
+    startSession,
     close() {
       clearInterval(timer);
     },
