@@ -36,6 +36,22 @@ export interface Principal {
   models?: readonly string[] | null;
   /** Requests in flight at once for this user; null or absent = the manifest default applies. */
   maxConcurrent?: number | null;
+  /**
+   * The user's team (schema v21), whose budget, limits and allow-list apply on top of the user's and
+   * the key's; null or absent = none.
+   */
+  team?: PrincipalTeam | null;
+}
+
+/** A principal's team as the request path sees it (`teams` row; null limits = no team limit). */
+export interface PrincipalTeam {
+  id: number;
+  name: string;
+  rpm: number | null;
+  tpm: number | null;
+  maxConcurrent: number | null;
+  /** Glob patterns as a key's `models`; null = every model. */
+  models: readonly string[] | null;
 }
 
 /**

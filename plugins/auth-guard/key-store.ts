@@ -24,6 +24,13 @@ export interface KeyRow {
   keyTpm: number | null;
   /** JSON array of model patterns, or null (every model). */
   models: string | null;
+  /** The user's team (schema v21), null columns when none. */
+  teamId: number | null;
+  teamName: string | null;
+  teamRpm: number | null;
+  teamTpm: number | null;
+  teamMaxConcurrent: number | null;
+  teamModels: string | null;
 }
 
 export interface KeyStore {
@@ -39,7 +46,9 @@ function keyQuery(store: Store) {
   return store.db
     .selectFrom('api_keys as k')
     .innerJoin('gateway_users as u', 'u.id', 'k.gateway_user_id')
-    .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models']);
+    .leftJoin('teams as t', 't.id', 'u.team_id')
+    .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models'])
+    .select(['t.id as teamId', 't.name as teamName', 't.rpm as teamRpm', 't.tpm as teamTpm', 't.max_concurrent as teamMaxConcurrent', 't.models as teamModels']);
 }
 
 async function hashOf(store: Store, apiKeyId: number): Promise<string | undefined> {
