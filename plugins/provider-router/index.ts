@@ -327,11 +327,11 @@ function deploymentsFor(r: Router, ex: Exchange, requested: string): MaybePromis
   const patterns = ex.principal?.models;
   const group = r.groups.get(requested);
   if (group) {
-    checkModelAllowed(patterns, requested);
+    checkModelAllowed(patterns, requested, null, ex.principal?.team ?? null);
     return r.picker.order(group);
   }
   return then(resolveModel(requested, r.providers, () => catalogFor(r, ex), r.config.providerOrder), ({ provider, model }) => {
-    checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
+    checkModelAllowed(patterns, requested, `${provider.id}/${model}`, ex.principal?.team ?? null);
     return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
   });
 }
@@ -357,8 +357,9 @@ async function listing(r: Router, ex: Exchange): Promise<Reply> {
 async function allowedModelList(r: Router, ex: Exchange): Promise<ReturnType<typeof openAIModelList>> {
   const list = openAIModelList(await catalogFor(r, ex).all(), r.groups);
   const patterns = ex.principal?.models;
-  if (!patterns) return list;
-  const data = list.data.filter((m) => modelAllowed(patterns, [m.id, baseModelIdOf(r, m.id)]));
+  const teamPatterns = ex.principal?.team?.models;
+  if (!patterns && !teamPatterns) return list;
+  const data = list.data.filter((m) => modelAllowed(patterns, [m.id, baseModelIdOf(r, m.id)]) && modelAllowed(teamPatterns, [m.id, baseModelIdOf(r, m.id)]));
   return { object: list.object, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 
