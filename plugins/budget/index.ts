@@ -39,7 +39,7 @@ import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/tokens/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
-import { createBudgetLedger, isReservation, type LedgerSeam, type Reservation } from './ledger.ts';
+import { createBudgetLedger, type LedgerSeam, type Reservation } from './ledger.ts';
 import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import { createSharedBudgetLedger } from './shared-ledger.ts';
 import { reserveJoint, type JointLedgers } from './joint-reserve.ts';

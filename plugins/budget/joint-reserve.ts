@@ -42,8 +42,9 @@ function reserveLocal(users: LedgerSeam, teams: LedgerSeam, userId: number, team
     if (!isReservation(user)) return { refusedBy: 'user', status: user };
     return then(teams.reserve(teamId, amountNanos, nowMs), (team): JointResult => {
       if (isReservation(team)) return { user, team };
-      // Nothing was spent: settling 0 only drops the reservation (no write, no request id needed).
-      users.settle(user, 0, nowMs, '');
+      // Nothing was spent: settling 0 only drops the reservation (no write, no request id needed);
+      // `users` is this process's ledger here, which settles synchronously.
+      void users.settle(user, 0, nowMs, '');
       return { refusedBy: 'team', status: team };
     });
   });
