@@ -38,6 +38,22 @@ export interface Principal {
   maxConcurrent?: number | null;
   /** The key's tags as stored (canonical JSON, `core/accounts/key-tags.ts`), copied onto the log row; null or absent = none. */
   keyTags?: string | null;
+  /**
+   * The user's team (schema v23), whose budget, limits and allow-list apply on top of the user's and
+   * the key's; null or absent = none.
+   */
+  team?: PrincipalTeam | null;
+}
+
+/** A principal's team as the request path sees it (`teams` row; null limits = no team limit). */
+export interface PrincipalTeam {
+  id: number;
+  name: string;
+  rpm: number | null;
+  tpm: number | null;
+  maxConcurrent: number | null;
+  /** Glob patterns as a key's `models`; null = every model. */
+  models: readonly string[] | null;
 }
 
 /**

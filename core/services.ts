@@ -113,8 +113,12 @@ export interface BudgetService {
    * shared by replicas, for Redis.
    */
   status(userId: number): Promise<BudgetStatus | undefined>;
+  /** A team's budget now (schema v21), as `status` for a user; undefined for an unknown team. */
+  teamStatus(teamId: number): Promise<BudgetStatus | undefined>;
   /** Re-reads a user's budget settings after an in-process change (all users when omitted); resolves once re-read. */
   invalidate(userId?: number): void | Promise<void>;
+  /** Re-reads a team's budget settings (all teams when omitted); resolves once re-read. */
+  invalidateTeam(teamId?: number): void | Promise<void>;
 }
 
 /** One rate limit's state; the same figures as the `x-ratelimit-*` headers. */
@@ -209,7 +213,7 @@ export interface ProvidersService {
    * is `patterns` (null: every model): the shared catalog plus their own credentials' lists, as the
    * models list shows them (`id` is `provider/model` or a manifest model name). The portal's model list.
    */
-  allowedModels(gatewayUserId: number, patterns: readonly string[] | null): Promise<AllowedModel[]>;
+  allowedModels(gatewayUserId: number, patterns: readonly string[] | null, teamPatterns?: readonly string[] | null): Promise<AllowedModel[]>;
 }
 
 /** One entry of `ProvidersService.allowedModels` (the fields of a `GET /api/v1/models` entry the portal shows). */

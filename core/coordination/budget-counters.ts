@@ -11,9 +11,12 @@
  * the database, through the `seed` callback, read only then.
  */
 
-/** Which period's counters: a user's, for the window starting at `periodStartIso`. */
+/** Which period's counters: a user's (or a team's), for the window starting at `periodStartIso`. */
 export interface BudgetKey {
+  /** The user's id; with `scope` 'team', the team's. */
   readonly userId: number;
+  /** 'team': a team's budget (schema v21); absent = a user's. */
+  readonly scope?: 'team';
   /** The budget window's start, ISO-8601 UTC (`calendar-period.ts`, in the configured time zone). */
   readonly periodStartIso: string;
   /** How long the period's spend must be kept, ms (until the window ends, plus margin); 0 = forever (period "never"). */
@@ -36,6 +39,23 @@ export interface HeldReservation {
   readonly id: string;
 }
 
+/** One budget a joint reservation must fit (`BudgetCounters.reserveAll`). */
+export interface BudgetClaim {
+  readonly key: BudgetKey;
+  /** Integer nano-USD. */
+  readonly limitNanos: number;
+  readonly seed: SpendSeed;
+}
+
+/** What `reserveAll` did: the held reservations (one per claim, in order) or the claim that refused, and the counts each claim saw. */
+export interface JointTake {
+  /** Null when refused. */
+  readonly held: HeldReservation[] | null;
+  /** Index of the first claim the amount did not fit; -1 when reserved. */
+  readonly refused: number;
+  readonly counts: BudgetCounts[];
+}
+
 export interface BudgetCounters {
   /**
    * The period's spend and live reservations. Null when unknown (store unreachable, fail open);
@@ -48,6 +68,11 @@ export interface BudgetCounters {
    * saw (after the reservation when taken). Null / throws as `read` when the store is unreachable.
    */
   reserve(key: BudgetKey, amountNanos: number, limitNanos: number, seed: SpendSeed): Promise<{ held: HeldReservation | null; counts: BudgetCounts } | null>;
+  /**
+   * Reserves `amountNanos` against every claim (a user's and their team's budget) in ONE atomic
+   * step, all or nothing: only when it fits each. Null / throws as `read` when unreachable.
+   */
+  reserveAll(claims: readonly BudgetClaim[], amountNanos: number): Promise<JointTake | null>;
   /**
    * Ends `held` (its reservation is dropped) and adds `actualNanos` (integer ≥ 0) to the spend of
    * `key` (the period now, normally the reservation's). Resolves with the spend after, or null when

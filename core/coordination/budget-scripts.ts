@@ -80,3 +80,42 @@ redis.call('ZREM', KEYS[2], ARGV[3])
 if actual > 0 then spent = redis.call('INCRBY', KEYS[1], ARGV[4]) end
 return { 1, spent }
 `;
+
+/**
+ * Several budgets at once (a user's and their team's), all or nothing. KEYS: spend and reservations
+ * of each budget, in pairs. ARGV: member, amount, TTL ms, then per budget: seed, keepMs, limit.
+ * Returns `{1, 0, spent1, reserved1 after, spent2, …}` when reserved in every budget,
+ * `{0, i, spent1, reserved1, …}` when it does not fit budget i (1-based; nothing taken), `{-1, i}`
+ * when budget i needs its seed (nothing taken; the budgets before it may have been seeded).
+ */
+export const BUDGET_RESERVE_ALL = `${COMMON}
+local n = #KEYS / 2
+local member, amount, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local spent, reserved = {}, {}
+for i = 1, n do
+  local s = spent_of(KEYS[2 * i - 1], ARGV[3 * i + 1], ARGV[3 * i + 2])
+  if not s then return { -1, i } end
+  spent[i] = s
+  reserved[i] = held_of(KEYS[2 * i])
+end
+local refused = 0
+for i = n, 1, -1 do
+  if spent[i] + reserved[i] + amount > tonumber(ARGV[3 * i + 3]) then refused = i end
+end
+local taken = 0
+if refused == 0 then
+  taken = amount
+  if amount > 0 then
+    for i = 1, n do
+      redis.call('ZADD', KEYS[2 * i], string.format('%.0f', now + ttl), member)
+      redis.call('PEXPIRE', KEYS[2 * i], ttl)
+    end
+  end
+end
+local out = { refused == 0 and 1 or 0, refused }
+for i = 1, n do
+  out[#out + 1] = spent[i]
+  out[#out + 1] = reserved[i] + taken
+end
+return out
+`;

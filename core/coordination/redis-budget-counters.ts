@@ -20,9 +20,9 @@
 import { randomBytes } from 'node:crypto';
 import { gatewayError } from '../errors.ts';
 import type { Log } from '../runtime/log.ts';
-import type { BudgetCounters, BudgetCounts, BudgetKey, HeldReservation, SpendSeed } from './budget-counters.ts';
+import type { BudgetClaim, BudgetCounters, BudgetCounts, BudgetKey, HeldReservation, JointTake, SpendSeed } from './budget-counters.ts';
 import type { RedisConnection } from './redis-connection.ts';
-import { BUDGET_READ, BUDGET_RESERVE, BUDGET_SETTLE } from './budget-scripts.ts';
+import { BUDGET_READ, BUDGET_RESERVE, BUDGET_RESERVE_ALL, BUDGET_SETTLE } from './budget-scripts.ts';
 import type { FailMode } from './redis-rate-counters.ts';
 
 export interface RedisBudgetCountersOptions {
@@ -34,9 +34,9 @@ export interface RedisBudgetCountersOptions {
 
 const WARN_EVERY_MS = 10_000;
 
-/** The Redis key of a period's spend. */
+/** The Redis key of a period's spend (a team's: `tollgate:budget:team:<teamId>:<periodStartIso>`). */
 export function spendKey(key: BudgetKey): string {
-  return `tollgate:budget:${key.userId}:${key.periodStartIso}`;
+  return key.scope === 'team' ? `tollgate:budget:team:${key.userId}:${key.periodStartIso}` : `tollgate:budget:${key.userId}:${key.periodStartIso}`;
 }
 
 /** The Redis key of a period's live reservations. */
@@ -75,6 +75,28 @@ export function createRedisBudgetCounters(redis: RedisConnection, options: Redis
 
   const counts = (reply: number[]): BudgetCounts => ({ spentNanos: Number(reply[1]), reservedNanos: Number(reply[2]) });
 
+  /**
+   * `BUDGET_RESERVE_ALL` over `claims`: each budget whose spend Redis lacks is seeded (read from
+   * the database) and the script run again, so at most claims + 1 runs; the last is the atomic one.
+   */
+  async function reserveAllOnce(claims: readonly BudgetClaim[], id: string, amount: number): Promise<JointTake> {
+    const keys = claims.flatMap((c) => [spendKey(c.key), heldKey(c.key)]);
+    const seeds: string[] = claims.map(() => '-1');
+    for (let attempt = 0; attempt <= claims.length; attempt++) {
+      const args = [id, amount, reservationTtlMs, ...claims.flatMap((c, i) => [seeds[i]!, c.key.keepMs, Math.floor(c.limitNanos)])];
+      const reply = (await redis.run(BUDGET_RESERVE_ALL, keys, args)) as number[];
+      if (reply[0] === -1) {
+        const i = Number(reply[1]) - 1;
+        seeds[i] = String(Math.max(0, Math.round(await claims[i]!.seed())));
+        continue;
+      }
+      const seen = claims.map((_, i) => ({ spentNanos: Number(reply[2 + 2 * i]), reservedNanos: Number(reply[3 + 2 * i]) }));
+      if (reply[0] !== 1) return { held: null, refused: Number(reply[1]) - 1, counts: seen };
+      return { held: claims.map((c) => ({ key: c.key, id })), refused: -1, counts: seen };
+    }
+    throw new Error('budget reservation: redis kept asking for a seed');
+  }
+
   return {
     async read(key, seed) {
       try {
@@ -90,6 +112,15 @@ export function createRedisBudgetCounters(redis: RedisConnection, options: Redis
         const reply = await seeded(BUDGET_RESERVE, [spendKey(key), heldKey(key)], key, seed, [id, amount, Math.floor(limitNanos), reservationTtlMs]);
         const held: HeldReservation | null = reply[0] === 1 ? { key, id } : null;
         return { held, counts: counts(reply) };
+      } catch (err) {
+        return unavailable(err);
+      }
+    },
+    async reserveAll(claims, amountNanos) {
+      const amount = Math.max(0, Math.round(amountNanos));
+      const id = `${replicaId}:${++seq}:${amount}`;
+      try {
+        return await reserveAllOnce(claims, id, amount);
       } catch (err) {
         return unavailable(err);
       }

@@ -12,6 +12,7 @@ import type { Store } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ServiceRegistry } from '../services.ts';
 import { getGatewayUser } from '../accounts/gateway-users.ts';
+import { getTeam, teamOfUser } from '../accounts/teams.ts';
 import { budgetView, usageSince } from '../accounts/account-view.ts';
 import { budgetWindow } from '../money/calendar-period.ts';
 import { decodeCursor, parseLogFilters, queryLogPage } from '../admin/logs-query.ts';
@@ -41,6 +42,11 @@ function browserOrigin(req: IncomingMessage): string {
 
 export function createPortalRoutes(deps: PortalRoutesDeps): PortalRoute[] {
   const { db } = deps.store;
+  /** The allow-list of the user's team (null: no team, or one that allows every model). */
+  const teamModelsOf = async (userId: number): Promise<readonly string[] | null> => {
+    const team = await teamOfUser(db, userId);
+    return team ? (await getTeam(db, team.id))?.models ?? null : null;
+  };
   const flushRequestLog = () => deps.services.get('requestLog')?.flush();
 
   async function requireUser(userId: number) {
@@ -109,7 +115,7 @@ export function createPortalRoutes(deps: PortalRoutesDeps): PortalRoute[] {
       pattern: '/portal/api/models',
       async handler({ userId }) {
         const providers = deps.services.get('providers');
-        const models = providers ? await providers.allowedModels(userId!, null) : [];
+        const models = providers ? await providers.allowedModels(userId!, null, await teamModelsOf(userId!)) : [];
         return { status: 200, body: { data: models.map((m) => ({ id: m.id, owned_by: m.owned_by, display_name: m.display_name })) } };
       },
     },
@@ -118,7 +124,7 @@ export function createPortalRoutes(deps: PortalRoutesDeps): PortalRoute[] {
       pattern: '/portal/api/snippets',
       async handler({ userId, req }) {
         const providers = deps.services.get('providers');
-        const models = providers ? await providers.allowedModels(userId!, null) : [];
+        const models = providers ? await providers.allowedModels(userId!, null, await teamModelsOf(userId!)) : [];
         return { status: 200, body: agentSnippets(browserOrigin(req), models.map((m) => m.id)) };
       },
     },

@@ -43,16 +43,17 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
  * (as on SQLite), then the user's k-th spend in the k-th round, so no round names a user twice.
  */
 export function spendRounds(spends: readonly SpendWrite[]): SpendWrite[][] {
-  const perUser = new Map<number, SpendWrite[]>();
+  const perUser = new Map<string, SpendWrite[]>();
   for (const spend of spends) {
-    const list = perUser.get(spend.userId);
+    const owner = `${spend.scope ?? 'user'}:${spend.userId}`;
+    const list = perUser.get(owner);
     const last = list?.[list.length - 1];
     if (last && last.periodStartIso === spend.periodStartIso) {
       list[list.length - 1] = Object.assign({}, spend, { deltaNanos: last.deltaNanos + spend.deltaNanos });
     } else if (list) {
       list.push(spend);
     } else {
-      perUser.set(spend.userId, [spend]);
+      perUser.set(owner, [spend]);
     }
   }
   const rounds: SpendWrite[][] = [];
@@ -80,9 +81,17 @@ async function insertRows(trx: Kysely<Database>, rows: readonly RequestLogRow[])
 
 /** One UPDATE for spends of distinct users: the delta when the stored period matches, else the period's spend. */
 async function writeSpends(trx: Kysely<Database>, spends: readonly SpendWrite[]): Promise<void> {
+  const users = spends.filter((s) => s.scope !== 'team');
+  const teams = spends.filter((s) => s.scope === 'team');
+  if (users.length > 0) await writeSpendsOf(trx, sql.table('gateway_users'), users);
+  if (teams.length > 0) await writeSpendsOf(trx, sql.table('teams'), teams);
+}
+
+/** `writeSpends` for one table: `gateway_users`, or `teams` (a team's spends). */
+async function writeSpendsOf(trx: Kysely<Database>, table: ReturnType<typeof sql.table>, spends: readonly SpendWrite[]): Promise<void> {
   const values = sql.join(spends.map((s) =>
     sql`(${s.userId}::bigint, ${s.deltaNanos}::bigint, ${s.spentNanos}::bigint, ${s.periodStartIso}::text)`));
-  await sql`UPDATE gateway_users AS u
+  await sql`UPDATE ${table} AS u
     SET budget_spent_nanos = CASE WHEN u.budget_period_start IS NOT DISTINCT FROM (v.period_start COLLATE "C")
         THEN u.budget_spent_nanos + v.delta ELSE v.spent END,
       budget_period_start = v.period_start

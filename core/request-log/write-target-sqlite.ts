@@ -1,7 +1,7 @@
 /**
  * The SQLite `WriteTarget` of the write-behind queue (`write-behind.ts`): log rows go to
  * `llm_requests` and their sums to `usage_rollups` (`usage-rollup-writer.ts`) in the same
- * transaction, spends to `gateway_users`, crossed budget alert thresholds to `budget_alerts` (INSERT OR
+ * transaction, spends to `gateway_users` (a team's to `teams`), crossed budget alert thresholds to `budget_alerts` (INSERT OR
  * IGNORE on its unique key: a threshold fires once per user and period, whatever the
  * concurrency or restarts). Prepared statements, one transaction per batch; within a batch a
  * user's consecutive spends of one period are summed into one UPDATE.
@@ -37,8 +37,11 @@ export function createSqliteWriteTarget(store: SqliteStore): SqliteWriteTarget {
   const spendStatement = sqlite.prepare<[string, number, number, string, number]>(`UPDATE gateway_users
     SET budget_spent_nanos = CASE WHEN budget_period_start IS ? THEN budget_spent_nanos + ? ELSE ? END, budget_period_start = ?
     WHERE id = ?`);
+  const teamSpendStatement = sqlite.prepare<[string, number, number, string, number]>(`UPDATE teams
+    SET budget_spent_nanos = CASE WHEN budget_period_start IS ? THEN budget_spent_nanos + ? ELSE ? END, budget_period_start = ?
+    WHERE id = ?`);
   const writeSpend = (spend: SpendWrite) =>
-    spendStatement.run(spend.periodStartIso, spend.deltaNanos, spend.spentNanos, spend.periodStartIso, spend.userId);
+    (spend.scope === 'team' ? teamSpendStatement : spendStatement).run(spend.periodStartIso, spend.deltaNanos, spend.spentNanos, spend.periodStartIso, spend.userId);
   const userExists = prepareQuery(sqlite, db.selectFrom('gateway_users').select('id').where('id', '=', 0)).pluck();
   const keyExists = prepareQuery(sqlite, db.selectFrom('api_keys').select('id').where('id', '=', 0)).pluck();
   const addToRollups = createRollupWriter(sqlite);
@@ -56,7 +59,7 @@ export function createSqliteWriteTarget(store: SqliteStore): SqliteWriteTarget {
 
   const writeBatch = sqlite.transaction((writes: readonly PendingWrite[]) => {
     // Per user, the spends not yet written: summed while they are of one period.
-    const pendingSpend = new Map<number, SpendWrite>();
+    const pendingSpend = new Map<string, SpendWrite>();
     const rows: RequestLogRow[] = [];
     const alerts: Array<PendingWrite & { kind: 'alert' }> = [];
     /** Groups whose request row was stored before: their spend and alerts were too. */
@@ -72,13 +75,14 @@ export function createSqliteWriteTarget(store: SqliteStore): SqliteWriteTarget {
         alerts.push(write);
         continue;
       }
-      const pending = pendingSpend.get(write.userId);
+      const owner = `${write.scope ?? 'user'}:${write.userId}`;
+      const pending = pendingSpend.get(owner);
       if (pending && pending.periodStartIso === write.periodStartIso) {
-        pendingSpend.set(write.userId, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos }));
+        pendingSpend.set(owner, Object.assign({}, write, { deltaNanos: pending.deltaNanos + write.deltaNanos }));
         continue;
       }
       if (pending) writeSpend(pending);
-      pendingSpend.set(write.userId, write);
+      pendingSpend.set(owner, write);
     }
     addToRollups(rows);
     for (const spend of pendingSpend.values()) writeSpend(spend);

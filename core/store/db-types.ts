@@ -24,6 +24,31 @@ export interface GatewayUsersTable {
   budget_period_start: string | null;
   /** JSON array of integer percents of the limit; null = the budget plugin's `alerts.thresholds`. */
   budget_alert_thresholds: string | null;
+  /** The team the user belongs to (schema v23; at most one); null = none. */
+  team_id: number | null;
+}
+
+/**
+ * `teams` (schema v23): a group of gateway users with its own budget (the same columns as a user's),
+ * rpm / tpm / concurrency limits (null = no team limit) and model allow-list (JSON array of glob
+ * patterns, as `api_keys.models`; null = every model).
+ */
+export interface TeamsTable {
+  id: Generated<number>;
+  name: string;
+  budget_limit_micros: number | null;
+  budget_period: Generated<BudgetPeriod>;
+  /** Integer nano-USD spent in the period starting at `budget_period_start`. */
+  budget_spent_nanos: Generated<number>;
+  budget_period_start: string | null;
+  /** JSON array of integer percents of the limit; null = the budget plugin's `alerts.thresholds`. */
+  budget_alert_thresholds: string | null;
+  rpm: number | null;
+  tpm: number | null;
+  max_concurrent: number | null;
+  models: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface ApiKeysTable {
@@ -87,6 +112,8 @@ export interface LlmRequestsTable {
   plugin_fields: string | null;
   /** The tags of the key that made the request, as stored on the key then; null = none (schema v21). */
   tags: string | null;
+  /** The requester's team at the time (schema v23); null = none. */
+  team_id: number | null;
 }
 
 export interface ModelPricingTable {
@@ -326,6 +353,7 @@ export interface Database {
   admin_sessions: AdminSessionsTable;
   portal_sessions: PortalSessionsTable;
   gateway_users: GatewayUsersTable;
+  teams: TeamsTable;
   api_keys: ApiKeysTable;
   admin_users: AdminUsersTable;
   llm_requests: LlmRequestsTable;
@@ -343,4 +371,5 @@ export type GatewayUser = Selectable<GatewayUsersTable>;
 export type NewGatewayUser = Insertable<GatewayUsersTable>;
 export type GatewayUserUpdate = Updateable<GatewayUsersTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
+export type Team = Selectable<TeamsTable>;
 export type NewLlmRequest = Insertable<LlmRequestsTable>;

@@ -16,7 +16,7 @@ import { migratePostgres, TollgateClient } from './store-postgres.ts';
  * `plugin_kv_totals` are not copied: PostgreSQL's triggers count the rows as they are copied in.
  */
 export const EXPORT_TABLES = [
-  'gateway_users', 'api_keys', 'admin_users', 'admin_sessions', 'portal_sessions', 'model_pricing', 'provider_credentials', 'model_catalog',
+  'teams', 'gateway_users', 'api_keys', 'admin_users', 'admin_sessions', 'portal_sessions', 'model_pricing', 'provider_credentials', 'model_catalog',
   'llm_requests', 'usage_rollups', 'responses', 'response_items', 'budget_alerts', 'plugin_kv',
   'usage_report_credentials', 'reconciliation_runs', 'reconciliation_differences',
 ] as const;
@@ -28,7 +28,7 @@ export const EXPORT_TABLES = [
 const TEXT_TO_BYTEA: Readonly<Record<string, ReadonlySet<string>>> = { plugin_kv: new Set(['value']) };
 
 /** Tables whose `id` is an identity column (its sequence must follow the copied ids). */
-const IDENTITY_TABLES = new Set(['gateway_users', 'api_keys', 'admin_users', 'provider_credentials', 'llm_requests', 'budget_alerts', 'reconciliation_runs']);
+const IDENTITY_TABLES = new Set(['teams', 'gateway_users', 'api_keys', 'admin_users', 'provider_credentials', 'llm_requests', 'budget_alerts', 'reconciliation_runs']);
 
 /** PostgreSQL allows 65,535 bind parameters per statement. */
 const MAX_PARAMS = 60_000;

@@ -46,6 +46,7 @@ function createAccount(_config: Record<string, never>, ctx: PluginContext): Plug
       user: { id: principal.gatewayUserId, name: user?.name ?? principal.gatewayUserName, email: user?.email ?? null },
       key: { id: principal.apiKeyId, name: key?.name ?? null, prefix: key?.key_prefix ?? null },
       budget: budgetView(status, timeZone),
+      team: principal.team ? { id: principal.team.id, name: principal.team.name, budget: budgetView(await budgets?.teamStatus(principal.team.id), timeZone) } : null,
       rate_limits: { requests: limitView(limits?.requests ?? null), tokens: limitView(limits?.tokens ?? null) },
       usage: await usageSince(principal.gatewayUserId, window.startMs),
     };

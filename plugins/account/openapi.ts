@@ -13,6 +13,19 @@ const rateLimitState: JsonSchema = {
   },
 };
 
+function budgetSchema(description: string): JsonSchema {
+  return object(description, {
+    limit_usd: nullableUsd('Budget per period; null = unlimited'),
+    spent_usd: usd('Spent in the current period'),
+    reserved_usd: usd('Held for requests still in flight (their worst-case cost)'),
+    remaining_usd: nullableUsd('limit_usd − spent_usd − reserved_usd; null = unlimited'),
+    period: { enum: ['daily', 'weekly', 'monthly', 'never'], description: 'Reset period, calendar-aligned in time_zone: daily at 00:00, weekly on Monday, monthly on the 1st; `never` never resets.' },
+    period_start: isoOrNull('Start of the current period (ISO 8601); null when the budget never resets.'),
+    resets_at: isoOrNull('When spending returns to zero (ISO 8601); null when the budget never resets.'),
+    time_zone: str('IANA time zone the periods are aligned in (e.g. `UTC`, `Europe/Paris`).'),
+  });
+}
+
 export const accountSchema: JsonSchema = object('The calling gateway user, its key, budget, rate limits and usage this budget period.', {
   object: { const: 'account', description: 'Always `account`.' },
   user: object('The gateway user that owns the key.', {
@@ -25,15 +38,11 @@ export const accountSchema: JsonSchema = object('The calling gateway user, its k
     name: { type: ['string', 'null'], description: 'The key\'s label, if one was set.' },
     prefix: { type: ['string', 'null'], description: 'The key\'s first characters, as key listings show them (never the whole key).' },
   }),
-  budget: nullable(object('Spending limit and where the current period stands; null when the gateway runs without the budget plugin.', {
-    limit_usd: nullableUsd('Budget per period; null = unlimited'),
-    spent_usd: usd('Spent in the current period'),
-    reserved_usd: usd('Held for requests still in flight (their worst-case cost)'),
-    remaining_usd: nullableUsd('limit_usd − spent_usd − reserved_usd; null = unlimited'),
-    period: { enum: ['daily', 'weekly', 'monthly', 'never'], description: 'Reset period, calendar-aligned in time_zone: daily at 00:00, weekly on Monday, monthly on the 1st; `never` never resets.' },
-    period_start: isoOrNull('Start of the current period (ISO 8601); null when the budget never resets.'),
-    resets_at: isoOrNull('When spending returns to zero (ISO 8601); null when the budget never resets.'),
-    time_zone: str('IANA time zone the periods are aligned in (e.g. `UTC`, `Europe/Paris`).'),
+  budget: nullable(budgetSchema('Spending limit and where the current period stands; null when the gateway runs without the budget plugin.')),
+  team: nullable(object('The user\'s team (its budget applies on top of the user\'s); null when the user has none.', {
+    id: int('Team id.'),
+    name: str('Team name.'),
+    budget: nullable(budgetSchema('The team\'s budget, shared by its members; null when the gateway runs without the budget plugin.')),
   })),
   rate_limits: object('Per-minute limits (the tighter of the user\'s and the key\'s).', {
     requests: { ...rateLimitState, description: 'Requests per minute; null when unlimited.' },

@@ -74,7 +74,8 @@ function unknownKey(key: string): Error {
 function toRecord(row: KeyRow | undefined): KeyRecord | false {
   if (!row) return false;
   return {
-    principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models), maxConcurrent: row.max_concurrent, keyTags: row.tags },
+    principal: { gatewayUserId: row.userId, gatewayUserName: row.name, apiKeyId: row.apiKeyId, rpm: row.rpm, tpm: row.tpm, keyRpm: row.keyRpm, keyTpm: row.keyTpm, models: parseModelsColumn(row.models), maxConcurrent: row.max_concurrent, keyTags: row.tags,
+      team: row.teamId === null ? null : { id: row.teamId, name: row.teamName!, rpm: row.teamRpm, tpm: row.teamTpm, maxConcurrent: row.teamMaxConcurrent, models: parseModelsColumn(row.teamModels) } },
     expiresAtMs: row.expires_at ? Date.parse(row.expires_at) : null,
     revoked: row.revoked_at !== null,
     userDisabled: row.disabled === 1,

@@ -26,6 +26,13 @@ export interface KeyRow {
   models: string | null;
   /** The key's tags, canonical JSON, or null. */
   tags: string | null;
+  /** The user's team (schema v23), null columns when none. */
+  teamId: number | null;
+  teamName: string | null;
+  teamRpm: number | null;
+  teamTpm: number | null;
+  teamMaxConcurrent: number | null;
+  teamModels: string | null;
 }
 
 export interface KeyStore {
@@ -41,7 +48,9 @@ function keyQuery(store: Store) {
   return store.db
     .selectFrom('api_keys as k')
     .innerJoin('gateway_users as u', 'u.id', 'k.gateway_user_id')
-    .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models', 'k.tags']);
+    .leftJoin('teams as t', 't.id', 'u.team_id')
+    .select(['k.id as apiKeyId', 'k.expires_at', 'k.revoked_at', 'u.id as userId', 'u.name', 'u.disabled', 'u.rpm', 'u.tpm', 'u.max_concurrent', 'k.rpm as keyRpm', 'k.tpm as keyTpm', 'k.models', 'k.tags'])
+    .select(['t.id as teamId', 't.name as teamName', 't.rpm as teamRpm', 't.tpm as teamTpm', 't.max_concurrent as teamMaxConcurrent', 't.models as teamModels']);
 }
 
 async function hashOf(store: Store, apiKeyId: number): Promise<string | undefined> {

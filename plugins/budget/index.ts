@@ -39,9 +39,10 @@ import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 import { budgetExceeded } from '../../core/errors.ts';
 import { worstCaseTokens } from '../../core/tokens/worst-case.ts';
 import { budgetSchema, type BudgetConfig } from './schema.ts';
-import { createBudgetLedger, isReservation, type LedgerSeam, type Reservation } from './ledger.ts';
+import { createBudgetLedger, type LedgerSeam, type Reservation } from './ledger.ts';
 import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import { createSharedBudgetLedger } from './shared-ledger.ts';
+import { reserveJoint, type JointLedgers } from './joint-reserve.ts';
 import type { BudgetService, BudgetStatus, PriceBook } from '../../core/services.ts';
 import type { ModelPrice } from '../../core/money/price-table.ts';
 import { createWriteBehind, type WriteBehindSettings } from '../../core/request-log/write-behind.ts';
@@ -54,6 +55,28 @@ const OWN_QUEUE: WriteBehindSettings = { batchSize: 200, flushIntervalMs: 50, ma
 
 interface BudgetState {
   reservation: Reservation | null;
+  /** The team's reservation of a team member's request (schema v23). */
+  teamReservation: Reservation | null;
+}
+
+/**
+ * The budgets a request is held against: its user's, and its team's when the user has one (team
+ * undefined when none or unknown). Amounts nano-USD.
+ */
+interface Statuses {
+  user: BudgetStatus | undefined;
+  team: BudgetStatus | undefined;
+}
+
+/** What remains of the tighter of the limited budgets; null when neither is limited. */
+function remainingOf(statuses: Statuses): number | null {
+  let remaining: number | null = null;
+  for (const status of [statuses.user, statuses.team]) {
+    if (!status || status.limitNanos === null) continue;
+    const own = status.remainingNanos ?? 0;
+    remaining = remaining === null ? own : Math.min(remaining, own);
+  }
+  return remaining;
 }
 
 /**
@@ -71,11 +94,15 @@ interface ReservationPlan {
 /** The reservation of a model without a price: nothing. */
 const UNPRICED: ReservationPlan = { amountNanos: 0, capTokens: null, unpriced: true, promptBound: false };
 
-/** The 402 message: when the budget resets, and no figures (docs/contract.md). */
-export function budgetMessage(status: BudgetStatus, exhausted: boolean): string {
+/**
+ * The 402 message: when the budget resets, and no figures (docs/contract.md). `team`: the name of the
+ * team whose budget refused (the user's own did not).
+ */
+export function budgetMessage(status: BudgetStatus, exhausted: boolean, team?: string): string {
+  const whose = team === undefined ? 'your budget' : `the budget of your team "${team}"`;
   const what = exhausted
-    ? 'Your budget for this period is used up.'
-    : 'This request could cost more than what remains of your budget for this period; a lower max_tokens may fit.';
+    ? `${team === undefined ? 'Your budget' : `The budget of your team "${team}"`} for this period is used up.`
+    : `This request could cost more than what remains of ${whose} for this period; a lower max_tokens may fit.`;
   const when = status.window.resetsAtMs === null
     ? 'This budget does not reset; ask an operator to raise it.'
     : `It resets at ${new Date(status.window.resetsAtMs).toISOString()}.`;
@@ -94,6 +121,10 @@ interface Budget {
   ledger: LedgerSeam;
   /** This process's own ledger (in one process, the only one). */
   local: ReturnType<typeof createBudgetLedger>;
+  /** The teams' ledgers, as `ledger` and `local` for users. */
+  teamLedger: LedgerSeam;
+  teamLocal: ReturnType<typeof createBudgetLedger>;
+  joint: JointLedgers;
 }
 
 function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetState> {
@@ -102,7 +133,12 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
   const shared = ctx.services.get('writeBehind');
   const writes = shared ?? createWriteBehind(createWriteTarget(ctx.store), OWN_QUEUE, ctx.log);
   const local = createBudgetLedger(ctx.store, config.timeZone, writes);
-  const ledger: LedgerSeam = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : local;
+  const teamLocal = createBudgetLedger(ctx.store, config.timeZone, writes, 'team');
+  const sharedUsers = ctx.budgetCounters ? createSharedBudgetLedger(local, ctx.budgetCounters) : null;
+  const sharedTeams = ctx.budgetCounters ? createSharedBudgetLedger(teamLocal, ctx.budgetCounters, 'team') : null;
+  const ledger: LedgerSeam = sharedUsers ?? local;
+  const teamLedger: LedgerSeam = sharedTeams ?? teamLocal;
+  const joint: JointLedgers = { users: ledger, teams: teamLedger, shared: sharedUsers && sharedTeams && { users: sharedUsers, teams: sharedTeams } };
   const service: BudgetService = {
     timeZone: config.timeZone,
     status: async (userId) => {
@@ -117,38 +153,57 @@ function createBudget(config: BudgetConfig, ctx: PluginContext): Plugin<BudgetSt
         return local.status(userId, nowMs);
       }
     },
+    teamStatus: async (teamId) => {
+      const nowMs = ctx.clock();
+      if (teamLedger === teamLocal) return teamLocal.status(teamId, nowMs);
+      try {
+        return await teamLedger.status(teamId, nowMs);
+      } catch {
+        return teamLocal.status(teamId, nowMs);
+      }
+    },
     invalidate: (userId) => ledger.invalidate(userId),
+    invalidateTeam: (teamId) => teamLedger.invalidate(teamId),
   };
   ctx.services.provide('budget', service);
   const { webhookUrl, secret } = config.alerts;
   const webhook = webhookUrl !== undefined && secret !== undefined ? Object.assign({}, config.alerts, { webhookUrl, secret }) : null;
   const alerts = createAlertFiring(config.alerts.thresholds, writes, webhook !== null);
   const delivery: AlertDelivery | null = webhook && createAlertDelivery(ctx.store, webhook, ctx.clock, ctx.log, () => ledger.flush());
-  const b: Budget = { config, ctx, ledger, local };
+  const b: Budget = { config, ctx, ledger, local, teamLedger, teamLocal, joint };
 
   return {
     name: 'budget',
-    createState: () => ({ reservation: null }),
+    createState: () => ({ reservation: null, teamReservation: null }),
     onRequest(ex) {
       if (!isModelOperation(ex.operation) || !ex.principal) return;
-      return then(ledger.status(ex.principal.gatewayUserId, ctx.clock()), (status) => {
-        if (status && exhausted(status)) throw budgetExceeded(budgetMessage(status, true));
+      const team = ex.principal.team;
+      return then(statusesOf(ledger, teamLedger, ex.principal, ctx.clock()), (statuses) => {
+        if (statuses.user && exhausted(statuses.user)) throw budgetExceeded(budgetMessage(statuses.user, true));
+        if (team && statuses.team && exhausted(statuses.team)) throw budgetExceeded(budgetMessage(statuses.team, true, team.name));
       });
     },
     beforeUpstream: (ex, state, call) => beforeUpstream(b, ex, state, call),
     onResponseEnd(ex, state) {
-      if (!state.reservation) return;
       const nowMs = ctx.clock();
-      const settled = then(ledger.settle(state.reservation, ex.cost?.totalNanos ?? 0, nowMs, ex.id), (change) => {
+      const costNanos = ex.cost?.totalNanos ?? 0;
+      // The team's spend is recorded like the user's (same request group, same transaction as the
+      // log row); its alerts are not fired yet (budget_alerts rows are per user).
+      const teamSettled = state.teamReservation ? teamLedger.settle(state.teamReservation, costNanos, nowMs, ex.id) : undefined;
+      state.teamReservation = null;
+      if (!state.reservation) return teamSettled instanceof Promise ? teamSettled.then(() => undefined) : undefined;
+      const settled = then(ledger.settle(state.reservation, costNanos, nowMs, ex.id), (change) => {
         if (change && alerts.onSpend(change, ex.id, nowMs) > 0) delivery?.wake();
       });
       state.reservation = null;
+      if (teamSettled instanceof Promise) return Promise.all([teamSettled, settled]).then(() => undefined);
       return settled;
     },
     // The spends' final flush (on PostgreSQL asynchronous) is awaited: the gateway closes the store next.
     async close() {
       await delivery?.close();
       await ledger.close();
+      await teamLedger.close();
       if (!shared) await writes.close();
     },
   };
@@ -181,38 +236,49 @@ function plan(b: Budget, ex: Exchange, call: ModelCall, remainingNanos: number, 
   return { amountNanos, capTokens, unpriced: false, promptBound: worst.promptBound };
 }
 
+/** The user's and (for a team member) the team's budget now, read from `users` and `teams`. */
+function statusesOf(users: LedgerSeam, teams: LedgerSeam, principal: Principal, nowMs: number): MaybePromise<Statuses> {
+  const team = principal.team;
+  return then(users.status(principal.gatewayUserId, nowMs), (user) => {
+    if (!team) return { user, team: undefined };
+    return then(teams.status(team.id, nowMs), (teamStatus) => ({ user, team: teamStatus }));
+  });
+}
+
+const limitedOf = (statuses: Statuses) => (statuses.user?.limitNanos ?? null) !== null || (statuses.team?.limitNanos ?? null) !== null;
+
 /**
- * Reads the user's budget, plans and reserves (with the output cap "serve what fits" sets). In one
- * process all synchronous: no other request can reserve in between. Shared by replicas, the read
- * and the reservation are two Redis calls, and the reservation is checked again atomically there:
- * one that no longer fits is refused (402) like any other, except that one planned on a short
- * prompt's byte bound is planned again with the count first (`recount`). Loads the tokenizer when
- * the prompt needs counting.
+ * Reads the user's (and team's) budget, plans and reserves (with the output cap "serve what fits"
+ * sets, to the tighter of the two). In one process all synchronous: no other request can reserve in
+ * between. Shared by replicas, the read and the reservation are two Redis calls, and the reservation
+ * is checked again atomically there (both budgets in one script): one that no longer fits is
+ * refused (402) like any other, except that one planned on a short prompt's byte bound is planned
+ * again with the count first (`recount`). Loads the tokenizer when the prompt needs counting.
  */
-function reserve(b: Budget, ex: Exchange, userId: number, target: Target, state: BudgetState, call: ModelCall, exact = false): MaybePromise<ModelCall | undefined> {
+function reserve(b: Budget, ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, exact = false): MaybePromise<ModelCall | undefined> {
   const nowMs = b.ctx.clock();
-  return then(b.ledger.status(userId, nowMs), (status) => reserveFor(b, ex, target, state, call, userId, nowMs, status, exact));
+  return then(statusesOf(b.ledger, b.teamLedger, principal, nowMs), (statuses) => reserveFor(b, ex, principal, target, state, call, nowMs, statuses, exact));
 }
 
 /**
- * `reserve`, given the in-process status just read at `nowMs`: in one process that is the status
- * `reserve` would read again (nothing ran in between), so it is passed through; shared by replicas
- * the shared counts are read.
+ * `reserve`, given the in-process statuses just read at `nowMs`: in one process those are the
+ * statuses `reserve` would read again (nothing ran in between), so they are passed through; shared
+ * by replicas the shared counts are read.
  */
-function reserveNow(b: Budget, ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, own: BudgetStatus | undefined): MaybePromise<ModelCall | undefined> {
-  if (b.ledger !== b.local) return reserve(b, ex, principal.gatewayUserId, target, state, call);
-  return reserveFor(b, ex, target, state, call, principal.gatewayUserId, nowMs, own);
+function reserveNow(b: Budget, ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, own: Statuses): MaybePromise<ModelCall | undefined> {
+  if (b.ledger !== b.local) return reserve(b, ex, principal, target, state, call);
+  return reserveFor(b, ex, principal, target, state, call, nowMs, own);
 }
 
-function reserveFor(b: Budget, ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus | undefined, exact = false): MaybePromise<ModelCall | undefined> {
+function reserveFor(b: Budget, ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, statuses: Statuses, exact = false): MaybePromise<ModelCall | undefined> {
   let amountNanos = 0;
   let capped: ModelCall | undefined;
   let promptBound = false;
-  // Unlimited users reserve nothing, which also spares them the local token count.
-  if (status && status.limitNanos !== null) {
-    const reservation = plan(b, ex, call, status.remainingNanos ?? 0, exact);
+  // Unlimited users (without a limited team) reserve nothing, which also spares them the local token count.
+  if (limitedOf(statuses)) {
+    const reservation = plan(b, ex, call, remainingOf(statuses) ?? 0, exact);
     // The prompt's byte bound does not fit: count it.
-    if (reservation === null) return recount(b, ex, target, state, call, userId, nowMs, status);
+    if (reservation === null) return recount(b, ex, principal, target, state, call, nowMs, statuses);
     promptBound = reservation.promptBound;
     if (reservation.unpriced && b.config.unpricedModels === 'deny') {
       throw budgetExceeded(`The model "${target.model}" has no price, and users with a budget may only use priced models. Ask an operator to set its price.`);
@@ -223,28 +289,34 @@ function reserveFor(b: Budget, ex: Exchange, target: Target, state: BudgetState,
       ex.responseHeaders['x-tollgate-max-tokens-capped'] = String(reservation.capTokens);
     }
   }
+  const team = principal.team ?? null;
   // In process, synchronous from the status read to here: no other request can reserve in between.
-  return then(b.ledger.reserve(userId, amountNanos, nowMs), (result) => {
-    if (!isReservation(result)) {
+  return then(reserveJoint(b.joint, principal.gatewayUserId, team && statuses.team ? team.id : null, amountNanos, nowMs), (result) => {
+    if ('refusedBy' in result) {
       // Shared by replicas, another one may have reserved between the status read and this atomic
       // check. A reservation of a short prompt's byte bound is then planned again with the count on
-      // the counts the check saw: it may still fit, or be capped rather than refused.
-      if (promptBound) return recount(b, ex, target, state, call, userId, nowMs, result);
-      throw budgetExceeded(budgetMessage(result, exhausted(result)));
+      // the counts read again: it may still fit, or be capped rather than refused.
+      if (promptBound) {
+        const loading = b.ctx.tokens.ready();
+        return loading ? loading.then(() => reserve(b, ex, principal, target, state, call, true)) : reserve(b, ex, principal, target, state, call, true);
+      }
+      const teamName = result.refusedBy === 'team' && team ? team.name : undefined;
+      throw budgetExceeded(budgetMessage(result.status, exhausted(result.status), teamName));
     }
-    state.reservation = result;
+    state.reservation = result.user;
+    state.teamReservation = result.team;
     return capped;
   });
 }
 
 /**
- * `reserveFor` with the prompt counted, on `status`; when the tokenizer must load first, on the
- * status read again once it has (another request may have reserved meanwhile).
+ * `reserveFor` with the prompt counted, on `statuses`; when the tokenizer must load first, on the
+ * statuses read again once it has (another request may have reserved meanwhile).
  */
-function recount(b: Budget, ex: Exchange, target: Target, state: BudgetState, call: ModelCall, userId: number, nowMs: number, status: BudgetStatus): MaybePromise<ModelCall | undefined> {
+function recount(b: Budget, ex: Exchange, principal: Principal, target: Target, state: BudgetState, call: ModelCall, nowMs: number, statuses: Statuses): MaybePromise<ModelCall | undefined> {
   const loading = b.ctx.tokens.ready();
-  if (loading) return loading.then(() => reserve(b, ex, userId, target, state, call, true));
-  return reserveFor(b, ex, target, state, call, userId, nowMs, status, true);
+  if (loading) return loading.then(() => reserve(b, ex, principal, target, state, call, true));
+  return reserveFor(b, ex, principal, target, state, call, nowMs, statuses, true);
 }
 
 /**
@@ -271,12 +343,12 @@ function beforeUpstream(b: Budget, ex: Exchange, state: BudgetState, call: Model
   // A limited user's reservation counts a prompt too long for its byte bound: the tokenizer loads on
   // the first such request (once per process), before the synchronous read-plan-reserve, which then
   // reads the status again.
-  const afterLoads = (own: BudgetStatus | undefined) => {
-    const loading = own?.limitNanos == null ? null : loadsFor(b, ex, target, call);
-    return loading ? loading.then(() => reserve(b, ex, principal.gatewayUserId, target, state, call)) : null;
+  const afterLoads = (own: Statuses) => {
+    const loading = limitedOf(own) ? loadsFor(b, ex, target, call) : null;
+    return loading ? loading.then(() => reserve(b, ex, principal, target, state, call)) : null;
   };
-  const read = b.local.status(principal.gatewayUserId, nowMs);
-  if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(b, ex, principal.gatewayUserId, target, state, call));
+  const read = statusesOf(b.local, b.teamLocal, principal, nowMs);
+  if (read instanceof Promise) return read.then((own) => afterLoads(own) ?? reserve(b, ex, principal, target, state, call));
   return afterLoads(read) ?? reserveNow(b, ex, principal, target, state, call, nowMs, read);
 }
 

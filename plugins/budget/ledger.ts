@@ -45,6 +45,7 @@ export interface SpendChange {
 
 /** A reservation to settle or release when the request ends. */
 export interface Reservation {
+  /** The user's id; in a team ledger (`scope` 'team'), the team's. */
   readonly userId: number;
   readonly amountNanos: number;
   /** Where it is held when budgets are shared by replicas (`shared-ledger.ts`); absent in one process. */
@@ -110,20 +111,28 @@ export interface BudgetLedger extends LedgerSeam {
 type BudgetRow = Pick<GatewayUser, 'name' | 'budget_alert_thresholds' | 'budget_limit_micros' | 'budget_period' | 'budget_spent_nanos' | 'budget_period_start'>;
 const BUDGET_COLUMNS = ['name', 'budget_alert_thresholds', 'budget_limit_micros', 'budget_period', 'budget_spent_nanos', 'budget_period_start'] as const;
 
+/** Whose budgets a ledger keeps: gateway users', or teams' (`teams`, schema v23: the same budget columns). */
+export type LedgerScope = 'user' | 'team';
+
 /**
- * Reads one user's budget row, chosen once by engine: a prepared statement on SQLite (synchronous,
- * on the request path), a Kysely query on PostgreSQL.
+ * Reads one user's (or team's) budget row, chosen once by engine: a prepared statement on SQLite
+ * (synchronous, on the request path), a Kysely query on PostgreSQL.
  */
-function budgetReader(store: Store): (userId: number) => MaybePromise<BudgetRow | undefined> {
-  const query = (id: number) => store.db.selectFrom('gateway_users').select(BUDGET_COLUMNS).where('id', '=', id);
-  if (store.engine === 'postgres') return (userId) => query(userId).executeTakeFirst();
+function budgetReader(store: Store, scope: LedgerScope): (id: number) => MaybePromise<BudgetRow | undefined> {
+  const query = scope === 'team'
+    ? (id: number) => store.db.selectFrom('teams').select(BUDGET_COLUMNS).where('id', '=', id)
+    : (id: number) => store.db.selectFrom('gateway_users').select(BUDGET_COLUMNS).where('id', '=', id);
+  if (store.engine === 'postgres') return (id) => query(id).executeTakeFirst();
   const read = prepareQuery(store.sqlite, query(0));
-  return (userId) => read.get(userId);
+  return (id) => read.get(id);
 }
 
-/** The ledger over `store`; spends are persisted through `writes`. */
-export function createBudgetLedger(store: Store, timeZone: string, writes: WriteBehind): BudgetLedger {
-  const read = budgetReader(store);
+/**
+ * The ledger over `store`; spends are persisted through `writes`. `scope` 'team': the same ledger
+ * over the teams' budgets (ids are team ids; spends are written to `teams`).
+ */
+export function createBudgetLedger(store: Store, timeZone: string, writes: WriteBehind, scope: LedgerScope = 'user'): BudgetLedger {
+  const read = budgetReader(store, scope);
   // SQLite: writes after the file is closed would throw; PostgreSQL: the write target stops by itself.
   const storeOpen = store.engine === 'sqlite' ? () => store.sqlite.open : () => true;
   const users = new Map<number, UserBudget>();
@@ -269,6 +278,7 @@ export function createBudgetLedger(store: Store, timeZone: string, writes: Write
       writes.enqueue({
         kind: 'spend', group: requestId, userId: reservation.userId, deltaNanos: actualNanos, spentNanos: user.spentNanos,
         periodStartIso: user.spentWindowStartMs === window.startMs ? current.startIso : nowIso(user.spentWindowStartMs),
+        ...(scope === 'team' ? { scope } : {}),
       });
       return {
         userId: reservation.userId, userName: user.name, beforeNanos, afterNanos: user.spentNanos, limitNanos: user.limitNanos,

@@ -16,19 +16,37 @@
  * closed) or answer null (fail open): then this replica's own ledger decides, as in one process.
  */
 import { nowIso } from '../../core/store/store.ts';
-import type { BudgetCounters, BudgetCounts, BudgetKey, SpendSeed } from '../../core/coordination/budget-counters.ts';
+import type { BudgetClaim, BudgetCounters, BudgetCounts, BudgetKey, SpendSeed } from '../../core/coordination/budget-counters.ts';
 import type { BudgetStatus } from '../../core/services.ts';
-import type { BudgetLedger, LedgerSeam, Reservation, SpendChange } from './ledger.ts';
+import type { BudgetLedger, LedgerScope, LedgerSeam, Reservation, SpendChange } from './ledger.ts';
 import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 
 /** A period's spend outlives its window by a day: a settlement of a request started before the boundary. */
 const KEEP_MARGIN_MS = 86_400_000;
 
-/** The ledger over `local` (limits, persistence) and `counters` (the shared spend and reservations). */
-export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCounters): LedgerSeam {
+/**
+ * A shared ledger, plus what a joint reservation (`joint-reserve.ts`: a user's and their team's
+ * budget in one atomic Redis step) needs of it.
+ */
+export interface SharedLedger extends LedgerSeam {
+  readonly counters: BudgetCounters;
+  /** This replica's own ledger of the same scope. */
+  readonly local: BudgetLedger;
+  /** The claim of `id`'s budget for a joint reservation; null when unlimited, undefined when unknown. */
+  claimOf(id: number, nowMs: number): MaybePromise<(BudgetClaim & { status: BudgetStatus }) | null | undefined>;
+  /** The counts Redis saw, applied to `status` (its remaining recomputed). */
+  withCounts(status: BudgetStatus, counts: BudgetCounts): BudgetStatus;
+}
+
+/**
+ * The ledger over `local` (limits, persistence) and `counters` (the shared spend and reservations).
+ * `scope` 'team': the teams' ledger (its Redis keys are the team's, `redis-budget-counters.ts`).
+ */
+export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCounters, scope: LedgerScope = 'user'): SharedLedger {
   function keyOf(userId: number, status: BudgetStatus, nowMs: number): BudgetKey {
     const { startMs, resetsAtMs } = status.window;
-    return { userId, periodStartIso: nowIso(startMs), keepMs: resetsAtMs === null ? 0 : Math.max(1, resetsAtMs - nowMs) + KEEP_MARGIN_MS };
+    const keepMs = resetsAtMs === null ? 0 : Math.max(1, resetsAtMs - nowMs) + KEEP_MARGIN_MS;
+    return scope === 'team' ? { userId, scope, periodStartIso: nowIso(startMs), keepMs } : { userId, periodStartIso: nowIso(startMs), keepMs };
   }
 
   /** The stored spend of the period: this replica's queued writes flushed, the row re-read. */
@@ -43,6 +61,16 @@ export function createSharedBudgetLedger(local: BudgetLedger, counters: BudgetCo
   }
 
   return {
+    counters,
+    local,
+    withCounts,
+    claimOf(id, nowMs) {
+      return then(local.status(id, nowMs), (status) => {
+        if (!status) return undefined;
+        if (status.limitNanos === null) return null;
+        return { key: keyOf(id, status, nowMs), limitNanos: status.limitNanos, seed: seedOf(id, nowMs), status };
+      });
+    },
     status(userId, nowMs) {
       return then(local.status(userId, nowMs), (status) => {
         if (!status || status.limitNanos === null) return status;

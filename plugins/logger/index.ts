@@ -76,6 +76,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     error_plugin: ex.errorPlugin ?? null,
     plugin_fields: ex.logFields === null ? null : JSON.stringify(ex.logFields),
     tags: ex.principal?.keyTags ?? null,
+    team_id: ex.principal?.team?.id ?? null,
   };
 }
 

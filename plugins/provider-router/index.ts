@@ -158,7 +158,7 @@ async function createProviderRouter(config: ProviderRouterConfig, ctx: PluginCon
     prices: (provider, model) => priceLookup(ctx, provider, providers.get(provider)?.priceModelOf(model) ?? model),
   };
   ctx.services.provide('providers', Object.assign(createProvidersService(providers, credentials, persist), {
-    allowedModels: async (gatewayUserId: number, patterns: readonly string[] | null) => (await allowedModelsOf(router, gatewayUserId, patterns)).data,
+    allowedModels: async (gatewayUserId: number, patterns: readonly string[] | null, teamPatterns?: readonly string[] | null) => (await allowedModelsOf(router, gatewayUserId, patterns, teamPatterns)).data,
   }));
 
   return {
@@ -333,11 +333,11 @@ function deploymentsFor(r: Router, ex: Exchange, requested: string): MaybePromis
   const patterns = ex.principal?.models;
   const group = r.groups.get(requested);
   if (group) {
-    checkModelAllowed(patterns, requested);
+    checkModelAllowed(patterns, requested, null, ex.principal?.team ?? null);
     return r.picker.order(group);
   }
   return then(resolveModel(requested, r.providers, () => catalogFor(r, ex), r.config.providerOrder), ({ provider, model }) => {
-    checkModelAllowed(patterns, requested, `${provider.id}/${model}`);
+    checkModelAllowed(patterns, requested, `${provider.id}/${model}`, ex.principal?.team ?? null);
     return [{ target: `${provider.id}/${model}`, weight: 1, apiKey: null }];
   });
 }
@@ -361,14 +361,19 @@ async function listing(r: Router, ex: Exchange): Promise<Reply> {
  * by the listed id or the bare upstream id, as a model call would be checked.
  */
 function allowedModelList(r: Router, ex: Exchange): Promise<ReturnType<typeof openAIModelList>> {
-  return allowedModelsOf(r, ex.principal?.gatewayUserId ?? null, ex.principal?.models);
+  return allowedModelsOf(r, ex.principal?.gatewayUserId ?? null, ex.principal?.models, ex.principal?.team?.models);
 }
 
-/** `allowedModelList` for user `userId` with a key whose allow-list is `patterns` (null or absent: every model). */
-async function allowedModelsOf(r: Router, userId: number | null, patterns: readonly string[] | null | undefined): Promise<ReturnType<typeof openAIModelList>> {
+/**
+ * `allowedModelList` for user `userId` with a key whose allow-list is `patterns` and a team whose
+ * allow-list is `teamPatterns` (null or absent: every model); a model must pass both.
+ */
+async function allowedModelsOf(
+  r: Router, userId: number | null, patterns: readonly string[] | null | undefined, teamPatterns?: readonly string[] | null,
+): Promise<ReturnType<typeof openAIModelList>> {
   const list = openAIModelList(await catalogOfUser(r, userId).all(), r.groups);
-  if (!patterns) return list;
-  const data = list.data.filter((m) => modelAllowed(patterns, [m.id, baseModelIdOf(r, m.id)]));
+  if (!patterns && !teamPatterns) return list;
+  const data = list.data.filter((m) => modelAllowed(patterns, [m.id, baseModelIdOf(r, m.id)]) && modelAllowed(teamPatterns, [m.id, baseModelIdOf(r, m.id)]));
   return { object: list.object, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 

@@ -1,6 +1,8 @@
 /**
  * rate-limit: requests and tokens per minute, per gateway user (`rpm` / `tpm`, else the manifest's
- * defaults) and per API key (its own `rpm` / `tpm`, on top: every applicable limit must allow).
+ * defaults), per API key (its own `rpm` / `tpm`, on top: every applicable limit must allow) and per
+ * team (the user's team's `rpm` / `tpm` / `max_concurrent`, schema v21; null = no team limit), all
+ * taken together, all or nothing; a team's refusal names the team.
  * Model calls (every dialect's) are limited; so are the metered operations that call no model
  * (`isMeteredOperation`: token counts, `models.retrieve`), by their request limits and concurrency
  * only: they generate no tokens, and each may still cost an upstream call or a local count.
@@ -42,7 +44,7 @@ import { rateLimitSchema, type RateLimitConfig } from './schema.ts';
 const PERIOD_MS = 60_000;
 
 type Dimension = 'requests' | 'tokens';
-type Scope = 'user' | 'key';
+type Scope = 'user' | 'key' | 'team';
 
 /** One limit that applies to a caller: its bucket (limit and caller's name). */
 interface AppliedLimit {
@@ -80,6 +82,8 @@ interface ExchangeState {
 /** One concurrency limit that applies to a caller. */
 interface ConcurrencySlot extends SlotLimit {
   scope: Scope;
+  /** The team's name, for a team's slot (its 429 names the team). */
+  teamName?: string;
 }
 
 function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<ExchangeState> {
@@ -106,6 +110,8 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     const userLimit = principal.maxConcurrent ?? config.defaultMaxConcurrent;
     if (userLimit !== null) slots.push({ scope: 'user', limit: userLimit, name: `user:${principal.gatewayUserId}` });
     if (config.maxConcurrentPerKey !== null) slots.push({ scope: 'key', limit: config.maxConcurrentPerKey, name: `key:${principal.apiKeyId}` });
+    const team = principal.team;
+    if (team && team.maxConcurrent !== null) slots.push({ scope: 'team', limit: team.maxConcurrent, name: `team:${team.id}`, teamName: team.name });
     return slots;
   }
 
@@ -117,7 +123,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
         return;
       }
       const full = slots[grant.full]!;
-      const whose = full.scope === 'user' ? 'your gateway user' : 'this API key';
+      const whose = whoseLimit(full.scope, full.teamName);
       throw gatewayError('concurrency_limit_exceeded', {
         message: `Too many requests in flight: ${whose} may have ${full.limit} at once (streams count until they end). Retry when one finishes.`,
         headers: { 'x-ratelimit-limit-concurrency': String(full.limit), 'x-ratelimit-remaining-concurrency': '0' },
@@ -134,11 +140,16 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
     add('requests', 'key', principal.keyRpm, principal.apiKeyId);
     add('tokens', 'user', principal.tpm ?? config.defaultTpm, principal.gatewayUserId);
     add('tokens', 'key', principal.keyTpm, principal.apiKeyId);
+    const team = principal.team;
+    if (team) {
+      add('requests', 'team', team.rpm, team.id);
+      add('tokens', 'team', team.tpm, team.id);
+    }
     return applied;
   }
 
-  function refusalMessage(limit: AppliedLimit, decision: GcraDecision, reservation: number): string {
-    const whose = limit.scope === 'user' ? 'your gateway user' : 'this API key';
+  function refusalMessage(limit: AppliedLimit, decision: GcraDecision, reservation: number, teamName: string | undefined): string {
+    const whose = whoseLimit(limit.scope, teamName);
     const retrySec = Math.ceil(decision.retryAfterMs / 1000);
     if (limit.dimension === 'requests') {
       return `Rate limit reached: ${limit.limit} ${limit.limit === 1 ? 'request' : 'requests'} per minute for ${whose}. Retry in ${retrySec} s.`;
@@ -177,7 +188,7 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
         const decision = decisions[refused]!;
         const headers: Record<string, string> = {};
         setHeaders(headers, applied, after);
-        throw rateLimitExceeded(refusalMessage(applied[refused]!, decision, reservation), decision.retryAfterMs, headers);
+        throw rateLimitExceeded(refusalMessage(applied[refused]!, decision, reservation, ex.principal?.team?.name), decision.retryAfterMs, headers);
       }
       applied.forEach((limit, i) => {
         if (limit.dimension === 'tokens') state.reserved.push({ bucket: limit.bucket, units: decisions[i]!.cost });
@@ -243,6 +254,12 @@ function createRateLimit(config: RateLimitConfig, ctx: PluginContext): Plugin<Ex
       });
     },
   };
+}
+
+/** Who a refused limit belongs to, as the 429's message names it. */
+function whoseLimit(scope: Scope, teamName: string | undefined): string {
+  if (scope === 'team') return `your team "${teamName ?? ''}"`;
+  return scope === 'user' ? 'your gateway user' : 'this API key';
 }
 
 function releaseSlotsOf(counters: PluginContext['rateCounters'], state: ExchangeState): MaybePromise<void> {

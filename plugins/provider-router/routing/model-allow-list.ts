@@ -82,13 +82,24 @@ export function modelAllowed(patterns: readonly string[] | null | undefined, nam
   });
 }
 
-/** Throws 403 `permission_denied` naming the model and the key's patterns unless one matches. */
-export function checkModelAllowed(patterns: readonly string[] | null | undefined, requested: string, resolved: string | null = null): void {
+/**
+ * Throws 403 `permission_denied` naming the model and the key's patterns unless one matches; then the
+ * same for the caller's team's allow-list (`team`, schema v21), which applies on top of the key's.
+ */
+export function checkModelAllowed(patterns: readonly string[] | null | undefined, requested: string, resolved: string | null = null, team: { name: string; models: readonly string[] | null } | null = null): void {
   const names = resolved && resolved !== requested ? [requested, resolved] : [requested];
-  if (modelAllowed(patterns, names)) return;
-  const allowed = patterns!.length > 0 ? patterns!.map((p) => `"${p}"`).join(', ') : 'none';
-  throw gatewayError('permission_denied', {
-    message: `This API key may not use the model "${requested}". Models it may use: ${allowed}. Ask an operator to change the key's models.`,
-    param: 'model',
-  });
+  if (!modelAllowed(patterns, names)) {
+    throw gatewayError('permission_denied', {
+      message: `This API key may not use the model "${requested}". Models it may use: ${listed(patterns!)}. Ask an operator to change the key's models.`,
+      param: 'model',
+    });
+  }
+  if (team && !modelAllowed(team.models, names)) {
+    throw gatewayError('permission_denied', {
+      message: `Your team "${team.name}" may not use the model "${requested}". Models it may use: ${listed(team.models!)}. Ask an operator to change the team's models.`,
+      param: 'model',
+    });
+  }
 }
+
+const listed = (patterns: readonly string[]) => (patterns.length > 0 ? patterns.map((p) => `"${p}"`).join(', ') : 'none');
