@@ -47,7 +47,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       method: 'POST',
       pattern: '/admin/api/login',
       public: true,
-      async handler({ body, req }) {
+      async handler({ body, req, audit }) {
         const fields = objectBody(body);
         onlyFields(fields, ['username', 'password']);
         const username = stringField(fields, 'username', { required: true, maxLength: 200 });
@@ -75,6 +75,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         const userAgent = req.headers['user-agent'] ?? null;
         const { token, times } = await deps.sessions.create(admin, { ip, userAgent });
         ctx.log.info('admin logged in', { username, ip });
+        audit({ action: 'session.login', objectType: 'admin', objectId: admin.id, actor: { name: admin.username, kind: 'admin', role: admin.role } });
         return json(200, { admin, session: times }, { 'set-cookie': sessionCookie(req, token, Math.floor(deps.sessionMaxMs / 1000)) });
       },
     },
@@ -82,9 +83,10 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       method: 'POST',
       pattern: '/admin/api/logout',
       access: 'any',
-      async handler({ req }) {
+      async handler({ req, admin, audit }) {
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
         if (token) await deps.sessions.destroy(token);
+        audit({ action: 'session.logout', objectType: 'admin', objectId: admin!.id });
         return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
       },
     },
