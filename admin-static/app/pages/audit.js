@@ -80,9 +80,9 @@ function AuditTable({ rows }) {
 function ChainStatus() {
   const check = useAsync(() => api('GET', '/audit/verify'), []);
   if (!check.data) return null;
-  return check.data.ok
-    ? html`<${Badge} tone="ok" data-testid="audit-chain">${formatNumber(check.data.rows)} rows, chain intact<//>`
-    : html`<${Badge} tone="err" data-testid="audit-chain" title=${check.data.reason}>chain broken at row ${check.data.firstBadId}<//>`;
+  return html`<span data-testid="audit-chain">${check.data.ok
+    ? html`<${Badge} tone="ok">${formatNumber(check.data.rows)} rows, chain intact<//>`
+    : html`<${Badge} tone="err" title=${check.data.reason}>chain broken at row ${check.data.firstBadId}<//>`}</span>`;
 }
 
 /** @param {{me: any, query: Record<string,string>}} props */
