@@ -69,7 +69,7 @@ export interface AdminRequest {
    * `request.audit({ action: 'teams.update', objectType: 'team', objectId: id, before, after })`.
    * `audit(false)`: this request changed nothing after all (a dry run): no row.
    */
-  audit(report: AuditReport | false): void;
+  audit(this: void, report: AuditReport | false): void;
 }
 
 /** What a handler tells the audit log about its request (`AdminRequest.audit`); secrets in before/after are redacted when stored. */

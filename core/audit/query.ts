@@ -5,7 +5,7 @@
  */
 import type { Store } from '../store/store.ts';
 import type { AuditLogTable } from '../store/db-types.ts';
-import type { AuditActorKind, AuditRow } from './audit.ts';
+import type { AuditRow } from './audit.ts';
 
 export interface AuditFilters {
   /** Exact actor (`alice`, `cli:root`). */
@@ -40,7 +40,7 @@ function parseJson(text: string | null): unknown {
 
 /** A stored row as the API shows it: `before`/`after` parsed from their JSON text. */
 export function toAuditRow(row: AuditLogTable): AuditRow {
-  return { ...row, id: Number(row.id), actor_kind: row.actor_kind as AuditActorKind, before: parseJson(row.before), after: parseJson(row.after) };
+  return { ...row, id: Number(row.id), actor_kind: row.actor_kind, before: parseJson(row.before), after: parseJson(row.after) };
 }
 
 /** One page of rows matching `filters`, newest first. */
