@@ -45,7 +45,7 @@ const SDK_ENTRY = 'core/sdk/index.ts';
 /** The spine at core/'s root: the request path's entry, which rooms below it never import. */
 const SPINE = new Set(['core/gateway.ts', 'core/server.ts', 'core/pipeline.ts']);
 const REQUEST_PATH_ROOMS = new Set(['http', 'proxy', 'upstream', 'dialects']);
-const DOMAIN_ROOMS = new Set(['accounts', 'money', 'catalog', 'store', 'request-log', 'coordination', 'reconcile']);
+const DOMAIN_ROOMS = new Set(['accounts', 'money', 'catalog', 'store', 'request-log', 'coordination', 'reconcile', 'audit']);
 
 /** The room of a core/ path (its first folder), '' at core/'s root, null outside core/. */
 function roomOf(path) {

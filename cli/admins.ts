@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { adminSignIn, createAdmin, deleteAdmin, listAdmins, MIN_ADMIN_PASSWORD_LENGTH, setAdminPassword } from '../core/accounts/admin-users.ts';
 import { isUniqueViolation } from '../core/store/store.ts';
 import { addDataDirOption, withStore } from './context.ts';
+import { auditCli } from './audit-row.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
 
 interface AdminOptions {
@@ -28,12 +29,14 @@ export function adminsCommand(): Command {
     .option('--json', 'print JSON')
     .action(async (options: AdminOptions) => {
       const password = await readPassword();
-      const admin = await withStore(options, (store) =>
-        createAdmin(store.db, options.username!, password).catch((err: { code?: string }) => {
+      const admin = await withStore(options, async (store) => {
+        const created = await createAdmin(store.db, options.username!, password).catch((err: { code?: string }) => {
           if (isUniqueViolation(err)) throw new CliError(`an admin named "${options.username}" already exists`);
           throw err;
-        }),
-      );
+        });
+        await auditCli(store, 'admins.create', { type: 'admin', id: created.id, before: null, after: created });
+        return created;
+      });
       if (options.json) printJson(admin);
       else process.stdout.write(`Created admin "${admin.username}".\n`);
     });
@@ -51,7 +54,12 @@ export function adminsCommand(): Command {
     .option('--json', 'print JSON')
     .action(async (username: string, options: AdminOptions) => {
       const password = await readPassword();
-      const { id, signIn } = await withStore(options, async (store) => ({ signIn: await adminSignIn(store.db, username), id: await setAdminPassword(store.db, username, password) }));
+      const { id, signIn } = await withStore(options, async (store) => {
+        const signIn = await adminSignIn(store.db, username);
+        const changed = await setAdminPassword(store.db, username, password);
+        if (changed !== null) await auditCli(store, 'admins.password', { type: 'admin', id: changed, after: { username } });
+        return { id: changed, signIn };
+      });
       if (signIn === 'sso') throw new CliError(`admin "${username}" signs in with single sign-on and can have no password (delete it with \`tollgate admins delete\` to end its access)`);
       if (id === null) throw new CliError(`no admin named "${username}" (see \`tollgate admins list\`)`);
       if (options.json) printJson({ id, username, password_changed: true });
@@ -61,7 +69,11 @@ export function adminsCommand(): Command {
   addDataDirOption(admins.command('delete').description('delete an admin').argument('<username>'))
     .option('--json', 'print JSON')
     .action(async (username: string, options: AdminOptions) => {
-      const deleted = await withStore(options, (store) => deleteAdmin(store.db, username));
+      const deleted = await withStore(options, async (store) => {
+        const gone = await deleteAdmin(store.db, username);
+        if (gone) await auditCli(store, 'admins.delete', { type: 'admin', id: username, before: { username } });
+        return gone;
+      });
       if (!deleted) throw new CliError(`no admin named "${username}"`);
       if (options.json) printJson({ username, deleted: true });
       else process.stdout.write(`Deleted admin "${username}".\n`);

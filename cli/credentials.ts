@@ -5,6 +5,7 @@ import { deleteUsageReportCredential, listUsageReportCredentials, setUsageReport
 import { REPORT_KINDS } from '../core/reconcile/report-sources.ts';
 import { loadKeyring, resolveDataDir } from '../core/store/data-dir.ts';
 import { addDataDirOption, requireUser, withStore } from './context.ts';
+import { auditCli } from './audit-row.ts';
 import { CliError, printJson, printTable, readStdin } from './output.ts';
 
 interface CredentialOptions {
@@ -44,7 +45,9 @@ export function credentialsCommand(): Command {
       const keyring = loadKeyring(resolveDataDir(options.dataDir));
       const view = await withStore(options, async (store) => {
         const user = await requireUser(store, options.user!);
-        return setProviderCredential(store.db, keyring, { gatewayUserId: user.id, provider: options.provider!, apiKey, baseUrl: options.baseUrl ?? null });
+        const set = await setProviderCredential(store.db, keyring, { gatewayUserId: user.id, provider: options.provider!, apiKey, baseUrl: options.baseUrl ?? null });
+        await auditCli(store, 'credentials.set', { type: 'credential', id: `${user.id}/${set.provider}`, after: { provider: set.provider, hint: set.hint, base_url: set.base_url } });
+        return set;
       });
       if (options.json) printJson(view);
       else process.stdout.write(`Stored the ${view.provider} key ${view.hint} for user ${view.gateway_user_id}. It is used for that user's ${view.provider}/... requests from now on.\n`);
@@ -64,7 +67,12 @@ export function credentialsCommand(): Command {
     .requiredOption('--provider <id>', 'provider id', parseProviderId)
     .option('--json', 'print JSON')
     .action(async (options: CredentialOptions) => {
-      const deleted = await withStore(options, async (store) => deleteProviderCredential(store.db, (await requireUser(store, options.user!)).id, options.provider!));
+      const deleted = await withStore(options, async (store) => {
+        const user = await requireUser(store, options.user!);
+        const gone = await deleteProviderCredential(store.db, user.id, options.provider!);
+        if (gone) await auditCli(store, 'credentials.delete', { type: 'credential', id: `${user.id}/${options.provider!}` });
+        return gone;
+      });
       if (!deleted) throw new CliError(`user "${options.user}" has no ${options.provider} credential`);
       if (options.json) printJson({ provider: options.provider, deleted: true });
       else process.stdout.write(`Deleted the ${options.provider} credential; that user's requests now use the shared key, if any.\n`);

@@ -4,6 +4,7 @@ import { createApiKey, listApiKeys, parseModelPatterns, revokeApiKey, setApiKeyT
 import { checkKeyTags, parseTagArgument, type KeyTags } from '../core/accounts/key-tags.ts';
 import { GatewayError } from '../core/errors.ts';
 import { addDataDirOption, parsePositiveInt, requireUser, withStore } from './context.ts';
+import { auditCli } from './audit-row.ts';
 import { CliError, printJson, printTable } from './output.ts';
 
 interface KeyOptions {
@@ -57,7 +58,11 @@ export function keysCommand(): Command {
       const tags = tagsOf(options.tag ?? []);
       const created = await withStore(options, async (store) => {
         const user = await requireUser(store, options.user!);
-        return createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null, models: options.models ?? null, tags });
+        const made = await createApiKey(store.db, { gatewayUserId: user.id, name: options.name ?? null, expiresAt: options.expires ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null, models: options.models ?? null, tags });
+        // The key in clear stays out of the row (redacted by name, and left out here besides).
+        const { key: _key, ...view } = made;
+        await auditCli(store, 'keys.create', { type: 'key', id: made.id, before: null, after: view });
+        return made;
       });
       if (options.json) {
         printJson({ id: created.id, key: created.key, user_id: created.gateway_user_id, name: created.name, key_prefix: created.key_prefix, expires_at: created.expires_at, created_at: created.created_at, models: created.models, tags: created.tags });
@@ -81,7 +86,11 @@ export function keysCommand(): Command {
   addDataDirOption(keys.command('revoke').description('revoke an API key now').argument('<key-id>', 'the key\'s id (see `tollgate keys list`)', parsePositiveInt('KEY_ID')))
     .option('--json', 'print JSON')
     .action(async (id: number, options: KeyOptions) => {
-      const found = await withStore(options, (store) => revokeApiKey(store.db, id));
+      const found = await withStore(options, async (store) => {
+        const revoked = await revokeApiKey(store.db, id);
+        if (revoked) await auditCli(store, 'keys.revoke', { type: 'key', id });
+        return revoked;
+      });
       if (!found) throw new CliError(`no API key with id ${id}`);
       if (options.json) printJson({ id, revoked: true });
       else process.stdout.write(`Revoked key ${id}. Requests with it are refused within a second.\n`);

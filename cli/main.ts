@@ -17,6 +17,7 @@ import { pricingCommand } from './pricing.ts';
 import { exportSqliteCommand, migrateCommand } from './store.ts';
 import { pluginsCommand } from './plugins.ts';
 import { reconcileCommand } from './reconcile.ts';
+import { auditCommand } from './audit.ts';
 import { CliError } from './output.ts';
 import { addGlobalOptions } from './global-options.ts';
 import { ManifestError, type PluginRegistry } from '../core/manifest.ts';
@@ -42,6 +43,7 @@ export function createProgram(registry: PluginRegistry): Command {
     .addCommand(pricingCommand(registry))
     .addCommand(pluginsCommand(registry, GATEWAY_VERSION))
     .addCommand(reconcileCommand(registry))
+    .addCommand(auditCommand())
     .addCommand(migrateCommand())
     .addCommand(exportSqliteCommand());
 }

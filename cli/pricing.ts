@@ -17,6 +17,7 @@ import { reprice, type RepriceResult } from '../core/money/reprice.ts';
 import { resolveDataDir } from '../core/store/data-dir.ts';
 import { usd } from '../core/money/money.ts';
 import { addDataDirOption, withStore } from './context.ts';
+import { auditCli } from './audit-row.ts';
 import { CliError, printJson, printTable } from './output.ts';
 
 const COLUMNS = ['model', 'provider', 'input_price_per_million', 'output_price_per_million', 'cached_input_price_per_million', 'cache_write_price_per_million', 'source', 'updated_at'];
@@ -100,7 +101,11 @@ export function pricingCommand(registry: PluginRegistry): Command {
         input_price_per_million: options.input!, output_price_per_million: options.output!,
         cached_input_price_per_million: options.cachedInput ?? null, cache_write_price_per_million: options.cacheWrite ?? null,
       };
-      const row = await withStore(options, (store) => setPrice(store.db, input).catch(asCliError));
+      const row = await withStore(options, async (store) => {
+        const stored = await setPrice(store.db, input).catch(asCliError);
+        await auditCli(store, 'pricing.set', { type: 'price', id: stored.model, after: stored });
+        return stored;
+      });
       if (options.json) printJson(row);
       else process.stdout.write(`Set the price of ${row.model}: $${row.input_price_per_million} input, $${row.output_price_per_million} output per million tokens.\n`);
     });
@@ -116,7 +121,11 @@ export function pricingCommand(registry: PluginRegistry): Command {
   addDataDirOption(pricing.command('delete').description('delete the price of a model').argument('<model>'))
     .option('--json', 'print JSON')
     .action(async (model: string, options: PricingOptions) => {
-      const deleted = await withStore(options, (store) => deletePrice(store.db, model));
+      const deleted = await withStore(options, async (store) => {
+        const gone = await deletePrice(store.db, model);
+        if (gone) await auditCli(store, 'pricing.delete', { type: 'price', id: model });
+        return gone;
+      });
       if (!deleted) throw new CliError(`no price for "${model}" (see \`tollgate pricing list\`)`);
       if (options.json) printJson({ model, deleted: true });
       else process.stdout.write(`Deleted the price of ${model}; its requests are unpriced unless another row matches.\n`);

@@ -7,6 +7,7 @@ import type { BudgetPeriod } from '../core/store/db-types.ts';
 import { isUniqueViolation } from '../core/store/store.ts';
 import { addDataDirOption, parsePositiveInt, parseUsd, requireUser, withStore } from './context.ts';
 import { CliError, printJson, printRecord, printTable } from './output.ts';
+import { auditCli } from './audit-row.ts';
 
 const COLUMNS = ['id', 'name', 'email', 'disabled', 'budget_limit_usd', 'budget_period', 'rpm', 'tpm', 'max_concurrent', 'budget_alert_thresholds', 'created_at'];
 
@@ -72,7 +73,11 @@ export function usersCommand(): Command {
     .requiredOption('--name <name>', 'unique name')
     .option('--json', 'print JSON')
     .action(async (options: UserOptions) => {
-      const user = await withStore(options, (store) => uniqueName(options.name, () => createGatewayUser(store.db, { ...fieldsOf(options), name: options.name! })));
+      const user = await withStore(options, async (store) => {
+        const created = await uniqueName(options.name, () => createGatewayUser(store.db, { ...fieldsOf(options), name: options.name! }));
+        await auditCli(store, 'users.create', { type: 'user', id: created.id, before: null, after: created });
+        return created;
+      });
       if (options.json) printJson(user);
       else process.stdout.write(`Created gateway user ${user.id} ("${user.name}").\n`);
     });
@@ -101,8 +106,10 @@ export function usersCommand(): Command {
       const fields = fieldsOf(options);
       if (Object.keys(fields).length === 0) throw new CliError('nothing to update: pass at least one option (see `tollgate users update --help`)');
       const user = await withStore(options, async (store) => {
-        const { id } = await requireUser(store, idOrName);
-        return uniqueName(options.name, async () => (await updateGatewayUser(store.db, id, fields))!);
+        const before = await requireUser(store, idOrName);
+        const after = await uniqueName(options.name, async () => (await updateGatewayUser(store.db, before.id, fields))!);
+        await auditCli(store, 'users.update', { type: 'user', id: before.id, before, after });
+        return after;
       });
       if (options.json) printJson(user);
       else process.stdout.write(`Updated gateway user ${user.id} ("${user.name}").\n`);
@@ -114,6 +121,7 @@ export function usersCommand(): Command {
       const user = await withStore(options, async (store) => {
         const found = await requireUser(store, idOrName);
         await deleteGatewayUser(store.db, found.id);
+        await auditCli(store, 'users.delete', { type: 'user', id: found.id, before: found, after: null });
         return found;
       });
       if (options.json) printJson({ id: user.id, deleted: true });

@@ -13,6 +13,7 @@ import { PricingPage } from './pages/pricing.js';
 import { AccountPage } from './pages/account.js';
 import { UpstreamHealthPage } from './pages/upstream-health.js';
 import { ReconciliationPage } from './pages/reconciliation.js';
+import { AuditPage } from './pages/audit.js';
 
 const ICONS = {
   dashboard: html`<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="3" y="3" width="7" height="9" rx="1.5"/><rect x="14" y="3" width="7" height="5" rx="1.5"/><rect x="14" y="12" width="7" height="9" rx="1.5"/><rect x="3" y="16" width="7" height="5" rx="1.5"/></svg>`,
@@ -20,6 +21,7 @@ const ICONS = {
   logs: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 6h16M4 12h16M4 18h10"/></svg>`,
   health: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M3 12h4l2.5-6 5 12 2.5-6h4"/></svg>`,
   reconcile: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 7h11M4 12h16M4 17h11"/><path d="m17 5 2 2-2 2M17 15l2 2-2 2"/></svg>`,
+  audit: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M12 3 4 6v6c0 4.5 3.4 8.2 8 9 4.6-.8 8-4.5 8-9V6z"/><path d="m9 12 2 2 4-4"/></svg>`,
   pricing: html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M20.6 13.4 13.4 20.6a2 2 0 0 1-2.8 0L3 13V3h10l7.6 7.6a2 2 0 0 1 0 2.8Z"/><circle cx="7.5" cy="7.5" r="1.5"/></svg>`,
 };
 
@@ -30,6 +32,7 @@ const NAV = [
   { href: '#/pricing', label: 'Pricing', icon: 'pricing', match: (p) => p.startsWith('/pricing') },
   { href: '#/reconciliation', label: 'Reconciliation', icon: 'reconcile', match: (p) => p.startsWith('/reconciliation') },
   { href: '#/upstreams', label: 'Upstream health', icon: 'health', match: (p) => p.startsWith('/upstreams') },
+  { href: '#/audit', label: 'Audit', icon: 'audit', match: (p) => p.startsWith('/audit') },
 ];
 
 /** '#/logs?user_id=1' → { path: '/logs', query: { user_id: '1' } } */
@@ -60,6 +63,7 @@ function resolvePage(path) {
   if (path === '/pricing') return { Page: PricingPage, title: 'Pricing', params: {} };
   if (path === '/reconciliation') return { Page: ReconciliationPage, title: 'Reconciliation', params: {} };
   if (path === '/upstreams') return { Page: UpstreamHealthPage, title: 'Upstream health', params: {} };
+  if (path === '/audit') return { Page: AuditPage, title: 'Audit log', params: {} };
   if (path === '/account') return { Page: AccountPage, title: 'Account', params: {} };
   return { Page: NotFound, title: 'Not found', params: {} };
 }

@@ -41,7 +41,7 @@ export function createAccountRoutes(ctx: AdminContext, deps: { sessions: Session
     {
       method: 'POST',
       pattern: '/admin/api/account/password',
-      async handler({ body, admin, req }) {
+      async handler({ body, admin, req, audit }) {
         const fields = objectBody(body);
         onlyFields(fields, ['current_password', 'new_password']);
         const current = passwordField(fields, 'current_password');
@@ -69,6 +69,7 @@ export function createAccountRoutes(ctx: AdminContext, deps: { sessions: Session
         await setAdminPassword(ctx.store.db, admin!.username, next, { endSessions: false });
         const ended = await deps.sessions.destroyOthers(admin!.id, token);
         ctx.log.info('admin changed their password', { username: admin!.username, otherSessionsEnded: ended });
+        audit({ action: 'account.password', objectType: 'admin', objectId: admin!.id, after: { other_sessions_ended: ended } });
         return json(200, { admin, other_sessions_ended: ended });
       },
     },

@@ -56,7 +56,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       method: 'POST',
       pattern: '/admin/api/login',
       public: true,
-      async handler({ body, req }) {
+      async handler({ body, req, audit }) {
         if (!deps.passwordLogin) throw passwordLoginDisabled();
         const fields = objectBody(body);
         onlyFields(fields, ['username', 'password']);
@@ -85,6 +85,7 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
         const userAgent = req.headers['user-agent'] ?? null;
         const { token, times } = await deps.sessions.create(admin, { ip, userAgent });
         ctx.log.info('admin logged in', { username, ip });
+        audit({ action: 'session.login', objectType: 'admin', objectId: admin.id, actor: { name: admin.username, kind: 'admin', role: admin.role } });
         return json(200, { admin, session: times }, { 'set-cookie': sessionCookie(req, token, Math.floor(deps.sessionMaxMs / 1000)) });
       },
     },
@@ -92,9 +93,10 @@ export function createAuthRoutes(ctx: AdminContext, deps: AuthRoutesDeps): Admin
       method: 'POST',
       pattern: '/admin/api/logout',
       access: 'any',
-      async handler({ req, admin }) {
+      async handler({ req, admin, audit }) {
         const token = readCookie(req.headers.cookie, SESSION_COOKIE);
         if (token) await deps.sessions.destroy(token);
+        audit({ action: 'session.logout', objectType: 'admin', objectId: admin!.id });
         const clear = { 'set-cookie': sessionCookie(req, '', 0) };
         // An SSO admin is still signed in at the provider: the UI goes on to its logout page when there is one.
         const endSessionUrl = deps.sso && (await adminSignIn(ctx.store.db, admin!.username)) === 'sso' ? await deps.sso.endSessionUrl(req).catch(() => null) : null;

@@ -10,6 +10,7 @@ import type { Log } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ServiceRegistry } from '../services.ts';
 import type { KeyringSource } from '../store/data-dir.ts';
+import type { AuditActorKind } from '../audit/audit.ts';
 
 export interface AdminContext {
   readonly store: Store;
@@ -60,6 +61,30 @@ export interface AdminRequest {
   readonly requestId: string;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
+  /**
+   * States what this request changed, for its audit-log row (docs/audit.md): the router writes exactly
+   * one row after a state-changing route succeeded (status < 400), from the last report, or a default
+   * one (action from the method and pattern, no before/after) when the handler reported nothing. A GET
+   * that reports (a sign-in callback) is recorded too. One line in a handler:
+   * `request.audit({ action: 'teams.update', objectType: 'team', objectId: id, before, after })`.
+   * `audit(false)`: this request changed nothing after all (a dry run): no row.
+   */
+  audit(this: void, report: AuditReport | false): void;
+}
+
+/** What a handler tells the audit log about its request (`AdminRequest.audit`); secrets in before/after are redacted when stored. */
+export interface AuditReport {
+  /** `<objects>.<verb>`, e.g. `users.update`; default: from the method and the route's pattern. */
+  action?: string;
+  /** e.g. `user`, `key`, `credential`; default: the pattern's first segment. */
+  objectType?: string;
+  /** Default: the route's last path parameter. */
+  objectId?: string | number | null;
+  /** The object before / after the change (any JSON value; null for none, e.g. before a create). */
+  before?: unknown;
+  after?: unknown;
+  /** The actor, on a route without a session (a sign-in names who just signed in); default: the session's admin. */
+  actor?: { name: string; kind: AuditActorKind; role?: string | null };
 }
 
 /**
@@ -83,6 +108,8 @@ export interface AdminRoute {
    * still only on GET.
    */
   access?: 'any' | 'team';
+  /** `false` on a POST that changes nothing (a calculation, a test call): no audit row. */
+  audit?: false;
   handler(request: AdminRequest): AdminReply | Promise<AdminReply>;
 }
 

@@ -81,32 +81,41 @@ export function createCredentialsRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'PUT',
       pattern: '/admin/api/users/:id/credentials/:provider',
-      async handler({ params, body: raw }) {
+      async handler({ params, body: raw, audit }) {
         const user = await requireUser(ctx, params.id);
         const provider = requireProvider(params.provider);
+        const previous = await findProviderCredential(db, user.id, provider);
         const body = objectBody(raw);
         onlyFields(body, ['api_key', 'base_url']);
         const apiKey = stringField(body, 'api_key', { required: true, maxLength: 4096 });
         const baseUrl = readBaseUrl(stringField(body, 'base_url', { nullable: true, maxLength: 2048 }));
         const credential = await setProviderCredential(db, ctx.keyring.get(), { gatewayUserId: user.id, provider, apiKey, baseUrl });
         written(user.id);
+        // Only the masked view is stated: the key itself never reaches the audit log.
+        audit({
+          action: 'credentials.set', objectType: 'credential', objectId: `${user.id}/${provider}`,
+          before: previous ? toAdminCredential(previous) : null, after: toAdminCredential(credential),
+        });
         return json(200, toAdminCredential(credential));
       },
     },
     {
       method: 'DELETE',
       pattern: '/admin/api/users/:id/credentials/:provider',
-      async handler({ params }) {
+      async handler({ params, audit }) {
         const user = await requireUser(ctx, params.id);
         const provider = requireProvider(params.provider);
-        if (!(await deleteProviderCredential(db, user.id, provider))) throw credentialNotFound(provider);
+        const previous = await findProviderCredential(db, user.id, provider);
+        if (!previous || !(await deleteProviderCredential(db, user.id, provider))) throw credentialNotFound(provider);
         written(user.id);
+        audit({ action: 'credentials.delete', objectType: 'credential', objectId: `${user.id}/${provider}`, before: toAdminCredential(previous), after: null });
         return { status: 204 };
       },
     },
     {
       method: 'POST',
       pattern: '/admin/api/users/:id/credentials/:provider/test',
+      audit: false,
       async handler({ params }) {
         const user = await requireUser(ctx, params.id);
         const provider = requireProvider(params.provider);

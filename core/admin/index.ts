@@ -21,6 +21,8 @@ import { createAlertsRoutes } from './alerts-routes.ts';
 import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
 import { createReconciliationRoutes } from './reconciliation-routes.ts';
 import { createOidcRoutes, createSsoClient, requestOrigin } from './oidc-routes.ts';
+import { createAuditRoutes } from './audit-routes.ts';
+import { appendAudit } from '../audit/append.ts';
 
 export interface AdminMount {
   /** Handles a request whose path is `/admin` or starts with `/admin/`. Callable detached: the server mounts it as a function. */
@@ -35,7 +37,7 @@ const PURGE_EVERY_MS = 60 * 60_000;
 /** Route modules besides login/logout/me, in the order their routes are matched. */
 const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
   createUsersRoutes, createKeysRoutes, createCredentialsRoutes, createLogsRoutes, createStatsRoutes, createPricingRoutes,
-  createAlertsRoutes, createUpstreamHealthRoutes, createReconciliationRoutes,
+  createAlertsRoutes, createUpstreamHealthRoutes, createReconciliationRoutes, createAuditRoutes,
 ];
 
 /**
@@ -68,6 +70,7 @@ export function createAdminMount(
     },
     ctx.log,
     anonymousBodyTimeoutMs,
+    (entry) => appendAudit(ctx.store, entry, ctx.clock()),
   );
   const files = createAdminStatic();
   const purge = () => {

@@ -53,7 +53,7 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'POST',
       pattern: '/admin/api/users/:id/keys',
-      async handler({ params, body: raw }) {
+      async handler({ params, body: raw, audit }) {
         const user = await requireUser(ctx, params.id);
         const body = objectBody(raw);
         onlyFields(body, ['name', 'expires_at', 'rpm', 'tpm', 'models', 'tags']);
@@ -74,6 +74,8 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
         });
         ctx.notifyChange();
         const view = await findApiKey(db, created.id, ctx.clock());
+        // The key in clear is never stated: `view` holds its prefix only.
+        audit({ action: 'keys.create', objectType: 'key', objectId: created.id, before: null, after: view });
         return json(201, { ...view, key: created.key });
       },
     },
@@ -94,16 +96,21 @@ export function createKeysRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'POST',
       pattern: '/admin/api/keys/:id/revoke',
-      async handler({ params }) {
-        const { id } = await requireKey(params.id);
+      async handler({ params, audit }) {
+        const before = await requireKey(params.id);
+        const { id } = before;
         if (!(await revokeApiKey(db, id))) throw keyNotFound();
         ctx.notifyChange();
-        return json(200, await requireKey(params.id));
+        const after = await requireKey(params.id);
+        audit({ action: 'keys.revoke', objectType: 'key', objectId: id, before, after });
+        return json(200, after);
       },
     },
     {
       method: 'POST',
       pattern: '/admin/api/keys/:id/test',
+      // A test call through the gateway changes nothing (its request is in the usage log).
+      audit: false,
       async handler({ params, body: raw }) {
         const body = objectBody(raw);
         onlyFields(body, ['model']);

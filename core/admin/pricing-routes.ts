@@ -118,51 +118,60 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'POST',
       pattern: '/admin/api/pricing',
-      async handler({ body }) {
+      async handler({ body, audit }) {
         const price = priceBody(body);
         if (await getPrice(ctx.store.db, price.model)) {
           throw conflict(`"${price.model}" has a price already. Edit it with PUT /admin/api/pricing/${encodeURIComponent(price.model)}.`, 'model');
         }
-        return json(201, await store(price));
+        const after = await store(price);
+        audit({ action: 'pricing.create', objectType: 'price', objectId: price.model, before: null, after });
+        return json(201, after);
       },
     },
     {
       method: 'PUT',
       pattern: '/admin/api/pricing/:model',
-      async handler({ params, body }) {
+      async handler({ params, body, audit }) {
         const model = params.model ?? '';
+        const previous = await getPrice(ctx.store.db, model);
         const raw = objectBody(body);
         if (raw.model !== undefined && (typeof raw.model !== 'string' || raw.model.trim() !== model)) {
           throw invalidRequest(`"model" in the body must match the model in the path ("${model}"), or be left out.`, 'model');
         }
-        return json(200, await store(priceBody({ ...raw, model })));
+        const after = await store(priceBody({ ...raw, model }));
+        audit({ action: 'pricing.set', objectType: 'price', objectId: model, before: previous && priceView(previous), after });
+        return json(200, after);
       },
     },
     {
       method: 'DELETE',
       pattern: '/admin/api/pricing/:model',
-      async handler({ params }) {
+      async handler({ params, audit }) {
         const model = params.model ?? '';
-        if (!(await deletePrice(ctx.store.db, model))) throw priceNotFound(model);
+        const previous = await getPrice(ctx.store.db, model);
+        if (!previous || !(await deletePrice(ctx.store.db, model))) throw priceNotFound(model);
         changed();
+        audit({ action: 'pricing.delete', objectType: 'price', objectId: model, before: priceView(previous), after: null });
         return { status: 204 };
       },
     },
     {
       method: 'POST',
       pattern: '/admin/api/pricing/import',
-      async handler({ body }) {
+      async handler({ body, audit }) {
         onlyFields(objectBody(body), []);
         const { rows, unknownProviders } = await datasetPricesApart(datasetProviders(), ctx.clock());
         const result = await importPrices(ctx.store.db, rows, ctx.clock());
         changed();
         ctx.log.info('admin: imported prices from the dataset', { ...result, unknownProviders });
+        audit({ action: 'pricing.import', objectType: 'price', objectId: null, after: { ...result, unknownProviders } });
         return json(200, { inserted: result.inserted, updated: result.updated, kept_manual: result.skippedManual, skipped: result.skippedInvalid });
       },
     },
     {
       method: 'POST',
       pattern: '/admin/api/pricing/calculate',
+      audit: false,
       async handler({ body: raw }) {
         const body = objectBody(raw);
         onlyFields(body, CALCULATE_FIELDS);
@@ -198,7 +207,7 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'POST',
       pattern: '/admin/api/pricing/reprice',
-      async handler({ body: raw }) {
+      async handler({ body: raw, audit }) {
         const body = objectBody(raw);
         onlyFields(body, REPRICE_FIELDS);
         const model = stringField(body, 'model', { required: true, maxLength: 300 });
@@ -229,6 +238,12 @@ export function createPricingRoutes(ctx: AdminContext): AdminRoute[] {
           await ctx.services.get('budget')?.invalidate();
           ctx.notifyChange();
           ctx.log.info('admin: re-priced log rows', { model, provider: provider ?? null, rows: result.changed_rows, costBeforeNanos: result.cost_before_nanos, costAfterNanos: result.cost_after_nanos });
+          audit({
+            action: 'pricing.reprice', objectType: 'price', objectId: model,
+            before: { cost_nanos: result.cost_before_nanos }, after: { cost_nanos: result.cost_after_nanos, changed_rows: result.changed_rows, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() },
+          });
+        } else {
+          audit(false);
         }
         return json(200, {
           ...result,

@@ -12,7 +12,8 @@ import { assertRouteAllowed } from './roles.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
 import type { Log } from '../runtime/log.ts';
-import type { AdminIdentity, AdminRequest, AdminRoute } from './context.ts';
+import type { AdminIdentity, AdminRequest, AdminRoute, AuditReport } from './context.ts';
+import type { AuditEntry } from '../audit/audit.ts';
 import { isSameOrigin } from './origin-check.ts';
 
 const MAX_ADMIN_BODY_BYTES = 1024 * 1024;
@@ -29,6 +30,27 @@ interface CompiledRoute {
 export type SessionLookup = (req: IncomingMessage) => Promise<AdminIdentity | null>;
 
 export type AdminApiHandler = (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
+
+/** Stores one audit-log row (`appendAudit` on the gateway's store). */
+export type AuditSink = (entry: AuditEntry) => Promise<unknown>;
+
+const DEFAULT_VERBS: Record<string, string> = { POST: 'create', PUT: 'set', PATCH: 'update', DELETE: 'delete' };
+
+/**
+ * The action, object type and id of a route that reported nothing: `POST /admin/api/users/:id/keys`
+ * → `users.keys.create` on `users` (last parameter as id); a POST ending in a literal after a
+ * parameter names its verb: `POST /admin/api/keys/:id/revoke` → `keys.revoke`.
+ */
+export function defaultAuditAction(method: string, pattern: string, params: Readonly<Record<string, string>>): { action: string; objectType: string; objectId: string | null } {
+  const segments = pattern.replace(/^\/admin\/api\/?/, '').split('/').filter(Boolean);
+  const literals = segments.filter((s) => !s.startsWith(':'));
+  const last = segments[segments.length - 1] ?? '';
+  const verbInPath = method === 'POST' && segments.length >= 2 && !last.startsWith(':') && segments[segments.length - 2]!.startsWith(':');
+  const action = verbInPath ? literals.join('.') : [...literals, DEFAULT_VERBS[method] ?? method.toLowerCase()].join('.');
+  const names = segments.filter((s) => s.startsWith(':'));
+  const lastParam = names.length > 0 ? params[names[names.length - 1]!.slice(1)] ?? null : null;
+  return { action, objectType: literals[0] ?? 'admin', objectId: lastParam };
+}
 
 /** Value of cookie `name` in a `Cookie` header, or null. */
 export function readCookie(header: string | undefined, name: string): string | null {
@@ -64,7 +86,9 @@ function match(compiled: CompiledRoute, segments: string[]): Record<string, stri
  * `server.maxConnections` with no key (issue 39, item 4). The gateway passes `server.headersTimeoutMs`:
  * a stranger gets that long for its headers and its body alike.
  */
-export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: SessionLookup, log: Log, anonymousBodyTimeoutMs = 20_000): AdminApiHandler {
+export function createAdminRouter(
+  routes: readonly AdminRoute[], lookupSession: SessionLookup, log: Log, anonymousBodyTimeoutMs = 20_000, auditSink?: AuditSink,
+): AdminApiHandler {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, segments: route.pattern.split('/').filter(Boolean) }));
 
   function find(method: string, path: string): { route: AdminRoute; params: Record<string, string> } {
@@ -108,6 +132,28 @@ export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: 
     return Promise.race([reading, late]).finally(() => clearTimeout(timer));
   }
 
+  /**
+   * Writes the audit row of a request that changed something. The change is already made, so a failed
+   * write does not turn its answer into an error: it is logged with the whole entry instead.
+   */
+  async function record(route: AdminRoute, request: AdminRequest, report: AuditReport): Promise<void> {
+    if (!auditSink) return;
+    const fallback = defaultAuditAction(request.method, route.pattern, request.params);
+    const actor = report.actor ?? (request.admin ? { name: request.admin.username, kind: 'admin' as const, role: request.admin.role } : { name: 'anonymous', kind: 'admin' as const, role: null });
+    const entry: AuditEntry = {
+      actor: actor.name, actorKind: actor.kind, role: actor.role ?? null, ip: request.req.socket.remoteAddress ?? null,
+      action: report.action ?? fallback.action,
+      objectType: report.objectType ?? fallback.objectType,
+      objectId: report.objectId !== undefined ? report.objectId : fallback.objectId,
+      before: report.before, after: report.after, requestId: request.requestId,
+    };
+    try {
+      await auditSink(entry);
+    } catch (err) {
+      log.error('admin: could not write the audit-log row', { requestId: request.requestId, action: entry.action, actor: entry.actor, objectId: entry.objectId, err });
+    }
+  }
+
   return async function handleAdminApi(req, res, requestId) {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://admin.invalid');
@@ -117,11 +163,19 @@ export function createAdminRouter(routes: readonly AdminRoute[], lookupSession: 
       const admin = await lookupSession(req);
       if (!admin && !route.public) throw sessionRequired();
       if (admin && !route.public) assertRouteAllowed(admin, route, url.pathname);
+      let report: AuditReport | false | null = null;
       const request: AdminRequest = {
         method, params, query: url.searchParams, body: MUTATING.has(method) && method !== 'DELETE' ? await readBody(req, res, !admin) : undefined,
         admin, requestId, req, res,
+        audit(stated) {
+          report = stated;
+        },
       };
       const reply = await route.handler(request);
+      const status = reply === 'sent' ? res.statusCode : reply.status;
+      if (status < 400 && report !== false && (report !== null || (MUTATING.has(method) && route.audit !== false))) {
+        await record(route, request, report ?? {});
+      }
       if (reply === 'sent') return;
       if (reply.status === 204) {
         res.writeHead(204, { ...NO_STORE, ...reply.headers, 'x-request-id': requestId });

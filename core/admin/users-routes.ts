@@ -205,11 +205,12 @@ export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'POST',
       pattern: '/admin/api/users',
-      async handler({ body }) {
+      async handler({ body, audit }) {
         const fields = readUserFields(body, true) as UserFields & { name: string };
         await assertNameFree(ctx, fields.name);
         const user = await createGatewayUser(db, fields).catch((err: unknown) => rethrowNameTaken(err, fields.name));
         await written(user.id);
+        audit({ action: 'users.create', objectType: 'user', objectId: user.id, before: null, after: user });
         return json(201, (await toAdminUsers(ctx, [user]))[0]);
       },
     },
@@ -224,26 +225,30 @@ export function createUsersRoutes(ctx: AdminContext): AdminRoute[] {
     {
       method: 'PATCH',
       pattern: '/admin/api/users/:id',
-      async handler({ params, body }) {
-        const { id } = await requireUser(ctx, params.id);
+      async handler({ params, body, audit }) {
+        const before = await requireUser(ctx, params.id);
+        const { id } = before;
         const fields = readUserFields(body, false);
         await assertNameFree(ctx, fields.name, id);
         const user = await updateGatewayUser(db, id, fields).catch((err: unknown) => rethrowNameTaken(err, fields.name));
         if (!user) throw notFound();
         await written(id);
+        audit({ action: 'users.update', objectType: 'user', objectId: id, before, after: user });
         return json(200, (await toAdminUsers(ctx, [user]))[0]);
       },
     },
     {
       method: 'DELETE',
       pattern: '/admin/api/users/:id',
-      async handler({ params }) {
-        const { id } = await requireUser(ctx, params.id);
+      async handler({ params, audit }) {
+        const before = await requireUser(ctx, params.id);
+        const { id } = before;
         // Queued log rows of this user are written first, so they exist when the delete sets their
         // owner to NULL (history stays, attributed to "a deleted user").
         await ctx.services.get('requestLog')?.flush();
         if (!(await deleteGatewayUser(db, id))) throw notFound();
         await written(id);
+        audit({ action: 'users.delete', objectType: 'user', objectId: id, before, after: null });
         return { status: 204 };
       },
     },

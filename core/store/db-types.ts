@@ -344,7 +344,41 @@ export interface ReconciliationDifferencesTable {
   causes: string;
 }
 
+/** One row of the audit log (schema v24, `core/audit/`): append-only, each row hash-chained to the previous. */
+export interface AuditLogTable {
+  /** Given by the appender: the chain head's id + 1, so a gap is a deleted row. */
+  id: number;
+  /** ISO-8601 UTC. */
+  at: string;
+  /** Admin username, `cli:<os user>`, a portal user's email, or `system`. */
+  actor: string;
+  actor_kind: 'admin' | 'cli' | 'portal' | 'system';
+  role: string | null;
+  ip: string | null;
+  /** e.g. `users.update`. */
+  action: string;
+  object_type: string | null;
+  object_id: string | null;
+  /** Canonical JSON (sorted keys), secrets redacted; null = not told. */
+  before: string | null;
+  after: string | null;
+  request_id: string | null;
+  /** The previous row's `hash` (genesis: 64 zeros). */
+  prev_hash: string;
+  /** Hex SHA-256 over `prev_hash` and the row's fields (`core/audit/audit-hash.ts`). */
+  hash: string;
+}
+
+/** The one row naming the audit chain's newest id and hash (id 0 and 64 zeros before the first row). */
+export interface AuditChainHeadTable {
+  singleton: number;
+  last_id: number;
+  last_hash: string;
+}
+
 export interface Database {
+  audit_log: AuditLogTable;
+  audit_chain_head: AuditChainHeadTable;
   usage_report_credentials: UsageReportCredentialsTable;
   reconciliation_runs: ReconciliationRunsTable;
   reconciliation_differences: ReconciliationDifferencesTable;
