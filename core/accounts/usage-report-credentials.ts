@@ -8,7 +8,8 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/db-types.ts';
-import { lockForWrite, nowIso } from '../store/store.ts';
+import { nowIso } from '../store/store.ts';
+import type { SealedTable } from './reseal-table.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
 
 /** A stored admin credential as the CLI and APIs show it: never the key. */
@@ -97,22 +98,9 @@ export async function countUsageReportCredentials(db: Kysely<Database>): Promise
   return Number(row.n);
 }
 
-/**
- * Re-seals every admin credential under `to.current` inside `trx` (those already under it are
- * skipped); `tollgate secret rotate` calls it with `resealAll`. Returns how many were re-sealed.
- */
-export async function resealUsageReportCredentials(trx: Kysely<Database>, from: Keyring, to: Keyring): Promise<number> {
-  await lockForWrite(trx, 'usage_report_credentials');
-  const rows = await trx.selectFrom('usage_report_credentials').selectAll().orderBy('provider').execute();
-  let count = 0;
-  for (const row of rows) {
-    if (row.key_id === to.current.id) continue;
-    const clear = open({ ciphertext: row.ciphertext, nonce: row.nonce, authTag: row.auth_tag, keyId: row.key_id }, from, aadOf(row.provider));
-    const sealed = seal(clear, to, aadOf(row.provider));
-    await trx.updateTable('usage_report_credentials')
-      .set({ ciphertext: sealed.ciphertext, nonce: sealed.nonce, auth_tag: sealed.authTag, key_id: sealed.keyId, updated_at: nowIso() })
-      .where('provider', '=', row.provider).execute();
-    count++;
-  }
-  return count;
-}
+/** The admin credentials as `resealTable` (`tollgate secret rotate`, with `resealAll`) re-seals them. */
+export const USAGE_REPORT_SEALED_TABLE: SealedTable = {
+  table: 'usage_report_credentials',
+  keyColumn: 'provider',
+  aadOf: (row) => aadOf(row.provider as string),
+};
