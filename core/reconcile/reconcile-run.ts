@@ -21,8 +21,9 @@ import { usd, usdToNanos } from '../money/money.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Log } from '../runtime/log.ts';
 import { compareUsage, type DifferenceRow } from './compare-usage.ts';
-import { ledgerUsage } from './ledger-usage.ts';
-import { getRun, saveRun, setAlertState, type DifferenceView, type RunView } from './reconciliation-runs.ts';
+import { compareKeys, type KeyDifferenceRow } from './compare-keys.ts';
+import { ledgerUsage, ledgerUsageByKey } from './ledger-usage.ts';
+import { getRun, saveRun, setAlertState, type RunDetail } from './reconciliation-runs.ts';
 import { REPORT_SOURCES } from './report-sources.ts';
 import type { DayRange, UsageReportSourceFactory } from './usage-report-source.ts';
 
@@ -73,7 +74,7 @@ export class NoReportCredentialError extends Error {
 /** Runs one reconciliation and returns the stored run with its rows. @throws NoReportCredentialError */
 export async function runReconciliation(
   deps: ReconcileDeps, settings: ReconcileSettings, request: ReconcileRequest,
-): Promise<RunView & { differences: DifferenceView[] }> {
+): Promise<RunDetail> {
   const startedAt = nowIso(deps.clock());
   const credentials = await openUsageReportCredentials(deps.db, deps.keyring, request.providers);
   if (credentials.length === 0) throw new NoReportCredentialError(request.providers);
@@ -81,6 +82,7 @@ export async function runReconciliation(
   const priceOf = await priceLookup(deps.db);
   const tolerance = { percent: settings.tolerancePercent, floorNanos: usdToNanos(settings.toleranceUsd) };
   const rows: DifferenceRow[] = [];
+  const keyRows: KeyDifferenceRow[] = [];
   const errors: string[] = [];
   for (const credential of credentials) {
     const factory = sources.get(credential.kind);
@@ -92,11 +94,13 @@ export async function runReconciliation(
       const report = await factory({ adminKey: credential.adminKey, baseUrl: credential.baseUrl }, { timeoutMs: settings.timeoutMs }).fetch(request.range);
       const ledger = await ledgerUsage(deps.db, request.range, [credential.provider]);
       rows.push(...compareUsage(ledger, report, { provider: credential.provider, tolerance, priceOf, gatewayKeyIds: credential.gatewayKeyIds }));
+      const byKey = await ledgerUsageByKey(deps.db, request.range, credential.provider);
+      keyRows.push(...compareKeys(byKey, report, { provider: credential.provider, tolerance, priceOf, gatewayKeyIds: credential.gatewayKeyIds, keyMap: credential.keyMap }));
     } catch (err) {
       errors.push(`${credential.provider}: ${(err as Error).message}`);
     }
   }
-  const flagged = rows.filter((row) => row.flagged);
+  const flagged = [...rows, ...keyRows].filter((row) => row.flagged);
   const runId = await saveRun(deps.db, {
     startedAt, finishedAt: nowIso(deps.clock()), fromDay: request.range.fromDay, toDay: request.range.toDay,
     providers: credentials.map((c) => c.provider), trigger: request.trigger,
@@ -104,7 +108,7 @@ export async function runReconciliation(
     ledgerCostNanos: rows.reduce((sum, row) => sum + row.ledger.costNanos, 0),
     reportCostNanos: rows.reduce((sum, row) => sum + (row.report.costNanos ?? 0), 0),
     error: errors.length > 0 ? errors.join('; ') : null,
-  }, rows);
+  }, rows, keyRows);
   if (errors.length > 0) deps.log?.warn('reconciliation could not read every report', { runId, errors });
   if (flagged.length > 0) await alert(deps, settings, runId);
   return (await getRun(deps.db, runId))!;
@@ -145,7 +149,7 @@ async function alert(deps: ReconcileDeps, settings: ReconcileSettings, runId: nu
 }
 
 /** The webhook's JSON body: the run's totals and its flagged rows with their causes. */
-export function alertPayload(run: RunView & { differences: DifferenceView[] }): Record<string, unknown> {
+export function alertPayload(run: RunDetail): Record<string, unknown> {
   return {
     type: 'reconciliation.flagged',
     run_id: run.id,
@@ -161,6 +165,11 @@ export function alertPayload(run: RunView & { differences: DifferenceView[] }): 
       day: d.day, provider: d.provider, model: d.model,
       ledger_cost_usd: d.ledger.cost_usd, report_cost_usd: d.report.cost_usd,
       difference_usd: usd(((d.report.cost_nanos ?? 0) - d.ledger.cost_nanos)),
+      causes: d.causes,
+    })),
+    key_differences: run.key_differences.filter((d) => d.flagged).map((d) => ({
+      day: d.day, provider: d.provider, model: d.model, api_key_id: d.api_key_id, upstream_key: d.upstream_key, tollgate_key: d.tollgate_key,
+      ledger_cost_usd: d.ledger.cost_usd, report_cost_usd: d.report.cost_usd, report_tokens: d.report.input_tokens + d.report.output_tokens,
       causes: d.causes,
     })),
   };

@@ -75,6 +75,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     billed_price: ex.cost?.price ? billedPriceJson(ex.cost.price) : null,
     error_plugin: ex.errorPlugin ?? null,
     plugin_fields: ex.logFields === null ? null : JSON.stringify(ex.logFields),
+    upstream_key: ex.target?.upstreamKey ?? null,
   };
 }
 
