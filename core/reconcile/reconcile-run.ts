@@ -16,14 +16,14 @@ import { nowIso } from '../store/store.ts';
 import type { Keyring } from '../accounts/secret-box.ts';
 import { openUsageReportCredentials } from '../accounts/usage-report-credentials.ts';
 import { listPrices, toModelPrice, type ModelPrice } from '../money/price-table.ts';
-import { postSignedWebhook } from '../money/signed-webhook.ts';
 import { usd, usdToNanos } from '../money/money.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { Log } from '../runtime/log.ts';
+import { createLog, type Log } from '../runtime/log.ts';
 import { compareUsage, type DifferenceRow } from './compare-usage.ts';
 import { compareKeys, type KeyDifferenceRow } from './compare-keys.ts';
 import { ledgerUsage, ledgerUsageByKey } from './ledger-usage.ts';
 import { getRun, saveRun, setAlertState, type RunDetail } from './reconciliation-runs.ts';
+import { createReconciliationAlertDelivery, enqueueReconciliationAlert } from './reconciliation-alerts.ts';
 import { REPORT_SOURCES } from './report-sources.ts';
 import type { DayRange, UsageReportSourceFactory } from './usage-report-source.ts';
 
@@ -56,10 +56,6 @@ export interface ReconcileRequest {
   providers?: readonly string[];
   trigger: ReconciliationTrigger;
 }
-
-/** Webhook attempts for a flagged run, and the pause after a failed one, ms. */
-const ALERT_ATTEMPTS = 3;
-const ALERT_RETRY_MS = 1000;
 
 /** Thrown when there is nothing to reconcile with: no admin credential (for the providers asked). */
 export class NoReportCredentialError extends Error {
@@ -124,28 +120,21 @@ async function priceLookup(db: Kysely<Database>): Promise<(model: string) => Mod
   return (model) => map.get(model) ?? map.get(model.replace(/-(\d{4}-\d{2}-\d{2}|\d{8})$/, '')) ?? null;
 }
 
-/** Sends the flagged run's webhook (a few attempts) and records how it went. */
+/**
+ * Queues the flagged run's webhook (durable, `reconciliation-alerts.ts`) and makes its first attempt
+ * now; a failed one stays pending for `tollgate serve`'s retries.
+ */
 async function alert(deps: ReconcileDeps, settings: ReconcileSettings, runId: number): Promise<void> {
   if (!settings.webhookUrl || !settings.secret) {
     await setAlertState(deps.db, runId, 'unsent');
     return;
   }
   const run = (await getRun(deps.db, runId))!;
-  const body = JSON.stringify(alertPayload(run));
-  let error: string | null = 'not sent';
-  for (let attempt = 1; attempt <= ALERT_ATTEMPTS && error !== null; attempt++) {
-    if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, ALERT_RETRY_MS));
-    try {
-      error = await postSignedWebhook({
-        url: settings.webhookUrl, secret: settings.secret, body, timestampSec: Math.floor(deps.clock() / 1000),
-        userAgent: 'tollgate-reconciliation', headers: { 'x-tollgate-alert-id': `reconciliation-${runId}` }, timeoutMs: settings.timeoutMs,
-      });
-    } catch (err) {
-      error = (err as Error).message;
-    }
-  }
-  await setAlertState(deps.db, runId, error === null ? 'delivered' : 'failed');
-  if (error !== null) deps.log?.error('reconciliation alert not delivered', { runId, error });
+  await enqueueReconciliationAlert(deps.db, runId, JSON.stringify(alertPayload(run)), nowIso(deps.clock()));
+  const log = deps.log ?? createLog('error', () => {});
+  const delivery = createReconciliationAlertDelivery(deps.db, { webhookUrl: settings.webhookUrl, secret: settings.secret, timeoutMs: settings.timeoutMs, pollIntervalMs: 0 }, deps.clock, log);
+  await delivery.drain();
+  await delivery.close();
 }
 
 /** The webhook's JSON body: the run's totals and its flagged rows with their causes. */

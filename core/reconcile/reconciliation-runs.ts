@@ -112,9 +112,11 @@ export async function setAlertState(db: Kysely<Database>, runId: number, state: 
 type RunRow = Awaited<ReturnType<typeof selectRuns>>[number];
 
 function selectRuns(db: Kysely<Database>, limit: number, id?: number) {
-  let query = db.selectFrom('reconciliation_runs').selectAll();
-  if (id !== undefined) query = query.where('id', '=', id);
-  return query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  let query = db.selectFrom('reconciliation_runs')
+    .leftJoin('reconciliation_alerts', 'reconciliation_alerts.run_id', 'reconciliation_runs.id')
+    .selectAll('reconciliation_runs').select('reconciliation_alerts.state as queued_alert_state');
+  if (id !== undefined) query = query.where('reconciliation_runs.id', '=', id);
+  return query.orderBy('reconciliation_runs.started_at', 'desc').orderBy('reconciliation_runs.id', 'desc').limit(limit).execute();
 }
 
 function toRunView(row: RunRow): RunView {
@@ -123,7 +125,7 @@ function toRunView(row: RunRow): RunView {
     providers: JSON.parse(row.providers) as string[], trigger: row.trigger, state: row.state, flagged_rows: Number(row.flagged_rows),
     ledger_cost_nanos: Number(row.ledger_cost_nanos), ledger_cost_usd: usd(Number(row.ledger_cost_nanos)),
     report_cost_nanos: Number(row.report_cost_nanos), report_cost_usd: usd(Number(row.report_cost_nanos)),
-    error: row.error, alert_state: row.alert_state,
+    error: row.error, alert_state: row.alert_state ?? (row.queued_alert_state === 'pending' ? 'pending' : null),
   };
 }
 

@@ -298,6 +298,34 @@ describe('reconciliation with OpenAI and Anthropic reports', () => {
     assert.deepEqual(page.data[0]!.results.map((r) => [r.api_key_id, r.num_model_requests, r.input_cache_write_tokens]), [[null, 4, 100_000]]);
     await setUsageReportCredential(store.db, keyring, { provider: 'openai', kind: 'openai', adminKey: OPENAI_ADMIN_KEY, baseUrl: `${sim.origin}/v1`, gatewayKeyIds: ['key_tollgate'] });
   });
+
+  it('keeps a flagged run\'s webhook that the receiver refused pending, and the job of a restarted gateway delivers it', async () => {
+    const down = await startWebhookReceiver({ statuses: [500] });
+    after(() => down.close());
+    await writeLogRows(store, [ledgerRow('openai', GPT, '2026-10-27', { prompt: 2_000_000, cached: 500_000, output: 1_000_000 }, GPT_PRICE)]);
+    const run = await runReconciliation({ db: store.db, keyring, clock: Date.now, log }, settings(down.url),
+      { range: { fromDay: '2026-10-27', toDay: '2026-10-27' }, providers: ['openai'], trigger: 'cli' });
+    assert.equal(run.state, 'flagged');
+    await down.waitFor(1);
+    assert.equal(run.alert_state, 'pending');
+    const queued = await store.db.selectFrom('reconciliation_alerts').selectAll().where('run_id', '=', run.id).executeTakeFirstOrThrow();
+    assert.deepEqual([queued.state, Number(queued.attempts)], ['pending', 1]);
+    assert.match(queued.last_error!, /^HTTP 500/);
+    assert.ok(queued.next_attempt_at! > new Date().toISOString());
+    // A new process (its job over the same database), once the retry is due.
+    const later = () => Date.now() + 2 * 3_600_000;
+    const job = createReconcileJob({ db: store.db, keyring: () => keyring, clock: later, log, leases: { tryAcquire: async () => false } },
+      { ...settings(down.url), enabled: false, timeOfDay: '04:00', lookbackDays: 1 });
+    await job.retryAlerts();
+    await job.close();
+    assert.equal(down.received.length, 2);
+    assert.equal(down.received[1]!.raw, down.received[0]!.raw);
+    assert.equal(down.received[1]!.headers['x-tollgate-alert-id'], `reconciliation-${run.id}`);
+    const [listed] = (await listRuns(store.db, 200)).filter((r) => r.id === run.id);
+    assert.equal(listed!.alert_state, 'delivered');
+    const delivered = await store.db.selectFrom('reconciliation_alerts').selectAll().where('run_id', '=', run.id).executeTakeFirstOrThrow();
+    assert.deepEqual([delivered.state, Number(delivered.attempts), delivered.next_attempt_at], ['delivered', 2, null]);
+  });
 });
 
 describe('reconciliation of a ledger written by a real gateway, through the CLI and the admin API', () => {
