@@ -688,7 +688,7 @@ CREATE TABLE reconciliation_key_differences (
   PRIMARY KEY (run_id, day, provider, model, api_key_id)
 ) STRICT;
 CREATE TABLE reconciliation_alerts (
-  run_id INTEGER PRIMARY KEY REFERENCES reconciliation_runs (id) ON DELETE CASCADE,
+  run_id INTEGER NOT NULL PRIMARY KEY REFERENCES reconciliation_runs (id) ON DELETE CASCADE,
   payload TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
   attempts INTEGER NOT NULL DEFAULT 0,
