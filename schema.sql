@@ -754,7 +754,7 @@ CREATE INDEX audit_log_by_time ON audit_log (at, id);
 CREATE INDEX audit_log_by_actor ON audit_log (actor, id);
 CREATE INDEX audit_log_by_action ON audit_log (action, id);
 CREATE TABLE audit_chain_head (
-  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  singleton INTEGER NOT NULL PRIMARY KEY CHECK (singleton = 1),
   last_id INTEGER NOT NULL,
   last_hash TEXT NOT NULL
 ) STRICT;
@@ -796,6 +796,86 @@ CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
   FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
   FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+
+-- version: 25
+-- Reconciliation per provider key and its durable webhook (docs/reconciliation.md).
+-- `llm_requests.upstream_key`: the non-secret fingerprint of the upstream credential that served the
+-- request (a pooled key's, the provider's shared key's or the user's own: "…" + its last four
+-- characters, or "#" + 8 hex of its SHA-256 when it is short); NULL when no upstream was reached.
+-- `usage_report_credentials.key_map`: JSON object of the provider's own key ids (OpenAI and
+-- Anthropic `api_key_id`) to those fingerprints, told by the operator (`--key-map`).
+-- `reconciliation_key_differences`: a run's rows per day × provider × model × provider key id, where
+-- the report names the key; `upstream_key` NULL = a key that is not Tollgate's. The report bills no
+-- key, so its cost is the price table's price of its tokens.
+-- `reconciliation_alerts`: the durable queue of flagged runs' webhooks (as budget_alerts).
+ALTER TABLE llm_requests ADD COLUMN upstream_key TEXT;
+ALTER TABLE usage_report_credentials ADD COLUMN key_map TEXT;
+CREATE TABLE reconciliation_key_differences (
+  run_id INTEGER NOT NULL REFERENCES reconciliation_runs (id) ON DELETE CASCADE,
+  day TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  api_key_id TEXT NOT NULL,
+  upstream_key TEXT,
+  tollgate_key INTEGER NOT NULL CHECK (tollgate_key IN (0, 1)),
+  ledger_requests INTEGER NOT NULL,
+  ledger_input_tokens INTEGER NOT NULL,
+  ledger_output_tokens INTEGER NOT NULL,
+  ledger_cost_nanos INTEGER NOT NULL,
+  report_requests INTEGER,
+  report_input_tokens INTEGER NOT NULL,
+  report_output_tokens INTEGER NOT NULL,
+  report_cost_nanos INTEGER,
+  flagged INTEGER NOT NULL CHECK (flagged IN (0, 1)),
+  causes TEXT NOT NULL,
+  PRIMARY KEY (run_id, day, provider, model, api_key_id)
+) STRICT;
+CREATE TABLE reconciliation_alerts (
+  run_id INTEGER NOT NULL PRIMARY KEY REFERENCES reconciliation_runs (id) ON DELETE CASCADE,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  -- When a 'pending' row is due; NULL in every other state.
+  next_attempt_at TEXT,
+  created_at TEXT NOT NULL,
+  delivered_at TEXT,
+  last_error TEXT
+) STRICT;
+CREATE INDEX reconciliation_alerts_due ON reconciliation_alerts (next_attempt_at) WHERE state = 'pending';
+-- postgres:
+ALTER TABLE llm_requests ADD COLUMN upstream_key text COLLATE "C";
+ALTER TABLE usage_report_credentials ADD COLUMN key_map text COLLATE "C";
+CREATE TABLE reconciliation_key_differences (
+  run_id bigint NOT NULL REFERENCES reconciliation_runs (id) ON DELETE CASCADE,
+  day text COLLATE "C" NOT NULL,
+  provider text COLLATE "C" NOT NULL,
+  model text COLLATE "C" NOT NULL,
+  api_key_id text COLLATE "C" NOT NULL,
+  upstream_key text COLLATE "C",
+  tollgate_key smallint NOT NULL CHECK (tollgate_key IN (0, 1)),
+  ledger_requests bigint NOT NULL,
+  ledger_input_tokens bigint NOT NULL,
+  ledger_output_tokens bigint NOT NULL,
+  ledger_cost_nanos bigint NOT NULL,
+  report_requests bigint,
+  report_input_tokens bigint NOT NULL,
+  report_output_tokens bigint NOT NULL,
+  report_cost_nanos bigint,
+  flagged smallint NOT NULL CHECK (flagged IN (0, 1)),
+  causes text COLLATE "C" NOT NULL,
+  PRIMARY KEY (run_id, day, provider, model, api_key_id)
+);
+CREATE TABLE reconciliation_alerts (
+  run_id bigint PRIMARY KEY REFERENCES reconciliation_runs (id) ON DELETE CASCADE,
+  payload text COLLATE "C" NOT NULL,
+  state text COLLATE "C" NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts bigint NOT NULL DEFAULT 0,
+  next_attempt_at text COLLATE "C",
+  created_at text COLLATE "C" NOT NULL,
+  delivered_at text COLLATE "C",
+  last_error text COLLATE "C"
+);
+CREATE INDEX reconciliation_alerts_due ON reconciliation_alerts (next_attempt_at) WHERE state = 'pending';
 
 -- postgres baseline: 13
 CREATE TABLE gateway_users (

@@ -114,7 +114,7 @@ const server = createServer((req, res) => {
           status, error_code: null, prompt_tokens: usage?.prompt_tokens ?? prompt, completion_tokens: completion, cached_tokens: 0,
           latency_ms: Math.round(performance.now() - startedAt), ttft_ms: ttftMs, stream: body.stream ? 1 : 0, created_at: nowIso(startedAtMs),
           cache_write_tokens: 0, cost_nanos: costNanos, usage_estimated: 0, unpriced: 0, endpoint: 'chat.completions.create', attempts: null,
-          usage_reported: usage ? JSON.stringify(usage) : null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null,
+          usage_reported: usage ? JSON.stringify(usage) : null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null, upstream_key: null,
         },
       });
     };

@@ -18,6 +18,24 @@ interface CredentialOptions {
   kind?: string;
   adminKeyStdin?: boolean;
   gatewayKeyIds?: string;
+  keyMap?: Record<string, string>;
+}
+
+/**
+ * `--key-map key_abc=…a1b2,key_def=#1f2e3d4c`: the provider's own key ids (its usage report's
+ * `api_key_id`) to the fingerprints Tollgate logs for its credentials (`upstream_key`, shown by
+ * `GET /admin/api/upstream-health`).
+ */
+function parseKeyMap(value: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const equals = pair.indexOf('=');
+    const id = pair.slice(0, equals).trim();
+    const fingerprint = pair.slice(equals + 1).trim();
+    if (equals <= 0 || !fingerprint) throw new CliError(`--key-map takes PROVIDER_KEY_ID=FINGERPRINT pairs separated by commas (e.g. key_abc=…a1b2), got "${pair}"`);
+    map[id] = fingerprint;
+  }
+  return map;
 }
 
 function parseProviderId(value: string): string {
@@ -93,6 +111,7 @@ function addAdminCommands(credentials: Command): void {
     .requiredOption('--admin-key-stdin', 'read the admin key (sk-admin-..., sk-ant-admin...) from standard input')
     .option('--base-url <url>', "the report API's base URL (OpenAI: https://api.openai.com/v1, Anthropic: https://api.anthropic.com)", parseBaseUrl)
     .option('--gateway-key-ids <ids>', "comma-separated provider-side ids of the keys Tollgate uses (usage on any other key is named as used outside Tollgate)")
+    .option('--key-map <pairs>', "provider key id=Tollgate credential fingerprint pairs, comma-separated (key_abc=…a1b2): reconciliation then compares each of those keys with the log's requests on it", parseKeyMap)
     .option('--json', 'print JSON')
     .action(async (options: CredentialOptions) => {
       const kind = options.kind ?? options.provider!;
@@ -102,7 +121,7 @@ function addAdminCommands(credentials: Command): void {
       const gatewayKeyIds = options.gatewayKeyIds ? options.gatewayKeyIds.split(',').map((id) => id.trim()).filter(Boolean) : null;
       const keyring = loadKeyring(resolveDataDir(options.dataDir));
       const view = await withStore(options, (store) => setUsageReportCredential(store.db, keyring, {
-        provider: options.provider!, kind, adminKey, baseUrl: options.baseUrl ?? null, gatewayKeyIds,
+        provider: options.provider!, kind, adminKey, baseUrl: options.baseUrl ?? null, gatewayKeyIds, keyMap: options.keyMap ?? null,
       }));
       if (options.json) printJson(view);
       else process.stdout.write(`Stored the ${view.provider} admin key ${view.hint} (${view.kind} reports). \`tollgate reconcile\` and the daily run use it from now on.\n`);
@@ -113,7 +132,9 @@ function addAdminCommands(credentials: Command): void {
     .action(async (options: CredentialOptions) => {
       const rows = await withStore(options, (store) => listUsageReportCredentials(store.db), 'reads');
       if (options.json) printJson(rows);
-      else printTable(rows.map((r) => ({ ...r, gateway_key_ids: r.gateway_key_ids?.join(',') ?? null })), ['provider', 'kind', 'hint', 'base_url', 'gateway_key_ids', 'updated_at']);
+      else printTable(rows.map((r) => ({ ...r, gateway_key_ids: r.gateway_key_ids?.join(',') ?? null,
+        key_map: r.key_map ? Object.entries(r.key_map).map(([id, fingerprint]) => `${id}=${fingerprint}`).join(',') : null })),
+      ['provider', 'kind', 'hint', 'base_url', 'gateway_key_ids', 'key_map', 'updated_at']);
     });
 
   addDataDirOption(credentials.command('delete-admin').description("delete a provider's admin credential"))

@@ -92,6 +92,12 @@ export interface Target {
    * system prompt, tokenizer scale), from `Provider.promptTokenRules`; absent = OpenAI's defaults.
    */
   promptTokenRules?: PromptTokenRules;
+  /**
+   * The non-secret fingerprint of the credential the call is sent with (a pooled key's, the shared
+   * key's or the user's own: `…` + its last four characters), for the log row's `upstream_key` and
+   * reconciliation per provider key; absent = not told (a target set by hand).
+   */
+  upstreamKey?: string;
 }
 
 export interface Exchange {

@@ -6,9 +6,10 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, ProviderCredentialsTable } from '../store/db-types.ts';
-import { lockForWrite, nowIso, prepareQuery, type Store } from '../store/store.ts';
+import { nowIso, prepareQuery, type Store } from '../store/store.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
-import { resealUsageReportCredentials } from './usage-report-credentials.ts';
+import { resealTable, type SealedTable } from './reseal-table.ts';
+import { USAGE_REPORT_SEALED_TABLE } from './usage-report-credentials.ts';
 
 /** A stored credential as shown by the CLI and APIs: never the key itself. */
 export interface ProviderCredentialView {
@@ -117,20 +118,11 @@ export function createCredentialReader(store: Store): CredentialReader {
  */
 export async function resealAll(db: Kysely<Database>, from: Keyring, to: Keyring): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    await lockForWrite(trx, 'provider_credentials');
-    const rows = await trx.selectFrom('provider_credentials').select(SEALED_COLUMNS).orderBy('id').execute();
-    let count = 0;
-    for (const row of rows) {
-      if (row.key_id === to.current.id) continue;
-      const sealed = seal(openRow(row, from), to, aadOf(row.gateway_user_id, row.provider));
-      await trx.updateTable('provider_credentials')
-        .set({ ciphertext: sealed.ciphertext, nonce: sealed.nonce, auth_tag: sealed.authTag, key_id: sealed.keyId, updated_at: nowIso() })
-        .where('id', '=', row.id)
-        .execute();
-      count++;
-    }
+    const providerCredentials: SealedTable = {
+      table: 'provider_credentials', keyColumn: 'id', aadOf: (row) => aadOf(row.gateway_user_id as number | null, row.provider as string),
+    };
     // The admin (usage report) credentials are sealed under the same master key.
-    return count + await resealUsageReportCredentials(trx, from, to);
+    return await resealTable(trx, providerCredentials, from, to) + await resealTable(trx, USAGE_REPORT_SEALED_TABLE, from, to);
   });
 }
 

@@ -8,7 +8,8 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/db-types.ts';
-import { lockForWrite, nowIso } from '../store/store.ts';
+import { nowIso } from '../store/store.ts';
+import type { SealedTable } from './reseal-table.ts';
 import { maskSecret, open, seal, type Keyring } from './secret-box.ts';
 
 /** A stored admin credential as the CLI and APIs show it: never the key. */
@@ -20,6 +21,8 @@ export interface UsageReportCredentialView {
   base_url: string | null;
   /** The provider-side ids of the keys Tollgate uses; null = not told. */
   gateway_key_ids: string[] | null;
+  /** The provider's own key ids → the fingerprints of the Tollgate credentials they are (`…a1b2`); null = not told. */
+  key_map: Record<string, string> | null;
   key_id: string;
   created_at: string;
   updated_at: string;
@@ -32,29 +35,36 @@ export interface OpenedUsageReportCredential {
   adminKey: string;
   baseUrl: string | null;
   gatewayKeyIds: string[] | null;
+  /** Provider key id → Tollgate credential fingerprint; null = not told. */
+  keyMap: Record<string, string> | null;
 }
 
 function aadOf(provider: string): string {
   return `usage_report_credentials:${provider}`;
 }
 
-const VIEW_COLUMNS = ['provider', 'kind', 'hint', 'base_url', 'gateway_key_ids', 'key_id', 'created_at', 'updated_at'] as const;
+const VIEW_COLUMNS = ['provider', 'kind', 'hint', 'base_url', 'gateway_key_ids', 'key_map', 'key_id', 'created_at', 'updated_at'] as const;
 
-function toView(row: { gateway_key_ids: string | null } & Omit<UsageReportCredentialView, 'gateway_key_ids'>): UsageReportCredentialView {
-  return { ...row, gateway_key_ids: row.gateway_key_ids === null ? null : JSON.parse(row.gateway_key_ids) as string[] };
+function toView(row: { gateway_key_ids: string | null; key_map: string | null } & Omit<UsageReportCredentialView, 'gateway_key_ids' | 'key_map'>): UsageReportCredentialView {
+  return { ...row, gateway_key_ids: parseJson<string[]>(row.gateway_key_ids), key_map: parseJson<Record<string, string>>(row.key_map) };
+}
+
+function parseJson<T>(text: string | null): T | null {
+  return text === null ? null : JSON.parse(text) as T;
 }
 
 /** Stores (or replaces) the admin credential of `provider`. */
 export async function setUsageReportCredential(
   db: Kysely<Database>, keyring: Keyring,
-  input: { provider: string; kind: string; adminKey: string; baseUrl?: string | null; gatewayKeyIds?: string[] | null },
+  input: { provider: string; kind: string; adminKey: string; baseUrl?: string | null; gatewayKeyIds?: string[] | null; keyMap?: Record<string, string> | null },
 ): Promise<UsageReportCredentialView> {
   const sealed = seal(input.adminKey, keyring, aadOf(input.provider));
   const now = nowIso();
   const values = {
     kind: input.kind, ciphertext: sealed.ciphertext, nonce: sealed.nonce, auth_tag: sealed.authTag, key_id: sealed.keyId,
     hint: maskSecret(input.adminKey), base_url: input.baseUrl ?? null,
-    gateway_key_ids: input.gatewayKeyIds ? JSON.stringify(input.gatewayKeyIds) : null, updated_at: now,
+    gateway_key_ids: input.gatewayKeyIds ? JSON.stringify(input.gatewayKeyIds) : null,
+    key_map: input.keyMap ? JSON.stringify(input.keyMap) : null, updated_at: now,
   };
   const row = await db.insertInto('usage_report_credentials').values({ provider: input.provider, created_at: now, ...values })
     .onConflict((oc) => oc.column('provider').doUpdateSet(values))
@@ -87,7 +97,8 @@ export async function openUsageReportCredentials(db: Kysely<Database>, keyring: 
     kind: row.kind,
     adminKey: open({ ciphertext: row.ciphertext, nonce: row.nonce, authTag: row.auth_tag, keyId: row.key_id }, keyring, aadOf(row.provider)),
     baseUrl: row.base_url,
-    gatewayKeyIds: row.gateway_key_ids === null ? null : JSON.parse(row.gateway_key_ids) as string[],
+    gatewayKeyIds: parseJson<string[]>(row.gateway_key_ids),
+    keyMap: parseJson<Record<string, string>>(row.key_map),
   }));
 }
 
@@ -97,22 +108,9 @@ export async function countUsageReportCredentials(db: Kysely<Database>): Promise
   return Number(row.n);
 }
 
-/**
- * Re-seals every admin credential under `to.current` inside `trx` (those already under it are
- * skipped); `tollgate secret rotate` calls it with `resealAll`. Returns how many were re-sealed.
- */
-export async function resealUsageReportCredentials(trx: Kysely<Database>, from: Keyring, to: Keyring): Promise<number> {
-  await lockForWrite(trx, 'usage_report_credentials');
-  const rows = await trx.selectFrom('usage_report_credentials').selectAll().orderBy('provider').execute();
-  let count = 0;
-  for (const row of rows) {
-    if (row.key_id === to.current.id) continue;
-    const clear = open({ ciphertext: row.ciphertext, nonce: row.nonce, authTag: row.auth_tag, keyId: row.key_id }, from, aadOf(row.provider));
-    const sealed = seal(clear, to, aadOf(row.provider));
-    await trx.updateTable('usage_report_credentials')
-      .set({ ciphertext: sealed.ciphertext, nonce: sealed.nonce, auth_tag: sealed.authTag, key_id: sealed.keyId, updated_at: nowIso() })
-      .where('provider', '=', row.provider).execute();
-    count++;
-  }
-  return count;
-}
+/** The admin credentials as `resealTable` (`tollgate secret rotate`, with `resealAll`) re-seals them. */
+export const USAGE_REPORT_SEALED_TABLE: SealedTable = {
+  table: 'usage_report_credentials',
+  keyColumn: 'provider',
+  aadOf: (row) => aadOf(row.provider as string),
+};

@@ -153,7 +153,7 @@ function aggregateReport(report: UsageReport): Map<string, ReportSide> {
 }
 
 /** |a − b| beyond `percent` of the larger (integer basis points). */
-function beyondPercent(a: number, b: number, percent: number): boolean {
+export function beyondPercent(a: number, b: number, percent: number): boolean {
   const basisPoints = BigInt(Math.round(percent * 100));
   return BigInt(Math.abs(a - b)) * 10_000n > basisPoints * BigInt(Math.max(Math.abs(a), Math.abs(b)));
 }

@@ -67,3 +67,37 @@ export async function ledgerUsage(db: Kysely<Database>, range: DayRange, provide
     costNanos: Number(row.cost_nanos ?? 0),
   }));
 }
+
+/** The ledger's sums for one day × provider × model × upstream credential (its fingerprint). */
+export interface LedgerKeyUsage {
+  day: string;
+  provider: string;
+  model: string;
+  /** The fingerprint of the credential that served (`llm_requests.upstream_key`, `…a1b2`). */
+  upstreamKey: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Integer nano-USD. */
+  costNanos: number;
+}
+
+/**
+ * The ledger's sums over `range` for `provider` per upstream credential (rows logged before schema
+ * v25, or that reached no upstream, have none and are left out), ordered by day, model, key.
+ */
+export async function ledgerUsageByKey(db: Kysely<Database>, range: DayRange, provider: string): Promise<LedgerKeyUsage[]> {
+  const { rows } = await sql<{ day: string; model: string; upstream_key: string; requests: number | string; input_tokens: number | string | null; output_tokens: number | string | null; cost_nanos: number | string | null }>`
+    SELECT substr(created_at, 1, 10) AS day, coalesce(model_served, model_requested, '') AS model, upstream_key,
+      sum(CASE WHEN status < 400 OR coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) > 0 THEN 1 ELSE 0 END) AS requests,
+      sum(coalesce(prompt_tokens, 0)) AS input_tokens, sum(coalesce(completion_tokens, 0)) AS output_tokens, sum(coalesce(cost_nanos, 0)) AS cost_nanos
+    FROM llm_requests
+    WHERE created_at >= ${`${range.fromDay}T00:00:00.000Z`} AND created_at < ${`${nextDay(range.toDay)}T00:00:00.000Z`}
+      AND attempts IS NOT NULL AND provider = ${provider} AND upstream_key IS NOT NULL
+    GROUP BY substr(created_at, 1, 10), coalesce(model_served, model_requested, ''), upstream_key
+    ORDER BY 1, 2, 3`.execute(db);
+  return rows.map((row) => ({
+    day: row.day, provider, model: row.model, upstreamKey: row.upstream_key, requests: Number(row.requests),
+    inputTokens: Number(row.input_tokens ?? 0), outputTokens: Number(row.output_tokens ?? 0), costNanos: Number(row.cost_nanos ?? 0),
+  }));
+}

@@ -2,13 +2,15 @@
  * OpenAI's usage and cost reports, read with an organization admin key (`sk-admin-...`):
  * - `GET /v1/organization/usage/completions` and `/usage/embeddings`: daily buckets (`bucket_width=1d`,
  *   `start_time`/`end_time` unix seconds, end exclusive) of results grouped by `model`, `api_key_id`,
- *   `project_id`: `input_tokens` (cached included), `input_cached_tokens`, `output_tokens`,
- *   `num_model_requests`.
+ *   `project_id`: `input_tokens` (cached and cache-write tokens included), `input_cached_tokens`,
+ *   `input_cache_write_tokens` (30-minute retention) and `input_cache_write_12h_tokens` (12-hour), both
+ *   optional and absent from older reports, `output_tokens`, `num_model_requests`.
  * - `GET /v1/organization/costs`: daily buckets of `{amount: {value, currency}, line_item, project_id}`
  *   grouped by `line_item` and `project_id`; a model's line items read `"<model>, input"`,
  *   `"<model>, cached input"`, `"<model>, output"`.
  * Every endpoint pages with `page` / `has_more` / `next_page` (`report-pages.ts`).
- * Source: platform.openai.com/docs/api-reference/usage and /costs; the OpenAI cookbook's
+ * Source: platform.openai.com/docs/api-reference/usage (the `UsageCompletionsResult` schema of OpenAI's
+ * OpenAPI document) and /costs; the OpenAI cookbook's
  * "How to use the Usage API and Cost API".
  */
 import { decimalToNanos } from './decimal-nanos.ts';
@@ -32,6 +34,8 @@ interface UsageResult {
   project_id?: string | null;
   input_tokens?: number;
   input_cached_tokens?: number;
+  input_cache_write_tokens?: number | null;
+  input_cache_write_12h_tokens?: number | null;
   output_tokens?: number;
   num_model_requests?: number;
 }
@@ -86,7 +90,7 @@ function usageOf(day: string, result: UsageResult): ReportedUsage {
     requests: count(result.num_model_requests),
     inputTokens: count(result.input_tokens),
     cachedInputTokens: count(result.input_cached_tokens),
-    cacheWriteTokens: 0,
+    cacheWriteTokens: count(result.input_cache_write_tokens) + count(result.input_cache_write_12h_tokens),
     outputTokens: count(result.output_tokens),
   };
 }

@@ -6,6 +6,8 @@
  * stored and does nothing. Off while no admin credential is stored: nothing to read the reports with.
  *
  * Never throws out of its timer: a failed run is stored as such (or logged when even that fails).
+ * With a webhook configured it also retries the flagged runs' alerts still pending
+ * (`reconciliation-alerts.ts`), those of `tollgate reconcile` and of before a restart included.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/db-types.ts';
@@ -16,6 +18,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Log } from '../runtime/log.ts';
 import { dayOf, dayStartSec } from './report-pages.ts';
 import { runReconciliation, type ReconcileSettings } from './reconcile-run.ts';
+import { createReconciliationAlertDelivery, RECONCILIATION_ALERT_RETRY } from './reconciliation-alerts.ts';
 
 /** The manifest's `reconciliation` section (`core/manifest-schema.ts`), defaults applied. */
 export interface ReconciliationSettings extends ReconcileSettings {
@@ -36,6 +39,8 @@ export interface ReconcileJobDeps {
 export interface ReconcileJob {
   /** Checks now whether the day's run is due (the timer does it every `CHECK_INTERVAL_MS`); resolves when that check (and a run it started) ends. */
   tick(): Promise<void>;
+  /** Sends the reconciliation alerts due now (the job's timer does it every 30 s); resolves when that round ends. */
+  retryAlerts(): Promise<void>;
   /** Stops the timer and waits for a run in progress. */
   close(): Promise<void>;
 }
@@ -82,12 +87,19 @@ export function createReconcileJob(deps: ReconcileJobDeps, settings: Reconciliat
 
   const timer = settings.enabled ? setInterval(() => void tick(), CHECK_INTERVAL_MS) : null;
   timer?.unref();
+  const alerts = settings.webhookUrl && settings.secret
+    ? createReconciliationAlertDelivery(deps.db, {
+      webhookUrl: settings.webhookUrl, secret: settings.secret, timeoutMs: settings.timeoutMs, pollIntervalMs: RECONCILIATION_ALERT_RETRY.pollIntervalMs,
+    }, deps.clock, deps.log)
+    : null;
   return {
     tick,
+    retryAlerts: () => alerts?.drain() ?? Promise.resolve(),
     async close() {
       closed = true;
       if (timer) clearInterval(timer);
       await running;
+      await alerts?.close();
     },
   };
 }

@@ -16,13 +16,14 @@ import { nowIso } from '../store/store.ts';
 import type { Keyring } from '../accounts/secret-box.ts';
 import { openUsageReportCredentials } from '../accounts/usage-report-credentials.ts';
 import { listPrices, toModelPrice, type ModelPrice } from '../money/price-table.ts';
-import { postSignedWebhook } from '../money/signed-webhook.ts';
 import { usd, usdToNanos } from '../money/money.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { Log } from '../runtime/log.ts';
+import { createLog, type Log } from '../runtime/log.ts';
 import { compareUsage, type DifferenceRow } from './compare-usage.ts';
-import { ledgerUsage } from './ledger-usage.ts';
-import { getRun, saveRun, setAlertState, type DifferenceView, type RunView } from './reconciliation-runs.ts';
+import { compareKeys, type KeyDifferenceRow } from './compare-keys.ts';
+import { ledgerUsage, ledgerUsageByKey } from './ledger-usage.ts';
+import { getRun, saveRun, setAlertState, type RunDetail } from './reconciliation-runs.ts';
+import { createReconciliationAlertDelivery, enqueueReconciliationAlert } from './reconciliation-alerts.ts';
 import { REPORT_SOURCES } from './report-sources.ts';
 import type { DayRange, UsageReportSourceFactory } from './usage-report-source.ts';
 
@@ -56,10 +57,6 @@ export interface ReconcileRequest {
   trigger: ReconciliationTrigger;
 }
 
-/** Webhook attempts for a flagged run, and the pause after a failed one, ms. */
-const ALERT_ATTEMPTS = 3;
-const ALERT_RETRY_MS = 1000;
-
 /** Thrown when there is nothing to reconcile with: no admin credential (for the providers asked). */
 export class NoReportCredentialError extends Error {
   constructor(providers: readonly string[] | undefined) {
@@ -73,7 +70,7 @@ export class NoReportCredentialError extends Error {
 /** Runs one reconciliation and returns the stored run with its rows. @throws NoReportCredentialError */
 export async function runReconciliation(
   deps: ReconcileDeps, settings: ReconcileSettings, request: ReconcileRequest,
-): Promise<RunView & { differences: DifferenceView[] }> {
+): Promise<RunDetail> {
   const startedAt = nowIso(deps.clock());
   const credentials = await openUsageReportCredentials(deps.db, deps.keyring, request.providers);
   if (credentials.length === 0) throw new NoReportCredentialError(request.providers);
@@ -81,6 +78,7 @@ export async function runReconciliation(
   const priceOf = await priceLookup(deps.db);
   const tolerance = { percent: settings.tolerancePercent, floorNanos: usdToNanos(settings.toleranceUsd) };
   const rows: DifferenceRow[] = [];
+  const keyRows: KeyDifferenceRow[] = [];
   const errors: string[] = [];
   for (const credential of credentials) {
     const factory = sources.get(credential.kind);
@@ -92,11 +90,13 @@ export async function runReconciliation(
       const report = await factory({ adminKey: credential.adminKey, baseUrl: credential.baseUrl }, { timeoutMs: settings.timeoutMs }).fetch(request.range);
       const ledger = await ledgerUsage(deps.db, request.range, [credential.provider]);
       rows.push(...compareUsage(ledger, report, { provider: credential.provider, tolerance, priceOf, gatewayKeyIds: credential.gatewayKeyIds }));
+      const byKey = await ledgerUsageByKey(deps.db, request.range, credential.provider);
+      keyRows.push(...compareKeys(byKey, report, { provider: credential.provider, tolerance, priceOf, gatewayKeyIds: credential.gatewayKeyIds, keyMap: credential.keyMap }));
     } catch (err) {
       errors.push(`${credential.provider}: ${(err as Error).message}`);
     }
   }
-  const flagged = rows.filter((row) => row.flagged);
+  const flagged = [...rows, ...keyRows].filter((row) => row.flagged);
   const runId = await saveRun(deps.db, {
     startedAt, finishedAt: nowIso(deps.clock()), fromDay: request.range.fromDay, toDay: request.range.toDay,
     providers: credentials.map((c) => c.provider), trigger: request.trigger,
@@ -104,7 +104,7 @@ export async function runReconciliation(
     ledgerCostNanos: rows.reduce((sum, row) => sum + row.ledger.costNanos, 0),
     reportCostNanos: rows.reduce((sum, row) => sum + (row.report.costNanos ?? 0), 0),
     error: errors.length > 0 ? errors.join('; ') : null,
-  }, rows);
+  }, rows, keyRows);
   if (errors.length > 0) deps.log?.warn('reconciliation could not read every report', { runId, errors });
   if (flagged.length > 0) await alert(deps, settings, runId);
   return (await getRun(deps.db, runId))!;
@@ -120,32 +120,25 @@ async function priceLookup(db: Kysely<Database>): Promise<(model: string) => Mod
   return (model) => map.get(model) ?? map.get(model.replace(/-(\d{4}-\d{2}-\d{2}|\d{8})$/, '')) ?? null;
 }
 
-/** Sends the flagged run's webhook (a few attempts) and records how it went. */
+/**
+ * Queues the flagged run's webhook (durable, `reconciliation-alerts.ts`) and makes its first attempt
+ * now; a failed one stays pending for `tollgate serve`'s retries.
+ */
 async function alert(deps: ReconcileDeps, settings: ReconcileSettings, runId: number): Promise<void> {
   if (!settings.webhookUrl || !settings.secret) {
     await setAlertState(deps.db, runId, 'unsent');
     return;
   }
   const run = (await getRun(deps.db, runId))!;
-  const body = JSON.stringify(alertPayload(run));
-  let error: string | null = 'not sent';
-  for (let attempt = 1; attempt <= ALERT_ATTEMPTS && error !== null; attempt++) {
-    if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, ALERT_RETRY_MS));
-    try {
-      error = await postSignedWebhook({
-        url: settings.webhookUrl, secret: settings.secret, body, timestampSec: Math.floor(deps.clock() / 1000),
-        userAgent: 'tollgate-reconciliation', headers: { 'x-tollgate-alert-id': `reconciliation-${runId}` }, timeoutMs: settings.timeoutMs,
-      });
-    } catch (err) {
-      error = (err as Error).message;
-    }
-  }
-  await setAlertState(deps.db, runId, error === null ? 'delivered' : 'failed');
-  if (error !== null) deps.log?.error('reconciliation alert not delivered', { runId, error });
+  await enqueueReconciliationAlert(deps.db, runId, JSON.stringify(alertPayload(run)), nowIso(deps.clock()));
+  const log = deps.log ?? createLog('error', () => {});
+  const delivery = createReconciliationAlertDelivery(deps.db, { webhookUrl: settings.webhookUrl, secret: settings.secret, timeoutMs: settings.timeoutMs, pollIntervalMs: 0 }, deps.clock, log);
+  await delivery.drain();
+  await delivery.close();
 }
 
 /** The webhook's JSON body: the run's totals and its flagged rows with their causes. */
-export function alertPayload(run: RunView & { differences: DifferenceView[] }): Record<string, unknown> {
+export function alertPayload(run: RunDetail): Record<string, unknown> {
   return {
     type: 'reconciliation.flagged',
     run_id: run.id,
@@ -161,6 +154,11 @@ export function alertPayload(run: RunView & { differences: DifferenceView[] }): 
       day: d.day, provider: d.provider, model: d.model,
       ledger_cost_usd: d.ledger.cost_usd, report_cost_usd: d.report.cost_usd,
       difference_usd: usd(((d.report.cost_nanos ?? 0) - d.ledger.cost_nanos)),
+      causes: d.causes,
+    })),
+    key_differences: run.key_differences.filter((d) => d.flagged).map((d) => ({
+      day: d.day, provider: d.provider, model: d.model, api_key_id: d.api_key_id, upstream_key: d.upstream_key, tollgate_key: d.tollgate_key,
+      ledger_cost_usd: d.ledger.cost_usd, report_cost_usd: d.report.cost_usd, report_tokens: d.report.input_tokens + d.report.output_tokens,
       causes: d.causes,
     })),
   };

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, ReconciliationAlertState, ReconciliationState, ReconciliationTrigger } from '../store/db-types.ts';
 import { usd } from '../money/money.ts';
+import type { KeyDifferenceRow } from './compare-keys.ts';
 import type { Cause, DifferenceRow } from './compare-usage.ts';
 
 /** A run as stored, before its id. Days UTC `YYYY-MM-DD` inclusive; timestamps ISO-8601 UTC. */
@@ -52,8 +53,25 @@ export interface DifferenceView {
   report: { present: boolean; requests: number | null; input_tokens: number; cached_input_tokens: number; cache_write_tokens: number; output_tokens: number; cost_nanos: number | null; cost_usd: number | null };
 }
 
-/** Stores a run and its rows in one transaction; returns the run's id. */
-export async function saveRun(db: Kysely<Database>, run: NewRun, rows: readonly DifferenceRow[]): Promise<number> {
+/** One row per provider key as shown (`compare-keys.ts`); the report's cost is its tokens at the price table's price. */
+export interface KeyDifferenceView {
+  day: string;
+  provider: string;
+  model: string;
+  api_key_id: string;
+  upstream_key: string | null;
+  tollgate_key: boolean;
+  flagged: boolean;
+  causes: Cause[];
+  ledger: { requests: number; input_tokens: number; output_tokens: number; cost_nanos: number; cost_usd: number };
+  report: { requests: number | null; input_tokens: number; output_tokens: number; cost_nanos: number | null; cost_usd: number | null };
+}
+
+/** A run with its rows, as `GET /admin/api/reconciliation/runs/:id` shows it. */
+export type RunDetail = RunView & { differences: DifferenceView[]; key_differences: KeyDifferenceView[] };
+
+/** Stores a run, its rows and its rows per provider key in one transaction; returns the run's id. */
+export async function saveRun(db: Kysely<Database>, run: NewRun, rows: readonly DifferenceRow[], keyRows: readonly KeyDifferenceRow[] = []): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const { id } = await trx.insertInto('reconciliation_runs').values({
       started_at: run.startedAt, finished_at: run.finishedAt, from_day: run.fromDay, to_day: run.toDay,
@@ -73,6 +91,15 @@ export async function saveRun(db: Kysely<Database>, run: NewRun, rows: readonly 
         flagged: row.flagged ? 1 : 0, causes: JSON.stringify(row.causes),
       }).execute();
     }
+    for (const row of keyRows) {
+      await trx.insertInto('reconciliation_key_differences').values({
+        run_id: id, day: row.day, provider: row.provider, model: row.model, api_key_id: row.apiKeyId, upstream_key: row.upstreamKey,
+        tollgate_key: row.tollgateKey ? 1 : 0, ledger_requests: row.ledger.requests, ledger_input_tokens: row.ledger.inputTokens,
+        ledger_output_tokens: row.ledger.outputTokens, ledger_cost_nanos: row.ledger.costNanos, report_requests: row.report.requests,
+        report_input_tokens: row.report.inputTokens, report_output_tokens: row.report.outputTokens, report_cost_nanos: row.report.costNanos,
+        flagged: row.flagged ? 1 : 0, causes: JSON.stringify(row.causes),
+      }).execute();
+    }
     return Number(id);
   });
 }
@@ -85,9 +112,11 @@ export async function setAlertState(db: Kysely<Database>, runId: number, state: 
 type RunRow = Awaited<ReturnType<typeof selectRuns>>[number];
 
 function selectRuns(db: Kysely<Database>, limit: number, id?: number) {
-  let query = db.selectFrom('reconciliation_runs').selectAll();
-  if (id !== undefined) query = query.where('id', '=', id);
-  return query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  let query = db.selectFrom('reconciliation_runs')
+    .leftJoin('reconciliation_alerts', 'reconciliation_alerts.run_id', 'reconciliation_runs.id')
+    .selectAll('reconciliation_runs').select('reconciliation_alerts.state as queued_alert_state');
+  if (id !== undefined) query = query.where('reconciliation_runs.id', '=', id);
+  return query.orderBy('reconciliation_runs.started_at', 'desc').orderBy('reconciliation_runs.id', 'desc').limit(limit).execute();
 }
 
 function toRunView(row: RunRow): RunView {
@@ -96,7 +125,7 @@ function toRunView(row: RunRow): RunView {
     providers: JSON.parse(row.providers) as string[], trigger: row.trigger, state: row.state, flagged_rows: Number(row.flagged_rows),
     ledger_cost_nanos: Number(row.ledger_cost_nanos), ledger_cost_usd: usd(Number(row.ledger_cost_nanos)),
     report_cost_nanos: Number(row.report_cost_nanos), report_cost_usd: usd(Number(row.report_cost_nanos)),
-    error: row.error, alert_state: row.alert_state,
+    error: row.error, alert_state: row.alert_state ?? (row.queued_alert_state === 'pending' ? 'pending' : null),
   };
 }
 
@@ -105,10 +134,12 @@ export async function listRuns(db: Kysely<Database>, limit: number): Promise<Run
   return (await selectRuns(db, limit)).map(toRunView);
 }
 
-/** One run with its rows (ordered by day, provider, model), or null. */
-export async function getRun(db: Kysely<Database>, id: number): Promise<(RunView & { differences: DifferenceView[] }) | null> {
+/** One run with its rows (ordered by day, provider, model; the key rows then by key id), or null. */
+export async function getRun(db: Kysely<Database>, id: number): Promise<RunDetail | null> {
   const [row] = await selectRuns(db, 1, id);
   if (!row) return null;
+  const keyRows = await db.selectFrom('reconciliation_key_differences').selectAll().where('run_id', '=', id)
+    .orderBy('day').orderBy('provider').orderBy('model').orderBy('api_key_id').execute();
   const rows = await db.selectFrom('reconciliation_differences').selectAll().where('run_id', '=', id)
     .orderBy('day').orderBy('provider').orderBy('model').execute();
   return {
@@ -127,6 +158,19 @@ export async function getRun(db: Kysely<Database>, id: number): Promise<(RunView
         cache_write_tokens: Number(d.report_cache_write_tokens), output_tokens: Number(d.report_output_tokens),
         cost_nanos: d.report_cost_nanos === null ? null : Number(d.report_cost_nanos),
         cost_usd: d.report_cost_nanos === null ? null : usd(Number(d.report_cost_nanos)),
+      },
+    })),
+    key_differences: keyRows.map((k) => ({
+      day: k.day, provider: k.provider, model: k.model, api_key_id: k.api_key_id, upstream_key: k.upstream_key, tollgate_key: k.tollgate_key === 1,
+      flagged: k.flagged === 1, causes: JSON.parse(k.causes) as Cause[],
+      ledger: {
+        requests: Number(k.ledger_requests), input_tokens: Number(k.ledger_input_tokens), output_tokens: Number(k.ledger_output_tokens),
+        cost_nanos: Number(k.ledger_cost_nanos), cost_usd: usd(Number(k.ledger_cost_nanos)),
+      },
+      report: {
+        requests: k.report_requests === null ? null : Number(k.report_requests), input_tokens: Number(k.report_input_tokens),
+        output_tokens: Number(k.report_output_tokens), cost_nanos: k.report_cost_nanos === null ? null : Number(k.report_cost_nanos),
+        cost_usd: k.report_cost_nanos === null ? null : usd(Number(k.report_cost_nanos)),
       },
     })),
   };

@@ -9,7 +9,7 @@ export const REQUEST_LOG_COLUMNS = [
   'request_id', 'gateway_user_id', 'api_key_id', 'provider', 'model_requested', 'model_served', 'status',
   'error_code', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'latency_ms', 'ttft_ms', 'stream', 'created_at',
   'cache_write_tokens', 'cost_nanos', 'usage_estimated', 'unpriced', 'endpoint', 'attempts', 'usage_reported', 'billed_price',
-  'error_plugin', 'plugin_fields', 'tags', 'team_id',
+  'error_plugin', 'plugin_fields', 'tags', 'team_id', 'upstream_key',
 ] as const satisfies ReadonlyArray<keyof NewLlmRequest>;
 
 /**
@@ -28,6 +28,6 @@ export function requestLogValues(row: RequestLogRow): unknown[] {
     row.request_id, row.gateway_user_id, row.api_key_id, row.provider, row.model_requested, row.model_served, row.status,
     row.error_code, row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.latency_ms, row.ttft_ms, row.stream, row.created_at,
     row.cache_write_tokens, row.cost_nanos, row.usage_estimated, row.unpriced, row.endpoint, row.attempts, row.usage_reported, row.billed_price,
-    row.error_plugin, row.plugin_fields, row.tags, row.team_id ?? null,
+    row.error_plugin, row.plugin_fields, row.tags, row.team_id ?? null, row.upstream_key,
   ];
 }

@@ -102,6 +102,8 @@ export interface LlmRequestsTable {
   endpoint: string | null;
   /** JSON array of the upstream attempts (`core/proxy/upstream-attempts.ts` `UpstreamAttempt`); null when none. */
   attempts: string | null;
+  /** The non-secret fingerprint of the upstream credential that served (`…a1b2`, schema.sql v25); null when no upstream was reached. */
+  upstream_key: string | null;
   /** The upstream's usage report as read (OpenAI-shaped `usage` JSON); null when none came. */
   usage_reported: string | null;
   /** JSON of the price the row was billed at (`ModelPrice`, USD per million tokens); null when unpriced. */
@@ -290,13 +292,15 @@ export interface UsageReportCredentialsTable {
   base_url: string | null;
   /** JSON array of the provider-side key ids Tollgate uses; null = not told. */
   gateway_key_ids: string | null;
+  /** JSON object: the provider's own key id → the fingerprint of the Tollgate credential it is (schema.sql v25); null = not told. */
+  key_map: string | null;
   created_at: string;
   updated_at: string;
 }
 
 export type ReconciliationTrigger = 'cli' | 'schedule' | 'api';
 export type ReconciliationState = 'ok' | 'flagged' | 'failed';
-export type ReconciliationAlertState = 'delivered' | 'failed' | 'unsent';
+export type ReconciliationAlertState = 'pending' | 'delivered' | 'failed' | 'unsent';
 
 /** `reconciliation_runs`: one run of `tollgate reconcile` or the daily job (schema.sql v19). Days are UTC `YYYY-MM-DD`, inclusive. */
 export interface ReconciliationRunsTable {
@@ -376,9 +380,49 @@ export interface AuditChainHeadTable {
   last_hash: string;
 }
 
+/** `reconciliation_key_differences`: one day × provider × model × provider key id of a run (schema.sql v25). */
+export interface ReconciliationKeyDifferencesTable {
+  run_id: number;
+  day: string;
+  provider: string;
+  model: string;
+  /** The provider's own key id (`api_key_id`). */
+  api_key_id: string;
+  /** The Tollgate credential's fingerprint the operator mapped it to; null = not mapped. */
+  upstream_key: string | null;
+  /** 1 when the key is Tollgate's (mapped, or listed in `gateway_key_ids`). */
+  tollgate_key: number;
+  ledger_requests: number;
+  ledger_input_tokens: number;
+  ledger_output_tokens: number;
+  ledger_cost_nanos: number;
+  report_requests: number | null;
+  report_input_tokens: number;
+  report_output_tokens: number;
+  /** The report's tokens at the price table's price, integer nano-USD; null when the model has no price. */
+  report_cost_nanos: number | null;
+  flagged: number;
+  /** JSON array of `{code, message}`. */
+  causes: string;
+}
+
+/** `reconciliation_alerts`: a flagged run's webhook, the durable queue (schema.sql v25). */
+export interface ReconciliationAlertsTable {
+  run_id: number;
+  payload: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  last_error: string | null;
+}
+
 export interface Database {
   audit_log: AuditLogTable;
   audit_chain_head: AuditChainHeadTable;
+  reconciliation_key_differences: ReconciliationKeyDifferencesTable;
+  reconciliation_alerts: ReconciliationAlertsTable;
   usage_report_credentials: UsageReportCredentialsTable;
   reconciliation_runs: ReconciliationRunsTable;
   reconciliation_differences: ReconciliationDifferencesTable;

@@ -77,6 +77,7 @@ export function rowFor(ex: Exchange, nowPerfMs: number): RequestLogRow {
     plugin_fields: ex.logFields === null ? null : JSON.stringify(ex.logFields),
     tags: ex.principal?.keyTags ?? null,
     team_id: ex.principal?.team?.id ?? null,
+    upstream_key: ex.target?.upstreamKey ?? null,
   };
 }
 

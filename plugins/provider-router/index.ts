@@ -34,7 +34,7 @@ import { GEMINI_MODELS_GET, GEMINI_MODELS_LIST, geminiModelOf, geminiModelPage, 
 import type { Credential } from './providers/base.ts';
 import type { FailedAttempt } from '../../core/upstream/upstream-call.ts';
 import { createUpstreamHealth, type AttemptOutcome, type AttemptTicket, type UpstreamHealth } from './health/upstream-health.ts';
-import type { KeyPool, PoolKey } from './routing/key-pool.ts';
+import { keyFingerprint, type KeyPool, type PoolKey } from './routing/key-pool.ts';
 import { then, type MaybePromise } from '../../core/runtime/maybe-promise.ts';
 import type { ModelCall } from '../../core/upstream/upstream-call.ts';
 import { MODELS_RETRIEVE } from '../../core/routes.ts';
@@ -293,10 +293,11 @@ function callOn(r: Router, ex: Exchange, deployment: Deployment, state: RouterSt
   }
   const ticket: AttemptTicket = { deployment: deployment.target, admission, key, usersOwn: credential?.source === 'user' };
   try {
-    ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model) };
+    const apiKey = credential ? credential.apiKey : key!.apiKey;
+    ex.target = { provider: provider.id, model, promptTokenRules: provider.promptTokenRules(model), upstreamKey: key ? key.id : keyFingerprint(apiKey) };
     const priceModel = provider.priceModelOf(model);
     if (priceModel !== model) ex.target.priceModel = priceModel;
-    const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey: key!.apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, r.embedders);
+    const call = upstreamCallFor(ex, provider, { model, credential: credential ?? { apiKey, baseUrl: provider.baseUrl, source: 'shared' } }, r.embedders);
     state.ticket = ticket;
     return call;
   } catch (err) {

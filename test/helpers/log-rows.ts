@@ -20,7 +20,7 @@ export async function writeLogRows(store: Store, rows: ReadonlyArray<Partial<Req
     model_requested: 'm1', model_served: 'm1', status: 200, error_code: null, prompt_tokens: 10, completion_tokens: 5,
     cached_tokens: null, latency_ms: 100, ttft_ms: null, stream: 0, created_at: new Date().toISOString(),
     cache_write_tokens: null, cost_nanos: 1000, usage_estimated: 0, unpriced: 0, endpoint: 'chat.completions', attempts: null,
-    usage_reported: null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null,
+    usage_reported: null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null, upstream_key: null,
     ...fields,
   }));
   if (store.engine === 'sqlite') {

@@ -10,6 +10,9 @@
  * A day's results are what the test put in `results` for that endpoint and day (a bucket exists for
  * every day of the asked window, empty when nothing was put). A wrong key answers 401 in the
  * provider's error shape. Every request is recorded (path and query), so tests can count the pages.
+ * Grouping follows the request as the providers document it: a usage result keeps its `api_key_id`
+ * only when the call grouped by it (OpenAI `group_by=api_key_id`, Anthropic `group_by[]=api_key_id`);
+ * otherwise the field is null and the day's results that differ only by key are summed into one.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +44,26 @@ function dayOfSec(sec: number): string {
   return new Date(sec * 1000).toISOString().slice(0, 10);
 }
 
+/** Results summed over `api_key_id` (null in the sums), as a report not grouped by key gives them. */
+function mergeWithoutKey(results: readonly unknown[]): unknown[] {
+  const merged = new Map<string, Record<string, unknown>>();
+  for (const result of results as Array<Record<string, unknown>>) {
+    const keyless = { ...result, api_key_id: null };
+    const identity = JSON.stringify(Object.entries(keyless).filter(([, v]) => typeof v !== 'number' && (typeof v !== 'object' || v === null)));
+    const into = merged.get(identity);
+    if (into) addNumbers(into, keyless);
+    else merged.set(identity, structuredClone(keyless));
+  }
+  return [...merged.values()];
+}
+
+function addNumbers(into: Record<string, unknown>, from: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(from)) {
+    if (typeof value === 'number') into[name] = Number(into[name] ?? 0) + value;
+    else if (value && typeof value === 'object' && !Array.isArray(value)) addNumbers(into[name] as Record<string, unknown>, value as Record<string, unknown>);
+  }
+}
+
 export async function startUsageReportSimulator(options: { openaiKey: string; anthropicKey: string; bucketsPerPage?: number }): Promise<UsageReportSimulator> {
   const perPage = options.bucketsPerPage ?? 1;
   const results: UsageReportSimulator['results'] = {
@@ -69,7 +92,10 @@ export async function startUsageReportSimulator(options: { openaiKey: string; an
     const first = Number(url.searchParams.get('page') ?? '0');
     const page = days.slice(first, first + perPage);
     const data = page.map((sec) => {
-      const dayResults = results[endpoint].get(dayOfSec(sec)) ?? [];
+      const stored = results[endpoint].get(dayOfSec(sec)) ?? [];
+      const groupBy = url.searchParams.getAll(openai ? 'group_by' : 'group_by[]');
+      const byKey = endpoint === 'openai-costs' || endpoint === 'anthropic-cost' || groupBy.includes('api_key_id');
+      const dayResults = byKey ? stored : mergeWithoutKey(stored);
       return openai
         ? { object: 'bucket', start_time: sec, end_time: sec + DAY_SEC, results: dayResults }
         : { starting_at: new Date(sec * 1000).toISOString().replace('.000Z', 'Z'), ending_at: new Date((sec + DAY_SEC) * 1000).toISOString().replace('.000Z', 'Z'), results: dayResults };

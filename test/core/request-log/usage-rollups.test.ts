@@ -60,7 +60,7 @@ describe('usage rollups', () => {
         cached_tokens: random() < 0.5 ? null : 3, latency_ms: Math.floor(random() * 4000), ttft_ms: random() < 0.3 ? null : Math.floor(random() * 900),
         stream: i % 2, created_at: new Date(START_MS + i * 61_700 + Math.floor(random() * 999)).toISOString(),
         cache_write_tokens: null, cost_nanos: status === 200 ? Math.floor(random() * 100_000) : null, usage_estimated: 0,
-        unpriced: random() < 0.1 ? 1 : 0, endpoint: 'chat.completions', usage_reported: null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null,
+        unpriced: random() < 0.1 ? 1 : 0, endpoint: 'chat.completions', usage_reported: null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null, upstream_key: null,
         // Half the 429s are an upstream's (an error), half the gateway's own rate limit (a refusal).
         attempts: status === 429 && i % 2 === 0 ? UPSTREAM_429 : null,
       };

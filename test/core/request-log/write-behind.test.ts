@@ -29,7 +29,7 @@ function row(requestId: string, userId: number | null, keyId: number | null): Re
     model_served: 'm', status: 200, error_code: null, prompt_tokens: 1, completion_tokens: 2, cached_tokens: 0,
     latency_ms: 3, ttft_ms: 1, stream: 0, created_at: new Date().toISOString(),
     cache_write_tokens: 0, cost_nanos: 150, usage_estimated: 0, unpriced: 0, endpoint: 'chat.completions', attempts: null,
-    usage_reported: null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null,
+    usage_reported: null, billed_price: null, error_plugin: null, plugin_fields: null, tags: null, upstream_key: null,
   };
 }
 
