@@ -75,13 +75,14 @@ export function createOidcRoutes(ctx: AdminContext, deps: OidcRoutesDeps): Admin
       method: 'GET',
       pattern: OIDC_CALLBACK_PATH,
       public: true,
-      async handler({ req, res, requestId }) {
+      async handler({ req, res, requestId, audit }) {
         const outcome = await finish(req, requestId);
         if ('error' in outcome) {
           sendSignInFailedPage(req, res, requestId, outcome.error);
           return 'sent' as const;
         }
         const { token } = await deps.sessions.create(outcome.admin, { ip: clientAddress(req), userAgent: req.headers['user-agent'] ?? null });
+        audit({ action: 'session.login', objectType: 'admin', objectId: outcome.admin.id, after: { method: 'sso', role: outcome.admin.role, teams: outcome.admin.teams }, actor: { name: outcome.admin.username, kind: 'admin', role: outcome.admin.role } });
         ctx.log.info('admin signed in with sso', { username: outcome.admin.username, role: outcome.admin.role, teams: outcome.admin.teams, ip: clientAddress(req) });
         res.writeHead(302, {
           location: '/admin/', 'cache-control': 'no-store', 'x-request-id': requestId,

@@ -66,7 +66,7 @@ export function createPortalMount(ctx: PortalContext, settings: PortalSettings, 
   const sessions = createPortalSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs });
   const routes = [
     ...createPortalRoutes({ store: ctx.store, clock: ctx.clock, services: ctx.services, sessions }),
-    ...createPortalKeysRoutes({ store: ctx.store, clock: ctx.clock, notifyChange: () => ctx.notifyChange() }),
+    ...createPortalKeysRoutes({ store: ctx.store, clock: ctx.clock, log: ctx.log, notifyChange: () => ctx.notifyChange() }),
   ];
   const api = createPortalRouter(routes, async (req) => {
     const token = readCookie(req.headers.cookie, PORTAL_COOKIE);

@@ -10,7 +10,9 @@ import { createApiKey, keyStatus, listApiKeys, parseModelsColumn } from '../acco
 import { nowIso, type Store } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { idParam, objectBody, onlyFields, stringField } from '../admin/fields.ts';
-import type { PortalRoute } from './router.ts';
+import type { PortalRequest, PortalRoute } from './router.ts';
+import type { Log } from '../runtime/log.ts';
+import { appendAudit } from '../audit/append.ts';
 
 /** Most keys a user may hold unrevoked at once through the portal. */
 export const MAX_ACTIVE_PORTAL_KEYS = 50;
@@ -21,6 +23,7 @@ export interface PortalKeysDeps {
   clock: Clock;
   /** Tells the caches (auth-guard's keys) that a key changed; after every write. */
   notifyChange(): void;
+  log: Log;
 }
 
 const keyNotFound = () => resourceNotFound('key_not_found', 'You have no API key with this id.', 'id');
@@ -35,6 +38,23 @@ export function createPortalKeysRoutes(deps: PortalKeysDeps): PortalRoute[] {
       .executeTakeFirst();
     if (!row) throw keyNotFound();
     return { ...row, models: parseModelsColumn(row.models), status: keyStatus(row, deps.clock()) };
+  }
+
+  /**
+   * The audit-log row of a key the user changed (docs/audit.md): actor = the user's email (else name),
+   * kind `portal`. The change is made already, so a failed write is logged with the entry, not answered.
+   */
+  async function audit(request: PortalRequest, action: string, keyId: number, before: unknown, after: unknown): Promise<void> {
+    const user = await db.selectFrom('gateway_users').select(['name', 'email']).where('id', '=', request.userId!).executeTakeFirst();
+    const entry = {
+      actor: user?.email ?? user?.name ?? `user:${request.userId}`, actorKind: 'portal' as const, ip: request.req.socket.remoteAddress ?? null,
+      action, objectType: 'key', objectId: keyId, before, after, requestId: request.requestId,
+    };
+    try {
+      await appendAudit(deps.store, entry, deps.clock());
+    } catch (err) {
+      deps.log.error('portal: could not write the audit-log row', { requestId: request.requestId, action, actor: entry.actor, objectId: keyId, err });
+    }
   }
 
   const nameOf = (raw: unknown) => {
@@ -57,7 +77,8 @@ export function createPortalKeysRoutes(deps: PortalKeysDeps): PortalRoute[] {
     {
       method: 'POST',
       pattern: '/portal/api/keys',
-      async handler({ userId, body }) {
+      async handler(request) {
+        const { userId, body } = request;
         const name = nameOf(body);
         const active = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n'))
           .where('gateway_user_id', '=', userId!).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
@@ -66,29 +87,37 @@ export function createPortalKeysRoutes(deps: PortalKeysDeps): PortalRoute[] {
         }
         const created = await createApiKey(db, { gatewayUserId: userId!, name });
         deps.notifyChange();
-        return { status: 201, body: { ...(await ownKey(userId!, String(created.id))), key: created.key } };
+        const view = await ownKey(userId!, String(created.id));
+        await audit(request, 'keys.create', created.id, null, view);
+        return { status: 201, body: { ...view, key: created.key } };
       },
     },
     {
       method: 'PATCH',
       pattern: '/portal/api/keys/:id',
-      async handler({ userId, params, body }) {
+      async handler(request) {
+        const { userId, params, body } = request;
         const name = nameOf(body);
-        const { id } = await ownKey(userId!, params.id);
-        await db.updateTable('api_keys').set({ name }).where('id', '=', id).where('gateway_user_id', '=', userId!).execute();
-        return { status: 200, body: await ownKey(userId!, params.id) };
+        const before = await ownKey(userId!, params.id);
+        await db.updateTable('api_keys').set({ name }).where('id', '=', before.id).where('gateway_user_id', '=', userId!).execute();
+        const after = await ownKey(userId!, params.id);
+        await audit(request, 'keys.update', before.id, before, after);
+        return { status: 200, body: after };
       },
     },
     {
       method: 'DELETE',
       pattern: '/portal/api/keys/:id',
-      async handler({ userId, params }) {
-        const { id } = await ownKey(userId!, params.id);
+      async handler(request) {
+        const { userId, params } = request;
+        const before = await ownKey(userId!, params.id);
         // Revoking twice keeps the first time.
         await db.updateTable('api_keys').set({ revoked_at: nowIso(deps.clock()) })
-          .where('id', '=', id).where('gateway_user_id', '=', userId!).where('revoked_at', 'is', null).execute();
+          .where('id', '=', before.id).where('gateway_user_id', '=', userId!).where('revoked_at', 'is', null).execute();
         deps.notifyChange();
-        return { status: 200, body: await ownKey(userId!, params.id) };
+        const after = await ownKey(userId!, params.id);
+        if (before.revoked_at === null) await audit(request, 'keys.revoke', before.id, before, after);
+        return { status: 200, body: after };
       },
     },
   ];

@@ -105,6 +105,13 @@ describe('portal sign-in with OpenID Connect', () => {
     const revoked = await portal(tg, signedIn.cookie, 'DELETE', `/keys/${created.body.id}`);
     assert.equal(revoked.body.status, 'revoked');
     await assert.rejects(client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }), (err: any) => err.status === 401);
+
+    // The user's key changes are in the audit log, as theirs, with no key in clear.
+    const rows = await tg.gateway.store.db.selectFrom('audit_log').selectAll().where('actor_kind', '=', 'portal').orderBy('id').execute();
+    assert.deepEqual(rows.map((r) => [r.actor, r.action, String(r.object_id)]), [
+      ['alice@corp.example', 'keys.create', String(created.body.id)], ['alice@corp.example', 'keys.revoke', String(created.body.id)],
+    ]);
+    assert.ok(!JSON.stringify(rows).includes(created.body.key));
   });
 
   test('an email no gateway user has is refused, unless portal.createUsers creates the user', async () => {

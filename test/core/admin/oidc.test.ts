@@ -132,6 +132,8 @@ describe('admin sign-in with OpenID Connect', () => {
     assert.match(session, /; Path=\/admin; HttpOnly; SameSite=Strict; Max-Age=\d+/);
     assert.ok(cookies.some((c) => /^tollgate_oidc_flow=; .*Max-Age=0/.test(c)), 'the flow cookie is removed');
     const cookie = session.split(';')[0]!;
+    const login = await tg.gateway.store.db.selectFrom('audit_log').selectAll().where('action', '=', 'session.login').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    assert.deepEqual([login.actor, login.actor_kind, login.role, JSON.parse(login.after!).method], ['alice@corp.example', 'admin', 'admin', 'sso']);
 
     const me = await adminFetch(origin, 'GET', '/admin/api/me', undefined, { cookie });
     assert.equal(me.status, 200);
