@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN } from './cli.ts';
 import { testStoreEnv } from './test-store.ts';
+import { untilSharedStoreReady } from './redis-server.ts';
 
 export interface GatewayProcess {
   readonly origin: string;
@@ -77,4 +78,19 @@ export async function startGatewayProcess(options: { dataDir: string; manifest?:
       return exited;
     },
   };
+}
+
+/**
+ * Starts `count` replicas of one gateway (same data dir, manifest and env) into `into`, the list the
+ * caller stops in its `after()`: the first alone (it migrates the database and creates the bootstrap
+ * admin; two doing it at once would both try), the others together; every replica that started is in
+ * `into` even when another failed (whose error is then thrown). Resolves once each replica reports its
+ * shared store ready (`untilSharedStoreReady`), when it has one.
+ */
+export async function startReplicas(count: number, options: { dataDir: string; manifest?: unknown; env?: NodeJS.ProcessEnv }, into: GatewayProcess[]): Promise<void> {
+  into.push(await startGatewayProcess(options));
+  const others = await Promise.allSettled(Array.from({ length: count - 1 }, () => startGatewayProcess(options)));
+  for (const o of others) if (o.status === 'fulfilled') into.push(o.value);
+  for (const o of others) if (o.status === 'rejected') throw o.reason;
+  await untilSharedStoreReady(into.map((r) => r.origin));
 }

@@ -13,7 +13,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { startGatewayProcess, startReplicas, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { redisTimeMs, skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
 import { createLog } from '../../core/runtime/log.ts';
@@ -69,13 +69,7 @@ before(async () => {
     plugins: defaultManifest.plugins.map((p) => (p.name === 'rate-limit' ? { ...p, config: { defaultMaxConcurrent: null } } : p)),
   };
   env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' };
-  // The first start creates the bootstrap admin; two doing it at once would both try.
-  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
-  // Each started replica is kept for after(), even when another fails to start.
-  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
-  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
-  for (const o of others) if (o.status === 'rejected') throw o.reason;
-  await untilSharedStoreReady(replicas.map((r) => r.origin));
+  await startReplicas(3, { dataDir, manifest, env }, replicas);
 });
 
 after(async () => {

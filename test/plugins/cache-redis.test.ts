@@ -8,8 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { SIM_REPLY, startOpenAISimulator, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
+import { startReplicas, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
 import { createLog } from '../../core/runtime/log.ts';
 import { cliJson } from '../helpers/cli.ts';
@@ -40,12 +40,7 @@ before(async () => {
   // A loaded machine can take longer than the default 500 ms to answer a script; a timeout would read as Redis down.
   manifest.coordination = { redis: redis.url, commandTimeoutMs: 5_000 };
   const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' };
-  // The first start migrates the database; the two others then start together.
-  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
-  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
-  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
-  for (const o of others) if (o.status === 'rejected') throw o.reason;
-  await untilSharedStoreReady(replicas.map((r) => r.origin));
+  await startReplicas(3, { dataDir, manifest, env }, replicas);
 });
 
 after(async () => {

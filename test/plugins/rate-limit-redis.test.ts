@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { startGatewayProcess, startReplicas, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { redisTimeMs, skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
 import { connectRedis, type RedisConnection } from '../../core/coordination/redis-connection.ts';
 import { createLog } from '../../core/runtime/log.ts';
@@ -47,13 +47,7 @@ before(async () => {
   const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test', TOLLGATE_REDIS_URL: redis.url, TOLLGATE_ADMIN_PASSWORD: TEST_ADMIN.password };
   // A loaded machine can take longer than the default 500 ms to answer a script; a timeout would read as Redis down.
   const manifest = { ...defaultManifest, coordination: { commandTimeoutMs: 5_000 } };
-  // The first start creates the bootstrap admin; two doing it at once would both try.
-  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
-  // Each started replica is kept for after(), even when another fails to start.
-  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
-  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
-  for (const o of others) if (o.status === 'rejected') throw o.reason;
-  await untilSharedStoreReady(replicas.map((r) => r.origin));
+  await startReplicas(3, { dataDir, manifest, env }, replicas);
 });
 
 after(async () => {
