@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { serveCommand } from './serve.ts';
 import { checkCommand } from './check.ts';
 import { usersCommand } from './users.ts';
+import { teamsCommand } from './teams.ts';
 import { ledgerCommand } from './ledger.ts';
 import { keysCommand } from './keys.ts';
 import { adminsCommand } from './admins.ts';
@@ -34,6 +35,7 @@ export function createProgram(registry: PluginRegistry): Command {
     .addCommand(serveCommand(registry))
     .addCommand(checkCommand(registry))
     .addCommand(usersCommand())
+    .addCommand(teamsCommand())
     .addCommand(ledgerCommand())
     .addCommand(keysCommand())
     .addCommand(adminsCommand())

@@ -151,6 +151,7 @@ export const ERROR_CATALOG = {
   team_forbidden: { status: 403, type: 'permission_error', message: 'You manage other teams than this one.' },
   origin_mismatch: { status: 403, type: 'permission_error', message: 'This request came from another site (its Origin is not the gateway\'s own) and was refused.' },
   user_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No gateway user has this id.' },
+  team_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No team has this id.' },
   key_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No API key has this id.' },
   log_not_found: { status: 404, type: 'not_found_error', param: 'id', message: 'No request log row has this id.' },
   credential_not_found: { status: 404, type: 'not_found_error', param: 'provider', message: 'This user has no credential for this provider.' },
@@ -399,7 +400,7 @@ export function internalError(cause?: unknown): GatewayError {
 }
 
 /** Catalog codes of missing admin resources. */
-export type ResourceNotFoundCode = 'user_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found' | 'upstream_key_not_found' | 'reconciliation_run_not_found';
+export type ResourceNotFoundCode = 'user_not_found' | 'team_not_found' | 'key_not_found' | 'log_not_found' | 'credential_not_found' | 'price_not_found' | 'upstream_key_not_found' | 'reconciliation_run_not_found';
 
 /** 404 for an admin resource: `code` names what is missing. */
 export function resourceNotFound(code: ResourceNotFoundCode, message: string, param: string | null = null): GatewayError {

@@ -12,6 +12,7 @@ import { createAuthRoutes } from './auth-routes.ts';
 import { createAccountRoutes } from './account-routes.ts';
 import { createAdminStatic } from './static-routes.ts';
 import { createUsersRoutes } from './users-routes.ts';
+import { createTeamsRoutes } from './teams-routes.ts';
 import { createKeysRoutes } from './keys-routes.ts';
 import { createCredentialsRoutes } from './credentials-routes.ts';
 import { createLogsRoutes } from './logs-routes.ts';
@@ -36,7 +37,7 @@ const PURGE_EVERY_MS = 60 * 60_000;
 
 /** Route modules besides login/logout/me, in the order their routes are matched. */
 const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
-  createUsersRoutes, createKeysRoutes, createCredentialsRoutes, createLogsRoutes, createStatsRoutes, createPricingRoutes,
+  createUsersRoutes, createTeamsRoutes, createKeysRoutes, createCredentialsRoutes, createLogsRoutes, createStatsRoutes, createPricingRoutes,
   createAlertsRoutes, createUpstreamHealthRoutes, createReconciliationRoutes, createAuditRoutes,
 ];
 

@@ -50,7 +50,8 @@ export interface AdminUser extends GatewayUserView {
   last_used_at: string | null;
 }
 
-function budgetOf(user: GatewayUserView, status: BudgetStatus | undefined): AdminUserBudget {
+/** A user's or team's budget as the admin API shows it, from its settings and the budget plugin's live status (undefined without the plugin). */
+export function budgetOf(user: Pick<GatewayUserView, 'budget_limit_usd' | 'budget_period'>, status: BudgetStatus | undefined): AdminUserBudget {
   if (!status) {
     return {
       limit_usd: user.budget_limit_usd, spent_usd: null, spent_nanos: null, reserved_usd: null, remaining_usd: null,
