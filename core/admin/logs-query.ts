@@ -53,6 +53,9 @@ export interface LogRow {
   ttft_ms: number | null;
   /** The tags of the key that made the request, as they were then (`core/accounts/key-tags.ts`); null = none. */
   tags: KeyTags | null;
+  /** The requester's team when the request was made; null = none. `team_name` is null once the team is deleted. */
+  team_id: number | null;
+  team_name: string | null;
 }
 
 /** The `LogRow` fields in API order (the CSV columns). */
@@ -60,7 +63,7 @@ export const LOG_ROW_FIELDS: ReadonlyArray<keyof LogRow> = [
   'id', 'request_id', 'created_at', 'user_id', 'user_name', 'api_key_id', 'api_key_prefix', 'api_key_name',
   'endpoint', 'provider', 'model_requested', 'model_served', 'status', 'error_code', 'stream',
   'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos',
-  'unpriced', 'usage_estimated', 'latency_ms', 'ttft_ms', 'tags',
+  'unpriced', 'usage_estimated', 'latency_ms', 'ttft_ms', 'tags', 'team_id', 'team_name',
 ];
 
 /** HTTP status filter: one code, or a half-open range `[min, max)` (`4xx` = [400, 500), `error` = [400, ∞)). */
@@ -69,6 +72,7 @@ export type StatusFilter = { code: number } | { min: number; max: number };
 /** Parsed filters; absent = no restriction. Timestamps are ISO-8601 UTC with ms, as stored. */
 export interface LogFilters {
   userId?: number;
+  teamId?: number;
   keyId?: number;
   provider?: string;
   /** Matches `model_requested` or `model_served`. */
@@ -101,6 +105,8 @@ export function parseLogFilters(query: URLSearchParams, nowMs: number): LogFilte
   const filters: LogFilters = {};
   const userId = queryInt(query, 'user_id', { min: 1, max: MAX_ID });
   if (userId !== undefined) filters.userId = userId;
+  const teamId = queryInt(query, 'team_id', { min: 1, max: MAX_ID });
+  if (teamId !== undefined) filters.teamId = teamId;
   const keyId = queryInt(query, 'key_id', { min: 1, max: MAX_ID });
   if (keyId !== undefined) filters.keyId = keyId;
   const provider = queryString(query, 'provider');
@@ -163,6 +169,7 @@ function conditions(eb: RequestsEb, filters: LogFilters, cursor: LogCursor | und
   const terms: Expression<SqlBool>[] = [];
   if (filters.userId !== undefined) terms.push(eb('r.gateway_user_id', '=', filters.userId));
   if (filters.keyId !== undefined) terms.push(eb('r.api_key_id', '=', filters.keyId));
+  if (filters.teamId !== undefined) terms.push(eb('r.team_id', '=', filters.teamId));
   if (filters.provider !== undefined) terms.push(eb('r.provider', '=', filters.provider));
   if (filters.model !== undefined) {
     terms.push(modelColumn
@@ -201,11 +208,12 @@ function selectLogRows(store: LogReader) {
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')
     .leftJoin('api_keys as k', 'k.id', 'r.api_key_id')
+    .leftJoin('teams as t', 't.id', 'r.team_id')
     .select([
       'r.id', 'r.request_id', 'r.created_at', 'r.gateway_user_id', 'u.name as user_name', 'r.api_key_id',
       'k.key_prefix as api_key_prefix', 'k.name as api_key_name', 'r.endpoint', 'r.provider', 'r.model_requested', 'r.model_served',
       'r.status', 'r.error_code', 'r.stream', 'r.prompt_tokens', 'r.completion_tokens', 'r.cached_tokens',
-      'r.cache_write_tokens', 'r.cost_nanos', 'r.unpriced', 'r.usage_estimated', 'r.latency_ms', 'r.ttft_ms', 'r.tags',
+      'r.cache_write_tokens', 'r.cost_nanos', 'r.unpriced', 'r.usage_estimated', 'r.latency_ms', 'r.ttft_ms', 'r.tags', 'r.team_id', 't.name as team_name',
     ]);
 }
 
@@ -278,6 +286,8 @@ export function toLogRow(raw: RawLogRow): LogRow {
     latency_ms: raw.latency_ms,
     ttft_ms: raw.ttft_ms,
     tags: parseKeyTagsColumn(raw.tags),
+    team_id: raw.team_id ?? null,
+    team_name: raw.team_name ?? null,
   };
 }
 
@@ -349,8 +359,9 @@ export async function getLogRow(store: LogReader, id: number): Promise<LogDetail
     .selectFrom('llm_requests as r')
     .leftJoin('gateway_users as u', 'u.id', 'r.gateway_user_id')
     .leftJoin('api_keys as k', 'k.id', 'r.api_key_id')
+    .leftJoin('teams as t', 't.id', 'r.team_id')
     .selectAll('r')
-    .select(['u.name as user_name', 'k.key_prefix as api_key_prefix', 'k.name as api_key_name'])
+    .select(['u.name as user_name', 'k.key_prefix as api_key_prefix', 'k.name as api_key_name', 't.name as team_name'])
     .where('r.id', '=', id)
     .compile();
   const raw = (await store.db.executeQuery(compiled)).rows[0];

@@ -142,7 +142,7 @@ describe('usage logs over the admin API', () => {
       provider: 'openai', model_requested: 'gpt-4o-mini', model_served: 'gpt-4o-mini', status: 200, error_code: null, stream: false,
       prompt_tokens: 19, completion_tokens: 24, cached_tokens: 3, cache_write_tokens: 0,
       cost_usd: SIM_COST_NANOS / 1e9, cost_nanos: SIM_COST_NANOS, unpriced: false, usage_estimated: false,
-      latency_ms: stored.latency_ms, ttft_ms: stored.ttft_ms,
+      latency_ms: stored.latency_ms, ttft_ms: stored.ttft_ms, tags: null, team_id: null, team_name: null,
     });
 
     const one = await admin.get(`/admin/api/logs/${stored.id}`);

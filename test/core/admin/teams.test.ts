@@ -130,6 +130,9 @@ describe('teams through the admin API', () => {
     assert.equal(shown.budget.spent_usd, COST_NANOS / 1e9);
     assert.equal(shown.budget.reserved_usd, 0);
     assert.ok(Math.abs(shown.budget.remaining_usd - (0.5 * COST_NANOS) / 1e9) < 1e-12);
+    // The usage log names the team, and filters by it: the served request and the refused one.
+    const logged = (await admin.get(`/admin/api/logs?team_id=${team.id}`)).body.data;
+    assert.deepEqual(logged.map((r: any) => [r.status, r.team_id, r.team_name]).sort(), [[200, team.id, 'budgeted'], [402, team.id, 'budgeted']]);
 
     // Raising the budget through PATCH lets the refused member through at once.
     const patched = await audited('teams.update', () => admin.patch(`/admin/api/teams/${team.id}`, { budget_limit_usd: 1 }), team.id);
