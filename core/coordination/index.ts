@@ -88,7 +88,7 @@ export async function createCoordination(
     leases: {
       async tryAcquire(name, ttlMs) {
         try {
-          return (await redis.client.set(`tollgate:lease:${name}`, process.pid, 'PX', ttlMs, 'NX')) === 'OK';
+          return (await redis.within(redis.client.set(`tollgate:lease:${name}`, process.pid, 'PX', ttlMs, 'NX'))) === 'OK';
         } catch (err) {
           deps.log.warn('lease: redis unreachable, doing the work on this replica', { lease: name, err: (err as Error).message });
           return true;

@@ -2,8 +2,9 @@
  * The one Redis connection of a replica (ioredis), set up to fail fast: a gateway that cannot reach
  * Redis must answer 503 (or let requests through, fail open) within a fraction of a second, never
  * hold them in a queue until a reconnect. So: no offline queue (a command while disconnected fails at
- * once), one retry per command, a 500 ms command timeout, and reconnection in the background forever
- * (service resumes on its own when Redis is back).
+ * once), one retry per command, a 500 ms command timeout (`answeredWithin`: Redis's time, not this
+ * replica's own event-loop delay), and reconnection in the background forever (service resumes on its
+ * own when Redis is back).
  */
 import { createHash } from 'node:crypto';
 // Imported when a replica connects: a gateway on SQLite alone never loads ioredis (~1 MB of code).
@@ -22,7 +23,53 @@ export interface RedisConnection {
    * cache, e.g. after a restart). Rejects when Redis is unreachable, slow, or the script fails.
    */
   run(script: string, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
+  /**
+   * `pending` (a command sent on `client`), rejected with "Command timed out" when it got no answer
+   * within the command timeout, ms, counting only what Redis took: a reply already in the socket is
+   * read first (see `answeredWithin`). Direct `client` calls go through it.
+   */
+  within<T>(pending: Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * ioredis's own `commandTimeout`, as a multiple of ours: only a backstop that frees its command queue
+ * when Redis hangs for good (a command we already answered as timed out), never what a request sees.
+ */
+const BACKSTOP_TIMEOUT_FACTOR = 10;
+
+/**
+ * `pending`, or a rejection when it got no answer within `timeoutMs`. Why not ioredis's
+ * `commandTimeout` alone: its timer fires in the event loop's timers phase, BEFORE the poll phase
+ * reads sockets, so a replica whose event loop was busy (a burst of first requests on a loaded
+ * machine) timed out commands whose replies had arrived long before: 503 `coordination_unavailable`
+ * with Redis fine (seen in test/plugins/budget-teams-redis.test.ts, 1-3 of 100 cold requests). Here
+ * the expiry waits one `setImmediate`, which runs after the next poll phase: a reply already
+ * received is read and wins; only a Redis that really did not answer in time fails.
+ */
+export function answeredWithin<T>(pending: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(new Error('Command timed out'));
+      });
+    }, timeoutMs);
+    pending.then(
+      (value) => {
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        settled = true;
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
 }
 
 /** Where the password of `redis://user:pass@host` would be: never logged. */
@@ -51,7 +98,7 @@ export async function connectRedis(
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: commandTimeoutMs,
+    commandTimeout: commandTimeoutMs * BACKSTOP_TIMEOUT_FACTOR,
     connectTimeout: 1_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   });
@@ -87,14 +134,14 @@ export async function connectRedis(
     async run(script, keys, args) {
       const stop = seconds?.startTimer();
       try {
-        return await client.evalsha(shaOf(script), keys.length, ...keys, ...args);
+        return await answeredWithin(client.evalsha(shaOf(script), keys.length, ...keys, ...args), commandTimeoutMs);
       } catch (err) {
         if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) {
           failures?.inc();
           throw err;
         }
         try {
-          return await client.eval(script, keys.length, ...keys, ...args);
+          return await answeredWithin(client.eval(script, keys.length, ...keys, ...args), commandTimeoutMs);
         } catch (evalErr) {
           failures?.inc();
           throw evalErr;
@@ -103,6 +150,7 @@ export async function connectRedis(
         stop?.();
       }
     },
+    within: (pending) => answeredWithin(pending, commandTimeoutMs),
     async close() {
       client.disconnect();
     },

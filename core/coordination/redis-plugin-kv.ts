@@ -25,7 +25,7 @@ export function createRedisKv(redis: RedisConnection): PluginKvEngine {
   return {
     engine: 'redis',
     async get(plugin, key) {
-      return redis.client.get(kvEntryPrefix(plugin) + key);
+      return redis.within(redis.client.get(kvEntryPrefix(plugin) + key));
     },
     async set(write: KvWrite) {
       const prefix = kvEntryPrefix(write.plugin);
