@@ -11,8 +11,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAISimulator, SIM_USAGE, type OpenAISimulator } from '../helpers/openai-simulator.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { skipWithoutRedis, startRedisServer, type RedisServer, untilSharedStoreReady } from '../helpers/redis-server.ts';
+import { startReplicas, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { skipWithoutRedis, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { dataDirWithPrices } from '../helpers/prices.ts';
 import { defaultManifest } from '../../core/default-manifest.ts';
 import { openTestStore } from '../helpers/test-store.ts';
@@ -54,11 +54,7 @@ before(async () => {
     plugins: defaultManifest.plugins.map((p) => (p.name === 'rate-limit' ? { ...p, config: { defaultMaxConcurrent: null } } : p)),
   };
   const env = { OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-test' };
-  replicas.push(await startGatewayProcess({ dataDir, manifest, env }));
-  const others = await Promise.allSettled([1, 2].map(() => startGatewayProcess({ dataDir, manifest, env })));
-  for (const o of others) if (o.status === 'fulfilled') replicas.push(o.value);
-  for (const o of others) if (o.status === 'rejected') throw o.reason;
-  await untilSharedStoreReady(replicas.map((r) => r.origin));
+  await startReplicas(3, { dataDir, manifest, env }, replicas);
 });
 
 after(async () => {
