@@ -171,8 +171,8 @@ describe('key tags', () => {
     const csv = await fetch(`${tg.gateway.origin}/admin/api/logs.csv?user_id=${userId}&tag=project=search`, { headers: { cookie: admin.cookie } });
     const lines = (await csv.text()).trim().split('\r\n');
     assert.equal(lines.length, 2, 'header + one row');
-    assert.ok(lines[0]!.endsWith(',tags'));
-    assert.ok(lines[1]!.endsWith(',"{""cost-center"":""42"",""project"":""search""}"'), lines[1]);
+    assert.ok(lines[0]!.endsWith(',tags,team_id,team_name'), lines[0]);
+    assert.ok(lines[1]!.endsWith(',"{""cost-center"":""42"",""project"":""search""}",,'), lines[1]);
     assertError(await admin.get('/admin/api/logs?tag=project'), 400, 'invalid_request', 'tag');
 
     const patched = await admin.patch(`/admin/api/keys/${key.id}`, { tags: { project: 'ads' } });
