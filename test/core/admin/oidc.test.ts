@@ -16,6 +16,7 @@ import { createLog } from '../../../core/runtime/log.ts';
 import { createKeyringSource } from '../../../core/store/data-dir.ts';
 import { SSO_PASSWORD_HASH } from '../../../core/accounts/admin-users.ts';
 import { runCli } from '../../helpers/cli.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import type { AdminSettings } from '../../../core/manifest.ts';
 
 const CALLBACK = '/admin/api/oidc/callback';
@@ -132,8 +133,11 @@ describe('admin sign-in with OpenID Connect', () => {
     assert.match(session, /; Path=\/admin; HttpOnly; SameSite=Strict; Max-Age=\d+/);
     assert.ok(cookies.some((c) => /^tollgate_oidc_flow=; .*Max-Age=0/.test(c)), 'the flow cookie is removed');
     const cookie = session.split(';')[0]!;
-    const login = await tg.gateway.store.db.selectFrom('audit_log').selectAll().where('action', '=', 'session.login').orderBy('id', 'desc').executeTakeFirstOrThrow();
-    assert.deepEqual([login.actor, login.actor_kind, login.role, JSON.parse(login.after!).method], ['alice@corp.example', 'admin', 'admin', 'sso']);
+    // The callback's redirect is sent before its audit row is written (a handler that answers itself): wait for the row.
+    await eventually(async () => {
+      const login = await tg.gateway.store.db.selectFrom('audit_log').selectAll().where('action', '=', 'session.login').orderBy('id', 'desc').executeTakeFirstOrThrow();
+      assert.deepEqual([login.actor, login.actor_kind, login.role, JSON.parse(login.after!).method], ['alice@corp.example', 'admin', 'admin', 'sso']);
+    });
 
     const me = await adminFetch(origin, 'GET', '/admin/api/me', undefined, { cookie });
     assert.equal(me.status, 200);
