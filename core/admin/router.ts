@@ -5,12 +5,12 @@
  * renders the handler's reply or thrown `GatewayError`. Responses are never cached (`no-store`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gatewayError, methodNotAllowed, invalidRequest, routeNotFound, toGatewayError, type GatewayError } from '../errors.ts';
+import { gatewayError, toGatewayError, type GatewayError } from '../errors.ts';
 import { CLOSE_GRACE_MS } from '../http/client-errors.ts';
 import { originMismatch, sessionRequired } from './session-errors.ts';
 import { assertRouteAllowed } from './roles.ts';
 import { sendError, sendJson } from '../http/respond.ts';
-import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
+import { compileRouteTable, readJsonBody } from './route-table.ts';
 import type { Log } from '../runtime/log.ts';
 import type { AdminIdentity, AdminRequest, AdminRoute, AuditReport } from './context.ts';
 import type { AuditEntry } from '../audit/audit.ts';
@@ -19,12 +19,6 @@ import { isSameOrigin } from './origin-check.ts';
 const MAX_ADMIN_BODY_BYTES = 1024 * 1024;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const NO_STORE = { 'cache-control': 'no-store' };
-
-interface CompiledRoute {
-  route: AdminRoute;
-  /** Literal segments, or `:name` for a parameter. */
-  segments: string[];
-}
 
 /** Looks up the session cookie of a request: the signed-in admin, or null (a database read). */
 export type SessionLookup = (req: IncomingMessage) => Promise<AdminIdentity | null>;
@@ -62,22 +56,6 @@ export function readCookie(header: string | undefined, name: string): string | n
   return null;
 }
 
-function match(compiled: CompiledRoute, segments: string[]): Record<string, string> | null {
-  if (compiled.segments.length !== segments.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < segments.length; i++) {
-    const expected = compiled.segments[i]!;
-    if (expected.startsWith(':')) {
-      try {
-        params[expected.slice(1)] = decodeURIComponent(segments[i]!);
-      } catch {
-        return null;
-      }
-    } else if (expected !== segments[i]) return null;
-  }
-  return params;
-}
-
 /**
  * The admin API's handler. `anonymousBodyTimeoutMs`: how long a request without a session (the sign-in)
  * has to send its body, in ms; then 408 `request_timeout` and its connection closed. Without it, a
@@ -89,27 +67,10 @@ function match(compiled: CompiledRoute, segments: string[]): Record<string, stri
 export function createAdminRouter(
   routes: readonly AdminRoute[], lookupSession: SessionLookup, log: Log, anonymousBodyTimeoutMs = 20_000, auditSink?: AuditSink,
 ): AdminApiHandler {
-  const compiled: CompiledRoute[] = routes.map((route) => ({ route, segments: route.pattern.split('/').filter(Boolean) }));
+  const find = compileRouteTable(routes);
 
-  function find(method: string, path: string): { route: AdminRoute; params: Record<string, string> } {
-    const segments = path.split('/').filter(Boolean);
-    const allowed: string[] = [];
-    for (const candidate of compiled) {
-      const params = match(candidate, segments);
-      if (!params) continue;
-      if (candidate.route.method === method) return { route: candidate.route, params };
-      allowed.push(candidate.route.method);
-    }
-    if (allowed.length > 0) throw methodNotAllowed(method, path, allowed.join(', '));
-    throw routeNotFound(method, path);
-  }
-
-  async function readBody(req: IncomingMessage, res: ServerResponse, anonymous: boolean): Promise<unknown> {
-    const raw = anonymous ? await withinDeadline(req, res, readRequestBody(req, MAX_ADMIN_BODY_BYTES)) : await readRequestBody(req, MAX_ADMIN_BODY_BYTES);
-    if (raw.length === 0) return {};
-    const type = req.headers['content-type'] ?? '';
-    if (!/^application\/json\b/i.test(type)) throw invalidRequest('Send the body as JSON with "Content-Type: application/json".');
-    return parseJsonBody(raw);
+  function readBody(req: IncomingMessage, res: ServerResponse, anonymous: boolean): Promise<unknown> {
+    return readJsonBody(req, MAX_ADMIN_BODY_BYTES, anonymous ? (reading) => withinDeadline(req, res, reading) : undefined);
   }
 
   /**

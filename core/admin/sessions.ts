@@ -6,28 +6,15 @@
  * the UI does not turn every read into a write. Sessions survive a restart. Kysely queries, so the
  * same code runs on SQLite and PostgreSQL (a session check is one indexed read per admin request).
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { AdminIdentity, AdminRole } from './context.ts';
 import { ADMIN_ROLES } from './context.ts';
+import { endedBounds, hashSessionToken, newSession, sessionState, sessionTimes, type SessionSettings, type SessionTimes } from './session-lifecycle.ts';
 
 export const SESSION_COOKIE = 'tollgate_session';
-const TOUCH_EVERY_MS = 60_000;
-
-export interface SessionTimes {
-  created_at: string;
-  /** Absolute end. */
-  expires_at: string;
-  /** When the session ends if no request comes before. */
-  idle_expires_at: string;
-}
-
-export interface SessionSettings {
-  idleMs: number;
-  maxMs: number;
-}
+export type { SessionSettings, SessionTimes } from './session-lifecycle.ts';
 
 /** Every method is asynchronous: a query on either engine (`store.db`). */
 export interface SessionStore {
@@ -40,10 +27,6 @@ export interface SessionStore {
   destroyOthers(adminId: number, keepToken: string): Promise<number>;
   /** Deletes every ended session; returns how many. */
   purgeExpired(): Promise<number>;
-}
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 /** A stored role; anything unknown reads as the least one (`viewer`), never as `admin`. */
@@ -66,26 +49,20 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
     await db.deleteFrom('admin_sessions').where('token_hash', '=', hash).execute();
   };
 
-  const times = (createdAt: string, lastSeenMs: number, expiresAt: string): SessionTimes => {
-    const idleEnd = lastSeenMs + settings.idleMs;
-    const absoluteEnd = Date.parse(expiresAt);
-    return { created_at: createdAt, expires_at: expiresAt, idle_expires_at: nowIso(Math.min(idleEnd, absoluteEnd)) };
-  };
+  const times = (createdAt: string, lastSeenMs: number, expiresAt: string) => sessionTimes(settings, createdAt, lastSeenMs, expiresAt);
 
   return {
     async create(admin, meta) {
-      const token = randomBytes(32).toString('base64url');
       const nowMs = clock();
-      const createdAt = nowIso(nowMs);
-      const expiresAt = nowIso(nowMs + settings.maxMs);
+      const { token, hash, createdAt, expiresAt } = newSession(settings, nowMs);
       await db.insertInto('admin_sessions').values({
-        token_hash: hashToken(token), admin_user_id: admin.id, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
+        token_hash: hash, admin_user_id: admin.id, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
         ip: meta.ip, user_agent: meta.userAgent?.slice(0, 300) ?? null, role: admin.role, teams: JSON.stringify(admin.teams),
       }).execute();
       return { token, times: times(createdAt, nowMs, expiresAt) };
     },
     async verify(token) {
-      const hash = hashToken(token);
+      const hash = hashSessionToken(token);
       const row = await db.selectFrom('admin_sessions as s')
         .innerJoin('admin_users as a', 'a.id', 's.admin_user_id')
         .select(['s.created_at', 's.last_seen_at', 's.expires_at', 's.role', 's.teams', 'a.id', 'a.username'])
@@ -93,33 +70,29 @@ export function createSessionStore(store: Store, clock: Clock, settings: Session
         .executeTakeFirst();
       if (!row) return null;
       const nowMs = clock();
-      const lastSeenMs = Date.parse(row.last_seen_at);
-      if (nowMs >= Date.parse(row.expires_at) || nowMs >= lastSeenMs + settings.idleMs) {
+      const state = sessionState(settings, nowMs, row);
+      if (state === 'ended') {
         await remove(hash);
         return null;
       }
-      let seenMs = lastSeenMs;
-      if (nowMs - lastSeenMs >= TOUCH_EVERY_MS) {
-        await db.updateTable('admin_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
-        seenMs = nowMs;
-      }
+      if (state.touch) await db.updateTable('admin_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
       const admin: AdminIdentity = { id: row.id, username: row.username, role: roleOf(row.role), teams: teamsOf(row.teams) };
-      return { admin, times: times(row.created_at, seenMs, row.expires_at) };
+      return { admin, times: times(row.created_at, state.seenMs, row.expires_at) };
     },
     destroy(token) {
-      return remove(hashToken(token));
+      return remove(hashSessionToken(token));
     },
     async destroyOthers(adminId, keepToken) {
       const result = await db.deleteFrom('admin_sessions')
         .where('admin_user_id', '=', adminId)
-        .where('token_hash', '<>', hashToken(keepToken))
+        .where('token_hash', '<>', hashSessionToken(keepToken))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
     async purgeExpired() {
-      const nowMs = clock();
+      const { expiredAt, idleSince } = endedBounds(settings, clock());
       const result = await db.deleteFrom('admin_sessions')
-        .where((eb) => eb.or([eb('expires_at', '<=', nowIso(nowMs)), eb('last_seen_at', '<=', nowIso(nowMs - settings.idleMs))]))
+        .where((eb) => eb.or([eb('expires_at', '<=', expiredAt), eb('last_seen_at', '<=', idleSince)]))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },

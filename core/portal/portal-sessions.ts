@@ -11,29 +11,18 @@
  * `PortalMount.startSession(req, user.id)` (`index.ts`), which creates the session here and returns the
  * `Set-Cookie` value built by `portalSessionCookie`.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { requestScheme } from '../admin/origin-check.ts';
+import { endedBounds, hashSessionToken, newSession, sessionState, sessionTimes, type SessionSettings, type SessionTimes } from '../admin/session-lifecycle.ts';
 
 /** The portal's session cookie; Path=/portal, so the admin UI and the API never receive it. */
 export const PORTAL_COOKIE = 'tollgate_portal';
-const TOUCH_EVERY_MS = 60_000;
-
-export interface PortalSessionTimes {
-  created_at: string;
-  /** Absolute end. */
-  expires_at: string;
-  /** When the session ends if no request comes before. */
-  idle_expires_at: string;
-}
-
-export interface PortalSessionSettings {
-  idleMs: number;
-  maxMs: number;
-}
+/** The admin session's times and settings (`session-lifecycle.ts`), under the portal's names. */
+export type PortalSessionTimes = SessionTimes;
+export type PortalSessionSettings = SessionSettings;
 
 /** The signed-in gateway user of a live session. */
 export interface PortalPrincipal {
@@ -54,10 +43,6 @@ export interface PortalSessionStore {
   purgeExpired(): Promise<number>;
 }
 
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
-
 /**
  * The `Set-Cookie` value for a portal session: HttpOnly, SameSite=Strict, Path=/portal, Secure when the
  * request came over HTTPS (directly or per `X-Forwarded-Proto`), as the admin cookie. `token` '' with
@@ -73,24 +58,20 @@ export function createPortalSessionStore(store: Store, clock: Clock, settings: P
   const remove = async (hash: string) => {
     await db.deleteFrom('portal_sessions').where('token_hash', '=', hash).execute();
   };
-  const times = (createdAt: string, lastSeenMs: number, expiresAt: string): PortalSessionTimes => ({
-    created_at: createdAt, expires_at: expiresAt, idle_expires_at: nowIso(Math.min(lastSeenMs + settings.idleMs, Date.parse(expiresAt))),
-  });
+  const times = (createdAt: string, lastSeenMs: number, expiresAt: string) => sessionTimes(settings, createdAt, lastSeenMs, expiresAt);
 
   return {
     async create(gatewayUserId, meta) {
-      const token = randomBytes(32).toString('base64url');
       const nowMs = clock();
-      const createdAt = nowIso(nowMs);
-      const expiresAt = nowIso(nowMs + settings.maxMs);
+      const { token, hash, createdAt, expiresAt } = newSession(settings, nowMs);
       await db.insertInto('portal_sessions').values({
-        token_hash: hashToken(token), gateway_user_id: gatewayUserId, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
+        token_hash: hash, gateway_user_id: gatewayUserId, created_at: createdAt, last_seen_at: createdAt, expires_at: expiresAt,
         ip: meta.ip, user_agent: meta.userAgent?.slice(0, 300) ?? null,
       }).execute();
       return { token, times: times(createdAt, nowMs, expiresAt) };
     },
     async verify(token) {
-      const hash = hashToken(token);
+      const hash = hashSessionToken(token);
       const row = await db.selectFrom('portal_sessions as s')
         .innerJoin('gateway_users as u', 'u.id', 's.gateway_user_id')
         .select(['s.created_at', 's.last_seen_at', 's.expires_at', 'u.id', 'u.disabled'])
@@ -98,27 +79,23 @@ export function createPortalSessionStore(store: Store, clock: Clock, settings: P
         .executeTakeFirst();
       if (!row) return null;
       const nowMs = clock();
-      const lastSeenMs = Date.parse(row.last_seen_at);
-      if (nowMs >= Date.parse(row.expires_at) || nowMs >= lastSeenMs + settings.idleMs) {
+      const state = sessionState(settings, nowMs, row);
+      if (state === 'ended') {
         await remove(hash);
         return null;
       }
       // Kept, not deleted: an admin may enable the user again within the session's life.
       if (row.disabled === 1) return null;
-      let seenMs = lastSeenMs;
-      if (nowMs - lastSeenMs >= TOUCH_EVERY_MS) {
-        await db.updateTable('portal_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
-        seenMs = nowMs;
-      }
-      return { user: { gatewayUserId: row.id }, times: times(row.created_at, seenMs, row.expires_at) };
+      if (state.touch) await db.updateTable('portal_sessions').set({ last_seen_at: nowIso(nowMs) }).where('token_hash', '=', hash).execute();
+      return { user: { gatewayUserId: row.id }, times: times(row.created_at, state.seenMs, row.expires_at) };
     },
     destroy(token) {
-      return remove(hashToken(token));
+      return remove(hashSessionToken(token));
     },
     async purgeExpired() {
-      const nowMs = clock();
+      const { expiredAt, idleSince } = endedBounds(settings, clock());
       const result = await db.deleteFrom('portal_sessions')
-        .where((eb) => eb.or([eb('expires_at', '<=', nowIso(nowMs)), eb('last_seen_at', '<=', nowIso(nowMs - settings.idleMs))]))
+        .where((eb) => eb.or([eb('expires_at', '<=', expiredAt), eb('last_seen_at', '<=', idleSince)]))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },

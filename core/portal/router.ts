@@ -9,9 +9,9 @@
  * with roles; the portal's is one gateway user, and every handler gets only that user's id.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gatewayError, invalidRequest, methodNotAllowed, routeNotFound, toGatewayError } from '../errors.ts';
+import { gatewayError, toGatewayError } from '../errors.ts';
 import { sendError, sendJson } from '../http/respond.ts';
-import { parseJsonBody, readRequestBody } from '../http/request-body.ts';
+import { compileRouteTable, readJsonBody } from '../admin/route-table.ts';
 import type { Log } from '../runtime/log.ts';
 import { isSameOrigin } from '../admin/origin-check.ts';
 import { originMismatch } from '../admin/session-errors.ts';
@@ -59,44 +59,8 @@ export function portalSessionRequired() {
   return gatewayError('session_required', { message: 'Sign in first: open /portal/ and sign in with your organisation\'s identity provider. Sessions end after inactivity.' });
 }
 
-function matchRoute(pattern: string[], segments: string[]): Record<string, string> | null {
-  if (pattern.length !== segments.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < segments.length; i++) {
-    const expected = pattern[i]!;
-    if (expected.startsWith(':')) {
-      try {
-        params[expected.slice(1)] = decodeURIComponent(segments[i]!);
-      } catch {
-        return null;
-      }
-    } else if (expected !== segments[i]) return null;
-  }
-  return params;
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const raw = await readRequestBody(req, MAX_PORTAL_BODY_BYTES);
-  if (raw.length === 0) return {};
-  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw invalidRequest('Send the body as JSON with "Content-Type: application/json".');
-  return parseJsonBody(raw);
-}
-
 export function createPortalRouter(routes: readonly PortalRoute[], lookupSession: PortalSessionLookup, log: Log): PortalApiHandler {
-  const compiled = routes.map((route) => ({ route, segments: route.pattern.split('/').filter(Boolean) }));
-
-  function find(method: string, path: string): { route: PortalRoute; params: Record<string, string> } {
-    const segments = path.split('/').filter(Boolean);
-    const allowed: string[] = [];
-    for (const candidate of compiled) {
-      const params = matchRoute(candidate.segments, segments);
-      if (!params) continue;
-      if (candidate.route.method === method) return { route: candidate.route, params };
-      allowed.push(candidate.route.method);
-    }
-    if (allowed.length > 0) throw methodNotAllowed(method, path, allowed.join(', '));
-    throw routeNotFound(method, path);
-  }
+  const find = compileRouteTable(routes);
 
   return async function handlePortalApi(req, res, requestId) {
     const method = req.method ?? 'GET';
@@ -106,7 +70,7 @@ export function createPortalRouter(routes: readonly PortalRoute[], lookupSession
       if (MUTATING.has(method) && !isSameOrigin(req)) throw originMismatch();
       const userId = await lookupSession(req);
       if (userId === null && !route.public) throw portalSessionRequired();
-      const body = (method === 'POST' || method === 'PATCH') && userId !== null ? await readBody(req) : undefined;
+      const body = (method === 'POST' || method === 'PATCH') && userId !== null ? await readJsonBody(req, MAX_PORTAL_BODY_BYTES) : undefined;
       const reply = await route.handler({ method, params, query: url.searchParams, body, userId, requestId, req });
       if (reply.status === 204) {
         res.writeHead(204, { ...NO_STORE, ...reply.headers, 'x-request-id': requestId });
