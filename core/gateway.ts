@@ -148,6 +148,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     let origin = '';
     // Calls to itself (the admin key test) go to loopback even when listening on every interface.
     let loopbackOrigin = '';
+    // One OpenID Connect client (one discovery, one JWKS cache) for the admin UI's and the portal's sign-in.
+    const oidc = manifest.admin.oidc;
+    const ssoClient = oidc && (manifest.admin.enabled || manifest.portal.enabled) ? createSsoClient(oidc, env, ctx.clock) : undefined;
     if (manifest.admin.enabled) {
       admin = createAdminMount(
         { store, log, clock: ctx.clock, services: ctx.services, keyring, selfOrigin: () => loopbackOrigin, notifyChange: () => store.notifyChange() },
@@ -156,14 +159,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         coordination.loginThrottle(manifest.admin.loginMaxFailures, manifest.admin.loginWindowMinutes * 60_000),
         manifest.server.headersTimeoutMs,
         env,
+        ssoClient,
       );
     }
     if (manifest.portal.enabled) {
-      const oidc = manifest.admin.oidc;
       portal = createPortalMount(
         { store, log, clock: ctx.clock, services: ctx.services, notifyChange: () => store.notifyChange() },
         manifest.portal,
-        oidc ? { client: createSsoClient(oidc, env, ctx.clock), settings: oidc, keyring } : undefined,
+        oidc && ssoClient ? { client: ssoClient, settings: oidc, keyring } : undefined,
       );
     }
     compileBodyValidators();

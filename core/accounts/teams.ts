@@ -170,8 +170,8 @@ export async function removeTeamMember(db: Kysely<Database>, teamId: number, use
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** The team of user `userId` (id and name), or null. */
-export async function teamOfUser(db: Kysely<Database>, userId: number): Promise<{ id: number; name: string } | null> {
-  const row = await db.selectFrom('gateway_users as u').innerJoin('teams as t', 't.id', 'u.team_id').select(['t.id', 't.name']).where('u.id', '=', userId).executeTakeFirst();
-  return row ?? null;
+/** The team of user `userId` (id, name and model allow-list: null = every model), or null. */
+export async function teamOfUser(db: Kysely<Database>, userId: number): Promise<{ id: number; name: string; models: string[] | null } | null> {
+  const row = await db.selectFrom('gateway_users as u').innerJoin('teams as t', 't.id', 'u.team_id').select(['t.id', 't.name', 't.models']).where('u.id', '=', userId).executeTakeFirst();
+  return row ? { id: row.id, name: row.name, models: parseModelsColumn(row.models) } : null;
 }

@@ -22,6 +22,7 @@ import { createAlertsRoutes } from './alerts-routes.ts';
 import { createUpstreamHealthRoutes } from './upstream-health-routes.ts';
 import { createReconciliationRoutes } from './reconciliation-routes.ts';
 import { createOidcRoutes, createSsoClient, requestOrigin } from './oidc-routes.ts';
+import type { OidcClient } from '../accounts/oidc-client.ts';
 import { createAuditRoutes } from './audit-routes.ts';
 import { appendAudit } from '../audit/append.ts';
 
@@ -45,9 +46,11 @@ const ROUTE_MODULES: ReadonlyArray<(ctx: AdminContext) => AdminRoute[]> = [
  * Mounts the admin UI and API. `anonymousBodyTimeoutMs`: how long a request without a session has to
  * send its body (`createAdminRouter`; the gateway passes `server.headersTimeoutMs`). `env` holds the
  * single sign-on client secret (`admin.oidc.clientSecretEnv`); throws when that variable is unset.
+ * `ssoClient`: the gateway's one OpenID Connect client, shared with the portal; made from `env` when absent.
  */
 export function createAdminMount(
   ctx: AdminContext, settings: AdminSettings, version: string, loginThrottle?: LoginThrottle, anonymousBodyTimeoutMs?: number, env: NodeJS.ProcessEnv = {},
+  ssoClient?: OidcClient,
 ): AdminMount {
   const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const sessions = createSessionStore(ctx.store, ctx.clock, { idleMs: settings.sessionIdleMinutes * 60_000, maxMs: sessionMaxMs });
@@ -56,7 +59,7 @@ export function createAdminMount(
   const oidc = settings.oidc;
   let sso: { name: string; endSessionUrl(req: IncomingMessage): Promise<string | null> } | undefined;
   if (oidc) {
-    const client = createSsoClient(oidc, env, ctx.clock);
+    const client = ssoClient ?? createSsoClient(oidc, env, ctx.clock);
     sso = { name: oidc.name ?? new URL(oidc.issuer).host, endSessionUrl: (req) => client.endSessionUrl({ postLogoutRedirectUrl: `${requestOrigin(req)}/admin/` }) };
     routes.push(...createOidcRoutes(ctx, { settings: oidc, client, sessions, sessionMaxMs }));
   }

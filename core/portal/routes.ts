@@ -12,7 +12,7 @@ import type { Store } from '../store/store.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ServiceRegistry } from '../services.ts';
 import { getGatewayUser } from '../accounts/gateway-users.ts';
-import { getTeam, teamOfUser } from '../accounts/teams.ts';
+import { teamOfUser } from '../accounts/teams.ts';
 import { budgetView, usageSince } from '../accounts/account-view.ts';
 import { budgetWindow } from '../money/calendar-period.ts';
 import { decodeCursor, parseLogFilters, queryLogPage } from '../admin/logs-query.ts';
@@ -43,10 +43,7 @@ function browserOrigin(req: IncomingMessage): string {
 export function createPortalRoutes(deps: PortalRoutesDeps): PortalRoute[] {
   const { db } = deps.store;
   /** The allow-list of the user's team (null: no team, or one that allows every model). */
-  const teamModelsOf = async (userId: number): Promise<readonly string[] | null> => {
-    const team = await teamOfUser(db, userId);
-    return team ? (await getTeam(db, team.id))?.models ?? null : null;
-  };
+  const teamModelsOf = async (userId: number): Promise<readonly string[] | null> => (await teamOfUser(db, userId))?.models ?? null;
   const flushRequestLog = () => deps.services.get('requestLog')?.flush();
 
   async function requireUser(userId: number) {
