@@ -113,7 +113,7 @@ export interface BudgetService {
    * shared by replicas, for Redis.
    */
   status(userId: number): Promise<BudgetStatus | undefined>;
-  /** A team's budget now (schema v21), as `status` for a user; undefined for an unknown team. */
+  /** A team's budget now (schema v23), as `status` for a user; undefined for an unknown team. */
   teamStatus(teamId: number): Promise<BudgetStatus | undefined>;
   /** Re-reads a user's budget settings after an in-process change (all users when omitted); resolves once re-read. */
   invalidate(userId?: number): void | Promise<void>;

@@ -15,7 +15,7 @@
 export interface BudgetKey {
   /** The user's id; with `scope` 'team', the team's. */
   readonly userId: number;
-  /** 'team': a team's budget (schema v21); absent = a user's. */
+  /** 'team': a team's budget (schema v23); absent = a user's. */
   readonly scope?: 'team';
   /** The budget window's start, ISO-8601 UTC (`calendar-period.ts`, in the configured time zone). */
   readonly periodStartIso: string;

@@ -14,7 +14,7 @@ export const REQUEST_LOG_COLUMNS = [
 
 /**
  * One log row: token counts and latencies are integers (ms), `cost_nanos` integer nano-USD, flags 0/1.
- * `team_id` (schema v21) may be left out: null (rows built before teams existed, tools, tests).
+ * `team_id` (schema v23) may be left out: null (rows built before teams existed, tools, tests).
  */
 export type RequestLogRow = { [K in Exclude<(typeof REQUEST_LOG_COLUMNS)[number], 'team_id'>]: NewLlmRequest[K] } & { team_id?: number | null };
 

@@ -48,7 +48,7 @@ export type PendingWrite =
    * budget period that starts at `periodStartIso`; when the stored spend belongs to another period
    * (a rollover), it becomes `spentNanos`, the ledger's total for this one. Deltas, not totals, so a
    * spend adjusted by another writer meanwhile (`tollgate pricing reprice` in another process) is kept.
-   * `scope` 'team': the spend of team `userId` (`teams`, schema v21) rather than of a user.
+   * `scope` 'team': the spend of team `userId` (`teams`, schema v23) rather than of a user.
    */
   | { kind: 'spend'; group: string; userId: number; deltaNanos: number; spentNanos: number; periodStartIso: string; scope?: 'team' }
   /**

@@ -1,7 +1,7 @@
 /**
  * rate-limit: requests and tokens per minute, per gateway user (`rpm` / `tpm`, else the manifest's
  * defaults), per API key (its own `rpm` / `tpm`, on top: every applicable limit must allow) and per
- * team (the user's team's `rpm` / `tpm` / `max_concurrent`, schema v21; null = no team limit), all
+ * team (the user's team's `rpm` / `tpm` / `max_concurrent`, schema v23; null = no team limit), all
  * taken together, all or nothing; a team's refusal names the team.
  * Model calls (every dialect's) are limited; so are the metered operations that call no model
  * (`isMeteredOperation`: token counts, `models.retrieve`), by their request limits and concurrency

@@ -84,7 +84,7 @@ export function modelAllowed(patterns: readonly string[] | null | undefined, nam
 
 /**
  * Throws 403 `permission_denied` naming the model and the key's patterns unless one matches; then the
- * same for the caller's team's allow-list (`team`, schema v21), which applies on top of the key's.
+ * same for the caller's team's allow-list (`team`, schema v23), which applies on top of the key's.
  */
 export function checkModelAllowed(patterns: readonly string[] | null | undefined, requested: string, resolved: string | null = null, team: { name: string; models: readonly string[] | null } | null = null): void {
   const names = resolved && resolved !== requested ? [requested, resolved] : [requested];
